@@ -1,0 +1,41 @@
+# Two commands for a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# torch is pinned and installed before everything else. On PyPI, Linux x86_64 wheels of this
+# version are CUDA builds; set TORCH_INDEX_URL to PyTorch's CPU (or a specific CUDA) wheel index
+# to choose another build, e.g. `make run TORCH_INDEX_URL=<index>`.
+TORCH_VERSION ?= 2.13.0
+TORCH_INDEX_URL ?=
+STAMP := $(VENV)/.joulebench-installed
+
+.PHONY: setup run test lint browser clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) "torch==$(TORCH_VERSION)"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/joulebench app
+
+# Debian's chromium drives the browser tests (Playwright cannot download its own browser here).
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "browser tests need Chromium: run 'sudo apt-get install chromium'"; exit 1; fi; }
+
+test: setup browser
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy joulebench db explorer
+
+clean:
+	rm -rf $(VENV) test-output .pytest_cache

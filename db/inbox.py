@@ -1,0 +1,68 @@
+"""The inbox: result files wait here while another process holds the database.
+
+DuckDB lets one process hold a database file. A runner or an upload must never lose a result
+to that lock, so a file that cannot be ingested now is copied, atomically, into a folder next
+to the database (`<name>.inbox/`) and ingested the next time the database is opened. A file
+that turns out to be invalid moves to `<name>.inbox/rejected/` with the reason beside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from joulebench.paths import inbox_dir
+
+REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class QueuedFile:
+    path: Path
+    original_name: str
+    source_kind: str
+
+
+def queue(db_path: Path, data: bytes, original_name: str, source_kind: str) -> QueuedFile:
+    """Place a result file in the inbox; safe against crashes (write, fsync, rename)."""
+    folder = inbox_dir(db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(original_name).name)[:120]
+    target = folder / f"{digest}__{source_kind}__{safe_name}"
+    if not target.exists():
+        tmp = folder / f".{target.name}.partial"
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(target)
+    return QueuedFile(target, original_name, source_kind)
+
+
+def pending(db_path: Path) -> list[QueuedFile]:
+    folder = inbox_dir(db_path)
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.iterdir()):
+        if not path.is_file() or path.name.startswith("."):
+            continue
+        parts = path.name.split("__", 2)
+        if len(parts) == 3:
+            out.append(QueuedFile(path, parts[2], parts[1]))
+    return out
+
+
+def reject(item: QueuedFile, reason: str) -> Path:
+    folder = item.path.parent / REJECTED
+    folder.mkdir(exist_ok=True)
+    target = folder / item.path.name
+    item.path.replace(target)
+    target.with_name(target.name + ".error.json").write_text(
+        json.dumps({"file": item.original_name, "reason": reason}, indent=1)
+    )
+    return target

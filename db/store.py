@@ -1,0 +1,169 @@
+"""The results store: the one API the runner, the CLI and the app use to reach the database."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from db import inbox, seed
+from db.connection import connect, first_row
+from db.ingest import IngestReport, ingest_loaded
+from db.migrate import apply_migrations
+from joulebench.errors import DatabaseBusyError, ResultFileError
+from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
+from joulebench.resultfile import LoadedResultFile, load_result_bytes
+
+
+@dataclass(frozen=True)
+class DbInfo:
+    path: Path
+    schema_version: int
+    runs: int
+    devices: int
+    findings: int
+    inbox_pending: int
+    sources: pl.DataFrame  # kind, file_name, format, runs, imported_at
+    runs_by_source_kind: pl.DataFrame
+    runs_by_device: pl.DataFrame
+
+
+class Store:
+    """An open database. Use as a context manager; it holds DuckDB's file lock while open."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path) -> None:
+        self.con = con
+        self.path = path
+        self.inbox_reports: list[IngestReport] = []
+
+    @classmethod
+    def open(cls, db: str | os.PathLike[str] | None = None, *, seed_reference: bool = True,
+             sample_data: Path = SAMPLE_DATA_DIR) -> Store:
+        """Open (creating, migrating and seeding on first use) and ingest the inbox."""
+        path = resolve_db_path(db)
+        con = connect(path)
+        store = cls(con, path)
+        try:
+            apply_migrations(con)
+            if seed_reference and not store._has_reference_data():
+                store.seed(sample_data)
+            store.inbox_reports = store.drain_inbox()
+        except BaseException:
+            con.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writing -------------------------------------------------------------------------
+    def ingest(self, loaded: LoadedResultFile, source_kind: str, file_format: str | None = None) -> IngestReport:
+        if file_format:
+            return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
+        return ingest_loaded(self.con, loaded, source_kind=source_kind)
+
+    def _has_reference_data(self) -> bool:
+        row = first_row(self.con, "SELECT count(*) FROM sources WHERE kind = 'reference'")
+        return bool(row and row[0])
+
+    def seed(self, folder: Path) -> list[IngestReport]:
+        reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]
+        modes = folder / "power_modes.csv"
+        if modes.exists():
+            self.add_power_modes(seed.power_mode_rows(modes))
+        return reports
+
+    def add_power_modes(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        frame = pl.DataFrame(rows, infer_schema_length=None)
+        self.con.register("_modes", frame.to_arrow())
+        try:
+            self.con.execute(
+                "INSERT INTO power_modes BY NAME SELECT * FROM _modes "
+                "WHERE (device_name, mode_id) NOT IN (SELECT (device_name, mode_id) FROM power_modes)"
+            )
+        finally:
+            self.con.unregister("_modes")
+
+    def drain_inbox(self) -> list[IngestReport]:
+        reports = []
+        for item in inbox.pending(self.path):
+            data = item.path.read_bytes()
+            try:
+                loaded = load_result_bytes(data, item.original_name)
+                report = self.ingest(loaded, item.source_kind)
+            except ResultFileError as e:
+                inbox.reject(item, e.format_message())
+                reports.append(IngestReport(item.original_name, "", "rejected", message=e.format_message()))
+                continue
+            item.path.unlink()
+            reports.append(report)
+        return reports
+
+    # --- reading -------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        row = first_row(self.con, "SELECT max(version) FROM schema_migrations")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
+        return self.con.sql(sql, params=params or None).pl()
+
+    def info(self) -> DbInfo:
+        def count(table: str) -> int:
+            row = first_row(self.con, f"SELECT count(*) FROM {table}")
+            return int(row[0]) if row else 0
+
+        return DbInfo(
+            path=self.path,
+            schema_version=self.schema_version(),
+            runs=count("runs"),
+            devices=count("devices"),
+            findings=count("findings"),
+            inbox_pending=len(inbox.pending(self.path)),
+            sources=self.query(
+                "SELECT kind, file_name, format, run_count AS runs, finding_count AS findings, imported_at "
+                "FROM sources ORDER BY source_id"),
+            runs_by_source_kind=self.query(
+                "SELECT s.kind AS source_kind, count(*) AS runs FROM runs r JOIN sources s USING (source_id) "
+                "GROUP BY 1 ORDER BY 1"),
+            runs_by_device=self.query(
+                "SELECT r.device_name, d.kind, count(*) AS runs FROM runs r JOIN devices d USING (device_name) "
+                "GROUP BY 1, 2 ORDER BY runs DESC, 1"),
+        )
+
+
+def import_bytes(data: bytes, name: str, *, db: str | os.PathLike[str] | None = None,
+                 source_kind: str = "upload") -> IngestReport:
+    """Validate, then ingest now, or queue in the inbox when another process holds the database.
+
+    A file that fails validation raises ResultFileError and touches neither the database
+    nor the inbox.
+    """
+    loaded = load_result_bytes(data, name)
+    path = resolve_db_path(db)
+    try:
+        with Store.open(path) as store:
+            return store.ingest(loaded, source_kind)
+    except DatabaseBusyError:
+        queued = inbox.queue(path, data, name, source_kind)
+        return IngestReport(name, loaded.content_sha256, "queued",
+                            message=f"database busy; queued in {queued.path.parent} and ingested on next open")
+
+
+def import_file(file: Path, *, db: str | os.PathLike[str] | None = None, source_kind: str = "upload") -> IngestReport:
+    try:
+        data = file.read_bytes()
+    except OSError as e:
+        raise ResultFileError(str(file), [f"cannot read the file: {e.strerror}"]) from e
+    return import_bytes(data, file.name, db=db, source_kind=source_kind)

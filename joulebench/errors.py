@@ -1,0 +1,55 @@
+"""The project's exception tree, in one place.
+
+JouleBenchError
+ +-- ResultFileError      a result file cannot be read or does not match the schema
+ +-- DatabaseBusyError    another process holds the DuckDB file
+ +-- DatabaseError        the database is missing, damaged or from a newer JouleBench
+
+Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
+"""
+
+from __future__ import annotations
+
+
+class JouleBenchError(Exception):
+    """Base class: an error a user can act on. Shown without a traceback."""
+
+    exit_code = 1
+    title = "JouleBench error"
+
+    def format_message(self) -> str:
+        return str(self)
+
+
+class ResultFileError(JouleBenchError):
+    """A result file is unreadable, corrupt, of an unknown version or fails validation."""
+
+    exit_code = 2
+    title = "Cannot import result file"
+
+    def __init__(self, file_name: str, problems: list[str]) -> None:
+        self.file_name = file_name
+        self.problems = problems
+        super().__init__(self.format_message())
+
+    def format_message(self) -> str:
+        shown = self.problems[:20]
+        more = len(self.problems) - len(shown)
+        lines = [f"{self.file_name}: {p}" for p in shown]
+        if more > 0:
+            lines.append(f"{self.file_name}: ... and {more} more problems")
+        return "\n".join(lines)
+
+
+class DatabaseBusyError(JouleBenchError):
+    """Another process holds the database file (DuckDB allows one writer process)."""
+
+    exit_code = 3
+    title = "Database in use"
+
+
+class DatabaseError(JouleBenchError):
+    """The database file cannot be used."""
+
+    exit_code = 4
+    title = "Database error"

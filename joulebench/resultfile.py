@@ -1,0 +1,219 @@
+"""The JouleBench result file, version 1: read, validate, write.
+
+One JSON document (optionally gzip-compressed) holding runs with their device, environment,
+configuration, metrics, power traces and step times. The schema ships beside this module
+(`result_schema_v1.json`) and is documented in docs/result-file.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from joulebench.errors import ResultFileError
+
+FORMAT_NAME = "joulebench-result"
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("result_schema_v1.json")
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024  # after decompression: refuses gzip bombs
+MAX_JSON_DEPTH = 64
+MAX_PROBLEMS = 50
+
+
+@dataclass(frozen=True)
+class LoadedResultFile:
+    """A validated document and the identity of the bytes it came from."""
+
+    name: str
+    content_sha256: str
+    document: dict[str, Any]
+
+
+@cache
+def schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
+    return loaded
+
+
+def content_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_result_file(path: Path) -> LoadedResultFile:
+    """Read and validate a result file from disk."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ResultFileError(str(path), [f"cannot read the file: {e.strerror}"]) from e
+    return load_result_bytes(data, path.name)
+
+
+def load_result_bytes(data: bytes, name: str) -> LoadedResultFile:
+    """Parse and validate result-file bytes (plain or gzip JSON); raise ResultFileError."""
+    document = parse_document(_decompress(data, name), name)
+    validate_document(document, name)
+    return LoadedResultFile(name=name, content_sha256=content_sha256(data), document=document)
+
+
+def _decompress(data: bytes, name: str) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            out = f.read(MAX_DOCUMENT_BYTES + 1)
+    except (OSError, EOFError) as e:
+        raise ResultFileError(name, [f"gzip data is corrupt or truncated ({e}); re-export the file"]) from e
+    if len(out) > MAX_DOCUMENT_BYTES:
+        raise ResultFileError(
+            name, [f"decompresses to more than {MAX_DOCUMENT_BYTES // 2**20} MiB; split it into smaller files"]
+        )
+    return out
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a number JSON allows; write null for a missing value")
+
+
+def parse_document(data: bytes, name: str) -> dict[str, Any]:
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ResultFileError(name, [f"larger than {MAX_DOCUMENT_BYTES // 2**20} MiB; split it"])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ResultFileError(name, [f"not UTF-8 text (byte {e.start}); is this a result file?"]) from e
+    try:
+        document = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise ResultFileError(
+            name, [f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}; the file may be truncated"]
+        ) from e
+    except (ValueError, RecursionError) as e:
+        raise ResultFileError(name, [f"not a usable JSON document: {e}"]) from e
+    if not isinstance(document, dict):
+        raise ResultFileError(name, ["the top level must be a JSON object with 'format', 'schema_version' and 'runs'"])
+    return document
+
+
+def _depth(value: Any, limit: int) -> int:
+    stack = [(value, 1)]
+    deepest = 0
+    while stack:
+        item, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, d + 1) for v in item.values())
+        elif isinstance(item, list) and item and isinstance(item[0], (dict, list)):
+            stack.extend((v, d + 1) for v in item)
+    return deepest
+
+
+def _location(path: Any) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = _location(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        return f"{where}: unknown field(s) {', '.join(map(repr, extra))}; allowed fields: {', '.join(allowed)}"
+    if error.validator == "required":
+        return f"{where}: {error.message}; add it"
+    expected = error.schema.get("description") if isinstance(error.schema, dict) else None
+    fix = f"; expected {expected}" if expected else ""
+    return f"{where}: {error.message}{fix}"
+
+
+def validate_document(document: dict[str, Any], name: str) -> None:
+    """Check format, version, schema and cross-field rules; raise one error listing every problem."""
+    fmt = document.get("format")
+    if fmt != FORMAT_NAME:
+        raise ResultFileError(
+            name, [f"format: expected '{FORMAT_NAME}', found {fmt!r}; this is not a JouleBench result file"]
+        )
+    version = document.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ResultFileError(name, [f"schema_version: expected the integer {SCHEMA_VERSION}, found {version!r}"])
+    if version > SCHEMA_VERSION:
+        raise ResultFileError(
+            name,
+            [f"schema_version: {version} is newer than this JouleBench reads (up to {SCHEMA_VERSION}); "
+             "upgrade JouleBench to import it"],
+        )
+    if version < 1:
+        raise ResultFileError(name, [f"schema_version: {version} is not a valid version; expected {SCHEMA_VERSION}"])
+    if _depth(document, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise ResultFileError(name, [f"nested deeper than {MAX_JSON_DEPTH} levels; not a result file"])
+
+    validator = jsonschema.Draft202012Validator(schema())
+    problems = [_describe(e) for e in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))]
+    if not problems:
+        problems = _semantic_problems(document)
+    if problems:
+        raise ResultFileError(name, problems[:MAX_PROBLEMS])
+
+
+def _semantic_problems(document: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    seen: set[str] = set()
+    runs = document.get("runs", [])
+    if not runs and not document.get("findings") and not document.get("devices"):
+        problems.append("runs: the file holds no runs, findings or devices; nothing to import")
+    for i, run in enumerate(runs):
+        where = f"runs[{i}]"
+        if run["run_id"] in seen:
+            problems.append(f"{where}.run_id: {run['run_id']!r} appears twice; give each run its own id")
+        seen.add(run["run_id"])
+        for j, trace in enumerate(run.get("power_traces", [])):
+            t, p = trace["t_s"], trace["power_w"]
+            if len(t) != len(p):
+                problems.append(f"{where}.power_traces[{j}]: t_s has {len(t)} values, power_w {len(p)}; they must pair up")
+            if any(b < a for a, b in zip(t, t[1:])):
+                problems.append(f"{where}.power_traces[{j}].t_s: times must not go backwards; sort the samples")
+            if any(not math.isfinite(x) for x in p):
+                problems.append(f"{where}.power_traces[{j}].power_w: non-finite value")
+    finding_ids = [f["finding_id"] for f in document.get("findings", [])]
+    for dup in sorted({f for f in finding_ids if finding_ids.count(f) > 1}):
+        problems.append(f"findings: finding_id {dup!r} appears twice; give each finding its own id")
+    return problems
+
+
+def new_document(runs: list[dict[str, Any]], *, producer_version: str, created_at: str,
+                 devices: list[dict[str, Any]] | None = None,
+                 findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "created_at": created_at,
+        "producer": {"tool": "joulebench", "version": producer_version},
+    }
+    if devices:
+        doc["devices"] = devices
+    if findings:
+        doc["findings"] = findings
+    doc["runs"] = runs
+    return doc
+
+
+def dump_document(document: dict[str, Any], path: Path) -> None:
+    """Write a document atomically; gzip when the name ends in .gz."""
+    data = json.dumps(document, indent=None if path.suffix == ".gz" else 1, sort_keys=False).encode()
+    if path.suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)

@@ -1,0 +1,49 @@
+"""Overview: what the database holds and one headline comparison."""
+
+import streamlit as st
+
+from db.queries import HEADLINE
+from explorer import charts, data
+from joulebench.errors import JouleBenchError
+
+st.title("JouleBench")
+st.caption("Throughput, joules per example and cost per sample of deep-learning hardware: "
+           "devices, precisions and power limits side by side.")
+
+try:
+    ov = data.overview(data.db_path())
+    headline = data.headline_runs(data.db_path())
+except JouleBenchError as e:
+    st.error(e.format_message())
+    st.stop()
+
+cols = st.columns(4)
+cols[0].metric("Runs", ov.runs)
+cols[1].metric("Devices in catalog", ov.devices)
+cols[2].metric("Sources", ov.sources.height)
+cols[3].metric("Stated ratios (findings)", ov.findings)
+if ov.inbox_pending:
+    st.warning(f"{ov.inbox_pending} result file(s) wait in the inbox; they are ingested on the next open.")
+
+st.subheader("BERT-Large question answering, inference, sequence length 384, FP16")
+if headline.is_empty():
+    st.info("No runs match the headline comparison yet: the reference data is not in this database.")
+else:
+    st.plotly_chart(charts.throughput_by_batch(
+        headline, f"Throughput by batch size ({HEADLINE['workload']}, {HEADLINE['precision']})"),
+        use_container_width=True)
+    st.caption("Source: NVIDIA DeepLearningExamples BERT for TensorFlow, inference tables "
+               "(throughput averaged over 1024 iterations, one GPU).")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Runs by source")
+    st.dataframe(ov.runs_by_source_kind, hide_index=True)
+    st.subheader("Workloads")
+    st.dataframe(ov.workloads, hide_index=True)
+with right:
+    st.plotly_chart(charts.runs_per_device(ov.runs_by_device), use_container_width=True)
+
+st.subheader("Sources")
+st.dataframe(ov.sources, hide_index=True)
+st.caption(f"Database: {ov.db_path}")

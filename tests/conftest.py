@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parent.parent
+OUTPUT = REPO / "test-output"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_default_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may touch the user's real default database."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    monkeypatch.delenv("JOULEBENCH_DB", raising=False)
+
+
+@pytest.fixture
+def fixture_file() -> Path:
+    return FIXTURES / "result_v1_cpu_runs.json"
+
+
+@pytest.fixture(scope="session")
+def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from db import Store
+
+    path = tmp_path_factory.mktemp("seeded") / "template.duckdb"
+    Store.open(path).close()
+    return path
+
+
+@pytest.fixture
+def seeded_db(seeded_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of a database seeded with the reference data."""
+    path = tmp_path / "seeded.duckdb"
+    shutil.copy(seeded_template, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def output_dir() -> Path:
+    OUTPUT.mkdir(exist_ok=True)
+    return OUTPUT

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from db import columns, migrate
+from db.connection import connect
+from joulebench.errors import DatabaseError
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns ORDER BY ALL").fetchall()
+
+
+def test_migrations_apply_once_and_twice_changes_nothing(tmp_path: Path) -> None:
+    con = connect(tmp_path / "m.duckdb")
+    assert migrate.apply_migrations(con) == [m.version for m in migrate.available_migrations()]
+    before = _tables(con)
+    versions = con.execute("SELECT version, name FROM schema_migrations").fetchall()
+    assert migrate.apply_migrations(con) == []
+    assert _tables(con) == before
+    assert con.execute("SELECT version, name FROM schema_migrations").fetchall() == versions
+    assert versions[0] == (1, "initial")
+
+
+def test_failing_migration_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    (folder / "0001_first.sql").write_text("CREATE TABLE a (x INTEGER);")
+    (folder / "0002_broken.sql").write_text("CREATE TABLE b (x INTEGER); CREATE TABLE c (x NOSUCHTYPE);")
+    monkeypatch.setattr(migrate, "MIGRATIONS_DIR", folder)
+    con = connect(tmp_path / "m.duckdb")
+    with pytest.raises(duckdb.Error):
+        migrate.apply_migrations(con)
+    names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert "a" in names and "b" not in names
+    assert con.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+
+
+def test_database_from_a_newer_joulebench_is_refused(tmp_path: Path) -> None:
+    con = connect(tmp_path / "m.duckdb")
+    migrate.apply_migrations(con)
+    con.execute("INSERT INTO schema_migrations VALUES (999, 'future', now())")
+    with pytest.raises(DatabaseError, match="schema version 999"):
+        migrate.apply_migrations(con)
+
+
+def test_every_result_file_field_has_a_column(tmp_path: Path) -> None:
+    con = connect(tmp_path / "m.duckdb")
+    migrate.apply_migrations(con)
+
+    def cols(table: str) -> set[str]:
+        return {r[0] for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()}
+
+    assert set(columns.run_arrow_schema().names) == cols("runs")
+    assert set(columns.environment_fields()) | {"env_id"} == cols("environments")
+    assert {("device_name" if k == "name" else k) for k in columns.catalog_device_fields()} == cols("devices")
+    assert set(columns.finding_fields()) | {"source_id"} == cols("findings")

@@ -46,7 +46,8 @@ def _parse_time(value: str | None, where: str, name: str) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as e:
-        raise ResultFileError(name, [f"{where}: {value!r} is not an ISO 8601 time; write e.g. 2026-01-31T12:00:00Z"]) from e
+        raise ResultFileError(
+            name, [f"{where}: {value!r} is not an ISO 8601 time; write e.g. 2026-01-31T12:00:00Z"]) from e
     if parsed.tzinfo is None:
         raise ResultFileError(name, [f"{where}: {value!r} has no time zone; add Z or +HH:MM"])
     return parsed.astimezone(UTC)
@@ -75,7 +76,10 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
     try:
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _ingest_rows")
     finally:
-        con.unregister("_ingest_rows")
+        try:
+            con.unregister("_ingest_rows")
+        except duckdb.TransactionException:
+            pass  # the failed insert aborted the transaction; the caller rolls back
 
 
 def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, source_kind: str,

@@ -19,8 +19,92 @@ def overview_counts(store: Store) -> pl.DataFrame:
 
 def runs_for_chart(store: Store, *, workload: str, mode: str, precision: str, seq_len: int) -> pl.DataFrame:
     return store.query(
-        "SELECT r.run_id, r.device_name, r.batch_size, r.throughput_sps, r.latency_p99_ms, r.citation "
-        "FROM runs r WHERE r.status = 'ok' AND r.throughput_sps IS NOT NULL AND r.workload = ? "
+        "SELECT r.run_id, r.device_name || coalesce(' (' || e.system_name || ')', '') AS device_name, "
+        "r.batch_size, r.throughput_sps, r.latency_p99_ms, r.citation "
+        "FROM runs r LEFT JOIN environments e USING (env_id) WHERE r.status = 'ok' AND r.throughput_sps IS NOT NULL AND r.workload = ? "
         "AND r.mode = ? AND r.precision = ? AND r.seq_len = ? AND coalesce(r.gpu_count, 1) = 1 "
         "ORDER BY r.device_name, r.batch_size",
         [workload, mode, precision, seq_len])
+
+
+# Columns the explorer compares on; one row per run with its device and source.
+_RUN_COLUMNS = """
+    r.run_id, r.status, r.error, r.started_at, r.device_name, d.kind AS device_kind, d.architecture,
+    d.memory_gb, d.tdp_w, d.price_amount, d.price_currency, r.workload, r.model, r.task, r.mode,
+    r.precision, r.batch_size, r.grad_accum_steps, r.seq_len, r.image_size, r.gpu_count,
+    r.power_limit_w, r.power_mode, r.compile, r.repeat_index, r.tag, r.examples, r.duration_s,
+    r.throughput_sps, r.iterations_per_s, r.throughput_derivation, r.latency_p50_ms, r.latency_p90_ms,
+    r.latency_p99_ms, r.mem_peak_allocated_mb, r.mem_peak_rss_mb, r.mem_used_device_mb, r.energy_j,
+    r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
+    r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.flags, r.citation, r.notes,
+    s.kind AS source_kind, s.file_name AS source_file, e.system_name,
+    CASE WHEN r.power_limit_w IS NOT NULL THEN 'PL ' || CAST(r.power_limit_w AS VARCHAR) || ' W'
+         WHEN r.power_mode IS NOT NULL THEN 'mode ' || r.power_mode ELSE 'default' END AS power_setting
+"""
+
+
+def runs_table(store: Store) -> pl.DataFrame:
+    return store.query(
+        f"SELECT {_RUN_COLUMNS} FROM runs r JOIN devices d USING (device_name) "
+        "JOIN sources s USING (source_id) LEFT JOIN environments e USING (env_id) ORDER BY r.device_name, r.workload, r.batch_size")
+
+
+def run_detail(store: Store, run_id: str) -> dict | None:
+    frame = store.query(
+        "SELECT r.*, d.kind AS device_kind, d.architecture, d.memory_gb, d.tdp_w, s.kind AS source_kind, "
+        "s.file_name AS source_file, s.format AS source_format, s.content_sha256 AS source_sha256, "
+        "s.imported_at AS source_imported_at, e.* EXCLUDE (env_id) "
+        "FROM runs r JOIN devices d USING (device_name) JOIN sources s USING (source_id) "
+        "LEFT JOIN environments e USING (env_id) WHERE r.run_id = ?", [run_id])
+    return frame.row(0, named=True) if frame.height else None
+
+
+def power_samples(store: Store, run_id: str) -> pl.DataFrame:
+    return store.query(
+        "SELECT p.domain, t.boundary, t.method, p.t_s, p.power_w FROM power_samples p "
+        "LEFT JOIN power_traces t USING (run_id, domain) WHERE p.run_id = ? ORDER BY p.domain, p.t_s", [run_id])
+
+
+def step_times(store: Store, run_id: str) -> pl.DataFrame:
+    return store.query("SELECT step_index, duration_ms FROM step_times WHERE run_id = ? ORDER BY step_index",
+                       [run_id])
+
+
+def findings(store: Store) -> pl.DataFrame:
+    return store.query(
+        "SELECT finding_id, metric, relation, value, subject_device, subject_desc, baseline_device, "
+        "baseline_desc, quote, citation FROM findings ORDER BY finding_id")
+
+
+def devices(store: Store) -> pl.DataFrame:
+    return store.query(
+        "SELECT d.*, (SELECT count(*) FROM runs r WHERE r.device_name = d.device_name) AS runs "
+        "FROM devices d ORDER BY d.kind, d.device_name")
+
+
+def power_modes(store: Store) -> pl.DataFrame:
+    return store.query("SELECT * FROM power_modes ORDER BY device_name, mode_id")
+
+
+EDITABLE_DEVICE_COLUMNS = ("price_amount", "price_currency", "price_kind", "price_source", "price_date",
+                           "tdp_w", "memory_gb", "notes")
+
+
+def update_devices(store: Store, edits: pl.DataFrame) -> int:
+    """Write user edits of catalog fields back (one transaction); returns rows changed."""
+    cols = [c for c in EDITABLE_DEVICE_COLUMNS if c in edits.columns]
+    if not cols or edits.is_empty():
+        return 0
+    assignments = ", ".join(f"{c} = e.{c}" for c in cols)
+    store.con.register("_device_edits", edits.select(["device_name", *cols]).to_arrow())
+    try:
+        store.con.execute("BEGIN TRANSACTION")
+        store.con.execute(f"UPDATE devices SET {assignments} FROM _device_edits e "
+                          "WHERE devices.device_name = e.device_name")
+        store.con.execute("COMMIT")
+    except BaseException:
+        store.con.execute("ROLLBACK")
+        raise
+    finally:
+        store.con.unregister("_device_edits")
+    return edits.height

@@ -43,13 +43,17 @@ class Store:
     @classmethod
     def open(cls, db: str | os.PathLike[str] | None = None, *, seed_reference: bool = True,
              sample_data: Path = SAMPLE_DATA_DIR) -> Store:
-        """Open (creating, migrating and seeding on first use) and ingest the inbox."""
+        """Open, creating and migrating the file if needed, and ingest the inbox.
+
+        A database created by this call is seeded with the reference data (unless
+        `seed_reference` is false); an existing one is never re-seeded.
+        """
         path = resolve_db_path(db)
         con = connect(path)
         store = cls(con, path)
         try:
-            apply_migrations(con)
-            if seed_reference and not store._has_reference_data():
+            created = 1 in apply_migrations(con)  # the initial migration ran now: a new database
+            if seed_reference and created:
                 store.seed(sample_data)
             store.inbox_reports = store.drain_inbox()
         except BaseException:
@@ -71,10 +75,6 @@ class Store:
         if file_format:
             return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
         return ingest_loaded(self.con, loaded, source_kind=source_kind)
-
-    def _has_reference_data(self) -> bool:
-        row = first_row(self.con, "SELECT count(*) FROM sources WHERE kind = 'reference'")
-        return bool(row and row[0])
 
     def seed(self, folder: Path) -> list[IngestReport]:
         reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]

@@ -31,7 +31,7 @@ if headline.is_empty():
 else:
     st.plotly_chart(charts.throughput_by_batch(
         headline, f"Throughput by batch size ({HEADLINE['workload']}, {HEADLINE['precision']})"),
-        use_container_width=True)
+        width="stretch")
     st.caption("Source: NVIDIA DeepLearningExamples BERT for TensorFlow, inference tables "
                "(throughput averaged over 1024 iterations, one GPU).")
 
@@ -42,7 +42,7 @@ with left:
     st.subheader("Workloads")
     st.dataframe(ov.workloads, hide_index=True)
 with right:
-    st.plotly_chart(charts.runs_per_device(ov.runs_by_device), use_container_width=True)
+    st.plotly_chart(charts.runs_per_device(ov.runs_by_device), width="stretch")
 
 st.subheader("Sources")
 st.dataframe(ov.sources, hide_index=True)

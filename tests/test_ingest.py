@@ -8,6 +8,7 @@ import pytest
 
 from db import Store, import_bytes, import_file
 from db.export import build_document, write_result_file, write_tables
+from db.migrate import latest_version
 from joulebench.errors import DatabaseBusyError, ResultFileError
 from joulebench.paths import inbox_dir, resolve_db_path
 from joulebench.resultfile import load_result_bytes
@@ -143,6 +144,6 @@ def test_first_open_creates_migrates_and_seeds_the_default(monkeypatch: pytest.M
     with Store.open() as store:
         info = store.info()
     assert info.path == tmp_path / "data" / "joulebench" / "joulebench.duckdb" and info.path.exists()
-    assert info.schema_version == 1
+    assert info.schema_version == latest_version()
     assert info.runs > 150
     assert set(info.runs_by_source_kind["source_kind"]) == {"reference"}

@@ -78,8 +78,8 @@ def with_series(runs: pl.DataFrame) -> pl.DataFrame:
     parts = [pl.col("device_name")]
     for col in ("system_name", "workload", "mode", "precision", "power_setting", "seq_len", "source_kind"):
         if runs[col].n_unique() > 1:
-            parts.append(pl.col(col).cast(pl.String).fill_null("?"))
-    return runs.with_columns(pl.concat_str(parts, separator=" · ").alias("series"))
+            parts.append(pl.col(col).cast(pl.String))
+    return runs.with_columns(pl.concat_str(parts, separator=" · ", ignore_nulls=True).alias("series"))
 
 
 def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:

@@ -1,0 +1,148 @@
+"""AppTest for every page against a seeded fixture database, asserting on what is shown."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db import Store, import_file
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app.py")
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    from explorer import data
+
+    data.invalidate()
+    return seeded_db
+
+
+def _page(page: str, **query: str | list[str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _reference(file: str) -> list[dict[str, str]]:
+    with open(REPO / "sample_data" / file, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_compare_a100_vs_t4_bert_large_inference(db: Path) -> None:
+    at = _page("compare", workload="bert-large-squad", mode="infer", precision="fp16", seq="384",
+               device=["A100 40GB", "Tesla T4"])
+    bars = at.dataframe[0].value
+    assert sorted(bars["batch_size"].unique().tolist()) == [1, 2, 4, 8]
+    rows = [r for r in _reference("runs_nvidia_bert_inference.csv")
+            if (r["workload"], r["precision"], r["seq_len"]) == ("bert-large-squad", "fp16", "384")]
+    a100 = {r["batch_size"]: float(r["throughput_sps"]) for r in rows if r["device_name"] == "A100 40GB"}
+    t4 = {r["batch_size"]: float(r["throughput_sps"]) for r in rows if r["device_name"] == "Tesla T4"}
+    expected = math.exp(sum(math.log(a100[b] / t4[b]) for b in t4) / len(t4))
+    ratios = at.dataframe[1].value
+    statement = ratios["statement"].iloc[0]
+    assert statement.startswith("A100 40GB") and f"is {expected:.1f}x faster than Tesla T4" in statement
+    assert at.get("plotly_chart")
+    assert at.query_params["device"] == ["A100 40GB", "Tesla T4"]  # the selection is in the URL
+
+
+def test_compare_blog_joules_per_example_with_boundary(db: Path) -> None:
+    at = _page("compare", device=["GeForce RTX 3060", "Jetson AGX Xavier"], mode="infer", metric="j_per_sample")
+    bars = at.dataframe[0].value
+    by_series = dict(zip(bars["series"], bars["Energy per example (J)"]))
+    assert any(v == 6.9 and "RTX 3060" in k for k, v in by_series.items())
+    assert any(v == 11.5 and "AGX" in k for k, v in by_series.items())
+    assert set(bars["boundary"]) == {"wall"} and set(bars["method"]) == {"reported"}
+    assert "1.7x better" in " ".join(at.dataframe[1].value["statement"])
+
+
+def test_compare_empty_selection_explains(db: Path) -> None:
+    at = _page("compare", device="Tesla T4", mode="train")
+    assert "No run in this selection" in at.info[0].value
+    assert not at.get("plotly_chart")
+
+
+def test_compare_warns_when_boundaries_mix(db: Path, fixture_file: Path) -> None:
+    import_file(fixture_file, db=db)
+    at = _page("compare", metric="j_per_sample")
+    assert "mixes measurement boundaries" in at.warning[0].value
+
+
+def test_run_detail_shows_timeline_steps_and_provenance(db: Path, fixture_file: Path) -> None:
+    report = import_file(fixture_file, db=db)
+    at = _page("run_detail", run_id=report.run_ids[0])
+    assert at.success[0].value == "Status: ok"
+    assert {m.label: m.value for m in at.metric}["Throughput (samples/s)"] == "615.4"
+    assert len(at.get("plotly_chart")) == 2
+    assert "window_short_for_sensor" in at.warning[0].value
+    shown = " ".join(str(df.value.to_dict()) for df in at.dataframe)
+    assert fixture_file.name in shown and "estimated" in shown
+    oom = _page("run_detail", run_id=report.run_ids[1])
+    assert oom.error[0].value.startswith("Status: oom")
+    assert {m.label: m.value for m in oom.metric}["Energy per example (J)"] == "missing"
+
+
+def test_upload_previews_and_imports_good_and_refuses_bad(db: Path, fixture_file: Path) -> None:
+    at = _page("upload")
+    at.file_uploader[0].upload(fixture_file.name, fixture_file.read_bytes())
+    at.file_uploader[0].upload("broken.json", b'{"format": "joulebench-result", "schema_version": 1, "runs": [{}]}')
+    at.run()
+    assert "broken.json: runs[0]" in at.error[0].value
+    assert any("2 run(s)" in m.value for m in at.markdown)
+    at.button[0].click().run()
+    assert "result_v1_cpu_runs.json: 2 run(s) added" in at.success[0].value
+    with Store.open(db) as store:
+        assert store.query("SELECT count(*) AS n FROM sources WHERE file_name = 'broken.json'")["n"][0] == 0
+
+
+def test_cost_ranking_moves_with_electricity_price(db: Path) -> None:
+    import_file(FIXTURES / "result_v1_cost_tradeoff.json", db=db)
+    at = _page("cost")
+    at.selectbox(key="workload").set_value("bert-base-squad").run()
+    at.selectbox(key="mode").set_value("infer").run()
+
+    def order() -> list[str]:
+        ranked = at.dataframe[0].value
+        return [d for d in ranked["device_name"] if d.startswith("Test GPU")]
+
+    at.number_input(key="kwh").set_value(0.10).run()
+    assert order() == ["Test GPU Frugal", "Test GPU Efficient"]
+    at.number_input(key="kwh").set_value(1.50).run()
+    assert order() == ["Test GPU Efficient", "Test GPU Frugal"]
+    assert "3,600,000" in at.code[0].value
+    at.number_input(key="max_power").set_value(100.0).run()
+    assert order() == ["Test GPU Efficient"]
+
+
+def test_devices_catalog_and_edit_persists(db: Path) -> None:
+    import polars as pl
+
+    from db import queries
+    from explorer import data
+
+    at = _page("devices")
+    assert "29 devices" in at.caption[0].value
+    modes = at.dataframe[-1].value
+    assert len(modes) >= 16 and "Jetson AGX Xavier" in set(modes["device_name"])
+    with Store.open(db) as store:
+        before = queries.devices(store)
+    edited = before.with_columns(
+        pl.when(pl.col("device_name") == "Tesla T4").then(2199.0).otherwise(pl.col("price_amount")).alias("price_amount"))
+    changed = data.changed_rows(before, edited)
+    assert changed["device_name"].to_list() == ["Tesla T4"]
+    data.save_device_edits(str(db), changed)
+    with Store.open(db) as store:
+        row = queries.devices(store).filter(pl.col("device_name") == "Tesla T4").row(0, named=True)
+    assert row["price_amount"] == 2199.0
+    again = _page("devices")
+    assert not again.exception

@@ -136,8 +136,8 @@ def test_devices_catalog_and_edit_persists(db: Path) -> None:
     assert len(modes) >= 16 and "Jetson AGX Xavier" in set(modes["device_name"])
     with Store.open(db) as store:
         before = queries.devices(store)
-    edited = before.with_columns(
-        pl.when(pl.col("device_name") == "Tesla T4").then(2199.0).otherwise(pl.col("price_amount")).alias("price_amount"))
+    is_t4 = pl.col("device_name") == "Tesla T4"
+    edited = before.with_columns(pl.when(is_t4).then(2199.0).otherwise(pl.col("price_amount")).alias("price_amount"))
     changed = data.changed_rows(before, edited)
     assert changed["device_name"].to_list() == ["Tesla T4"]
     data.save_device_edits(str(db), changed)

@@ -7,6 +7,10 @@ import plotly.graph_objects as go
 import polars as pl
 
 
+def _render(frame: pl.DataFrame) -> str:
+    return "webgl" if frame.height > 2000 else "svg"
+
+
 def throughput_by_batch(runs: pl.DataFrame, title: str) -> go.Figure:
     """Grouped bars: throughput (samples/s) per batch size, one colour per device."""
     frame = runs.with_columns(pl.col("batch_size").cast(pl.String))
@@ -40,7 +44,7 @@ def metric_bars(bar_frame: pl.DataFrame, metric_label: str) -> go.Figure:
 def power_vs_throughput(runs: pl.DataFrame) -> go.Figure:
     """Average power against throughput (the blog's wall-power-vs-speed plot)."""
     frame = runs.drop_nulls(["avg_power_w", "throughput_sps"])
-    fig = px.scatter(frame, x="avg_power_w", y="throughput_sps", color="series",
+    fig = px.scatter(frame, x="avg_power_w", y="throughput_sps", color="series", render_mode=_render(frame),
                      hover_data=["batch_size", "power_setting", "energy_boundary", "energy_method"],
                      labels={"avg_power_w": "average power (W)", "throughput_sps": "throughput (samples/s)",
                              "series": ""})
@@ -50,7 +54,7 @@ def power_vs_throughput(runs: pl.DataFrame) -> go.Figure:
 
 def energy_vs_time(points: pl.DataFrame, front: pl.DataFrame) -> go.Figure:
     """Energy per example against time per example, with the Pareto front (the Jetson paper's Fig. 8)."""
-    fig = px.scatter(points, x="s_per_sample", y="j_per_sample", color="series",
+    fig = px.scatter(points, x="s_per_sample", y="j_per_sample", color="series", render_mode=_render(points),
                      hover_data=["batch_size", "power_setting", "energy_boundary"],
                      labels={"s_per_sample": "time per example (s)", "j_per_sample": "energy per example (J)",
                              "series": ""})

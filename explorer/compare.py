@@ -55,6 +55,33 @@ class Selection:
         return out
 
 
+MAX_SERIES = 20
+
+
+def default_selection(runs: pl.DataFrame, selection: Selection) -> Selection:
+    """Without a workload or mode filter, compare within the most common workload and mode:
+    one chart across every workload would mix incomparable numbers."""
+    filters = dict(selection.filters)
+    for key in ("workload", "mode"):
+        if not filters.get(key):
+            scope = apply(runs, Selection(filters))
+            if scope.is_empty():
+                break
+            common = scope[FILTERS[key]].drop_nulls().value_counts(sort=True)
+            if common.height:
+                filters[key] = (str(common[FILTERS[key]][0]),)
+    return Selection(filters, selection.metric)
+
+
+def limit_series(runs: pl.DataFrame, limit: int = MAX_SERIES) -> tuple[pl.DataFrame, int]:
+    """Keep the `limit` series with the most runs; return how many series were left out."""
+    counts = runs["series"].value_counts(sort=True)
+    if counts.height <= limit:
+        return runs, 0
+    keep = counts["series"].head(limit)
+    return runs.filter(pl.col("series").is_in(keep.to_list())), counts.height - limit
+
+
 def _as_text(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns([pl.col(c).cast(pl.String).alias(f"_{k}") for k, c in FILTERS.items()])
 

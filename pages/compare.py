@@ -27,8 +27,16 @@ with st.sidebar:
 selection = compare.Selection({k: v for k, v in picked.items() if v}, metric_key)
 st.query_params.from_dict(selection.to_query())
 metric = compare.METRICS[metric_key]
+scoped = compare.default_selection(runs, selection)
+implied = {k: v for k, v in scoped.filters.items() if k not in selection.filters}
+if implied:
+    st.caption("Showing " + ", ".join(f"{compare.FILTER_LABELS[k].lower()} {v[0]}" for k, v in implied.items())
+               + " (the most common); pick others in the filters.")
 
-chosen = compare.with_series(compare.apply(runs, selection))
+chosen, left_out = compare.limit_series(compare.with_series(compare.apply(runs, scoped)))
+if left_out:
+    st.caption(f"{left_out} more series match; showing the {compare.MAX_SERIES} with the most runs. "
+               "Narrow the filters.")
 bar_frame = compare.bars(chosen, metric)
 if bar_frame.is_empty():
     st.info(f"No run in this selection measured {metric.label.lower()} "

@@ -66,6 +66,13 @@ def test_compare_blog_joules_per_example_with_boundary(db: Path) -> None:
     assert "1.7x better" in " ".join(at.dataframe[1].value["statement"])
 
 
+def test_compare_defaults_to_the_most_common_workload(db: Path) -> None:
+    at = _page("compare")
+    assert "workload bert-large-squad, mode infer (the most common)" in at.caption[0].value
+    devices = {label.split(" · ")[0] for label in at.dataframe[0].value["series"]}
+    assert devices == {"A100 40GB", "Tesla T4", "Tesla V100 16GB", "Tesla V100 32GB"}
+
+
 def test_compare_empty_selection_explains(db: Path) -> None:
     at = _page("compare", device="Tesla T4", mode="train")
     assert "No run in this selection" in at.info[0].value
@@ -74,8 +81,8 @@ def test_compare_empty_selection_explains(db: Path) -> None:
 
 def test_compare_warns_when_boundaries_mix(db: Path, fixture_file: Path) -> None:
     import_file(fixture_file, db=db)
-    at = _page("compare", metric="j_per_sample")
-    assert "mixes measurement boundaries" in at.warning[0].value
+    at = _page("compare", metric="j_per_sample", mode="infer", workload=["bert-tiny", "bert-large-ner"])
+    assert "mixes measurement boundaries (estimated, wall)" in at.warning[0].value
 
 
 def test_run_detail_shows_timeline_steps_and_provenance(db: Path, fixture_file: Path) -> None:

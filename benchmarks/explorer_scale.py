@@ -1,0 +1,142 @@
+"""Explorer at scale: 100,000 runs and 10 million power samples.
+
+Times the Compare page's data and figure building, cold (fresh process state: open the
+database, load the runs, build every figure) and warm (runs already cached, a filter changed),
+and the app's start to first paint of the Compare chart in a real browser (Debian chromium).
+
+    .venv/bin/python benchmarks/explorer_scale.py [--runs 100000] [--samples-per-run 100] [--no-browser]
+
+Targets: warm <= 0.5 s, cold start <= 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from statistics import median
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+WARM_TARGET_S = 0.5
+COLD_TARGET_S = 5.0
+
+
+def build(path: Path, runs: int, samples_per_run: int) -> float:
+    from db import Store
+    from db.synthetic import fill
+
+    started = time.perf_counter()
+    with Store.open(path) as store:
+        fill(store, runs, samples_per_run)
+        counts = store.query("SELECT (SELECT count(*) FROM runs) AS runs, (SELECT count(*) FROM power_samples) AS s")
+    print(f"database: {counts['runs'][0]:,} runs, {counts['s'][0]:,} power samples, "
+          f"{path.stat().st_size / 1e6:.0f} MB, built in {time.perf_counter() - started:.1f} s")
+    return time.perf_counter() - started
+
+
+def compare_figures(runs, selection):  # type: ignore[no-untyped-def]
+    """What pages/compare.py computes for one rerun, minus the Streamlit calls."""
+    from explorer import charts, compare
+    from explorer.metrics import CostInputs, pareto_front, with_cost
+
+    costed = with_cost(runs, CostInputs())
+    selection = compare.default_selection(costed, selection)
+    chosen, _ = compare.limit_series(compare.with_series(compare.apply(costed, selection)))
+    metric = compare.METRICS[selection.metric]
+    bar_frame = compare.bars(chosen, metric)
+    figures = [charts.metric_bars(bar_frame, metric.label)]
+    compare.ratio_table(bar_frame, metric)
+    figures.append(charts.power_vs_throughput(chosen))
+    points = compare.energy_time_points(chosen)
+    figures.append(charts.energy_vs_time(points, pareto_front(points, "s_per_sample", "j_per_sample")))
+    for fig in figures:
+        fig.to_json()  # what Streamlit serialises for the browser
+    return chosen.height
+
+
+def time_cold_and_warm(path: Path) -> tuple[float, float]:
+    from db import Store, queries
+    from explorer import compare
+
+    started = time.perf_counter()
+    with Store.open(path) as store:
+        runs = queries.runs_table(store)
+    n = compare_figures(runs, compare.Selection())
+    cold = time.perf_counter() - started
+    print(f"cold: open + load {runs.height:,} runs + Compare figures ({n:,} runs selected): {cold:.2f} s")
+    warm_times = []
+    for device in sorted(runs["device_name"].unique().to_list())[:5]:
+        t0 = time.perf_counter()
+        compare_figures(runs, compare.Selection({"device": (device,)}))
+        warm_times.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    compare_figures(runs, compare.Selection())
+    warm_times.append(time.perf_counter() - t0)
+    warm = median(warm_times)
+    print(f"warm: Compare figures after a filter change, median of {len(warm_times)}: {warm:.3f} s "
+          f"(max {max(warm_times):.3f} s)")
+    return cold, warm
+
+
+def time_first_paint(path: Path) -> float:
+    """From launching the app to the Compare chart painted; the browser is already running."""
+    from playwright.sync_api import sync_playwright
+
+    port = 8765
+    env = dict(os.environ, JOULEBENCH_DB=str(path), HF_HUB_OFFLINE="1")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                           "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = browser.new_page()
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "joulebench", "app", "--port", str(port)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            url = f"http://localhost:{port}"
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1):
+                        break
+                except OSError:
+                    time.sleep(0.05)
+            page.goto(f"{url}/compare")
+            page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+            elapsed = time.perf_counter() - started
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+            browser.close()
+    print(f"app start to first Compare chart painted in the browser: {elapsed:.2f} s")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--samples-per-run", type=int, default=100)
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scale.duckdb"
+        build(path, args.runs, args.samples_per_run)
+        cold, warm = time_cold_and_warm(path)
+        paint = None if args.no_browser else time_first_paint(path)
+    print(f"\nwarm {warm:.3f} s (target <= {WARM_TARGET_S} s): {'OK' if warm <= WARM_TARGET_S else 'MISSED'}")
+    print(f"cold {cold:.2f} s (target <= {COLD_TARGET_S} s): {'OK' if cold <= COLD_TARGET_S else 'MISSED'}")
+    if paint is not None:
+        verdict = "OK" if paint <= COLD_TARGET_S else "MISSED"
+        print(f"first paint {paint:.2f} s (target <= {COLD_TARGET_S} s): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -61,6 +61,7 @@ ratios = compare.ratio_table(bar_frame, metric)
 if ratios.is_empty():
     st.caption("No two series share a batch size, so no ratio can be stated.")
 else:
+    st.markdown("\n".join(f"- {line}" for line in ratios["statement"].head(6)))
     st.dataframe(ratios, hide_index=True)
 stated = data.findings(data.db_path()).filter(
     pl.col("subject_device").is_in(chosen["device_name"].unique().to_list()))

@@ -59,6 +59,10 @@ if costed.is_empty():
     st.info("No device here has both a price and an energy figure, so no total cost can be ranked. "
             "Enter prices above, or estimate missing energy from TDP.")
 else:
+    best = costed.row(0, named=True)
+    st.markdown(f"**Cheapest: {best['device_name']}** at {best['cost_per_1m_samples']:.4g} per 1M samples "
+                f"({best['precision']}, batch {best['batch_size']}, {best['power_setting']}; "
+                f"energy {best['energy_basis']}).")
     st.plotly_chart(charts.cost_ranking(costed), width="stretch")
     st.subheader("How the ranking moves")
     which = st.radio("Vary", ["electricity price", "utilisation"], horizontal=True, key="vary")

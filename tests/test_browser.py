@@ -21,6 +21,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
 @pytest.fixture
 def server(seeded_db: Path, tmp_path: Path) -> Iterator[str]:
     port = free_port()
@@ -75,5 +78,66 @@ def test_overview_renders_reference_data_in_a_real_browser(server: str, page, ou
     body = page.inner_text("body")
     assert "BERT-Large question answering" in body
     assert "A100 40GB" in page.locator(".js-plotly-plot").first.inner_text() or "A100 40GB" in body
-    page.screenshot(path=str(output_dir / "overview.png"), full_page=True)
+    _shot(page, output_dir / "overview.png")
     assert (output_dir / "overview.png").stat().st_size > 10_000
+
+
+def _wait_text(page, text: str, timeout_ms: int = 60_000) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_ms)
+
+
+def _shot(page, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Screenshot once the app's own navigation has replaced Streamlit's first sketch of the sidebar."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Cost & buying guide").wait_for()
+    page.screenshot(path=str(path), full_page=True)
+
+
+def test_compare_two_reference_devices(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    query = ("workload=bert-large-squad&mode=infer&precision=fp16&seq=384"
+             "&device=A100+40GB&device=Tesla+T4&metric=throughput")
+    page.goto(f"{server}/compare?{query}")
+    _wait_text(page, "faster than Tesla T4")
+    page.locator(".js-plotly-plot").first.wait_for()
+    assert "A100 40GB" in page.inner_text("body")
+    assert "device=A100+40GB" in page.url or "device=A100%2040GB" in page.url  # shareable by link
+    _shot(page, output_dir / "compare-a100-vs-t4.png")
+
+
+def test_upload_an_exported_result_file(server: str, page, output_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from db import Store, import_file
+    from db.export import Selection, write_result_file
+
+    other = tmp_path / "colleague.duckdb"
+    import_file(FIXTURES / "result_v1_cpu_runs.json", db=other)
+    exported = tmp_path / "colleague-export.json.gz"
+    with Store.open(other) as store:
+        assert write_result_file(store, exported, Selection(source_kinds=("upload",))) == 2
+    page.goto(f"{server}/upload")
+    _wait_text(page, "Drop one or several result files")
+    page.set_input_files("input[type=file]", str(exported))
+    _wait_text(page, "colleague-export.json.gz")
+    page.get_by_role("button", name="Import 1 file(s)").click()
+    _wait_text(page, "2 run(s) added")
+    _shot(page, output_dir / "upload.png")
+
+
+def test_cost_ranking_moves_with_electricity_price(seeded_db: Path, page, output_dir: Path,  # type: ignore[no-untyped-def]
+                                                   request: pytest.FixtureRequest) -> None:
+    from db import import_file
+
+    import_file(FIXTURES / "result_v1_cost_tradeoff.json", db=seeded_db)
+    server = request.getfixturevalue("server")
+    page.goto(f"{server}/cost")
+    _wait_text(page, "Device prices")
+    page.get_by_label("Workload").first.click()
+    page.keyboard.type("bert-base-squad")
+    page.keyboard.press("Enter")
+    kwh = page.get_by_label("Electricity price per kWh")
+    kwh.fill("0.10")
+    kwh.press("Enter")
+    _wait_text(page, "Cheapest: Test GPU Frugal")
+    _shot(page, output_dir / "cost-cheap-power.png")
+    kwh.fill("1.50")
+    kwh.press("Enter")
+    _wait_text(page, "Cheapest: Test GPU Efficient")
+    _shot(page, output_dir / "cost-dear-power.png")

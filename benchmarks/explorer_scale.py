@@ -37,8 +37,10 @@ def build(path: Path, runs: int, samples_per_run: int) -> float:
     with Store.open(path) as store:
         fill(store, runs, samples_per_run)
         counts = store.query("SELECT (SELECT count(*) FROM runs) AS runs, (SELECT count(*) FROM power_samples) AS s")
-    print(f"database: {counts['runs'][0]:,} runs, {counts['s'][0]:,} power samples, "
-          f"{path.stat().st_size / 1e6:.0f} MB, built in {time.perf_counter() - started:.1f} s")
+    print(
+        f"database: {counts['runs'][0]:,} runs, {counts['s'][0]:,} power samples, "
+        f"{path.stat().st_size / 1e6:.0f} MB, built in {time.perf_counter() - started:.1f} s"
+    )
     return time.perf_counter() - started
 
 
@@ -81,8 +83,10 @@ def time_cold_and_warm(path: Path) -> tuple[float, float]:
     compare_figures(runs, compare.Selection())
     warm_times.append(time.perf_counter() - t0)
     warm = median(warm_times)
-    print(f"warm: Compare figures after a filter change, median of {len(warm_times)}: {warm:.3f} s "
-          f"(max {max(warm_times):.3f} s)")
+    print(
+        f"warm: Compare figures after a filter change, median of {len(warm_times)}: {warm:.3f} s "
+        f"(max {max(warm_times):.3f} s)"
+    )
     return cold, warm
 
 
@@ -93,13 +97,27 @@ def time_first_paint(path: Path) -> float:
     port = 8765
     env = dict(os.environ, JOULEBENCH_DB=str(path), HF_HUB_OFFLINE="1")
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                           "--disable-component-update", "--disable-sync", "--no-first-run"])
+        browser = pw.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         page = browser.new_page()
         started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "joulebench", "app", "--port", str(port)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "joulebench", "app", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             url = f"http://localhost:{port}"
             while True:

@@ -13,6 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from joulebench.paths import inbox_dir
 
@@ -26,15 +27,27 @@ class QueuedFile:
     source_kind: str
 
 
-def queue(db_path: Path, data: bytes, original_name: str, source_kind: str) -> QueuedFile:
-    """Place a result file in the inbox; safe against crashes (write, fsync, rename)."""
-    folder = inbox_dir(db_path)
-    folder.mkdir(parents=True, exist_ok=True)
+def _sidecar_path(path: Path) -> Path:
+    """Hidden, so `pending` never lists it as a file of its own."""
+    return path.with_name(f".{path.name}.hints.json")
+
+
+def queue(db_path: Path, data: bytes, original_name: str, source_kind: str, *,
+          hints: dict[str, Any] | None = None, dirs: tuple[str, ...] = (), folder: bool = False) -> QueuedFile:
+    """Place a result file in the inbox; safe against crashes (write, fsync, rename).
+
+    What conversion needs besides the bytes (the user's hints, the folder names the file sat
+    in, whether it is a zipped result folder) goes in a sidecar written before the file.
+    """
+    inbox = inbox_dir(db_path)
+    inbox.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(data).hexdigest()[:16]
     safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(original_name).name)[:120]
-    target = folder / f"{digest}__{source_kind}__{safe_name}"
+    target = inbox / f"{digest}__{source_kind}__{safe_name}"
+    if hints or dirs or folder:
+        _sidecar_path(target).write_text(json.dumps({"hints": hints or {}, "dirs": list(dirs), "folder": folder}))
     if not target.exists():
-        tmp = folder / f".{target.name}.partial"
+        tmp = inbox / f".{target.name}.partial"
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
@@ -57,11 +70,35 @@ def pending(db_path: Path) -> list[QueuedFile]:
     return out
 
 
+def sidecar(item: QueuedFile) -> tuple[Any, tuple[str, ...], bool]:
+    """(hints, folder names, is a zipped result folder) saved with a queued file."""
+    from importers.base import Hints
+
+    side = _sidecar_path(item.path)
+    if not side.exists():
+        return None, (), False
+    try:
+        data = json.loads(side.read_text())
+        return Hints.from_json(data.get("hints")), tuple(map(str, data.get("dirs", []))), bool(data.get("folder"))
+    except (ValueError, TypeError, AttributeError) as e:
+        from joulebench.errors import ResultFileError
+
+        raise ResultFileError(item.original_name, [f"its inbox hints file is damaged ({e})"]) from e
+
+
+def remove(item: QueuedFile) -> None:
+    item.path.unlink()
+    _sidecar_path(item.path).unlink(missing_ok=True)
+
+
 def reject(item: QueuedFile, reason: str) -> Path:
     folder = item.path.parent / REJECTED
     folder.mkdir(exist_ok=True)
     target = folder / item.path.name
     item.path.replace(target)
+    side = _sidecar_path(item.path)
+    if side.exists():
+        side.replace(_sidecar_path(target))
     target.with_name(target.name + ".error.json").write_text(
         json.dumps({"file": item.original_name, "reason": reason}, indent=1)
     )

@@ -10,13 +10,14 @@ from typing import Any
 import duckdb
 import polars as pl
 
+import importers
 from db import inbox, seed
 from db.connection import connect, first_row
 from db.ingest import IngestReport, ingest_loaded
 from db.migrate import apply_migrations
 from joulebench.errors import DatabaseBusyError, ResultFileError
 from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
-from joulebench.resultfile import LoadedResultFile, load_result_bytes
+from joulebench.resultfile import LoadedResultFile
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,14 @@ class Store:
         for item in inbox.pending(self.path):
             data = item.path.read_bytes()
             try:
-                loaded = load_result_bytes(data, item.original_name)
-                report = self.ingest(loaded, item.source_kind)
+                hints, dirs, folder = inbox.sidecar(item)
+                loaded, fmt = _convert(data, item.original_name, hints, dirs, folder)
+                report = self.ingest(loaded, item.source_kind, fmt)
             except ResultFileError as e:
                 inbox.reject(item, e.format_message())
                 reports.append(IngestReport(item.original_name, "", "rejected", message=e.format_message()))
                 continue
-            item.path.unlink()
+            inbox.remove(item)
             reports.append(report)
         return reports
 
@@ -143,27 +145,67 @@ class Store:
         )
 
 
-def import_bytes(data: bytes, name: str, *, db: str | os.PathLike[str] | None = None,
-                 source_kind: str = "upload") -> IngestReport:
-    """Validate, then ingest now, or queue in the inbox when another process holds the database.
+def _convert(data: bytes, name: str, hints: importers.Hints | None, dirs: tuple[str, ...],
+             folder: bool) -> tuple[importers.ImportedFile, str]:
+    """Queued bytes back into a document: a folder source travels as a zip of its files."""
+    if folder:
+        from importers.archive import read_zip
 
-    A file that fails validation raises ResultFileError and touches neither the database
-    nor the inbox.
+        source = importers.Source(name=name, files=read_zip(data, name), dirs=dirs, is_folder=True)
+        return importers.load_source(source, hints)
+    return importers.load(data, name, hints=hints, dirs=dirs)
+
+
+def import_source(source: importers.Source, *, db: str | os.PathLike[str] | None = None,
+                  source_kind: str = "upload", hints: importers.Hints | None = None,
+                  ) -> tuple[IngestReport, importers.ImportedFile]:
+    """Convert (any known format), validate, then ingest now or queue in the inbox.
+
+    A file that fails conversion or validation raises ResultFileError and touches neither
+    the database nor the inbox. A queued file keeps its hints in a sidecar, so draining the
+    inbox converts it with the same code and the same hints.
     """
-    loaded = load_result_bytes(data, name)
+    loaded, fmt = importers.load_source(source, hints)
     path = resolve_db_path(db)
     try:
         with Store.open(path) as store:
-            return store.ingest(loaded, source_kind)
+            return store.ingest(loaded, source_kind, fmt), loaded
     except DatabaseBusyError:
-        queued = inbox.queue(path, data, name, source_kind)
-        return IngestReport(name, loaded.content_sha256, "queued",
-                            message=f"database busy; queued in {queued.path.parent} and ingested on next open")
+        data = _folder_zip(source) if source.is_folder else next(iter(source.files.values()))
+        if fmt == importers.JouleBenchImporter.NAME:  # self-describing: no hints needed
+            queued = inbox.queue(path, data, source.name, source_kind)
+        else:
+            queued = inbox.queue(path, data, source.name, source_kind, hints=hints.to_json() if hints else None,
+                                 dirs=source.dirs, folder=source.is_folder)
+        report = IngestReport(source.name, loaded.content_sha256, "queued",
+                              message=f"database busy; queued in {queued.path.parent} and ingested on next open")
+        return report, loaded
 
 
-def import_file(file: Path, *, db: str | os.PathLike[str] | None = None, source_kind: str = "upload") -> IngestReport:
+def _folder_zip(source: importers.Source) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for rel in sorted(source.files):
+            zf.writestr(zipfile.ZipInfo(rel, (1980, 1, 1, 0, 0, 0)), source.files[rel])
+    return buf.getvalue()
+
+
+def import_bytes(data: bytes, name: str, *, db: str | os.PathLike[str] | None = None,
+                 source_kind: str = "upload", hints: importers.Hints | None = None,
+                 dirs: tuple[str, ...] = ()) -> IngestReport:
+    """Import one file's bytes (any known format); see import_source."""
+    return import_source(importers.Source.single(data, name, dirs), db=db, source_kind=source_kind,
+                         hints=hints)[0]
+
+
+def import_file(file: Path, *, db: str | os.PathLike[str] | None = None, source_kind: str = "upload",
+                hints: importers.Hints | None = None) -> IngestReport:
     try:
         data = file.read_bytes()
     except OSError as e:
         raise ResultFileError(str(file), [f"cannot read the file: {e.strerror}"]) from e
-    return import_bytes(data, file.name, db=db, source_kind=source_kind)
+    dirs = tuple(p for p in file.resolve().parent.parts[-8:] if p not in ("/", ""))
+    return import_bytes(data, file.name, db=db, source_kind=source_kind, hints=hints, dirs=dirs)

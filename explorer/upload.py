@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import importers
 from db import IngestReport, import_bytes
 from joulebench.errors import ResultFileError
-from joulebench.resultfile import load_result_bytes
-
-# Fields a buyer compares on; the preview says which of them a file does not carry at all.
-KEY_FIELDS = ("throughput_sps", "latency_p99_ms", "energy_j", "j_per_sample", "avg_power_w", "energy_boundary")
 
 
 @dataclass
@@ -20,23 +17,26 @@ class Preview:
     devices: list[str] = field(default_factory=list)
     workloads: list[str] = field(default_factory=list)
     missing_fields: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     error: str = ""
 
 
-def preview(name: str, data: bytes) -> Preview:
+def hints(device: str, boundary: str, precision: str, mode: str) -> importers.Hints:
+    """The upload form's answers for what a file cannot say; empty means not given."""
+    return importers.Hints(device=device.strip() or None, boundary=boundary or None,
+                           precision=precision or None, mode=mode or None)
+
+
+def preview(name: str, data: bytes, given: importers.Hints | None = None) -> Preview:
     try:
-        loaded = load_result_bytes(data, name)
+        loaded, fmt = importers.load(data, name, hints=given)
     except ResultFileError as e:
         return Preview(name, error=e.format_message())
-    runs = loaded.document.get("runs", [])
-    metrics = [r.get("metrics") or {} for r in runs]
-    return Preview(
-        name, "joulebench-result", len(runs),
-        sorted({r["device"]["name"] for r in runs}), sorted({r["config"]["workload"] for r in runs}),
-        [f for f in KEY_FIELDS if runs and all(m.get(f) is None for m in metrics)],
-    )
+    runs = loaded.runs
+    return Preview(name, fmt, len(runs), sorted({r["device"]["name"] for r in runs}),
+                   sorted({r["config"]["workload"] for r in runs}), loaded.missing_fields(), list(loaded.warnings))
 
 
-def import_upload(name: str, data: bytes, db: str) -> IngestReport:
+def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None = None) -> IngestReport:
     """Raises ResultFileError for a file that cannot be imported; nothing is imported from it."""
-    return import_bytes(data, name, db=db, source_kind="upload")
+    return import_bytes(data, name, db=db, source_kind="upload", hints=given)

@@ -13,9 +13,6 @@ from joulebench import __version__
 from joulebench.errors import JouleBenchError
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
 
-RESULT_SUFFIXES = (".json", ".json.gz", ".gz")
-
-
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
@@ -24,34 +21,57 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
-def _result_files(paths: Sequence[Path]) -> list[Path]:
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(RESULT_SUFFIXES))
-        else:
-            found.append(path)
-    return found
+def _hints(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from importers import Hints
+
+    return Hints(device=args.device, boundary=args.boundary, precision=args.precision, mode=args.mode,
+                 workload=args.workload, batch_size=args.batch_size)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from db import import_file
+    """Import files, folders and .zip archives of any known format; a table per file."""
+    from db.store import import_source
+    from importers.archive import sources_from_path
     from joulebench.errors import ResultFileError
 
-    files = _result_files(args.paths)
-    if not files:
-        print("no result files found in the given paths", file=sys.stderr)
-        return 2
-    rows, failed = [], 0
-    for file in files:
+    hints = _hints(args)
+    failed = 0
+    tables = 0
+    for path in args.paths:
         try:
-            r = import_file(file, db=args.db, source_kind=args.kind)
-            rows.append((file, r.status, r.runs_added, r.runs_duplicate, r.findings_added, r.message))
+            sources = sources_from_path(path)
         except ResultFileError as e:
             failed += 1
-            rows.append((file, "rejected", 0, 0, 0, "see below"))
             print(e.format_message(), file=sys.stderr)
-    print(_table(("file", "status", "runs added", "duplicate runs", "findings", "note"), rows))
+            continue
+        walked = path.is_dir() or len(sources) > 1
+        for source in sources:
+            try:
+                report, imported = import_source(source, db=args.db, source_kind=args.kind, hints=hints)
+            except ResultFileError as e:
+                if walked and "not a format JouleBench knows" in e.format_message():
+                    print(f"{source.name}: skipped (not a known format)")
+                    continue
+                failed += 1
+                print(f"{source.name}: rejected", file=sys.stderr)
+                print(e.format_message(), file=sys.stderr)
+                continue
+            tables += 1
+            rows = [
+                ("format detected", imported.format),
+                ("status", report.status),
+                ("runs imported", f"{report.runs_added} of {len(imported.runs)}"
+                 + (f" ({report.runs_duplicate} already stored)" if report.runs_duplicate else "")),
+                ("fields missing", ", ".join(imported.missing_fields()) or "none"),
+                ("warnings", "; ".join(imported.warnings) or "none"),
+            ]
+            if report.message:
+                rows.append(("note", report.message))
+            print(f"\n{source.name}")
+            print(_table(("field", "value"), rows))
+    if not tables and not failed:
+        print("no files found in the given paths", file=sys.stderr)
+        return 2
     return 2 if failed else 0
 
 
@@ -104,9 +124,9 @@ def cmd_db_info(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(args.db))})
     env.setdefault("HF_HUB_OFFLINE", "1")
-    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app.py"),
+    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
-           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+           "--server.headless", "true", "--server.fileWatcherType", "none"]
     print(f"JouleBench explorer at http://{args.address}:{args.port} (database {env[DB_ENV_VAR]})")
     return subprocess.call(cmd, env=env, cwd=REPO_ROOT)  # cwd: Streamlit reads .streamlit/config.toml there
 
@@ -119,14 +139,27 @@ def build_parser() -> argparse.ArgumentParser:
     db_help = f"database file (default: ${DB_ENV_VAR}, else the per-user data directory)"
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("import", help="import result files (files or folders)",
-                       description="Import JouleBench result files. Each file is imported whole or not at all; "
-                                   "the same file twice adds nothing. When another process holds the database, "
-                                   "files wait in its inbox and are ingested the next time it is opened.")
-    p.add_argument("paths", nargs="+", type=Path, help="result files (.json, .json.gz) or folders")
+    p = sub.add_parser("import", help="import result files of any known format (files, folders, .zip)",
+                       description="Import result files: JouleBench's own and other tools' (optimum-benchmark, "
+                                   "MLPerf, CodeCarbon, Zeus, ML.ENERGY, Lambda, HF Trainer, dllogger, nvidia-smi, "
+                                   "tegrastats, jtop, tqdm), detected by content. Each file is imported whole or not "
+                                   "at all; the same file twice adds nothing. What a file does not say (device, "
+                                   "measurement boundary, precision, mode) comes from a folder named after it or "
+                                   "from the flags below; nothing is guessed. When another process holds the "
+                                   "database, files wait in its inbox and are ingested the next time it is opened.")
+    p.add_argument("paths", nargs="+", type=Path, help="result files, folders or .zip archives")
     p.add_argument("--db", help=db_help)
     p.add_argument("--kind", choices=("upload", "local"), default="upload",
                    help="provenance recorded for these files (default: upload)")
+    p.add_argument("--device", help="device that ran the files that do not name it, e.g. 'NVIDIA A100-SXM4-40GB'")
+    p.add_argument("--boundary", choices=("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated"),
+                   help="where the power was measured, when the file does not say")
+    p.add_argument("--precision", choices=("fp32", "tf32", "fp16", "bf16", "fp16-weights"),
+                   help="precision, when the file does not say")
+    p.add_argument("--mode", choices=("train", "infer", "idle"),
+                   help="what ran, for files that do not say (power logs, CodeCarbon, tqdm)")
+    p.add_argument("--workload", help="workload name, for files that do not name the model")
+    p.add_argument("--batch-size", type=int, help="batch size, for files that do not say (e.g. tqdm it/s)")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export runs as a result file, or as CSV / Parquet tables",
@@ -157,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost")
     p.set_defaults(func=cmd_app)
+
+
     return parser
 
 

@@ -160,7 +160,8 @@ def validate_document(document: dict[str, Any], name: str) -> None:
         raise ResultFileError(name, [f"nested deeper than {MAX_JSON_DEPTH} levels; not a result file"])
 
     validator = jsonschema.Draft202012Validator(schema())
-    problems = [_describe(e) for e in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))]
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    problems = [_describe(e) for e in errors]
     if not problems:
         problems = _semantic_problems(document)
     if problems:
@@ -181,7 +182,8 @@ def _semantic_problems(document: dict[str, Any]) -> list[str]:
         for j, trace in enumerate(run.get("power_traces", [])):
             t, p = trace["t_s"], trace["power_w"]
             if len(t) != len(p):
-                problems.append(f"{where}.power_traces[{j}]: t_s has {len(t)} values, power_w {len(p)}; they must pair up")
+                problems.append(
+                    f"{where}.power_traces[{j}]: t_s has {len(t)} values, power_w {len(p)}; they must pair up")
             if any(b < a for a, b in zip(t, t[1:])):
                 problems.append(f"{where}.power_traces[{j}].t_s: times must not go backwards; sort the samples")
             if any(not math.isfinite(x) for x in p):

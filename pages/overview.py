@@ -3,7 +3,7 @@
 import streamlit as st
 
 from db.queries import HEADLINE
-from explorer import charts, data
+from explorer import charts, data, nav
 from joulebench.errors import JouleBenchError
 
 st.title("JouleBench")
@@ -23,11 +23,11 @@ cols[1].metric("Devices in catalog", ov.devices)
 cols[2].metric("Sources", ov.sources.height)
 cols[3].metric("Stated ratios (findings)", ov.findings)
 links = st.columns(5)
-links[0].page_link("pages/compare.py", label="Compare devices", icon=":material/bar_chart:")
-links[1].page_link("pages/cost.py", label="Cost & buying guide", icon=":material/payments:")
-links[2].page_link("pages/upload.py", label="Upload results", icon=":material/upload:")
-links[3].page_link("pages/devices.py", label="Device catalog", icon=":material/memory:")
-links[4].page_link("pages/run_detail.py", label="Run detail", icon=":material/search:")
+links[0].page_link(nav.COMPARE, label="Compare devices", icon=":material/bar_chart:")
+links[1].page_link(nav.COST, label="Cost & buying guide", icon=":material/payments:")
+links[2].page_link(nav.UPLOAD, label="Upload results", icon=":material/upload:")
+links[3].page_link(nav.DEVICES, label="Device catalog", icon=":material/memory:")
+links[4].page_link(nav.RUN_DETAIL, label="Run detail", icon=":material/search:")
 if ov.inbox_pending:
     st.warning(f"{ov.inbox_pending} result file(s) wait in the inbox; they are ingested on the next open.")
 

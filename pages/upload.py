@@ -2,19 +2,31 @@
 
 import streamlit as st
 
-from explorer import data, upload
+import importers
+from explorer import data, nav, upload
 from joulebench.errors import JouleBenchError
 
 st.title("Upload results")
 st.write("Drop one or several result files. Each file is imported whole or not at all; a file imported "
          "before adds nothing.")
 files = st.file_uploader("Result files", accept_multiple_files=True, key="files")
+with st.expander("What the files cannot say (used only where a file is silent)"):
+    c = st.columns(4)
+    device = c[0].text_input("Device", key="h_device", placeholder="e.g. A100 80GB")
+    boundary = c[1].selectbox("Measured at", ["", "gpu_board", "jetson_module", "cpu_package", "system", "wall"],
+                              key="h_boundary")
+    precision = c[2].selectbox("Precision", ["", "fp32", "tf32", "fp16", "bf16", "fp16-weights"], key="h_precision")
+    mode = c[3].selectbox("Mode", ["", "train", "infer", "idle"], key="h_mode")
 if not files:
-    st.info("Supported: JouleBench result files (.json, .json.gz), as written by `joulebench run` and "
-            "`joulebench export` or the Compare page's download.")
+    st.info("Known formats: " + "; ".join(importers.known_formats()))
+    st.stop()
+try:
+    given = upload.hints(device, boundary, precision, mode)
+except JouleBenchError as e:
+    st.error(e.format_message())
     st.stop()
 
-previews = [(f, upload.preview(f.name, f.getvalue())) for f in files]
+previews = [(f, upload.preview(f.name, f.getvalue(), given)) for f in files]
 for _file, p in previews:
     with st.container(border=True):
         if p.error:
@@ -24,12 +36,14 @@ for _file, p in previews:
         st.caption(f"Devices: {', '.join(p.devices) or '—'} · Workloads: {', '.join(p.workloads) or '—'}")
         if p.missing_fields:
             st.caption("Not in this file: " + ", ".join(p.missing_fields))
+        for warning in p.warnings:
+            st.caption(f"⚠ {warning}")
 
 importable = [f for f, p in previews if not p.error]
 if importable and st.button(f"Import {len(importable)} file(s)", type="primary"):
     for file in importable:
         try:
-            report = upload.import_upload(file.name, file.getvalue(), data.db_path())
+            report = upload.import_upload(file.name, file.getvalue(), data.db_path(), given)
         except JouleBenchError as e:
             st.error(e.format_message())
             continue
@@ -40,5 +54,5 @@ if importable and st.button(f"Import {len(importable)} file(s)", type="primary")
         else:
             st.success(f"{file.name}: {report.runs_added} run(s) added, {report.runs_duplicate} already present.")
             for run_id in report.run_ids[:20]:
-                st.page_link("pages/run_detail.py", label=f"Run {run_id}", query_params={"run_id": run_id})
+                st.page_link(nav.RUN_DETAIL, label=f"Run {run_id}", query_params={"run_id": run_id})
     data.invalidate()

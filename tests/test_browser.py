@@ -87,7 +87,7 @@ def _wait_text(page, text: str, timeout_ms: int = 60_000) -> None:  # type: igno
 
 
 def _shot(page, path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Screenshot once the app's own navigation has replaced Streamlit's first sketch of the sidebar."""
+    """Screenshot once the navigation is drawn."""
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Cost & buying guide").wait_for()
     page.screenshot(path=str(path), full_page=True)
 

@@ -153,3 +153,17 @@ def test_devices_catalog_and_edit_persists(db: Path) -> None:
     assert row["price_amount"] == 2199.0
     again = _page("devices")
     assert not again.exception
+
+
+def test_upload_another_tools_file_with_a_device_hint(db: Path) -> None:
+    log = FIXTURES / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
+    at = _page("upload")
+    at.file_uploader[0].upload(log.name, log.read_bytes())
+    at.run()
+    assert "does not say which dev" in at.error[0].value  # the form must say what the log cannot
+    at.selectbox(key="h_mode").set_value("infer")
+    at.text_input(key="h_device").set_value("Jetson AGX Orin").run()
+    assert not at.error
+    assert any("jtop" in m.value and "1 run(s)" in m.value for m in at.markdown)
+    at.button[0].click().run()
+    assert f"{log.name}: 1 run(s) added" in at.success[0].value

@@ -1,0 +1,69 @@
+"""Ingest speed for a large power trace: convert + validate + ingest an nvidia-smi log.
+
+    .venv/bin/python benchmarks/ingest_speed.py [--samples 2000000]
+
+Writes a synthetic nvidia-smi CSV (the full query with units in the header and cells, 10 ms
+sampling), imports it into a fresh database through the same path as `joulebench import`,
+and prints samples per second for each stage and end to end. Target: >= 1M samples/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from db import Store  # noqa: E402
+from importers import Hints, load  # noqa: E402
+
+HEADER = (
+    "timestamp, name, uuid, pstate, memory.total [MiB], memory.used [MiB], memory.free [MiB], "
+    "temperature.gpu, utilization.memory [%], utilization.gpu [%], power.management, power.draw [W]\n"
+)
+
+
+def synthetic_log(samples: int) -> bytes:
+    lines = [HEADER]
+    for i in range(samples):
+        ms = i * 10
+        s, ms = divmod(ms, 1000)
+        m, s = divmod(s, 60)
+        h, m = divmod(m, 60)
+        lines.append(
+            f"2024/10/13 {h % 24:02d}:{m:02d}:{s:02d}.{ms:03d}, NVIDIA GeForce GTX 1650, GPU-0000, P0, "
+            f"4096 MiB, 473 MiB, 3427 MiB, 50, 7 %, 25 %, Enabled, {19 + (i % 97) / 10:.2f} W\n"
+        )
+    return "".join(lines).encode()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--samples", type=int, default=2_000_000)
+    args = parser.parse_args()
+    n = min(args.samples, 8_640_000)  # one day at 10 ms keeps the synthetic clock monotonic
+    data = synthetic_log(n)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.duckdb"
+        Store.open(db, seed_reference=False).close()
+        t0 = time.perf_counter()
+        loaded, fmt = load(data, "gpu_power.csv", hints=Hints(mode="train"))
+        t1 = time.perf_counter()
+        with Store.open(db, seed_reference=False) as store:
+            t2 = time.perf_counter()
+            report = store.ingest(loaded, "upload", fmt)
+            t3 = time.perf_counter()
+            stored = store.query("SELECT count(*) AS n FROM power_samples")["n"][0]
+    assert stored == n and report.runs_added == 1
+    print(f"{n:,} samples, {len(data) / 1e6:.0f} MB of nvidia-smi CSV")
+    print(f"convert + validate: {t1 - t0:6.2f} s  {n / (t1 - t0) / 1e6:5.2f} M samples/s")
+    print(f"ingest (DuckDB):    {t3 - t2:6.2f} s  {n / (t3 - t2) / 1e6:5.2f} M samples/s")
+    total = (t1 - t0) + (t3 - t2)
+    print(f"end to end:         {total:6.2f} s  {n / total / 1e6:5.2f} M samples/s (target >= 1.00)")
+
+
+if __name__ == "__main__":
+    main()

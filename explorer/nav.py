@@ -1,0 +1,29 @@
+"""The explorer's pages: one list for app.py's navigation and for links between pages.
+
+Paths are absolute so they resolve the same whether Streamlit started app.py directly or
+through explorer/streamlit_main.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from joulebench.paths import REPO_ROOT
+
+PAGES_DIR = REPO_ROOT / "pages"
+OVERVIEW = PAGES_DIR / "overview.py"
+COMPARE = PAGES_DIR / "compare.py"
+RUN_DETAIL = PAGES_DIR / "run_detail.py"
+UPLOAD = PAGES_DIR / "upload.py"
+COST = PAGES_DIR / "cost.py"
+DEVICES = PAGES_DIR / "devices.py"
+
+# (path, title, icon) in menu order
+PAGES: list[tuple[Path, str, str]] = [
+    (OVERVIEW, "Overview", ":material/home:"),
+    (COMPARE, "Compare", ":material/bar_chart:"),
+    (RUN_DETAIL, "Run detail", ":material/search:"),
+    (UPLOAD, "Upload", ":material/upload:"),
+    (COST, "Cost & buying guide", ":material/payments:"),
+    (DEVICES, "Devices", ":material/memory:"),
+]

@@ -1,0 +1,203 @@
+"""Importers: other tools' result files -> JouleBench result documents v1, one ingest path.
+
+Detection is by content, in a fixed order (`IMPORTERS`); the first importer whose `sniff`
+accepts the file converts it. The document is validated like any result file and ingested by
+`db.ingest.ingest_loaded` with `file_format=<importer NAME>`. The content hash is the SHA-256
+of the original bytes (for a folder: a stable hash over sorted (relative path, bytes)).
+
+    loaded, fmt = importers.load(data, "benchmark.json", hints=Hints(device="A100 80GB"))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from importers.base import Conversion, Hints, Importer, Source
+from importers.codecarbon import CodeCarbonImporter
+from importers.dllogger import DlloggerImporter
+from importers.hf_trainer import HfTrainerImporter
+from importers.joulebench_file import JouleBenchImporter
+from importers.lambda_tables import LambdaImporter
+from importers.mlenergy import MlEnergyImporter
+from importers.mlperf import MlperfImporter
+from importers.optimum import OptimumBenchmarkImporter
+from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
+from importers.tqdm_log import TqdmImporter
+from importers.zeus import ZeusImporter
+from joulebench.errors import ResultFileError
+from joulebench.resultfile import LoadedResultFile, validate_document
+
+# Fixed detection order: the strictest signatures first, free text (tqdm) last.
+IMPORTERS: tuple[Importer, ...] = (
+    JouleBenchImporter(),
+    MlperfImporter(),
+    OptimumBenchmarkImporter(),
+    CodeCarbonImporter(),
+    MlEnergyImporter(),
+    ZeusImporter(),
+    LambdaImporter(),
+    HfTrainerImporter(),
+    DlloggerImporter(),
+    NvidiaSmiImporter(),
+    TegrastatsImporter(),
+    JtopImporter(),
+    TqdmImporter(),
+)
+
+POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME})
+
+__all__ = [
+    "IMPORTERS",
+    "Hints",
+    "ImportedFile",
+    "Importer",
+    "JouleBenchImporter",
+    "Source",
+    "detect",
+    "known_formats",
+    "load",
+    "load_source",
+]
+
+
+@dataclass(frozen=True)
+class ImportedFile(LoadedResultFile):
+    """A validated document plus what the conversion noticed."""
+
+    format: str = ""
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def runs(self) -> list[dict[str, Any]]:
+        runs: list[dict[str, Any]] = self.document.get("runs", [])
+        return runs
+
+    def missing_fields(self) -> list[str]:
+        """Headline fields that no run of the file carries."""
+        wanted = {
+            "throughput_sps": ("metrics",),
+            "j_per_sample": ("metrics",),
+            "energy_j": ("metrics",),
+            "latency_p50_ms": ("metrics",),
+            "precision": ("config",),
+            "batch_size": ("config",),
+        }
+        missing = []
+        for key, (section,) in wanted.items():
+            if not any((run.get(section) or {}).get(key) is not None for run in self.runs):
+                missing.append(key)
+        return missing
+
+
+def known_formats() -> list[str]:
+    return [f"{imp.NAME} ({imp.DESCRIPTION})" for imp in IMPORTERS]
+
+
+def detect(source: Source) -> Importer:
+    """The first importer, in the fixed order, that recognises the content."""
+    for importer in IMPORTERS:
+        if importer.FOLDER != source.is_folder and not getattr(importer, "ALSO_FILES", False):
+            continue
+        try:
+            if importer.sniff(source):
+                return importer
+        except ResultFileError:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+            continue
+    what = "folder" if source.is_folder else "file"
+    raise ResultFileError(
+        source.name, [f"(whole {what}): not a format JouleBench knows; known formats: " + "; ".join(known_formats())]
+    )
+
+
+def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFile, str]:
+    """Detect, convert and validate; raise ResultFileError (and nothing else) on bad input."""
+    hints = hints or Hints()
+    importer = detect(source)
+    if not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None:
+        try:
+            source.data.decode("utf-8")
+            where = "contains NUL bytes"
+        except UnicodeDecodeError as e:
+            where = f"byte {e.start} is not UTF-8"
+        raise ResultFileError(source.name, [f"(whole file): {where}; not a {importer.NAME} text file"])
+    conv = Conversion(source=source, hints=hints, importer=importer)
+    try:
+        document = importer.convert(conv)
+    except ResultFileError:
+        raise
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        AttributeError,
+        OverflowError,
+        RecursionError,
+        ZeroDivisionError,
+    ) as e:  # a shape the importer did not expect: report, never crash
+        raise ResultFileError(
+            source.name, [f"(whole file): not a valid {importer.NAME} file ({type(e).__name__}: {e})"]
+        ) from e
+    _validate(document, source.name)
+    imported = ImportedFile(
+        name=source.name,
+        content_sha256=source.content_sha256,
+        document=document,
+        format=importer.NAME,
+        warnings=tuple(conv.warnings),
+    )
+    return imported, importer.NAME
+
+
+def _validate(document: dict[str, Any], name: str) -> None:
+    """Full schema validation, with long power traces checked in bulk (numpy) instead of item by item.
+
+    A trace an importer built holds only floats; the schema sees its first samples, and the
+    rules for the whole arrays (paired lengths, finite, non-decreasing time) are checked here.
+    """
+    runs = document.get("runs")
+    if not isinstance(runs, list) or not any(isinstance(r, dict) and r.get("power_traces") for r in runs):
+        validate_document(document, name)
+        return
+    import numpy as np
+
+    problems = []
+    shallow_runs = []
+    for i, run in enumerate(runs):
+        traces = run.get("power_traces") if isinstance(run, dict) else None
+        if not isinstance(traces, list):
+            shallow_runs.append(run)
+            continue
+        short = []
+        for j, trace in enumerate(traces):
+            if not isinstance(trace, dict):
+                short.append(trace)
+                continue
+            t, p = trace.get("t_s"), trace.get("power_w")
+            if isinstance(t, list) and isinstance(p, list) and len(t) > 64:
+                where = f"runs[{i}].power_traces[{j}]"
+                try:
+                    tt, pp = np.asarray(t, dtype=float), np.asarray(p, dtype=float)
+                except (TypeError, ValueError):
+                    problems.append(f"{where}: t_s and power_w must hold numbers only")
+                    continue
+                if len(tt) != len(pp):
+                    problems.append(f"{where}: t_s has {len(tt)} values, power_w {len(pp)}; they must pair up")
+                elif not (np.isfinite(tt).all() and np.isfinite(pp).all()):
+                    problems.append(f"{where}: non-finite value")
+                elif np.any(np.diff(tt) < 0):
+                    problems.append(f"{where}.t_s: times must not go backwards; sort the samples")
+                trace = {**trace, "t_s": t[:8], "power_w": p[:8]}
+            short.append(trace)
+        shallow_runs.append({**run, "power_traces": short})
+    if problems:
+        raise ResultFileError(name, problems)
+    validate_document({**document, "runs": shallow_runs}, name)
+
+
+def load(data: bytes, name: str, *, hints: Hints | None = None, dirs: tuple[str, ...] = ()) -> tuple[ImportedFile, str]:
+    """Import the bytes of one file (any known format, gzip allowed)."""
+    return load_source(Source.single(data, name, dirs), hints)

@@ -1,0 +1,162 @@
+"""Turning paths into sources: single files, folders and .zip archives, safely.
+
+A folder or archive is walked; a directory holding an MLPerf `mlperf_log_summary.txt` is
+grouped into one folder source rooted above its run directories (`run_1`, `ranging`,
+`performance`), every other file is its own source. Archives are read in memory only, never
+extracted: members are capped in count and size (total uncompressed bytes too, which stops
+zip bombs), and absolute paths, `..`, links and encrypted members are refused.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from importers.base import Source
+from joulebench.errors import ResultFileError
+
+MAX_MEMBERS = 10_000
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # uncompressed, per archive or folder
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_RATIO = 200  # compressed -> uncompressed, per member
+RUN_DIR = re.compile(r"^(run_\d+|ranging|accuracy|performance|power)$", re.IGNORECASE)
+MLPERF_SUMMARY = "mlperf_log_summary.txt"
+
+
+def _safe_member(name: str, archive: str) -> str:
+    if "\\" in name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        raise ResultFileError(archive, [f"{name!r}: absolute or Windows path in the archive; refused"])
+    parts = PurePosixPath(name).parts
+    if ".." in parts:
+        raise ResultFileError(archive, [f"{name!r}: '..' in an archive path; refused"])
+    return "/".join(p for p in parts if p not in ("", "."))
+
+
+def read_zip(data: bytes, name: str) -> dict[str, bytes]:
+    """Members of a zip archive as {relative path: bytes}, with bomb and traversal protection."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError) as e:
+        raise ResultFileError(name, [f"not a readable zip archive ({e})"]) from e
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise ResultFileError(name, [f"{len(infos)} members; at most {MAX_MEMBERS} are read"])
+        declared = sum(i.file_size for i in infos)
+        if declared > MAX_TOTAL_BYTES:
+            raise ResultFileError(
+                name, [f"unpacks to {declared / 2**20:.0f} MiB; at most {MAX_TOTAL_BYTES // 2**20} MiB are read"]
+            )
+        out: dict[str, bytes] = {}
+        total = 0
+        for info in infos:
+            if info.is_dir():
+                continue
+            rel = _safe_member(info.filename, name)
+            if not rel:
+                continue
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise ResultFileError(name, [f"{rel}: symbolic link in the archive; refused"])
+            if info.flag_bits & 0x1:
+                raise ResultFileError(name, [f"{rel}: encrypted member; refused"])
+            if info.file_size > MAX_MEMBER_BYTES or (
+                info.compress_size
+                and info.file_size / max(info.compress_size, 1) > MAX_RATIO
+                and info.file_size > 1024 * 1024
+            ):
+                raise ResultFileError(
+                    name,
+                    [
+                        f"{rel}: unpacks to {info.file_size} bytes from {info.compress_size}; "
+                        "refused as a possible archive bomb"
+                    ],
+                )
+            try:
+                with zf.open(info) as f:
+                    blob = f.read(info.file_size + 1)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
+                raise ResultFileError(name, [f"{rel}: cannot be read ({e})"]) from e
+            if len(blob) > info.file_size:
+                raise ResultFileError(name, [f"{rel}: larger than its header says; refused"])
+            total += len(blob)
+            if total > MAX_TOTAL_BYTES:
+                raise ResultFileError(name, [f"unpacks to more than {MAX_TOTAL_BYTES // 2**20} MiB; refused"])
+            out[rel] = blob
+        return out
+
+
+def read_folder(folder: Path) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    total = 0
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        rel = path.relative_to(folder).as_posix()
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        if len(out) >= MAX_MEMBERS:
+            raise ResultFileError(str(folder), [f"more than {MAX_MEMBERS} files; import sub-folders separately"])
+        size = path.stat().st_size
+        total += size
+        if size > MAX_MEMBER_BYTES or total > MAX_TOTAL_BYTES:
+            raise ResultFileError(
+                str(folder),
+                [f"{rel}: the folder holds more than {MAX_TOTAL_BYTES // 2**20} MiB; import files separately"],
+            )
+        try:
+            out[rel] = path.read_bytes()
+        except OSError as e:
+            raise ResultFileError(str(folder), [f"{rel}: cannot be read: {e.strerror}"]) from e
+    return out
+
+
+def group(files: dict[str, bytes], top: str, outer_dirs: tuple[str, ...]) -> list[Source]:
+    """Sources from a tree of files: MLPerf result folders grouped, other files one by one."""
+    roots: set[str] = set()
+    for rel in files:
+        parts = rel.split("/")
+        if parts[-1] != MLPERF_SUMMARY:
+            continue
+        dirs = parts[:-1]
+        while dirs and RUN_DIR.match(dirs[-1]):
+            dirs = dirs[:-1]
+        roots.add("/".join(dirs))
+    sources: list[Source] = []
+    claimed: set[str] = set()
+    for root in sorted(roots, key=len):
+        if any(root.startswith(r + "/") for r in roots if r and r != root) or (root and "" in roots):
+            continue
+        prefix = f"{root}/" if root else ""
+        members = {rel[len(prefix) :]: data for rel, data in files.items() if rel.startswith(prefix)}
+        claimed.update(prefix + m for m in members)
+        name = f"{top}/{root}" if root else top
+        dirs = (*outer_dirs, top, *(root.split("/")[:-1] if root else []))
+        sources.append(Source(name=name, files=members, dirs=dirs if root else outer_dirs, is_folder=True))
+    for rel in sorted(files):
+        if rel in claimed:
+            continue
+        parts = rel.split("/")
+        sources.append(Source.single(files[rel], f"{top}/{rel}", (*outer_dirs, top, *parts[:-1])))
+    return sources
+
+
+def sources_from_path(path: Path) -> list[Source]:
+    """One source per file, per MLPerf result folder, per archive member."""
+    outer = tuple(p for p in path.resolve().parent.parts[-8:] if p not in ("/", ""))
+    if path.is_dir():
+        return group(read_folder(path), path.name, outer)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ResultFileError(str(path), [f"cannot read the file: {e.strerror}"]) from e
+    return sources_from_bytes(data, path.name, outer)
+
+
+def sources_from_bytes(data: bytes, name: str, dirs: tuple[str, ...] = ()) -> list[Source]:
+    if data[:4] == b"PK\x03\x04" or (name.lower().endswith(".zip") and data[:2] == b"PK"):
+        stem = name[:-4] if name.lower().endswith(".zip") else name
+        return group(read_zip(data, name), stem, dirs)
+    return [Source.single(data, name, dirs)]

@@ -1,0 +1,450 @@
+"""Shared pieces of the importers: the source, hints, the base class and conversion helpers.
+
+An importer turns a file (or an MLPerf result folder) written by another tool into a
+JouleBench result document v1. Everything downstream (validation, ingest, dedupe) is the
+one ingest path every result file takes.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import Any, ClassVar
+
+from joulebench import __version__
+from joulebench.errors import ResultFileError
+from joulebench.resultfile import MAX_DOCUMENT_BYTES, new_document
+
+MAX_FILE_BYTES = 256 * 1024 * 1024  # one file of another tool's format, after decompression
+BOUNDARIES = ("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp16-weights")
+MODES = ("train", "infer", "idle")
+KINDS = ("gpu", "jetson", "cpu")
+
+# Units: every conversion in one place (the project stores J, W, s, ms and MB = 10^6 bytes).
+J_PER_KWH = 3.6e6
+MS_PER_NS = 1e-6
+MS_PER_S = 1e3
+W_PER_MW = 1e-3
+MB_PER_MIB = 1.048576
+MB_PER_BYTE = 1e-6
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What a file cannot say, given by the user (CLI flags, upload form). Never guessed."""
+
+    device: str | None = None
+    device_kind: str | None = None  # gpu | jetson | cpu; inferred from the device name when absent
+    boundary: str | None = None
+    precision: str | None = None
+    mode: str | None = None
+    workload: str | None = None
+    batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.boundary is not None and self.boundary not in BOUNDARIES:
+            problems.append(f"--boundary: {self.boundary!r} is not one of {', '.join(BOUNDARIES)}")
+        if self.precision is not None and self.precision not in PRECISIONS:
+            problems.append(f"--precision: {self.precision!r} is not one of {', '.join(PRECISIONS)}")
+        if self.mode is not None and self.mode not in MODES:
+            problems.append(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
+        if self.device_kind is not None and self.device_kind not in KINDS:
+            problems.append(f"--device-kind: {self.device_kind!r} is not one of {', '.join(KINDS)}")
+        if self.batch_size is not None and (not isinstance(self.batch_size, int) or self.batch_size < 1):
+            problems.append(f"--batch-size: {self.batch_size!r} must be an integer of at least 1")
+        if self.device is not None and not (0 < len(self.device.strip()) <= 200):
+            problems.append("--device: give a device name of 1 to 200 characters")
+        if problems:
+            raise ResultFileError("hints", problems)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Hints:
+        data = data or {}
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+    def __bool__(self) -> bool:
+        return bool(self.to_json())
+
+
+@dataclass
+class Source:
+    """Bytes to import: one file, or a folder's files keyed by relative path ('/'-separated).
+
+    `dirs` are the names of the folders the file (or folder) sat in, outermost first; they are
+    used only for path hints that are reliable (a folder named after a device or precision).
+    """
+
+    name: str
+    files: dict[str, bytes]
+    dirs: tuple[str, ...] = ()
+    is_folder: bool = False
+
+    @classmethod
+    def single(cls, data: bytes, name: str, dirs: tuple[str, ...] = ()) -> Source:
+        return cls(name=name, files={name.rsplit("/", 1)[-1]: data}, dirs=dirs)
+
+    @cached_property
+    def data(self) -> bytes:
+        """The (decompressed) bytes of a single-file source."""
+        if self.is_folder:
+            return b""
+        raw = next(iter(self.files.values()))
+        return decompress(raw, self.name)
+
+    @cached_property
+    def text(self) -> str | None:
+        """The file as text, or None when it is not UTF-8 (or latin-1 decodable) text."""
+        data = self.data
+        if b"\x00" in data:
+            return None
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return None
+
+    @cached_property
+    def head(self) -> str:
+        """The first 16 KB as text (for sniffing without decoding a large file); '' for binary data."""
+        data = self.data[:16384]
+        if b"\x00" in data[:4096]:
+            return ""
+        text = data.decode("utf-8-sig", errors="replace")
+        return "" if text.count("\ufffd") > 8 else text
+
+    @cached_property
+    def json(self) -> Any:
+        """The parsed JSON document, or None when the file is not JSON."""
+        text = self.text
+        if text is None or text.lstrip()[:1] not in ("{", "["):
+            return None
+        try:
+            return json.loads(text, parse_constant=lambda c: None)
+        except (ValueError, RecursionError):
+            return None
+
+    @cached_property
+    def content_sha256(self) -> str:
+        if not self.is_folder:
+            return hashlib.sha256(next(iter(self.files.values()))).hexdigest()
+        return folder_sha256(self.files)
+
+    @property
+    def base_name(self) -> str:
+        return self.name.rstrip("/").rsplit("/", 1)[-1]
+
+
+def folder_sha256(files: dict[str, bytes]) -> str:
+    """A stable hash over sorted (relative path, bytes) pairs."""
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        data = files[rel]
+        h.update(rel.encode() + b"\x00" + str(len(data)).encode() + b"\x00")
+        h.update(data)
+    return h.hexdigest()
+
+
+def decompress(data: bytes, name: str) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            out = f.read(MAX_FILE_BYTES + 1)
+    except (OSError, EOFError, ValueError) as e:
+        raise ResultFileError(name, [f"gzip data is corrupt or truncated ({e})"]) from e
+    if len(out) > MAX_FILE_BYTES:
+        raise ResultFileError(name, [f"decompresses to more than {MAX_FILE_BYTES // 2**20} MiB; split it"])
+    return out
+
+
+@dataclass
+class Conversion:
+    """State of one conversion: the source, the hints, the warnings collected on the way."""
+
+    source: Source
+    hints: Hints
+    importer: Importer
+    warnings: list[str] = field(default_factory=list)
+    tool_version: str | None = None
+
+    def fail(self, where: str, reason: str) -> ResultFileError:
+        """An error naming the file, the line or field, and the reason (raise it)."""
+        return ResultFileError(self.source.name, [f"{where}: {reason}"])
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def run_id(self, index: int | str) -> str:
+        """Stable: the same bytes give the same run ids, so a re-import adds nothing."""
+        return f"{self.importer.NAME}:{self.source.content_sha256[:20]}:{index}"
+
+    # --- hints ---------------------------------------------------------------------------
+    def device(
+        self, from_file: str | None, kind: str | None = None, where: str = "device", memory_gb: float | None = None
+    ) -> dict[str, Any]:
+        """The run's device: the file's own name, else a reliable path component, else --device.
+
+        A file that does not say which device ran it, in a path that does not either, needs
+        --device: the importer never guesses.
+        """
+        name = clean_str(from_file)
+        if not name:
+            name = device_from_path(self.source.dirs) or None
+            if name:
+                self.warn(f"device {name!r} taken from the folder name")
+        if not name and self.hints.device:
+            name = self.hints.device.strip()
+        if not name:
+            raise self.fail(
+                where,
+                "the file does not say which device ran it; pass --device NAME (or choose the device "
+                "on the upload form), or keep the file in a folder named after the device",
+            )
+        kind = self.hints.device_kind or kind or kind_of_device(name)
+        device: dict[str, Any] = {"name": name[:200], "kind": kind}
+        if memory_gb:
+            device["memory_gb"] = memory_gb
+        return device
+
+    def precision(self, from_file: str | None) -> str | None:
+        if from_file:
+            return from_file
+        from_path = precision_from_path(self.source.dirs)
+        if from_path:
+            return from_path
+        return self.hints.precision
+
+    def boundary(self, default: str | None) -> str | None:
+        return self.hints.boundary or default
+
+    def mode(self, from_file: str | None, where: str = "mode") -> str:
+        mode = from_file or self.hints.mode
+        if not mode:
+            raise self.fail(
+                where,
+                "the file does not say whether it measured training, inference or idle; pass --mode train|infer|idle",
+            )
+        return mode
+
+    def document(self, runs: list[dict[str, Any]], *, created_at: str | None = None) -> dict[str, Any]:
+        if not runs:
+            raise self.fail("(whole file)", "no runs found in it")
+        doc = new_document(
+            runs, producer_version=__version__, created_at=created_at or datetime.now(UTC).isoformat(timespec="seconds")
+        )
+        doc["producer"] = {"tool": self.importer.TOOL, "version": self.tool_version}
+        return doc
+
+
+class Importer:
+    """One format family. Subclasses set NAME, TOOL and DESCRIPTION and implement both methods."""
+
+    NAME: ClassVar[str] = ""
+    TOOL: ClassVar[str] = ""
+    DESCRIPTION: ClassVar[str] = ""
+    FOLDER: ClassVar[bool] = False  # reads a folder of files rather than one file
+
+    def sniff(self, source: Source) -> bool:
+        """True when the content (not the file name alone) is of this format."""
+        raise NotImplementedError
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        """Return a JouleBench result document v1; raise ResultFileError on bad data."""
+        raise NotImplementedError
+
+
+# --- value helpers ------------------------------------------------------------------------
+
+_NUM = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+
+
+def clean_str(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def num(value: Any, where: str | None = None, conv: Conversion | None = None) -> float | None:
+    """A finite number, or None for empty cells; a malformed number raises when `conv` is given."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    text = str(value).strip()
+    if text == "" or text.lower() in ("nan", "n/a", "na", "none", "null", "-", "[n/a]", "[not supported]"):
+        return None
+    text = re.sub(r"\s*(W|mW|MiB|MB|GB|%|s|ms|ns|J|kWh|img/s|it/s|samples/s)$", "", text)
+    if not _NUM.match(text):
+        if conv is not None and where is not None:
+            raise conv.fail(where, f"{str(value)[:60]!r} is not a number")
+        return None
+    out = float(text)
+    return out if math.isfinite(out) else None
+
+
+def positive(value: float | None) -> float | None:
+    return value if value is not None and value > 0 else None
+
+
+def pos_int(value: Any) -> int | None:
+    v = num(value)
+    if v is None or v < 1 or v != int(v) or v > 2**62:
+        return None
+    return int(v)
+
+
+def energy_metrics(
+    energy_j: float | None,
+    *,
+    examples: float | None = None,
+    duration_s: float | None = None,
+    boundary: str | None,
+    method: str | None,
+    what: str = "energy",
+    flags: list[str] | None = None,
+) -> dict[str, Any]:
+    """energy_j, j_per_sample, avg_power_w; zero or negative energy becomes missing with a reason."""
+    out: dict[str, Any] = {}
+    if energy_j is None:
+        return out
+    if energy_j <= 0:
+        out["energy_missing_reason"] = (
+            f"the file reports {what} of {energy_j:g} J (zero or negative); not a measurement"
+        )
+        if flags is not None:
+            flags.append("energy_nonpositive")
+        return out
+    out.update(energy_j=energy_j, energy_boundary=boundary, energy_method=method)
+    if examples:
+        out["j_per_sample"] = energy_j / examples
+    if duration_s:
+        out["avg_power_w"] = energy_j / duration_s
+    return out
+
+
+def integrate_j(t_s: list[float], power_w: list[float]) -> float:
+    """Energy as sum of P_i * dt_i (left Riemann sum over the sample intervals)."""
+    total = 0.0
+    for i in range(len(t_s) - 1):
+        dt = t_s[i + 1] - t_s[i]
+        if dt > 0:
+            total += power_w[i] * dt
+    return total
+
+
+def read_csv(conv: Conversion, text: str, *, delimiter: str = ",") -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Header (stripped) and (line number, cells stripped) rows; blank lines skipped."""
+    try:
+        reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+        rows = [(reader.line_num, [c.strip() for c in row]) for row in reader if any(c.strip() for c in row)]
+    except csv.Error as e:
+        raise conv.fail("CSV", f"cannot be read: {e}") from e
+    if not rows:
+        raise conv.fail("line 1", "the file is empty")
+    header = rows[0][1]
+    while header and header[-1] == "":
+        header = header[:-1]
+    return header, rows[1:]
+
+
+def cell(header: list[str], row: list[str], name: str) -> str | None:
+    try:
+        i = header.index(name)
+    except ValueError:
+        return None
+    return row[i] if i < len(row) and row[i] != "" else None
+
+
+def parse_time(value: str | None, formats: tuple[str, ...]) -> datetime | None:
+    if not value:
+        return None
+    text = value.strip()
+    for fmt in formats:
+        try:
+            return datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def iso_utc(value: datetime | None) -> str | None:
+    """ISO text for a time that carries its zone; naive times (zone unknown) are not stored."""
+    if value is None or value.tzinfo is None:
+        return None
+    return value.astimezone(UTC).isoformat()
+
+
+# --- path hints ---------------------------------------------------------------------------
+
+_DEVICE_DIR = re.compile(
+    r"^(nvidia[ _-]?)?("
+    r"(tesla[ _-]?)?[abhlkptv]\d{1,3}[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
+    r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
+    r"|(quadro[ _-]?)?rtx[ _-]?a?\d{4}([ _-]?ada)?"
+    r"|titan[ _-]?(rtx|v|xp?)"
+    r"|(jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)([ _-]?(nx|nano|agx))?([ _-]?\d{1,2}gb?)?"
+    r"|jetson[ _-]?(nano|tx1|tx2)([ _-]?\d{1,2}gb?)?"
+    r")$",
+    re.IGNORECASE,
+)
+_PRECISION_IN_DIR = re.compile(r"(?:^|[^a-z0-9])(fp32|tf32|fp16|bf16)(?:[^a-z0-9]|$)", re.IGNORECASE)
+
+
+def device_from_path(dirs: tuple[str, ...]) -> str | None:
+    """The innermost folder whose whole name is a device name (e.g. A100-80GB, RTX3090, jetson-nano)."""
+    for part in reversed(dirs):
+        if _DEVICE_DIR.match(part.strip()):
+            return part.strip()
+    return None
+
+
+def precision_from_path(dirs: tuple[str, ...]) -> str | None:
+    """A precision named in a folder (optimum-benchmark sweeps name folders 'fp16-batch_size(1)-...')."""
+    for part in reversed(dirs):
+        found = {m.lower() for m in _PRECISION_IN_DIR.findall(part)}
+        if len(found) == 1:
+            return found.pop()
+    return None
+
+
+def int_from_path(dirs: tuple[str, ...], key: str) -> int | None:
+    """`key(N)` or `key=N` in a folder name, as hydra sweeps write them."""
+    pattern = re.compile(rf"(?:^|[^a-z_]){re.escape(key)}[(=](\d+)\)?", re.IGNORECASE)
+    for part in reversed(dirs):
+        m = pattern.search(part)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def kind_of_device(name: str) -> str:
+    low = name.lower()
+    if any(k in low for k in ("jetson", "orin", "xavier", "tegra")) or re.search(r"\bnano\b", low):
+        return "jetson"
+    if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton")) and not any(
+        k in low for k in ("nvidia", "radeon", "instinct", "gpu")
+    ):
+        return "cpu"
+    return "gpu"
+
+
+def check_size(data: bytes, name: str) -> None:
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ResultFileError(name, [f"larger than {MAX_DOCUMENT_BYTES // 2**20} MiB; split it"])

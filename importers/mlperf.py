@@ -1,0 +1,342 @@
+"""MLPerf Inference results: a result folder, or its mlperf_log_summary.txt alone.
+
+A folder holds run directories (`run_1`, ...) with `mlperf_log_summary.txt`, optionally
+`mlperf_log_detail.txt` (`:::MLLOG {json}` lines) and `spl.txt` (PTDaemon power samples),
+plus the submitter's system description JSON. Ranging runs (a `ranging` folder) are the
+power analyzer's range-finding pass and are excluded, as are accuracy runs. Latencies are in
+ns (stored in ms). Power is trimmed to the power_begin/power_end window of the detail log;
+on multi-channel analyzers the first Watts field is already the total.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from importers.base import (
+    MS_PER_NS,
+    Conversion,
+    Importer,
+    Source,
+    clean_str,
+    energy_metrics,
+    num,
+    pos_int,
+)
+
+SUMMARY = "mlperf_log_summary.txt"
+DETAIL = "mlperf_log_detail.txt"
+POWER = "spl.txt"
+EXCLUDED_DIRS = {"ranging", "accuracy"}
+BENCHMARKS = (
+    "resnet50",
+    "retinanet",
+    "ssd-mobilenet",
+    "ssd-resnet34",
+    "bert-99.9",
+    "bert-99",
+    "rnnt",
+    "3d-unet-99.9",
+    "3d-unet-99",
+    "3d-unet",
+    "dlrm-v2-99.9",
+    "dlrm-v2-99",
+    "dlrm-99.9",
+    "dlrm-99",
+    "gptj-99.9",
+    "gptj-99",
+    "llama2-70b-99.9",
+    "llama2-70b-99",
+    "llama3.1-405b",
+    "mixtral-8x7b",
+    "stable-diffusion-xl",
+)
+_LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
+_PTD_TIME = "%m-%d-%Y %H:%M:%S.%f"
+
+
+def _summary_fields(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if m and not line.lstrip().startswith("*"):
+            out.setdefault(m.group(1).strip(), m.group(2))
+    return out
+
+
+def _is_summary(text: str) -> bool:
+    return "MLPerf Results Summary" in text[:400] and "Scenario" in text
+
+
+class MlperfImporter(Importer):
+    NAME = "mlperf-inference"
+    TOOL = "mlperf-loadgen"
+    DESCRIPTION = "MLPerf Inference result folder or mlperf_log_summary.txt"
+    FOLDER = True
+    ALSO_FILES = True
+
+    def sniff(self, source: Source) -> bool:
+        if source.is_folder:
+            return any(p.rsplit("/", 1)[-1] == SUMMARY for p in source.files)
+        return _is_summary(source.head)
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        src = conv.source
+        if not src.is_folder:
+            return conv.document([self._run(conv, src.name, src.text or "", None, None, 0, ())])
+        system = self._system(conv)
+        runs = []
+        run_dirs = sorted(
+            {p.rsplit("/", 1)[0] if "/" in p else "" for p in src.files if p.rsplit("/", 1)[-1] == SUMMARY}
+        )
+        skipped = []
+        for d in run_dirs:
+            parts = tuple(x for x in d.split("/") if x)
+            if EXCLUDED_DIRS & {x.lower() for x in parts}:
+                skipped.append(d)
+                continue
+            prefix = f"{d}/" if d else ""
+            summary = self._text(conv, prefix + SUMMARY)
+            detail = self._text(conv, prefix + DETAIL) if prefix + DETAIL in src.files else None
+            power = self._text(conv, prefix + POWER) if prefix + POWER in src.files else None
+            run = self._run(
+                conv,
+                f"{src.name}/{prefix}{SUMMARY}",
+                summary,
+                detail,
+                power,
+                len(runs),
+                parts,
+                system,
+                detail_name=f"{src.name}/{prefix}{DETAIL}",
+                power_name=f"{src.name}/{prefix}{POWER}",
+            )
+            if run is not None:
+                runs.append(run)
+        if skipped:
+            conv.warn(f"excluded {len(skipped)} ranging/accuracy run(s): {', '.join(skipped)}")
+        return conv.document(runs)
+
+    # --- parts -------------------------------------------------------------------------------
+    def _text(self, conv: Conversion, rel: str) -> str:
+        data = conv.source.files[rel]
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise conv.fail(rel, f"not UTF-8 text (byte {e.start})") from e
+
+    def _system(self, conv: Conversion) -> dict[str, Any] | None:
+        for rel in sorted(conv.source.files):
+            if not rel.endswith(".json"):
+                continue
+            try:
+                doc = json.loads(conv.source.files[rel].decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                continue
+            if isinstance(doc, dict) and "accelerator_model_name" in doc:
+                return doc
+        conv.warn("no system description JSON (accelerator_model_name) in the folder")
+        return None
+
+    def _workload(self, conv: Conversion, parts: tuple[str, ...]) -> str:
+        tokens: list[str] = []
+        for part in (*conv.source.dirs, conv.source.base_name, *parts):
+            tokens += [t.lower() for t in re.split(r"[_/\s]+", part)]
+        for name in BENCHMARKS:
+            if name in tokens:
+                return name
+        if conv.hints.workload:
+            return conv.hints.workload
+        conv.warn("benchmark name not found in the folder names; workload stored as 'unknown' (pass --workload)")
+        return "unknown"
+
+    def _run(
+        self,
+        conv: Conversion,
+        name: str,
+        summary: str,
+        detail: str | None,
+        power: str | None,
+        index: int,
+        parts: tuple[str, ...],
+        system: dict[str, Any] | None = None,
+        detail_name: str = "",
+        power_name: str = "",
+    ) -> dict[str, Any] | None:
+        if not _is_summary(summary):
+            raise conv.fail(name, "not an MLPerf results summary ('MLPerf Results Summary' header missing)")
+        f = _summary_fields(summary)
+        scenario = clean_str(f.get("Scenario"))
+        if not scenario:
+            raise conv.fail(f"{name}: Scenario", "missing")
+        if (f.get("Mode") or "").strip() == "AccuracyOnly":
+            conv.warn(f"{name}: accuracy run skipped")
+            return None
+        details = _detail(conv, detail, detail_name) if detail else {}
+        spq = pos_int(f.get("samples_per_query")) or pos_int(details.get("effective_samples_per_query")) or 1
+        if scenario == "Offline":
+            sps = num(f.get("Samples per second"), f"{name}: Samples per second", conv)
+        elif scenario == "Server":
+            sps = num(f.get("Completed samples per second"), f"{name}: Completed samples per second", conv) or num(
+                f.get("Scheduled samples per second"), f"{name}: Scheduled samples per second", conv
+            )
+        else:
+            qps = num(f.get("QPS w/ loadgen overhead"), f"{name}: QPS w/ loadgen overhead", conv)
+            sps = qps * spq if qps else None
+        flags: list[str] = []
+        validity = clean_str(f.get("Result is"))
+        if validity and validity != "VALID":
+            flags.append("mlperf_result_invalid")
+        metrics: dict[str, Any] = {"throughput_sps": sps if sps and sps > 0 else None}
+        for key, field in (
+            ("Mean latency (ns)", "latency_avg_ms"),
+            ("50.00 percentile latency (ns)", "latency_p50_ms"),
+            ("90.00 percentile latency (ns)", "latency_p90_ms"),
+            ("95.00 percentile latency (ns)", "latency_p95_ms"),
+            ("99.00 percentile latency (ns)", "latency_p99_ms"),
+            ("Max latency (ns)", "latency_max_ms"),
+        ):
+            v = num(f.get(key), f"{name}: {key}", conv)
+            if v is not None and v >= 0:
+                metrics[field] = v * MS_PER_NS
+        queries = pos_int(details.get("result_query_count"))
+        if queries:
+            metrics["examples"] = queries * spq
+        device = self._device(conv, system)
+        config: dict[str, Any] = {
+            "workload": self._workload(conv, parts),
+            "mode": "infer",
+            "precision": conv.precision(None),
+            "gpu_count": device.pop("_count", None),
+            "tag": f"MLPerf {scenario}",
+        }
+        run: dict[str, Any] = {
+            "run_id": conv.run_id(index),
+            "status": "ok",
+            "device": device,
+            "config": config,
+            "metrics": metrics,
+            "flags": flags,
+        }
+        m = re.match(r"run_(\d+)$", parts[-1] if parts else "")
+        if m:
+            config["repeat_index"] = int(m.group(1)) - 1
+        if system:
+            run["environment"] = {
+                "system_name": clean_str(system.get("system_name")),
+                "framework": clean_str(system.get("framework")),
+                "os": clean_str(system.get("operating_system")),
+                "cpu_model": clean_str(system.get("host_processor_model_name")),
+            }
+        if power is not None:
+            self._power(conv, run, power, power_name, details, flags)
+        elif device["kind"] != "cpu":
+            metrics["energy_missing_reason"] = "no spl.txt power log in the result folder (performance-only submission)"
+        notes = [f"SUT {f.get('SUT name', '?')}", f"scenario {scenario}", f"result {validity or '?'}"]
+        run["notes"] = "MLPerf Inference: " + ", ".join(notes)
+        conv.tool_version = conv.tool_version or clean_str(details.get("loadgen_version"))
+        return run
+
+    def _device(self, conv: Conversion, system: dict[str, Any] | None) -> dict[str, Any]:
+        if system:
+            count = pos_int(system.get("accelerators_per_node"))
+            nodes = pos_int(system.get("number_of_nodes")) or 1
+            accel = clean_str(system.get("accelerator_model_name"))
+            if count and accel:
+                device = conv.device(accel)
+                device["_count"] = count * nodes
+                return device
+            cpu = clean_str(system.get("host_processor_model_name"))
+            if cpu:
+                return conv.device(cpu, "cpu")
+        return conv.device(None, where="system description JSON")
+
+    def _power(
+        self, conv: Conversion, run: dict[str, Any], text: str, name: str, details: dict[str, Any], flags: list[str]
+    ) -> None:
+        times, watts = _spl(conv, text, name)
+        begin = _ptd_time(details.get("power_begin"))
+        end = _ptd_time(details.get("power_end"))
+        metrics = run["metrics"]
+        if begin is None or end is None or end <= begin:
+            metrics["energy_missing_reason"] = (
+                "no power_begin/power_end window in mlperf_log_detail.txt; "
+                "the power log cannot be trimmed to the measured run"
+            )
+            flags.append("power_window_unknown")
+            return
+        kept = [(t, w) for t, w in zip(times, watts) if begin <= t <= end]
+        if len(kept) < 2:
+            metrics["energy_missing_reason"] = f"{name}: fewer than 2 power samples inside the power window"
+            return
+        duration_s = (end - begin).total_seconds()
+        avg_w = sum(w for _, w in kept) / len(kept)
+        run["power_traces"] = [
+            {
+                "domain": "wall",
+                "boundary": conv.boundary("wall"),
+                "method": "sampled",
+                "t_s": [(t - begin).total_seconds() for t, _ in kept],
+                "power_w": [w for _, w in kept],
+            }
+        ]
+        metrics["duration_s"] = duration_s
+        metrics.update(
+            energy_metrics(
+                avg_w * duration_s,
+                examples=metrics.get("examples"),
+                duration_s=duration_s,
+                boundary=conv.boundary("wall"),
+                method="sampled",
+                flags=flags,
+            )
+        )
+        if "j_per_sample" not in metrics and metrics.get("throughput_sps") and "energy_j" in metrics:
+            metrics["j_per_sample"] = avg_w / metrics["throughput_sps"]
+
+
+def _ptd_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.strptime(value.strip(), _PTD_TIME)
+    except ValueError:
+        return None
+
+
+def _detail(conv: Conversion, text: str, name: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.startswith(":::MLLOG"):
+            continue
+        try:
+            entry = json.loads(line[len(":::MLLOG") :])
+        except (ValueError, RecursionError) as e:
+            raise conv.fail(f"{name}: line {lineno}", f"':::MLLOG' line is not valid JSON ({e})") from e
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str):
+            out.setdefault(entry["key"], entry.get("value"))
+    return out
+
+
+def _spl(conv: Conversion, text: str, name: str) -> tuple[list[datetime], list[float]]:
+    times: list[datetime] = []
+    watts: list[float] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split(",")
+        if len(fields) < 4 or fields[0] != "Time" or fields[2] != "Watts":
+            raise conv.fail(f"{name}: line {lineno}", "expected 'Time,<MM-DD-YYYY HH:MM:SS.fff>,Watts,<W>,...'")
+        t = _ptd_time(fields[1])
+        w = num(fields[3])
+        if t is None or w is None:
+            raise conv.fail(
+                f"{name}: line {lineno}", f"bad time or Watts value ({fields[1][:30]!r}, {fields[3][:20]!r})"
+            )
+        if w < 0:
+            continue  # the analyzer reports -1 when it has no reading
+        times.append(t)
+        watts.append(w)
+    return times, watts

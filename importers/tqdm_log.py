@@ -1,0 +1,75 @@
+"""tqdm progress output (e.g. a Trainer's stdout): the rate of each completed bar in it/s.
+
+Each bar that reaches its total (`1563/1563 [01:36<00:00, 16.14it/s]`) becomes a run with
+iterations_per_s; throughput in samples/s needs the batch size (--batch-size), and is then
+stated as derived. Carriage-return refreshes are read like lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from importers.base import Conversion, Importer, Source, positive
+
+_BAR = re.compile(r"(\d+)/(\d+) \[(?:(\d+):)?(\d+):(\d+)<[^,\]]*,\s*([\d.]+)(it/s|s/it)")
+
+
+def _progress_lines(text: str) -> list[str]:
+    return [p for line in text.splitlines() for p in line.split("\r") if p.strip()]
+
+
+class TqdmImporter(Importer):
+    NAME = "tqdm"
+    TOOL = "tqdm"
+    DESCRIPTION = "tqdm progress lines with it/s"
+
+    def sniff(self, source: Source) -> bool:
+        return source.text is not None and bool(_BAR.search(source.text[:262144]))
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        text = conv.source.text or ""
+        finished = []
+        for part in _progress_lines(text):
+            for m in _BAR.finditer(part):
+                n, total = int(m.group(1)), int(m.group(2))
+                if n == total and n > 0:
+                    finished.append(m)
+        if not finished:
+            raise conv.fail("(whole file)", "no completed progress bar (n/n [elapsed<remaining, rate it/s])")
+        runs = []
+        device = conv.device(None, where="(whole file; tqdm output does not name the device)")
+        mode = conv.mode(None, "(whole file; tqdm output does not say whether it trained or inferred)")
+        seen: set[str] = set()
+        for m in finished:
+            if m.group(0) in seen:
+                continue
+            seen.add(m.group(0))
+            rate = float(m.group(6))
+            it_s = rate if m.group(7) == "it/s" else (1 / rate if rate > 0 else None)
+            elapsed = int(m.group(3) or 0) * 3600 + int(m.group(4)) * 60 + int(m.group(5))
+            metrics: dict[str, Any] = {
+                "iterations_per_s": positive(it_s),
+                "duration_s": positive(float(elapsed)),
+                "optimizer_steps": int(m.group(2)) if mode == "train" else None,
+            }
+            if conv.hints.batch_size and it_s:
+                metrics["throughput_sps"] = it_s * conv.hints.batch_size
+                metrics["throughput_derivation"] = "iterations_per_s x batch_size"
+            runs.append(
+                {
+                    "run_id": conv.run_id(len(runs)),
+                    "status": "ok",
+                    "device": dict(device),
+                    "config": {
+                        "workload": conv.hints.workload or "unknown",
+                        "mode": mode,
+                        "precision": conv.precision(None),
+                        "batch_size": conv.hints.batch_size,
+                        "repeat_index": len(runs),
+                    },
+                    "metrics": metrics,
+                    "notes": f"tqdm bar: {m.group(0)}",
+                }
+            )
+        return conv.document(runs)

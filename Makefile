@@ -31,6 +31,7 @@ browser:
 	  else echo "browser tests need Chromium: run 'sudo apt-get install chromium'"; exit 1; fi; }
 
 test: setup browser
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 lint: setup

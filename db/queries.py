@@ -21,7 +21,8 @@ def runs_for_chart(store: Store, *, workload: str, mode: str, precision: str, se
     return store.query(
         "SELECT r.run_id, r.device_name || coalesce(' (' || e.system_name || ')', '') AS device_name, "
         "r.batch_size, r.throughput_sps, r.latency_p99_ms, r.citation "
-        "FROM runs r LEFT JOIN environments e USING (env_id) WHERE r.status = 'ok' AND r.throughput_sps IS NOT NULL AND r.workload = ? "
+        "FROM runs r LEFT JOIN environments e USING (env_id) "
+        "WHERE r.status = 'ok' AND r.throughput_sps IS NOT NULL AND r.workload = ? "
         "AND r.mode = ? AND r.precision = ? AND r.seq_len = ? AND coalesce(r.gpu_count, 1) = 1 "
         "ORDER BY r.device_name, r.batch_size",
         [workload, mode, precision, seq_len])
@@ -46,7 +47,8 @@ _RUN_COLUMNS = """
 def runs_table(store: Store) -> pl.DataFrame:
     return store.query(
         f"SELECT {_RUN_COLUMNS} FROM runs r JOIN devices d USING (device_name) "
-        "JOIN sources s USING (source_id) LEFT JOIN environments e USING (env_id) ORDER BY r.device_name, r.workload, r.batch_size")
+        "JOIN sources s USING (source_id) LEFT JOIN environments e USING (env_id) "
+        "ORDER BY r.device_name, r.workload, r.batch_size")
 
 
 def run_detail(store: Store, run_id: str) -> dict | None:

@@ -1,4 +1,4 @@
-"""The `joulebench` command line: import, export, db info, app."""
+"""The `joulebench` command line: import, export, db info, app, run, workloads."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from joulebench import __version__
 from joulebench.errors import JouleBenchError
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
+
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
@@ -191,12 +192,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", default="localhost")
     p.set_defaults(func=cmd_app)
 
+    from runner.cli import add_subcommands as add_runner_subcommands  # run, workloads
 
+    add_runner_subcommands(sub, db_help)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run_parser(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
+    """Parse and dispatch; the project's errors become a message and an exit code, no traceback."""
+    args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except JouleBenchError as e:
@@ -205,6 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_parser(build_parser(), argv)
 
 
 if __name__ == "__main__":

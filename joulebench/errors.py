@@ -4,6 +4,7 @@ JouleBenchError
  +-- ResultFileError      a result file cannot be read or does not match the schema
  +-- DatabaseBusyError    another process holds the DuckDB file
  +-- DatabaseError        the database is missing, damaged or from a newer JouleBench
+ +-- RunConfigError       `joulebench run` options that cannot work (checked before anything runs)
 
 Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
 """
@@ -53,3 +54,19 @@ class DatabaseError(JouleBenchError):
 
     exit_code = 4
     title = "Database error"
+
+
+class RunConfigError(JouleBenchError):
+    """Run options that cannot work: each problem names the option and the valid values."""
+
+    exit_code = 2
+    title = "Invalid run options"
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__(self.format_message())
+
+    def format_message(self) -> str:
+        if len(self.problems) == 1:
+            return self.problems[0]
+        return "invalid run options:\n" + "\n".join(f"  {p}" for p in self.problems)

@@ -1,0 +1,5 @@
+import sys
+
+from runner.cli import main
+
+sys.exit(main())

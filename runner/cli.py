@@ -1,0 +1,111 @@
+"""Command-line glue: `joulebench run`, `joulebench workloads`, and `python -m runner`.
+
+Importing this module is cheap (no torch): the subcommands import the runner when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RUN_DESCRIPTION = (
+    "Measure transformers training or inference on this machine. Comma lists on --workload, --mode, "
+    "--precision, --batch-size, --grad-accum, --seq-len and --image-size make a sweep: one run per "
+    "combination. Each sweep writes one result file (default: results/ next to the database) and "
+    "imports it. Bad options fail before anything runs. Ctrl-C or SIGTERM keeps finished runs and "
+    "records the one in progress as interrupted. Exit status: 0, 1 when a run failed, 130/143 when "
+    "interrupted.")
+
+
+def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
+    from runner.options import DEFAULT_STEPS, DEFAULT_WARMUP, PRECISIONS
+    from runner.workloads import names
+
+    p.add_argument("--workload", default="bert-tiny", help=f"workload(s): {', '.join(names())} (default: bert-tiny)")
+    p.add_argument("--mode", default="infer", help="train, infer, or train,infer (default: infer)")
+    p.add_argument("--precision", default="fp32",
+                   help=f"precision(s): {', '.join(PRECISIONS)}; on a CPU only fp32, bf16 (default: fp32)")
+    p.add_argument("--batch-size", default="8", help="per-step batch size(s) n, e.g. 1,8,32 (default: 8)")
+    p.add_argument("--grad-accum", default="1",
+                   help="gradient accumulation steps m (training only): m x n examples per optimizer step (default: 1)")
+    p.add_argument("--seq-len", help="sequence length(s) for text workloads (default: the workload's)")
+    p.add_argument("--image-size", help="image side(s) in pixels for image workloads (default: 224)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (compilation happens in warmup)")
+    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+                   help=f"unmeasured steps before the window (default: {DEFAULT_WARMUP})")
+    p.add_argument("--steps", type=int, help=f"measured steps per run (default: {DEFAULT_STEPS})")
+    p.add_argument("--duration", type=float, help="measure for this many seconds instead of --steps")
+    p.add_argument("--repeats", type=int, default=1, help="runs per combination (default: 1)")
+    p.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
+    p.add_argument("--db", help=db_help)
+    p.add_argument("--out", type=Path, help="result file to write (.json or .json.gz; default: "
+                                            "results/joulebench-run-<UTC time>.json next to the database)")
+    p.add_argument("--tag", help="a label stored with every run of this sweep")
+
+
+def add_subcommands(sub: Any, db_help: str) -> None:
+    """Register `run` and `workloads` on a subparsers object."""
+    p = sub.add_parser("run", help="measure workloads on this machine (a sweep over comma lists)",
+                       description=RUN_DESCRIPTION)
+    add_run_arguments(p, db_help)
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("workloads", help="list the workloads `run` can measure, with parameter counts",
+                       description="List the workloads: model, task, input shape and parameter count.")
+    p.set_defaults(func=cmd_workloads)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from runner import options
+    from runner.report import summary
+    from runner.sweep import run_sweep
+
+    opts = options.from_strings(
+        workload=args.workload, mode=args.mode, precision=args.precision, batch_size=args.batch_size,
+        grad_accum=args.grad_accum, seq_len=args.seq_len, image_size=args.image_size, compile=args.compile,
+        warmup=args.warmup, steps=args.steps, duration_s=args.duration, repeats=args.repeats,
+        device=args.device, db=args.db, out=args.out, tag=args.tag)
+    result = run_sweep(opts)
+    if result.runs:
+        print(summary(result.runs))
+    if result.out_path is not None:
+        print(f"\nresult file: {result.out_path}")
+    if result.ingest is not None:
+        r = result.ingest
+        if r.status == "queued":
+            print(f"database: {r.message}")
+        else:
+            print(f"database: {r.status}, {r.runs_added} run(s) added")
+    if result.ingest_error is not None:
+        print(f"error: could not import the result file: {result.ingest_error.format_message()}\n"
+              f"the file is kept; import it later with `joulebench import {result.out_path} --kind local`",
+              file=sys.stderr)
+    return result.exit_code
+
+
+def cmd_workloads(args: argparse.Namespace) -> int:
+    from runner import workloads
+    from runner.report import table
+
+    rows = []
+    for name in workloads.names():
+        w = workloads.get(name)
+        size = f"seq {w.default_size}" if w.input_kind == "text" else f"{w.default_size}x{w.default_size}"
+        rows.append((name, w.model, w.task, size, f"{w.parameter_count() / 1e6:,.1f} M", w.description))
+    print(table(("workload", "model", "task", "default input", "parameters", "description"), rows))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m runner", description="The JouleBench runner.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_subcommands(sub, "database file (default: $JOULEBENCH_DB, else the per-user data directory)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from joulebench.cli import run_parser
+
+    return run_parser(build_parser(), argv)

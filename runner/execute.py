@@ -1,0 +1,141 @@
+"""Running one configuration: build the model, run the timed loop, record the outcome.
+
+Outcomes are data, not crashes: out-of-memory is recorded as `oom` (and the memory freed),
+any other error as `failed` with the error, a signal as `interrupted`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from runner import devices, environment, precision, workloads
+from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
+from runner.measure import Window, run_window
+from runner.options import RunConfig
+from runner.power import PowerMeter, default_meter
+from runner.record import now_iso, run_record
+
+MAX_ERROR_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class RunResult:
+    record: dict[str, Any]  # the result-file run
+    interrupted_by: int | None = None  # the signal that interrupted it
+
+
+def _loss(output: Any) -> torch.Tensor:
+    loss = output["loss"] if isinstance(output, dict) else output.loss
+    if loss is None:
+        raise RuntimeError("the model returned no loss; its inputs must include labels for training")
+    return loss
+
+
+def build(cfg: RunConfig, device: torch.device) -> tuple[torch.nn.Module, dict[str, torch.Tensor]]:
+    """The model (random weights, seeded) on `device` and one synthetic batch."""
+    spec = workloads.get(cfg.workload)
+    prec = precision.get(cfg.precision)
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(0)
+    model = spec.build(cfg.size)
+    if prec.weights_dtype is not None:
+        model = model.to(dtype=prec.weights_dtype)
+    model = model.to(device)
+    train = cfg.mode == "train"
+    model.train(train)
+    inputs = precision.cast_inputs(spec.make_inputs(cfg.batch_size, cfg.size, device, train, gen), prec)
+    if cfg.compile:
+        model = torch.compile(model)  # type: ignore[assignment]
+    return model, inputs
+
+
+def train_step(model: torch.nn.Module, inputs: dict[str, torch.Tensor], cfg: RunConfig,
+               device: torch.device) -> Callable[[], None]:
+    """One optimizer step: m micro-batches of n (AdamW; GradScaler under fp16)."""
+    prec = precision.get(cfg.precision)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    scaler = precision.grad_scaler(prec, device)
+    m = cfg.grad_accum_steps
+
+    def step() -> None:
+        for _ in range(m):
+            with precision.autocast(prec, device):
+                loss = _loss(model(**inputs)) / m
+            if scaler is not None:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    return step
+
+
+def measure_config(cfg: RunConfig, device: torch.device, meter: PowerMeter,
+                   on_step: Callable[[int], None] | None = None) -> Window:
+    """Build and measure one configuration (assumes the TF32 flags are already set)."""
+    model, inputs = build(cfg, device)
+    prec = precision.get(cfg.precision)
+    window_args: dict[str, Any] = {"warmup": cfg.warmup_steps, "steps": cfg.steps, "duration_s": cfg.duration_s,
+                                   "meter": meter, "on_step": on_step}
+    if cfg.mode == "train":
+        return run_window(train_step(model, inputs, cfg, device), device, **window_args)
+    # Inference: inference mode and autocast are entered once around the whole loop.
+    with torch.inference_mode(), precision.autocast(prec, device):
+        return run_window(lambda: model(**inputs), device, **window_args)
+
+
+def _error_text(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}".strip()
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " ..."
+
+
+def execute(cfg: RunConfig, *, meter: PowerMeter | None = None, guard: InterruptGuard | None = None,
+            on_step: Callable[[int], None] | None = None) -> RunResult:
+    """Run one configuration and return its result-file run, whatever the outcome."""
+    meter = meter or default_meter()
+    started = now_iso()
+    device = devices.resolve(cfg.device)
+    status, error, interrupted_by = "ok", None, None
+    captured = window = memory = None
+    tf32: bool | None = None
+    flags: list[str] = []
+    armed = guard.armed() if guard is not None else contextlib.nullcontext()
+    try:
+        with armed:
+            captured = environment.capture(device)
+            if not devices.reset_peak_memory(device) and device.type == "cpu":
+                flags.append("mem_peak_rss_not_reset")  # the RSS peak is the process lifetime's
+            with precision.tf32_setting(precision.get(cfg.precision), device) as tf32:
+                if cfg.precision == "tf32" and not tf32:
+                    flags.append("tf32_not_supported_by_device")  # flags on, but no TF32 units (pre-Ampere)
+                window = measure_config(cfg, device, meter, on_step)
+            memory = devices.read_peak_memory(device, devices.kind_of(device))
+    except torch.OutOfMemoryError as e:
+        status, error = "oom", _error_text(e)
+    except (SweepInterrupted, KeyboardInterrupt) as e:
+        interrupted_by = e.signum if isinstance(e, SweepInterrupted) else int(signal.SIGINT)
+        status, error = "interrupted", f"interrupted by {signal_name(interrupted_by)} during the run"
+    except Exception as e:
+        status, error = "failed", _error_text(e)
+        print(f"run failed: {cfg.label()}: {error}", file=sys.stderr)
+        traceback.print_exc(limit=-3, file=sys.stderr)  # the innermost frames, for a bug report
+    # Outside the except blocks: the exception and its frames (model, activations) are gone.
+    devices.free_memory(device)
+    record = run_record(cfg, run_id=str(uuid.uuid4()), status=status, error=error, started_at=started,
+                        ended_at=now_iso(), captured=captured, tf32_enabled=tf32, window=window,
+                        memory=memory, flags=flags)
+    return RunResult(record, interrupted_by)

@@ -1,0 +1,230 @@
+"""Run options: parsing comma lists, validating everything before anything runs, expanding a sweep.
+
+Every problem is collected and reported at once through `RunConfigError`, each line naming the
+option and the valid values.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from joulebench.errors import RunConfigError
+from runner import workloads
+
+MODES = ("train", "infer")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp16-weights")  # runner.precision defines what each means
+CPU_PRECISIONS = ("fp32", "bf16")
+INFER_ONLY = ("fp16-weights",)
+DEFAULT_STEPS = 20
+DEFAULT_WARMUP = 3
+
+T = TypeVar("T")
+
+
+def split_list(option: str, text: str | None, convert: Callable[[str], T], what: str,
+               problems: list[str]) -> list[T] | None:
+    """'2,4,8' -> [2, 4, 8]; a value that does not convert adds a problem. None stays None."""
+    if text is None:
+        return None
+    values: list[T] = []
+    for item in (part.strip() for part in str(text).split(",")):
+        if not item:
+            problems.append(f"{option}: empty value in {text!r}; write a comma-separated list like {what}")
+            continue
+        try:
+            value = convert(item)
+        except ValueError:
+            problems.append(f"{option}: {item!r} is not valid; expected {what}")
+            continue
+        if value not in values:
+            values.append(value)
+    return values
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One configuration to measure (one run)."""
+
+    workload: str
+    mode: str
+    precision: str
+    batch_size: int
+    grad_accum_steps: int
+    size: int  # sequence length for text workloads, image side for image workloads
+    device: str
+    compile: bool
+    warmup_steps: int
+    steps: int | None
+    duration_s: float | None
+    repeat_index: int
+    tag: str | None = None
+
+    @property
+    def examples_per_step(self) -> int:
+        """m x n examples per optimizer step in training; n per batch in inference."""
+        return self.batch_size * (self.grad_accum_steps if self.mode == "train" else 1)
+
+    def label(self) -> str:
+        spec = workloads.get(self.workload)
+        size = f"seq {self.size}" if spec.input_kind == "text" else f"image {self.size}"
+        batch = f"{self.grad_accum_steps}x{self.batch_size}" if self.grad_accum_steps > 1 else f"{self.batch_size}"
+        rep = f" repeat {self.repeat_index}" if self.repeat_index else ""
+        return f"{self.workload} {self.mode} {self.precision} batch {batch} {size}{rep}"
+
+    def config_dict(self, *, tf32_enabled: bool | None, power_limit_w: float | None = None,
+                    power_mode: str | None = None, measured_steps: int | None = None) -> dict[str, Any]:
+        """The result file's `config` object for this run."""
+        spec = workloads.get(self.workload)
+        text = spec.input_kind == "text"
+        out: dict[str, Any] = {
+            "workload": self.workload, "model": spec.model, "task": spec.task, "mode": self.mode,
+            "precision": self.precision, "tf32_enabled": tf32_enabled, "batch_size": self.batch_size,
+            "grad_accum_steps": self.grad_accum_steps, "seq_len": self.size if text else None,
+            "image_size": None if text else self.size, "gpu_count": 1 if self.device.startswith("cuda") else None,
+            "power_limit_w": power_limit_w, "power_mode": power_mode, "compile": self.compile,
+            "warmup_steps": self.warmup_steps, "measured_steps": measured_steps,
+            "repeat_index": self.repeat_index, "tag": self.tag,
+        }
+        return {k: v for k, v in out.items() if v is not None}
+
+
+@dataclass
+class SweepOptions:
+    """What `joulebench run` was asked to do. Lists make a sweep: one run per combination."""
+
+    workloads: list[str] = field(default_factory=lambda: ["bert-tiny"])
+    modes: list[str] = field(default_factory=lambda: ["infer"])
+    precisions: list[str] = field(default_factory=lambda: ["fp32"])
+    batch_sizes: list[int] = field(default_factory=lambda: [8])
+    grad_accum: list[int] = field(default_factory=lambda: [1])
+    seq_lens: list[int] | None = None  # None: each workload's default
+    image_sizes: list[int] | None = None
+    compile: bool = False
+    warmup: int = DEFAULT_WARMUP
+    steps: int | None = None  # None with duration_s None: DEFAULT_STEPS
+    duration_s: float | None = None
+    repeats: int = 1
+    device: str | None = None  # None: cuda when available, else cpu
+    db: str | None = None
+    out: Path | None = None
+    tag: str | None = None
+
+    def resolved_device(self) -> str:
+        if self.device:
+            return self.device
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def validate(self) -> None:
+        """Raise RunConfigError listing every problem; return when the sweep can run."""
+        problems = list(self._problems())
+        if problems:
+            raise RunConfigError(problems)
+
+    def _problems(self) -> list[str]:
+        import torch
+
+        from runner import devices, precision
+
+        problems: list[str] = []
+        known = workloads.names()
+        for name in self.workloads:
+            if name not in known:
+                problems.append(f"--workload: unknown workload {name!r}; valid: {', '.join(known)}")
+        for mode in self.modes:
+            if mode not in MODES:
+                problems.append(f"--mode: {mode!r} is not a mode; valid: {', '.join(MODES)}")
+        for option, values in (("--batch-size", self.batch_sizes), ("--grad-accum", self.grad_accum)):
+            for v in values:
+                if v < 1:
+                    problems.append(f"{option}: {v} is not valid; expected a whole number of at least 1")
+        if not self.workloads or not self.modes or not self.precisions or not self.batch_sizes:
+            problems.append("--workload, --mode, --precision and --batch-size each need at least one value")
+        if any(m > 1 for m in self.grad_accum) and "infer" in self.modes:
+            accum = ",".join(map(str, self.grad_accum))
+            problems.append(f"--grad-accum: {accum} applies to --mode train only; gradient accumulation has "
+                            "no meaning for inference (drop --grad-accum or use --mode train)")
+        if self.warmup < 0:
+            problems.append(f"--warmup: {self.warmup} is not valid; expected 0 or more steps")
+        if self.steps is not None and self.duration_s is not None:
+            problems.append("--steps and --duration: give one of them, not both")
+        if self.steps is not None and self.steps < 1:
+            problems.append(f"--steps: {self.steps} is not valid; expected at least 1 measured step")
+        if self.duration_s is not None and not self.duration_s > 0:
+            problems.append(f"--duration: {self.duration_s} is not valid; expected a positive number of seconds")
+        if self.repeats < 1:
+            problems.append(f"--repeats: {self.repeats} is not valid; expected at least 1")
+        problems += self._size_problems([n for n in self.workloads if n in known])
+
+        device_text = self.resolved_device()
+        bad_device = devices.device_problem(device_text)
+        if bad_device:
+            problems.append(bad_device)
+        else:
+            device = torch.device(device_text)
+            for p in self.precisions:
+                for mode in (m for m in self.modes if m in MODES):
+                    msg = precision.problem(p, mode, device)
+                    if msg and msg not in problems:
+                        problems.append(msg)
+        return problems
+
+    def _size_problems(self, names: list[str]) -> list[str]:
+        problems: list[str] = []
+        specs = [workloads.get(n) for n in names]
+        for option, values, kind in (("--seq-len", self.seq_lens, "text"), ("--image-size", self.image_sizes, "image")):
+            if values is None or not specs:
+                continue
+            takers = [s for s in specs if s.input_kind == kind]
+            if not takers:
+                others = ", ".join(s.name for s in specs)
+                problems.append(f"{option} applies to {kind} workloads only; for {others} use "
+                                f"{'--image-size' if kind == 'text' else '--seq-len'}")
+                continue
+            for spec in takers:
+                for v in values:
+                    msg = spec.size_problem(v)
+                    if msg and msg not in problems:
+                        problems.append(msg)
+        return problems
+
+    def expand(self) -> list[RunConfig]:
+        """One RunConfig per combination, in a stable order (workload, mode, precision, batch, ...)."""
+        steps = self.steps if (self.steps is not None or self.duration_s is not None) else DEFAULT_STEPS
+        device = self.resolved_device()
+        runs: list[RunConfig] = []
+        for name, mode, prec, batch in itertools.product(self.workloads, self.modes, self.precisions,
+                                                          self.batch_sizes):
+            spec = workloads.get(name)
+            sizes = self.seq_lens if spec.input_kind == "text" else self.image_sizes
+            accums = self.grad_accum if mode == "train" else [1]
+            for accum, size, rep in itertools.product(accums, sizes or [spec.default_size], range(self.repeats)):
+                runs.append(RunConfig(name, mode, prec, batch, accum, size, device, self.compile, self.warmup,
+                                      steps, self.duration_s, rep, self.tag))
+        return runs
+
+
+def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision: str = "fp32",
+                 batch_size: str = "8", grad_accum: str = "1", seq_len: str | None = None,
+                 image_size: str | None = None, **rest: Any) -> SweepOptions:
+    """Options from command-line strings (comma lists allowed); raise RunConfigError on bad values."""
+    problems: list[str] = []
+    opts = SweepOptions(
+        workloads=split_list("--workload", workload, str, "workload names, e.g. bert-base-ner,gpt2", problems) or [],
+        modes=split_list("--mode", mode, str, "train, infer or train,infer", problems) or [],
+        precisions=split_list("--precision", precision, str, "e.g. fp32,bf16", problems) or [],
+        batch_sizes=split_list("--batch-size", batch_size, int, "whole numbers, e.g. 1,8,32", problems) or [],
+        grad_accum=split_list("--grad-accum", grad_accum, int, "whole numbers, e.g. 1,4", problems) or [],
+        seq_lens=split_list("--seq-len", seq_len, int, "whole numbers, e.g. 128,384", problems),
+        image_sizes=split_list("--image-size", image_size, int, "whole numbers, e.g. 224", problems),
+        **rest,
+    )
+    problems += opts._problems()
+    if problems:
+        raise RunConfigError(problems)
+    return opts

@@ -1,0 +1,117 @@
+"""Turning measurements into result-file runs, writing the sweep's file, ingesting it.
+
+One result file per sweep, written (atomically) after every run so that finished runs survive
+even a hard kill, then ingested through the one ingest path, `db.import_bytes`, which queues
+the file in the database's inbox when another process holds the database.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from joulebench import __version__
+from joulebench.paths import resolve_db_path
+from joulebench.resultfile import dump_document, new_document
+from runner.devices import MemoryPeak
+from runner.environment import Captured
+from runner.measure import Window, energy_metrics, latency_stats
+from runner.options import RunConfig
+
+RESULTS_DIR_NAME = "results"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def default_out_path(db: str | os.PathLike[str] | None) -> Path:
+    """`results/` next to the database, named by the UTC time the sweep started."""
+    folder = resolve_db_path(db).parent / RESULTS_DIR_NAME
+    stem = f"joulebench-run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+    path = folder / f"{stem}.json"
+    n = 2
+    while path.exists():
+        path = folder / f"{stem}-{n}.json"
+        n += 1
+    return path
+
+
+def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None) -> dict[str, Any]:
+    """Summary metrics of a measured window (PRODUCT.md's definitions)."""
+    train = cfg.mode == "train"
+    examples = window.steps * cfg.examples_per_step
+    optimizer_steps = window.steps if train else 0
+    out: dict[str, Any] = {
+        "examples": examples,
+        "optimizer_steps": optimizer_steps,
+        "duration_s": window.duration_s,
+        "throughput_sps": examples / window.duration_s,
+        "iterations_per_s": window.steps / window.duration_s,
+        **latency_stats(window.step_times_ms),
+    }
+    if memory is not None:
+        out.update(mem_peak_allocated_mb=memory.allocated_mb, mem_peak_reserved_mb=memory.reserved_mb,
+                   mem_peak_rss_mb=memory.rss_mb)
+    out.update(energy_metrics(window.energy, examples=examples, optimizer_steps=optimizer_steps,
+                              duration_s=window.duration_s))
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def missing_energy(status: str) -> dict[str, Any]:
+    why = {"oom": "the run ran out of memory", "failed": "the run failed",
+           "interrupted": "the run was interrupted"}[status]
+    return {"energy_missing_reason": f"{why} before the measured window completed"}
+
+
+def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, started_at: str,
+               ended_at: str, captured: Captured | None, tf32_enabled: bool | None,
+               window: Window | None, memory: MemoryPeak | None, flags: list[str]) -> dict[str, Any]:
+    """One result-file run."""
+    from runner.environment import fallback_device
+
+    ok = status == "ok" and window is not None
+    record: dict[str, Any] = {
+        "run_id": run_id,
+        "status": status,
+        "error": error,
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "device": captured.device if captured else fallback_device(cfg.device),
+        "environment": {k: v for k, v in captured.environment.items() if v is not None} if captured else {},
+        "config": cfg.config_dict(
+            tf32_enabled=tf32_enabled,
+            power_limit_w=captured.power_limit_w if captured else None,
+            power_mode=captured.power_mode if captured else None,
+            measured_steps=window.steps if ok and window else None),
+        "metrics": metrics(cfg, window, memory) if ok and window else missing_energy(status),
+        "flags": sorted(set(flags + (window.energy.flags if ok and window else []))),
+    }
+    if ok and window:
+        record["step_times_ms"] = window.step_times_ms
+        traces = [{"domain": t.domain, "boundary": t.boundary, "method": t.method, "t_s": t.t_s,
+                   "power_w": t.power_w} for t in window.energy.traces]
+        if traces:
+            record["power_traces"] = traces
+    if error is None:
+        del record["error"]
+    return record
+
+
+def document(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return new_document(runs, producer_version=__version__, created_at=now_iso())
+
+
+def write(runs: list[dict[str, Any]], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dump_document(document(runs), path)
+    return path
+
+
+def ingest(path: Path, db: str | os.PathLike[str] | None):  # type: ignore[no-untyped-def]
+    """Ingest the sweep's file as a local run (or queue it when the database is busy)."""
+    from db import import_bytes
+
+    return import_bytes(path.read_bytes(), path.name, db=db, source_kind="local")

@@ -14,6 +14,7 @@ PAGES_DIR = REPO_ROOT / "pages"
 OVERVIEW = PAGES_DIR / "overview.py"
 COMPARE = PAGES_DIR / "compare.py"
 RUN_DETAIL = PAGES_DIR / "run_detail.py"
+NEW_RUN = PAGES_DIR / "new_run.py"
 UPLOAD = PAGES_DIR / "upload.py"
 COST = PAGES_DIR / "cost.py"
 DEVICES = PAGES_DIR / "devices.py"
@@ -23,6 +24,7 @@ PAGES: list[tuple[Path, str, str]] = [
     (OVERVIEW, "Overview", ":material/home:"),
     (COMPARE, "Compare", ":material/bar_chart:"),
     (RUN_DETAIL, "Run detail", ":material/search:"),
+    (NEW_RUN, "New run", ":material/play_arrow:"),
     (UPLOAD, "Upload", ":material/upload:"),
     (COST, "Cost & buying guide", ":material/payments:"),
     (DEVICES, "Devices", ":material/memory:"),

@@ -5,6 +5,7 @@ JouleBenchError
  +-- DatabaseBusyError    another process holds the DuckDB file
  +-- DatabaseError        the database is missing, damaged or from a newer JouleBench
  +-- RunConfigError       `joulebench run` options that cannot work (checked before anything runs)
+ +-- RunInProgressError   a run started from the app is still going; one at a time
 
 Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
 """
@@ -70,3 +71,10 @@ class RunConfigError(JouleBenchError):
         if len(self.problems) == 1:
             return self.problems[0]
         return "invalid run options:\n" + "\n".join(f"  {p}" for p in self.problems)
+
+
+class RunInProgressError(JouleBenchError):
+    """The explorer starts one runner process at a time."""
+
+    exit_code = 5
+    title = "A run is in progress"

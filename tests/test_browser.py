@@ -141,3 +141,30 @@ def test_cost_ranking_moves_with_electricity_price(seeded_db: Path, page, output
     kwh.press("Enter")
     _wait_text(page, "Cheapest: Test GPU Efficient")
     _shot(page, output_dir / "cost-dear-power.png")
+
+
+def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{server}/new_run")
+    _wait_text(page, "Runs on this machine")
+    page.get_by_label("Batch size(s)").fill("2")
+    page.get_by_label("Measured steps").fill("5")
+    page.get_by_role("button", name="Start").click()
+    _wait_text(page, "run(s) done")  # live progress
+    _shot(page, output_dir / "new-run-progress.png")
+    _wait_text(page, "Done: 1 run(s) recorded.", timeout_ms=120_000)
+    _shot(page, output_dir / "new-run-done.png")
+    page.get_by_text("See these runs in Compare").click()
+    _wait_text(page, "Showing")
+    page.locator(".js-plotly-plot").first.wait_for()
+    assert "bert-tiny" in page.url
+    _shot(page, output_dir / "new-run-in-compare.png")
+
+    page.goto(f"{server}/new_run")
+    _wait_text(page, "Done: 1 run(s) recorded.")
+    page.get_by_label("Measured steps").fill("100000")
+    page.get_by_role("button", name="Start").click()
+    _wait_text(page, "0 of 1 run(s) done")
+    page.wait_for_timeout(3000)  # let the runner reach its measured loop
+    page.get_by_role("button", name="Cancel run").click()
+    _wait_text(page, "Cancelled: 1 run(s) recorded", timeout_ms=60_000)
+    _shot(page, output_dir / "new-run-cancelled.png")

@@ -1,0 +1,83 @@
+"""New run: measure workloads on this machine from the browser (one run or sweep at a time)."""
+
+from pathlib import Path
+
+import polars as pl
+import streamlit as st
+
+from explorer import charts, data, jobs, nav
+from joulebench.errors import JouleBenchError
+
+st.title("New run")
+st.caption("Runs on this machine, in its own process: the runner writes a result file after every run "
+           "and imports it when the sweep ends. Comma lists make a sweep.")
+db = Path(data.db_path())
+
+
+@st.fragment(run_every=1.0)
+def progress() -> None:
+    state = jobs.status(db)
+    if state is None:
+        return
+    job = state.job
+    if st.session_state.get("job_running") and not state.running:
+        st.session_state["job_running"] = False
+        st.rerun(scope="app")  # the run ended: redraw the whole page (form enabled, fresh data)
+    st.session_state["job_running"] = state.running
+    if state.running:
+        st.progress(state.fraction_done, text=f"{len(state.runs)} of {job.planned_runs} run(s) done "
+                                               f"(started {job.started_at}, PID {job.pid})")
+        if st.button("Cancel run", type="secondary", key="cancel"):
+            jobs.cancel(db, wait_s=10)
+            st.rerun()
+    elif job.cancelled:
+        st.warning(f"Cancelled: {len(state.runs)} run(s) recorded; the one in progress is marked interrupted.")
+    elif job.exit_code not in (None, 0):
+        st.error(f"The run ended with exit code {job.exit_code}; see the log below. Failed runs are recorded.")
+    else:
+        st.success(f"Done: {len(state.runs)} run(s) recorded.")
+    if state.runs:
+        st.dataframe(pl.DataFrame(jobs.summary_rows(state.runs), infer_schema_length=None), hide_index=True)
+        traces = [t for t in state.runs[-1].get("power_traces", [])]
+        if traces:
+            samples = pl.concat([pl.DataFrame({"domain": t["domain"], "t_s": t["t_s"], "power_w": t["power_w"]})
+                                 for t in traces])
+            st.caption("Power, last finished run")
+            st.plotly_chart(charts.power_timeline(samples), width="stretch")
+    with st.expander("Runner output", expanded=not state.running and job.exit_code not in (None, 0)):
+        st.code("\n".join(state.log_tail) or "(no output yet)", language=None)
+    if not state.running and state.runs:
+        if st.session_state.get("refreshed_after") != job.pid:  # new runs: read the database afresh, once
+            data.invalidate()
+            st.session_state["refreshed_after"] = job.pid
+        st.page_link(nav.COMPARE, label="See these runs in Compare", icon=":material/bar_chart:",
+                     query_params={"source": "local", "workload": state.runs[0]["config"]["workload"]})
+
+
+progress()
+running = (state := jobs.status(db)) is not None and state.running
+with st.form("new_run"):
+    c = st.columns(3)
+    workload = c[0].text_input("Workload(s)", "bert-tiny", help="e.g. bert-base-ner,gpt2; see `joulebench workloads`")
+    mode = c[1].text_input("Mode(s)", "infer", help="train, infer or train,infer")
+    precision = c[2].text_input("Precision(s)", "fp32", help="fp32, tf32, fp16, bf16, fp16-weights; CPU: fp32, bf16")
+    c = st.columns(3)
+    batch = c[0].text_input("Batch size(s)", "8")
+    seq = c[1].text_input("Sequence length(s)", "", help="empty: the workload's default")
+    tag = c[2].text_input("Tag", "")
+    c = st.columns(3)
+    steps = c[0].number_input("Measured steps", 1, 100_000, 20)
+    warmup = c[1].number_input("Warmup steps", 0, 10_000, 3)
+    repeats = c[2].number_input("Repeats", 1, 100, 1)
+    st.caption("Power limits and Jetson power modes can be swept from the CLI where the device allows it.")
+    submitted = st.form_submit_button("Start", type="primary", disabled=running)
+if running:
+    st.info("A run is in progress: one at a time. Cancel it above or wait for it to finish.")
+if submitted:
+    request = jobs.RunRequest(workload, mode, precision, batch, seq, int(steps), int(warmup), int(repeats), tag)
+    try:
+        jobs.start(db, request)
+    except JouleBenchError as e:
+        st.error(e.format_message())
+    else:
+        st.rerun()

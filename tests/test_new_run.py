@@ -1,0 +1,89 @@
+"""New run page: a real bert-tiny run started from the app, refused twice, cancelled."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db import Store
+from explorer import jobs
+from joulebench.errors import RunConfigError, RunInProgressError
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture
+def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    from explorer import data
+
+    data.invalidate()
+    return seeded_db
+
+
+def _wait(db: Path, until, timeout_s: float = 120.0) -> jobs.JobStatus:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        state = jobs.status(db)
+        if state is not None and until(state):
+            return state
+        time.sleep(0.2)
+    raise AssertionError(f"timed out; last status: {jobs.status(db)}")
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/new_run.py").run()
+    assert not at.exception
+    return at
+
+
+def test_start_a_bert_tiny_run_from_the_page_and_see_it_recorded(db: Path) -> None:
+    at = _page()
+    at.text_input[0].set_value("bert-tiny")
+    at.text_input[1].set_value("infer,train")
+    at.text_input[3].set_value("2")
+    at.number_input[0].set_value(3)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    state = _wait(db, lambda s: not s.running)
+    assert state.job.exit_code == 0 and state.job.planned_runs == 2
+    assert [r["status"] for r in state.runs] == ["ok", "ok"]
+    assert all(r["metrics"]["throughput_sps"] > 0 for r in state.runs)
+    with Store.open(db) as store:
+        local = store.query("SELECT mode, throughput_sps FROM runs r JOIN sources s USING (source_id) "
+                            "WHERE s.kind = 'local' ORDER BY mode")
+    assert local["mode"].to_list() == ["infer", "train"]
+    done = _page()
+    assert "Done: 2 run(s) recorded." in done.success[0].value
+    assert done.dataframe[0].value["status"].tolist() == ["ok", "ok"]
+
+
+def test_bad_options_fail_before_anything_starts(db: Path) -> None:
+    with pytest.raises(RunConfigError, match="fp16 is not available on a CPU"):
+        jobs.start(db, jobs.RunRequest(precision="fp16"))
+    assert jobs.current(db) is None
+    at = _page()
+    at.text_input[2].set_value("fp16")
+    at.button[0].click().run()
+    assert "--precision: fp16 is not available on a CPU" in at.error[0].value
+
+
+def test_second_run_is_refused_and_cancel_keeps_an_interrupted_record(db: Path) -> None:
+    jobs.start(db, jobs.RunRequest(workload="bert-tiny", batch_size="2", steps=1_000_000))
+    _wait(db, lambda s: any("run 1/1" in line for line in s.log_tail))
+    with pytest.raises(RunInProgressError, match="still going"):
+        jobs.start(db, jobs.RunRequest())
+    at = _page()
+    assert "A run is in progress" in at.info[0].value
+    assert jobs.cancel(db, wait_s=60)
+    state = _wait(db, lambda s: not s.running)
+    assert state.job.cancelled and state.job.exit_code == 130
+    assert [r["status"] for r in state.runs] == ["interrupted"]
+    with Store.open(db) as store:
+        statuses = store.query("SELECT status FROM runs r JOIN sources s USING (source_id) WHERE s.kind = 'local'")
+    assert statuses["status"].to_list() == ["interrupted"]
+    assert "Cancelled" in _page().warning[0].value

@@ -3,18 +3,33 @@ cached until an import or a run calls `invalidate()`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import polars as pl
 import streamlit as st
 
 from db import Store, queries
 from db.queries import HEADLINE, overview_counts, runs_for_chart
+from joulebench.errors import JouleBenchError
 from joulebench.paths import resolve_db_path
+
+T = TypeVar("T")
 
 
 def db_path() -> str:
     return str(resolve_db_path(None))
+
+
+def or_stop(load: Callable[..., T], *args: Any) -> T:
+    """Call a data function; on the project's own error show it and stop the page (no traceback)."""
+    try:
+        return load(*args)
+    except JouleBenchError as e:
+        st.error(e.format_message())
+        st.stop()
+        raise  # st.stop() raises; this line only tells type checkers so
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,9 @@ import streamlit as st
 
 from explorer import charts, compare, data
 from explorer.metrics import CostInputs, pareto_front, with_cost
-from joulebench.errors import JouleBenchError
 
 st.title("Compare")
-try:
-    runs = with_cost(data.runs(data.db_path()), CostInputs())
-except JouleBenchError as e:
-    st.error(e.format_message())
-    st.stop()
+runs = with_cost(data.or_stop(data.runs, data.db_path()), CostInputs())
 
 initial = compare.Selection.from_query({k: st.query_params.get_all(k) for k in st.query_params})
 with st.sidebar:

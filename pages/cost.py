@@ -5,14 +5,9 @@ import streamlit as st
 
 from explorer import charts, compare, cost, data
 from explorer.metrics import COST_FORMULA, CostInputs
-from joulebench.errors import JouleBenchError
 
 st.title("Cost & buying guide")
-try:
-    runs = data.runs(data.db_path())
-except JouleBenchError as e:
-    st.error(e.format_message())
-    st.stop()
+runs = data.or_stop(data.runs, data.db_path())
 
 c1, c2, c3 = st.columns(3)
 workload = c1.selectbox("Workload", compare.options(runs, "workload"), key="workload")

@@ -8,11 +8,7 @@ from explorer import data
 from joulebench.errors import JouleBenchError
 
 st.title("Devices")
-try:
-    catalog, modes = data.devices(data.db_path())
-except JouleBenchError as e:
-    st.error(e.format_message())
-    st.stop()
+catalog, modes = data.or_stop(data.devices, data.db_path())
 
 kinds = st.multiselect("Kind", ["gpu", "jetson", "cpu"], default=["gpu", "jetson", "cpu"], key="kinds")
 shown = catalog.filter(pl.col("kind").is_in(kinds))

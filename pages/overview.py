@@ -4,18 +4,13 @@ import streamlit as st
 
 from db.queries import HEADLINE
 from explorer import charts, data, nav
-from joulebench.errors import JouleBenchError
 
 st.title("JouleBench")
 st.caption("Throughput, joules per example and cost per sample of deep-learning hardware: "
            "devices, precisions and power limits side by side.")
 
-try:
-    ov = data.overview(data.db_path())
-    headline = data.headline_runs(data.db_path())
-except JouleBenchError as e:
-    st.error(e.format_message())
-    st.stop()
+ov = data.or_stop(data.overview, data.db_path())
+headline = data.or_stop(data.headline_runs, data.db_path())
 
 cols = st.columns(4)
 cols[0].metric("Runs", ov.runs)

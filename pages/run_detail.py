@@ -3,14 +3,9 @@
 import streamlit as st
 
 from explorer import charts, data, detail
-from joulebench.errors import JouleBenchError
 
 st.title("Run detail")
-try:
-    runs = data.runs(data.db_path())
-except JouleBenchError as e:
-    st.error(e.format_message())
-    st.stop()
+runs = data.or_stop(data.runs, data.db_path())
 
 ids = runs["run_id"].to_list()
 wanted = st.query_params.get("run_id")

@@ -2,7 +2,8 @@
 
 A folder or archive is walked; a directory holding an MLPerf `mlperf_log_summary.txt` is
 grouped into one folder source rooted above its run directories (`run_1`, `ranging`,
-`performance`), every other file is its own source. Archives are read in memory only, never
+`performance`), an optimum-benchmark `benchmark_report.json` with the `benchmark_config.json`
+beside it makes one source, every other file is its own source. Archives are read in memory only, never
 extracted: members are capped in count and size (total uncompressed bytes too, which stops
 zip bombs), and absolute paths, `..`, links and encrypted members are refused.
 """
@@ -24,6 +25,8 @@ MAX_MEMBER_BYTES = 512 * 1024 * 1024
 MAX_RATIO = 200  # compressed -> uncompressed, per member
 RUN_DIR = re.compile(r"^(run_\d+|ranging|accuracy|performance|power)$", re.IGNORECASE)
 MLPERF_SUMMARY = "mlperf_log_summary.txt"
+# optimum-benchmark writes these side by side; imported together, the config gives device and shapes
+OPTIMUM_REPORT, OPTIMUM_CONFIG = "benchmark_report.json", "benchmark_config.json"
 
 
 def _safe_member(name: str, archive: str) -> str:
@@ -135,6 +138,15 @@ def group(files: dict[str, bytes], top: str, outer_dirs: tuple[str, ...]) -> lis
         name = f"{top}/{root}" if root else top
         dirs = (*outer_dirs, top, *(root.split("/")[:-1] if root else []))
         sources.append(Source(name=name, files=members, dirs=dirs if root else outer_dirs, is_folder=True))
+    for report in sorted(rel for rel in files if rel.split("/")[-1] == OPTIMUM_REPORT):
+        folder = report[: -len(OPTIMUM_REPORT)]
+        config = folder + OPTIMUM_CONFIG
+        if config in files and report not in claimed and config not in claimed:
+            claimed.update((report, config))
+            parts = folder.strip("/").split("/") if folder else []
+            sources.append(Source(name=f"{top}/{folder}{OPTIMUM_REPORT}",
+                                  files={OPTIMUM_REPORT: files[report], OPTIMUM_CONFIG: files[config]},
+                                  dirs=(*outer_dirs, top, *parts), is_folder=True))
     for rel in sorted(files):
         if rel in claimed:
             continue

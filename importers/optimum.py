@@ -7,8 +7,10 @@ The environment's `gpu_vram_mb` is in bytes despite its name.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from importers.archive import OPTIMUM_CONFIG, OPTIMUM_REPORT
 from importers.base import (
     J_PER_KWH,
     MB_PER_BYTE,
@@ -41,6 +43,13 @@ DTYPES = {
 LEGACY_MARKERS = ("forward.latency(s)", "forward.throughput(samples/s)", "generate.throughput(tokens/s)")
 
 
+def _json_member(conv: Conversion, name: str) -> Any:
+    try:
+        return json.loads(conv.source.files[name].decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise conv.fail(name, f"not valid JSON ({e})") from e
+
+
 def _is_report(doc: Any) -> bool:
     return (
         isinstance(doc, dict) and bool(doc) and any(isinstance(v, dict) and SECTION_KEYS & set(v) for v in doc.values())
@@ -52,7 +61,11 @@ class OptimumBenchmarkImporter(Importer):
     TOOL = "optimum-benchmark"
     DESCRIPTION = "benchmark.json, benchmark_report.json, legacy inference_results.csv"
 
+    ALSO_FILES = True  # a report and its config from one folder (see importers.archive) arrive together
+
     def sniff(self, source: Source) -> bool:
+        if source.is_folder:
+            return set(source.files) == {OPTIMUM_REPORT, OPTIMUM_CONFIG}
         doc = source.json
         if isinstance(doc, dict):
             if isinstance(doc.get("report"), dict) and isinstance(doc.get("config"), dict):
@@ -62,6 +75,9 @@ class OptimumBenchmarkImporter(Importer):
         return any(m in first for m in LEGACY_MARKERS)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
+        if conv.source.is_folder:
+            report, config = (_json_member(conv, name) for name in (OPTIMUM_REPORT, OPTIMUM_CONFIG))
+            return self._report(conv, report, config)
         doc = conv.source.json
         if doc is None:
             return self._legacy(conv)

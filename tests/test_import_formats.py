@@ -50,6 +50,37 @@ def test_optimum_benchmark_json() -> None:
     assert "energy_j" not in m
 
 
+def test_optimum_report_with_its_config_in_one_folder(tmp_path: Path) -> None:
+    """optimum-benchmark also writes the two halves of benchmark.json as benchmark_report.json and
+    benchmark_config.json side by side: a folder (or zip) with both imports as one source."""
+    import json
+    import zipfile
+
+    whole = json.loads((FORMATS / "optimum_benchmark/tei-bge-cpu-t4host_benchmark.json").read_text())
+    folder = tmp_path / "bge" / "run"
+    folder.mkdir(parents=True)
+    (folder / "benchmark_report.json").write_text(json.dumps(whole["report"]))
+    (folder / "benchmark_config.json").write_text(json.dumps(whole["config"]))
+    (tmp_path / "bge" / "notes.txt").write_text("not a result")
+    sources = [s for s in sources_from_path(tmp_path / "bge") if s.is_folder]
+    assert [sorted(s.files) for s in sources] == [["benchmark_config.json", "benchmark_report.json"]]
+    paired = load_source(sources[0])[0]
+    run = only(paired)
+    assert paired.format == "optimum-benchmark" and not paired.warnings
+    assert run["device"]["name"] == "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz"  # from the config
+    assert run["metrics"]["throughput_sps"] == pytest.approx(5.648934083819028)  # same as benchmark.json
+    assert run["config"]["batch_size"] == 64 and run["config"]["seq_len"] == 128
+    archive = tmp_path / "bge.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name in ("benchmark_report.json", "benchmark_config.json"):
+            zf.write(folder / name, f"run/{name}")
+    zipped = sources_from_path(archive)
+    assert len(zipped) == 1 and zipped[0].content_sha256 == sources[0].content_sha256
+    report_only = sources_from_path(folder / "benchmark_report.json")[0]
+    alone = load_source(report_only, Hints(device="Xeon 8259CL", mode="infer"))[0]
+    assert any("without its config" in w for w in alone.warnings)
+
+
 def test_optimum_legacy_csv_needs_a_device_and_takes_it_from_the_folder(tmp_path: Path) -> None:
     legacy = "optimum_benchmark/legacy-vicuna-fp16-bs1-a100_inference_results.csv"
     with pytest.raises(ResultFileError, match=r"legacy-vicuna.*--device"):

@@ -12,14 +12,7 @@ from pathlib import Path
 from joulebench import __version__
 from joulebench.errors import JouleBenchError
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+from joulebench.text import table
 
 
 def _hints(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -69,7 +62,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             if report.message:
                 rows.append(("note", report.message))
             print(f"\n{source.name}")
-            print(_table(("field", "value"), rows))
+            print(table(("field", "value"), rows))
     if not tables and not failed:
         print("no files found in the given paths", file=sys.stderr)
         return 2
@@ -114,11 +107,11 @@ def cmd_db_info(args: argparse.Namespace) -> int:
     print(f"findings:        {info.findings}")
     print(f"inbox:           {info.inbox_pending} file(s) waiting\n")
     print("runs per source kind")
-    print(_table(info.runs_by_source_kind.columns, info.runs_by_source_kind.rows()))
+    print(table(info.runs_by_source_kind.columns, info.runs_by_source_kind.rows()))
     print("\nruns per device")
-    print(_table(info.runs_by_device.columns, info.runs_by_device.rows()))
+    print(table(info.runs_by_device.columns, info.runs_by_device.rows()))
     print("\nsources")
-    print(_table(info.sources.columns, info.sources.rows()))
+    print(table(info.sources.columns, info.sources.rows()))
     return 0
 
 

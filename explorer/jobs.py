@@ -40,6 +40,9 @@ class RunRequest:
     warmup: int = 3
     repeats: int = 1
     tag: str = ""
+    idle_seconds: float = 10.0  # idle baseline before the runs; 0 switches it off
+    power_limit: str = ""  # GPU power limits in W, a comma list sweeps them
+    power_mode: str = ""  # Jetson nvpmodel modes, a comma list sweeps them
 
     def argv(self, db: Path, out: Path) -> list[str]:
         args = [sys.executable, "-m", "runner", "run", "--workload", self.workload, "--mode", self.mode,
@@ -49,17 +52,27 @@ class RunRequest:
             args += ["--seq-len", self.seq_len.strip()]
         if self.tag.strip():
             args += ["--tag", self.tag.strip()]
+        args += ["--idle-seconds", f"{self.idle_seconds:g}"] if self.idle_seconds > 0 else ["--no-idle"]
+        if self.power_limit.strip():
+            args += ["--power-limit", self.power_limit.strip()]
+        if self.power_mode.strip():
+            args += ["--power-mode", self.power_mode.strip()]
         return args
 
     def planned_runs(self) -> int:
-        """Validate like `joulebench run` does (RunConfigError before anything runs); count the runs."""
+        """Validate like `joulebench run` does (RunConfigError before anything runs); count the runs,
+        idle baselines included."""
         from runner import options
 
         opts = options.from_strings(workload=self.workload, mode=self.mode, precision=self.precision,
                                     batch_size=self.batch_size, seq_len=self.seq_len.strip() or None,
-                                    steps=self.steps, warmup=self.warmup, repeats=self.repeats)
+                                    steps=self.steps, warmup=self.warmup, repeats=self.repeats,
+                                    idle=self.idle_seconds > 0, idle_s=self.idle_seconds or 10.0,
+                                    power_limit=self.power_limit.strip() or None,
+                                    power_mode=self.power_mode.strip() or None)
         opts.validate()
-        return len(opts.expand())
+        settings = len(opts.power_limits_w or opts.power_modes or [None])
+        return len(opts.expand()) + (settings if opts.idle else 0)  # one idle run per power setting
 
 
 @dataclass

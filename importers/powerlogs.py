@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,12 +24,52 @@ from importers.base import (
     MB_PER_MIB,
     W_PER_MW,
     Conversion,
+    Hints,
     Importer,
     Source,
     clean_str,
     energy_metrics,
     positive,
 )
+
+
+@dataclass
+class LogSeries:
+    """A power log's samples, for callers that align them to a window (runner.sensors.external).
+
+    `started` is the first sample's time as written (local time, no zone) or None when the log
+    has no times; `traces` hold W and seconds from the first sample; `totals` are the domains
+    whose energies add up to the device's (each GPU; a Jetson's input rail, never a sum of rails).
+    """
+
+    fmt: str
+    started: datetime | None
+    traces: list[dict[str, Any]]
+    totals: list[str]
+    boundary: str | None
+
+
+class SeriesCapture(Conversion):
+    """A conversion that also keeps the parsed series (see `read_power_log`)."""
+
+    series: LogSeries | None = None
+
+
+def _keep(conv: Conversion, series: LogSeries) -> None:
+    if isinstance(conv, SeriesCapture):
+        conv.series = series
+
+
+def read_power_log(data: bytes, name: str, boundary: str | None = None) -> LogSeries | None:
+    """Parse an nvidia-smi, tegrastats or jtop log with the importers' own parsing; None when the
+    bytes are none of these. Raises ResultFileError naming the line when the log is malformed."""
+    source = Source.single(data, name)
+    for importer in (NvidiaSmiImporter(), TegrastatsImporter(), JtopImporter()):
+        if importer.sniff(source):
+            conv = SeriesCapture(source, Hints(device="power log", mode="idle", boundary=boundary), importer)
+            importer.convert(conv)
+            return conv.series
+    return None
 
 
 def _trace_metrics(
@@ -197,6 +238,7 @@ class NvidiaSmiImporter(Importer):
         if "memory.total" in cols:
             totals = _numbers(conv, frame.head(1), cols["memory.total"])
             total = positive(float(totals[0]) * MB_PER_MIB / 1e3) if len(totals) and not np.isnan(totals[0]) else None
+        _keep(conv, LogSeries(self.NAME, started, traces, [t["domain"] for t in traces], conv.boundary("gpu_board")))
         device = conv.device(device_name, "gpu", where="name column", memory_gb=total)
         return _standalone(
             conv,
@@ -277,6 +319,7 @@ class TegrastatsImporter(Importer):
             for rail, values in rails.items()
         ]
         total = next((r for r in INPUT_RAILS if r in rails), None)
+        _keep(conv, LogSeries(self.NAME, started, traces, [total] if total else [], boundary))
         if total:
             metrics = _trace_metrics(conv, t, np.asarray(rails[total]), boundary, flags, f"{total} power")
         else:
@@ -345,6 +388,7 @@ class JtopImporter(Importer):
                 "duration_s": positive(float(t[-1] - t[0])),
                 "energy_missing_reason": "no total power column (e.g. 'Power TOT', 'System_Power_Inst')",
             }
+        _keep(conv, LogSeries(self.NAME, started, traces, [t["domain"] for t in traces if t["boundary"]], boundary))
         device = conv.device(None, "jetson", where="(whole file; the jtop log does not name the module)")
         return _standalone(
             conv,

@@ -5,6 +5,9 @@ JouleBenchError
  +-- DatabaseBusyError    another process holds the DuckDB file
  +-- DatabaseError        the database is missing, damaged or from a newer JouleBench
  +-- RunConfigError       `joulebench run` options that cannot work (checked before anything runs)
+ +-- PowerSensorError     a power sensor is absent, unreadable or failed mid-window (runner.sensors)
+ +-- PowerControlError    a power limit / power mode cannot be read, validated or set
+      +-- PowerControlPermissionError   the setting needs privileges: the message names the command
  +-- RunInProgressError   a run started from the app is still going; one at a time
 
 Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
@@ -78,3 +81,33 @@ class RunInProgressError(JouleBenchError):
 
     exit_code = 5
     title = "A run is in progress"
+
+
+class PowerSensorError(JouleBenchError):
+    """A power sensor cannot be used (vendor errors are translated into this at the boundary)."""
+
+    exit_code = 5
+    title = "Power sensor error"
+
+
+class PowerControlError(JouleBenchError):
+    """A GPU power limit or Jetson power mode cannot be read, validated or set."""
+
+    exit_code = 5
+    title = "Power setting error"
+
+
+class PowerControlPermissionError(PowerControlError):
+    """Setting the power limit / mode needs privileges; `command` is what to run instead."""
+
+    title = "Not allowed to change the power setting"
+
+    def __init__(self, message: str, command: str | None = None) -> None:
+        self.command = command
+        super().__init__(message)
+
+    def format_message(self) -> str:
+        text = str(self)
+        if self.command:
+            text += f"\nrun it yourself with: {self.command}\n(or run joulebench with the privilege, e.g. as root)"
+        return text

@@ -58,23 +58,34 @@ progress()
 running = (state := jobs.status(db)) is not None and state.running
 with st.form("new_run"):
     c = st.columns(3)
-    workload = c[0].text_input("Workload(s)", "bert-tiny", help="e.g. bert-base-ner,gpt2; see `joulebench workloads`")
-    mode = c[1].text_input("Mode(s)", "infer", help="train, infer or train,infer")
-    precision = c[2].text_input("Precision(s)", "fp32", help="fp32, tf32, fp16, bf16, fp16-weights; CPU: fp32, bf16")
+    workload = c[0].text_input("Workload(s)", "bert-tiny", help="e.g. bert-base-ner,gpt2; see `joulebench workloads`",
+                               key="workload")
+    mode = c[1].text_input("Mode(s)", "infer", help="train, infer or train,infer", key="mode")
+    precision = c[2].text_input("Precision(s)", "fp32", key="precision",
+                                help="fp32, tf32, fp16, bf16, fp16-weights; CPU: fp32, bf16")
     c = st.columns(3)
-    batch = c[0].text_input("Batch size(s)", "8")
-    seq = c[1].text_input("Sequence length(s)", "", help="empty: the workload's default")
-    tag = c[2].text_input("Tag", "")
-    c = st.columns(3)
-    steps = c[0].number_input("Measured steps", 1, 100_000, 20)
-    warmup = c[1].number_input("Warmup steps", 0, 10_000, 3)
-    repeats = c[2].number_input("Repeats", 1, 100, 1)
-    st.caption("Power limits and Jetson power modes can be swept from the CLI where the device allows it.")
+    batch = c[0].text_input("Batch size(s)", "8", key="batch")
+    seq = c[1].text_input("Sequence length(s)", "", help="empty: the workload's default", key="seq")
+    tag = c[2].text_input("Tag", "", key="tag")
+    c = st.columns(4)
+    steps = c[0].number_input("Measured steps", 1, 100_000, 20, key="steps")
+    warmup = c[1].number_input("Warmup steps", 0, 10_000, 3, key="warmup")
+    repeats = c[2].number_input("Repeats", 1, 100, 1, key="repeats")
+    idle = c[3].number_input("Idle baseline (s), 0 = off", 0.0, 600.0, 10.0,
+                             help="Idle power measured at each power setting before its runs, for net J/example",
+                             key="idle")
+    c = st.columns(2)
+    limits = c[0].text_input("GPU power limit(s), W", "", help="e.g. 100,125,150; needs an NVIDIA GPU and the "
+                             "privilege to set it (the runner says which command to run if it lacks it)",
+                             key="power_limit")
+    modes = c[1].text_input("Jetson power mode(s)", "", help="nvpmodel mode ids, e.g. 0,6; Jetson only",
+                            key="power_mode")
     submitted = st.form_submit_button("Start", type="primary", disabled=running)
 if running:
     st.info("A run is in progress: one at a time. Cancel it above or wait for it to finish.")
 if submitted:
-    request = jobs.RunRequest(workload, mode, precision, batch, seq, int(steps), int(warmup), int(repeats), tag)
+    request = jobs.RunRequest(workload, mode, precision, batch, seq, int(steps), int(warmup), int(repeats), tag,
+                              float(idle), limits, modes)
     try:
         jobs.start(db, request)
     except JouleBenchError as e:

@@ -21,7 +21,7 @@ RUN_DESCRIPTION = (
 
 
 def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
-    from runner.options import DEFAULT_STEPS, DEFAULT_WARMUP, PRECISIONS
+    from runner.options import DEFAULT_IDLE_S, DEFAULT_SETTLE_S, DEFAULT_STEPS, DEFAULT_WARMUP, PRECISIONS
     from runner.workloads import names
 
     p.add_argument("--workload", default="bert-tiny", help=f"workload(s): {', '.join(names())} (default: bert-tiny)")
@@ -44,6 +44,32 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--out", type=Path, help="result file to write (.json or .json.gz; default: "
                                             "results/joulebench-run-<UTC time>.json next to the database)")
     p.add_argument("--tag", help="a label stored with every run of this sweep")
+    add_energy_arguments(p)
+    g = p.add_argument_group("power settings")
+    g.add_argument("--power-limit", help="GPU power limit(s) in W to sweep, e.g. 100,125,150,170 (NVML, else "
+                                         "nvidia-smi -pl; checked against the card's range before anything runs)")
+    g.add_argument("--power-mode", help="Jetson nvpmodel mode id(s) to sweep, e.g. 0,6")
+    g.add_argument("--jetson-clocks", action="store_true", help="run jetson_clocks after each power mode")
+    g.add_argument("--settle", type=float, default=DEFAULT_SETTLE_S,
+                   help=f"seconds to wait after changing the power setting (default: {DEFAULT_SETTLE_S:g})")
+    g.add_argument("--no-idle", dest="idle", action="store_false",
+                   help="skip the idle baseline measured at each power setting before its runs")
+    g.add_argument("--idle-seconds", type=float, default=DEFAULT_IDLE_S,
+                   help=f"length of each idle baseline (default: {DEFAULT_IDLE_S:g})")
+
+
+def add_energy_arguments(p: argparse.ArgumentParser) -> None:
+    from runner.options import BOUNDARIES, DEFAULT_SAMPLE_HZ
+
+    g = p.add_argument_group("energy measurement")
+    g.add_argument("--power-log", type=Path,
+                   help="an external power log written during the run (wall meter CSV of time,watts; nvidia-smi, "
+                        "tegrastats or jtop log), aligned to each window by timestamp")
+    g.add_argument("--power-log-boundary", choices=BOUNDARIES,
+                   help="where the --power-log measures (default: wall for a meter CSV, else the log's own)")
+    g.add_argument("--tdp-w", type=float, help="CPU TDP in W for the estimate used when no sensor exists")
+    g.add_argument("--sample-hz", type=float, default=DEFAULT_SAMPLE_HZ,
+                   help=f"power sampling rate, never faster than the sensor updates (default: {DEFAULT_SAMPLE_HZ:g})")
 
 
 def add_subcommands(sub: Any, db_help: str) -> None:
@@ -55,6 +81,16 @@ def add_subcommands(sub: Any, db_help: str) -> None:
     p = sub.add_parser("workloads", help="list the workloads `run` can measure, with parameter counts",
                        description="List the workloads: model, task, input shape and parameter count.")
     p.set_defaults(func=cmd_workloads)
+    p = sub.add_parser("idle", help="measure the idle power of this machine's device (the baseline for net J/example)",
+                       description="Measure power with nothing running for --seconds and record it as an idle run "
+                                   "(workload idle, mode idle) in a result file and the database.")
+    p.add_argument("--seconds", type=float, default=10.0, help="how long to measure (default: 10)")
+    p.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
+    p.add_argument("--db", help=db_help)
+    p.add_argument("--out", type=Path, help="result file to write (default: results/ next to the database)")
+    p.add_argument("--tag", help="a label stored with the run")
+    add_energy_arguments(p)
+    p.set_defaults(func=cmd_idle)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -66,7 +102,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         workload=args.workload, mode=args.mode, precision=args.precision, batch_size=args.batch_size,
         grad_accum=args.grad_accum, seq_len=args.seq_len, image_size=args.image_size, compile=args.compile,
         warmup=args.warmup, steps=args.steps, duration_s=args.duration, repeats=args.repeats,
-        device=args.device, db=args.db, out=args.out, tag=args.tag)
+        device=args.device, db=args.db, out=args.out, tag=args.tag, power_limit=args.power_limit,
+        power_mode=args.power_mode, jetson_clocks=args.jetson_clocks, settle_s=args.settle, idle=args.idle,
+        idle_s=args.idle_seconds, power_log=args.power_log, power_log_boundary=args.power_log_boundary,
+        tdp_w=args.tdp_w, sample_hz=args.sample_hz)
     result = run_sweep(opts)
     if result.runs:
         print(summary(result.runs))
@@ -83,6 +122,56 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"the file is kept; import it later with `joulebench import {result.out_path} --kind local`",
               file=sys.stderr)
     return result.exit_code
+
+
+def cmd_idle(args: argparse.Namespace) -> int:
+    from joulebench.errors import RunConfigError
+    from runner import record
+    from runner.control import restore_leftover, state_path_for
+    from runner.idle import measure_idle
+    from runner.interrupts import InterruptGuard, exit_code
+    from runner.options import SweepOptions
+    from runner.sweep import make_meter
+
+    opts = SweepOptions(device=args.device, db=args.db, idle_s=args.seconds, power_log=args.power_log,
+                        power_log_boundary=args.power_log_boundary, tdp_w=args.tdp_w, sample_hz=args.sample_hz)
+    problems = opts._power_problems()
+    if not args.seconds > 0:
+        problems.append(f"--seconds: {args.seconds:g} is not valid; expected a positive number of seconds")
+    from runner.devices import device_problem
+
+    bad_device = device_problem(opts.resolved_device())
+    if bad_device:
+        problems.append(bad_device)
+    if problems:
+        raise RunConfigError(problems)
+    restore_leftover(state_path_for(args.db))
+    meter = make_meter(opts, sys.stderr)
+    try:
+        with InterruptGuard() as guard:
+            run = measure_idle(meter, args.seconds, opts.resolved_device(), guard=guard, tag=args.tag)
+    finally:
+        meter.close()
+    out = args.out or record.default_out_path(args.db)
+    record.write([run], out)
+    m = run["metrics"]
+    if m.get("idle_power_w"):
+        print(f"idle power: {m['idle_power_w']:.3f} W over {m['duration_s']:.1f} s "
+              f"(boundary {m.get('energy_boundary')}, method {m.get('energy_method')})")
+    else:
+        print(f"idle power: not measured: {m.get('energy_missing_reason')}")
+    print(f"result file: {out}")
+    try:
+        report = record.ingest(out, args.db)
+        print(f"database: {report.status}")
+    except Exception as e:
+        from joulebench.errors import JouleBenchError
+
+        if not isinstance(e, JouleBenchError):
+            raise
+        print(f"error: could not import the result file: {e.format_message()}", file=sys.stderr)
+        return e.exit_code
+    return exit_code(guard.pending) if guard.pending is not None else 0
 
 
 def cmd_workloads(args: argparse.Namespace) -> int:

@@ -104,8 +104,12 @@ def _error_text(e: BaseException) -> str:
 
 
 def execute(cfg: RunConfig, *, meter: PowerMeter | None = None, guard: InterruptGuard | None = None,
-            on_step: Callable[[int], None] | None = None) -> RunResult:
-    """Run one configuration and return its result-file run, whatever the outcome."""
+            on_step: Callable[[int], None] | None = None, idle_power_w: float | None = None,
+            requested: dict[str, Any] | None = None) -> RunResult:
+    """Run one configuration and return its result-file run, whatever the outcome.
+    `idle_power_w`: the idle baseline at this power setting (for net J/example); `requested`:
+    the power setting the sweep asked for (config.power_limit_requested_w / power_mode_requested)."""
+    own_meter = meter is None
     meter = meter or default_meter()
     started = now_iso()
     device = devices.resolve(cfg.device)
@@ -133,9 +137,12 @@ def execute(cfg: RunConfig, *, meter: PowerMeter | None = None, guard: Interrupt
         status, error = "failed", _error_text(e)
         print(f"run failed: {cfg.label()}: {error}", file=sys.stderr)
         traceback.print_exc(limit=-3, file=sys.stderr)  # the innermost frames, for a bug report
+    finally:
+        if own_meter:
+            meter.close()
     # Outside the except blocks: the exception and its frames (model, activations) are gone.
     devices.free_memory(device)
     record = run_record(cfg, run_id=str(uuid.uuid4()), status=status, error=error, started_at=started,
                         ended_at=now_iso(), captured=captured, tf32_enabled=tf32, window=window,
-                        memory=memory, flags=flags)
+                        memory=memory, flags=flags, idle_power_w=idle_power_w, requested=requested)
     return RunResult(record, interrupted_by)

@@ -116,14 +116,19 @@ def latency_stats(step_times_ms: Sequence[float]) -> dict[str, float | None]:
 
 def energy_metrics(reading: EnergyReading, *, examples: int, optimizer_steps: int,
                    duration_s: float) -> dict[str, object]:
-    """Energy figures from a reading; missing (with a reason), never 0, when nothing positive was measured."""
+    """Energy figures from a reading; missing (with a reason), never 0, when nothing positive was measured.
+    The meter's extra metrics (both energies, sampling period, clocks) are kept either way."""
+    extra = {k: v for k, v in reading.metrics.items() if v is not None}
     energy = reading.energy_j
     if energy is None or not math.isfinite(energy) or energy <= 0:
         reason = reading.missing_reason
         if energy is not None:
             reason = f"the sensor reported {energy!r} J over the window; not a usable measurement"
-        return {"energy_j": None, "energy_missing_reason": reason or "energy not measured"}
+            if "energy_nonpositive" not in reading.flags:
+                reading.flags.append("energy_nonpositive")
+        return {**extra, "energy_j": None, "energy_missing_reason": reason or "energy not measured"}
     return {
+        **extra,
         "energy_j": energy,
         "energy_boundary": reading.boundary,
         "energy_method": reading.method,

@@ -21,6 +21,10 @@ CPU_PRECISIONS = ("fp32", "bf16")
 INFER_ONLY = ("fp16-weights",)
 DEFAULT_STEPS = 20
 DEFAULT_WARMUP = 3
+DEFAULT_IDLE_S = 10.0  # idle baseline per power setting
+DEFAULT_SETTLE_S = 5.0  # wait after changing the power setting, before measuring
+DEFAULT_SAMPLE_HZ = 10.0
+BOUNDARIES = ("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated")
 
 T = TypeVar("T")
 
@@ -76,7 +80,8 @@ class RunConfig:
         return f"{self.workload} {self.mode} {self.precision} batch {batch} {size}{rep}"
 
     def config_dict(self, *, tf32_enabled: bool | None, power_limit_w: float | None = None,
-                    power_mode: str | None = None, measured_steps: int | None = None) -> dict[str, Any]:
+                    power_mode: str | None = None, measured_steps: int | None = None,
+                    requested: dict[str, Any] | None = None) -> dict[str, Any]:
         """The result file's `config` object for this run."""
         spec = workloads.get(self.workload)
         text = spec.input_kind == "text"
@@ -87,7 +92,7 @@ class RunConfig:
             "image_size": None if text else self.size, "gpu_count": 1 if self.device.startswith("cuda") else None,
             "power_limit_w": power_limit_w, "power_mode": power_mode, "compile": self.compile,
             "warmup_steps": self.warmup_steps, "measured_steps": measured_steps,
-            "repeat_index": self.repeat_index, "tag": self.tag,
+            "repeat_index": self.repeat_index, "tag": self.tag, **(requested or {}),
         }
         return {k: v for k, v in out.items() if v is not None}
 
@@ -112,6 +117,20 @@ class SweepOptions:
     db: str | None = None
     out: Path | None = None
     tag: str | None = None
+    # power and energy (issue 4)
+    power_limits_w: list[float] | None = None  # GPU power limits to sweep, W
+    power_modes: list[str] | None = None  # Jetson nvpmodel mode ids to sweep
+    jetson_clocks: bool = False  # run jetson_clocks after each power mode (restored at the end)
+    settle_s: float = DEFAULT_SETTLE_S
+    idle: bool = True  # an idle baseline at each power setting before its runs
+    idle_s: float = DEFAULT_IDLE_S
+    power_log: Path | None = None  # an external power log aligned to each window
+    power_log_boundary: str | None = None
+    tdp_w: float | None = None  # for the estimate when no sensor exists
+    sample_hz: float = DEFAULT_SAMPLE_HZ
+
+    def power_values(self) -> list[float] | list[str] | None:
+        return self.power_limits_w or self.power_modes or None
 
     def resolved_device(self) -> str:
         if self.device:
@@ -160,6 +179,7 @@ class SweepOptions:
         if self.repeats < 1:
             problems.append(f"--repeats: {self.repeats} is not valid; expected at least 1")
         problems += self._size_problems([n for n in self.workloads if n in known])
+        problems += self._power_problems()
 
         device_text = self.resolved_device()
         bad_device = devices.device_problem(device_text)
@@ -173,6 +193,60 @@ class SweepOptions:
                     if msg and msg not in problems:
                         problems.append(msg)
         return problems
+
+    def _power_problems(self) -> list[str]:
+        """Everything about power options that can be checked without touching a setting."""
+        problems: list[str] = []
+        if self.power_limits_w and self.power_modes:
+            problems.append("--power-limit and --power-mode: give one of them (a GPU has limits, a Jetson has modes)")
+        for w in self.power_limits_w or []:
+            if not w > 0:
+                problems.append(f"--power-limit: {w:g} is not valid; expected watts above 0, e.g. 100,150")
+        if self.settle_s < 0:
+            problems.append(f"--settle: {self.settle_s:g} is not valid; expected 0 or more seconds")
+        if self.idle and not self.idle_s > 0:
+            problems.append(f"--idle-seconds: {self.idle_s:g} is not valid; expected a positive number of seconds")
+        if self.tdp_w is not None and not self.tdp_w > 0:
+            problems.append(f"--tdp-w: {self.tdp_w:g} is not valid; expected watts above 0")
+        if not self.sample_hz > 0:
+            problems.append(f"--sample-hz: {self.sample_hz:g} is not valid; expected a rate above 0, e.g. 10")
+        if self.power_log is not None and not Path(self.power_log).is_file():
+            problems.append(f"--power-log: {self.power_log} is not a file")
+        if self.power_log_boundary is not None and self.power_log_boundary not in BOUNDARIES:
+            problems.append(f"--power-log-boundary: {self.power_log_boundary!r} is not one of {', '.join(BOUNDARIES)}")
+        if self.power_log_boundary is not None and self.power_log is None:
+            problems.append("--power-log-boundary applies to --power-log only")
+        if self.power_limits_w or self.power_modes:
+            problems += self._control_problems()
+        return problems
+
+    def make_control(self):  # type: ignore[no-untyped-def]
+        """The power control this sweep needs (None without --power-limit / --power-mode)."""
+        from runner import control
+
+        if self.power_limits_w:
+            device = self.resolved_device()
+            if not device.startswith("cuda"):
+                raise control.PowerControlError(f"--power-limit needs a CUDA device; this sweep runs on {device}")
+            return control.NvmlPowerLimit(int(device.split(":", 1)[1]) if ":" in device else 0)
+        if self.power_modes:
+            from joulebench.paths import resolve_db_path
+
+            return control.JetsonPowerMode(jetson_clocks=self.jetson_clocks,
+                                           clocks_file=resolve_db_path(self.db).parent / "jetson-clocks.conf")
+        return None
+
+    def _control_problems(self) -> list[str]:
+        from runner.control import PowerControlError
+
+        try:
+            ctl = self.make_control()
+        except PowerControlError as e:
+            return [e.format_message()]
+        try:
+            return ctl.problems(list(self.power_values() or []))
+        finally:
+            ctl.close()
 
     def _size_problems(self, names: list[str]) -> list[str]:
         problems: list[str] = []
@@ -211,7 +285,8 @@ class SweepOptions:
 
 def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision: str = "fp32",
                  batch_size: str = "8", grad_accum: str = "1", seq_len: str | None = None,
-                 image_size: str | None = None, **rest: Any) -> SweepOptions:
+                 image_size: str | None = None, power_limit: str | None = None, power_mode: str | None = None,
+                 **rest: Any) -> SweepOptions:
     """Options from command-line strings (comma lists allowed); raise RunConfigError on bad values."""
     problems: list[str] = []
     opts = SweepOptions(
@@ -222,6 +297,8 @@ def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision:
         grad_accum=split_list("--grad-accum", grad_accum, int, "whole numbers, e.g. 1,4", problems) or [],
         seq_lens=split_list("--seq-len", seq_len, int, "whole numbers, e.g. 128,384", problems),
         image_sizes=split_list("--image-size", image_size, int, "whole numbers, e.g. 224", problems),
+        power_limits_w=split_list("--power-limit", power_limit, float, "watts, e.g. 100,125,150", problems),
+        power_modes=split_list("--power-mode", power_mode, str, "nvpmodel mode ids, e.g. 0,6", problems),
         **rest,
     )
     problems += opts._problems()

@@ -60,6 +60,36 @@ def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None) -> dict[s
     return {k: v for k, v in out.items() if v is not None}
 
 
+def idle_metrics(metrics: dict[str, Any], idle_power_w: float | None, flags: list[str]) -> dict[str, Any]:
+    """Net J/example = (energy - idle power x duration) / examples; gross (j_per_sample) stays.
+    A net figure at or below zero is left out, flagged: the idle baseline was as high as the load."""
+    if idle_power_w is None:
+        return {}
+    out: dict[str, Any] = {"idle_power_w": idle_power_w}
+    energy, duration, examples = metrics.get("energy_j"), metrics.get("duration_s"), metrics.get("examples")
+    if energy and duration:
+        idle_j = idle_power_w * duration
+        out["idle_energy_j"] = idle_j
+        if examples:
+            if energy - idle_j > 0:
+                out["net_j_per_sample"] = (energy - idle_j) / examples
+            else:
+                flags.append("net_energy_nonpositive")
+    return out
+
+
+def requested_setting(requested: dict[str, Any] | None, captured: Captured | None, flags: list[str]) -> None:
+    """Flag a run whose requested power setting is not the one in effect (no privilege, or refused)."""
+    if not requested or captured is None:
+        return
+    want_w = requested.get("power_limit_requested_w")
+    if want_w is not None and (captured.power_limit_w is None or abs(captured.power_limit_w - want_w) > 0.5):
+        flags.append("power_setting_not_applied")
+    want_mode = requested.get("power_mode_requested")
+    if want_mode is not None and (captured.power_mode or "").split(" ", 1)[0] != str(want_mode):
+        flags.append("power_setting_not_applied")
+
+
 def missing_energy(status: str) -> dict[str, Any]:
     why = {"oom": "the run ran out of memory", "failed": "the run failed",
            "interrupted": "the run was interrupted"}[status]
@@ -68,11 +98,17 @@ def missing_energy(status: str) -> dict[str, Any]:
 
 def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, started_at: str,
                ended_at: str, captured: Captured | None, tf32_enabled: bool | None,
-               window: Window | None, memory: MemoryPeak | None, flags: list[str]) -> dict[str, Any]:
+               window: Window | None, memory: MemoryPeak | None, flags: list[str],
+               idle_power_w: float | None = None, requested: dict[str, Any] | None = None) -> dict[str, Any]:
     """One result-file run."""
     from runner.environment import fallback_device
 
     ok = status == "ok" and window is not None
+    flags = list(flags)
+    requested_setting(requested, captured, flags)
+    run_metrics = metrics(cfg, window, memory) if ok and window else missing_energy(status)
+    if ok:
+        run_metrics.update(idle_metrics(run_metrics, idle_power_w, flags))
     record: dict[str, Any] = {
         "run_id": run_id,
         "status": status,
@@ -85,8 +121,8 @@ def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, s
             tf32_enabled=tf32_enabled,
             power_limit_w=captured.power_limit_w if captured else None,
             power_mode=captured.power_mode if captured else None,
-            measured_steps=window.steps if ok and window else None),
-        "metrics": metrics(cfg, window, memory) if ok and window else missing_energy(status),
+            measured_steps=window.steps if ok and window else None, requested=requested),
+        "metrics": run_metrics,
         "flags": sorted(set(flags + (window.energy.flags if ok and window else []))),
     }
     if ok and window:

@@ -7,17 +7,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from joulebench.text import table
 from runner.options import RunConfig
 
 BAR_WIDTH = 20
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -77,12 +70,16 @@ def summary(records: Sequence[dict[str, Any]]) -> str:
     for r in records:
         c, m = r["config"], r.get("metrics", {})
         batch = f"{c.get('grad_accum_steps', 1)}x{c['batch_size']}" if c.get("grad_accum_steps", 1) > 1 \
-            else str(c.get("batch_size"))
+            else str(c.get("batch_size") or "-")
         mem = m.get("mem_peak_allocated_mb", m.get("mem_peak_rss_mb"))
         energy = _num(m.get("j_per_sample"), 4) if m.get("j_per_sample") else "-"
+        net = _num(m.get("net_j_per_sample"), 4) if m.get("net_j_per_sample") else "-"
+        power = _num(m.get("avg_power_w"), 1) if m.get("avg_power_w") else "-"
         rows.append((c["workload"], c["mode"], c.get("precision"), batch, c.get("seq_len") or c.get("image_size"),
                      c.get("repeat_index", 0), r["status"], _num(m.get("throughput_sps")),
                      _num(m.get("latency_p50_ms"), 2), _num(m.get("latency_p90_ms"), 2),
-                     _num(m.get("latency_p99_ms"), 2), _num(mem, 0), energy))
+                     _num(m.get("latency_p99_ms"), 2), _num(mem, 0), power, energy, net,
+                     m.get("energy_boundary") or "-"))
     return table(("workload", "mode", "precision", "batch", "size", "repeat", "status", "samples/s",
-                  "p50 ms", "p90 ms", "p99 ms", "peak mem MB", "J/sample"), rows)
+                  "p50 ms", "p90 ms", "p99 ms", "peak mem MB", "avg W", "J/sample", "net J/sample", "measured at"),
+                 rows)

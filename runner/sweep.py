@@ -1,15 +1,24 @@
-"""A sweep: one run per combination of the options, one result file, one ingest."""
+"""A sweep: one run per combination of the options, one result file, one ingest.
+
+With --power-limit / --power-mode the combinations run once per power setting (outer loop):
+set it, wait the settle time, measure the idle baseline (unless --no-idle), then the runs.
+The previous setting is restored when the sweep ends however it ends (runner.control).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from joulebench.errors import JouleBenchError
 from runner import record
+from runner.control import PowerSettings, restore_leftover, state_path_for
 from runner.execute import execute
+from runner.idle import idle_power_w, measure_idle
 from runner.interrupts import InterruptGuard, exit_code, signal_name
 from runner.options import SweepOptions
 from runner.power import PowerMeter
@@ -35,27 +44,49 @@ class SweepResult:
         return 1 if any(r["status"] == "failed" for r in self.runs) else 0
 
 
+def make_meter(options: SweepOptions, stream: TextIO) -> PowerMeter:
+    """The power meter for this sweep (detection in the fixed order of runner.sensors)."""
+    from runner.sensors import detect_meter
+
+    detection = detect_meter(options.resolved_device(), power_log=options.power_log,
+                             log_boundary=options.power_log_boundary, tdp_w=options.tdp_w, rate_hz=options.sample_hz)
+    meter = detection.meter
+    describe = getattr(meter, "describe", lambda: meter.name)()
+    print(f"energy: {describe}", file=stream, flush=True)
+    return meter
+
+
+def _wait(seconds: float, guard: InterruptGuard) -> None:
+    deadline = time.monotonic() + seconds
+    while guard.pending is None and time.monotonic() < deadline:
+        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+
+
 def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest: bool = True,
               stream: TextIO | None = None) -> SweepResult:
     """Validate (raising RunConfigError before anything runs), run every combination, write the
     result file after each run, then ingest it. SIGINT/SIGTERM end the sweep cleanly."""
+    stream = stream or sys.stderr
+    state_path = state_path_for(options.db)
+    restore_leftover(state_path, stream)  # a setting a killed sweep left behind
     options.validate()
     configs = options.expand()
-    stream = stream or sys.stderr
     out_path = options.out or record.default_out_path(options.db)
     result = SweepResult(out_path=out_path)
-    progress = Progress(len(configs), stream)
+    settings: list[Any] = list(options.power_values() or [None])
+    progress = Progress(len(configs) * len(settings), stream)
+    control = options.make_control()
+    own_meter = meter is None
+    meter = meter or make_meter(options, stream)
     with InterruptGuard() as guard:
-        for index, cfg in enumerate(configs):
-            if guard.pending is not None:
-                break
-            progress.start(index, cfg)
-            outcome = execute(cfg, meter=meter, guard=guard, on_step=progress.step_callback(cfg))
-            result.runs.append(outcome.record)
-            progress.finish(index, outcome.record)
-            record.write(result.runs, out_path)  # finished runs survive even a hard kill
-            if outcome.interrupted_by is not None:
-                break
+        try:
+            with PowerSettings(control, state_path, stream) if control else contextlib.nullcontext() as power:
+                _loop(options, configs, settings, control, power, meter, guard, progress, result, out_path, stream)
+        finally:
+            if own_meter:
+                meter.close()
+            if control is not None:
+                control.close()
         result.interrupted_by = guard.pending
         if result.interrupted_by is not None:
             print(f"{signal_name(result.interrupted_by)} received: stopping; keeping {len(result.runs)} run(s)",
@@ -71,3 +102,53 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
             except JouleBenchError as e:
                 result.ingest_error = e
     return result
+    record.write(result.runs, out_path)
+    print(f"wrote {len(result.runs)} run(s) to {out_path}", file=stream, flush=True)
+    if ingest:
+        try:
+            result.ingest = record.ingest(out_path, options.db)
+        except JouleBenchError as e:
+            result.ingest_error = e
+    return result
+
+
+def _loop(options: SweepOptions, configs: list[Any], settings: list[Any], control: Any, power: Any,
+          meter: PowerMeter, guard: InterruptGuard, progress: Progress, result: SweepResult, out_path: Path,
+          stream: TextIO) -> None:
+    """Per power setting: set it and settle, the idle baseline, then every configuration."""
+    index = 0
+    for setting in settings:
+        if guard.pending is not None:
+            return
+        requested: dict[str, Any] | None = None
+        if setting is not None and control is not None and power is not None:
+            key = "power_limit_requested_w" if options.power_limits_w else "power_mode_requested"
+            requested = {key: setting}
+            print(f"setting {control.describe(setting)}", file=stream, flush=True)
+            if power.apply(setting) and options.settle_s:
+                print(f"    settling for {options.settle_s:g} s", file=stream, flush=True)
+                _wait(options.settle_s, guard)
+        idle_w = None
+        if options.idle and guard.pending is None:
+            print(f"    idle baseline: {options.idle_s:g} s", file=stream, flush=True)
+            idle = measure_idle(meter, options.idle_s, options.resolved_device(), guard=guard,
+                                requested=requested, tag=options.tag)
+            result.runs.append(idle)
+            idle_w = idle_power_w(idle)
+            shown = f"{idle_w:.2f} W" if idle_w else idle["metrics"].get("energy_missing_reason", "-")
+            print(f"    idle power: {shown}", file=stream, flush=True)
+            record.write(result.runs, out_path)
+            if idle["status"] == "interrupted":
+                return
+        for cfg in configs:
+            if guard.pending is not None:
+                return
+            progress.start(index, cfg)
+            outcome = execute(cfg, meter=meter, guard=guard, on_step=progress.step_callback(cfg),
+                              idle_power_w=idle_w, requested=requested)
+            result.runs.append(outcome.record)
+            progress.finish(index, outcome.record)
+            index += 1
+            record.write(result.runs, out_path)  # finished runs survive even a hard kill
+            if outcome.interrupted_by is not None:
+                return

@@ -148,6 +148,7 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     _wait_text(page, "Runs on this machine")
     page.get_by_label("Batch size(s)").fill("2")
     page.get_by_label("Measured steps").fill("5")
+    page.get_by_role("spinbutton", name="Idle baseline (s), 0 = off").fill("0")
     page.get_by_role("button", name="Start").click()
     _wait_text(page, "run(s) done")  # live progress
     _shot(page, output_dir / "new-run-progress.png")
@@ -162,6 +163,7 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     page.goto(f"{server}/new_run")
     _wait_text(page, "Done: 1 run(s) recorded.")
     page.get_by_label("Measured steps").fill("100000")
+    page.get_by_role("spinbutton", name="Idle baseline (s), 0 = off").fill("0")
     page.get_by_role("button", name="Start").click()
     _wait_text(page, "0 of 1 run(s) done")
     page.wait_for_timeout(3000)  # let the runner reach its measured loop

@@ -43,23 +43,27 @@ def _page() -> AppTest:
 
 def test_start_a_bert_tiny_run_from_the_page_and_see_it_recorded(db: Path) -> None:
     at = _page()
-    at.text_input[0].set_value("bert-tiny")
-    at.text_input[1].set_value("infer,train")
-    at.text_input[3].set_value("2")
-    at.number_input[0].set_value(3)
+    at.text_input(key="workload").set_value("bert-tiny")
+    at.text_input(key="mode").set_value("infer,train")
+    at.text_input(key="batch").set_value("2")
+    at.number_input(key="steps").set_value(3)
+    at.number_input(key="idle").set_value(1.0)  # a short idle baseline first
     at.button[0].click().run()
     assert not at.exception and not at.error
     state = _wait(db, lambda s: not s.running)
-    assert state.job.exit_code == 0 and state.job.planned_runs == 2
-    assert [r["status"] for r in state.runs] == ["ok", "ok"]
-    assert all(r["metrics"]["throughput_sps"] > 0 for r in state.runs)
+    assert state.job.exit_code == 0 and state.job.planned_runs == 3
+    modes = [(r["config"]["mode"], r["status"]) for r in state.runs]
+    assert modes == [("idle", "ok"), ("infer", "ok"), ("train", "ok")]
+    measured = [r for r in state.runs if r["config"]["mode"] != "idle"]
+    assert all(r["metrics"]["throughput_sps"] > 0 for r in measured)
+    assert all(r["metrics"]["energy_boundary"] == "estimated" for r in measured)  # no sensor here: labelled
     with Store.open(db) as store:
         local = store.query("SELECT mode, throughput_sps FROM runs r JOIN sources s USING (source_id) "
                             "WHERE s.kind = 'local' ORDER BY mode")
-    assert local["mode"].to_list() == ["infer", "train"]
+    assert local["mode"].to_list() == ["idle", "infer", "train"]
     done = _page()
-    assert "Done: 2 run(s) recorded." in done.success[0].value
-    assert done.dataframe[0].value["status"].tolist() == ["ok", "ok"]
+    assert "Done: 3 run(s) recorded." in done.success[0].value
+    assert done.dataframe[0].value["status"].tolist() == ["ok", "ok", "ok"]
 
 
 def test_bad_options_fail_before_anything_starts(db: Path) -> None:
@@ -67,13 +71,18 @@ def test_bad_options_fail_before_anything_starts(db: Path) -> None:
         jobs.start(db, jobs.RunRequest(precision="fp16"))
     assert jobs.current(db) is None
     at = _page()
-    at.text_input[2].set_value("fp16")
+    at.text_input(key="precision").set_value("fp16")
     at.button[0].click().run()
     assert "--precision: fp16 is not available on a CPU" in at.error[0].value
+    at.text_input(key="precision").set_value("fp32")
+    at.text_input(key="power_limit").set_value("100,150")
+    at.button[0].click().run()
+    assert "--power-limit" in at.error[0].value  # no NVIDIA GPU here: refused before anything starts
+    assert jobs.current(db) is None
 
 
 def test_second_run_is_refused_and_cancel_keeps_an_interrupted_record(db: Path) -> None:
-    jobs.start(db, jobs.RunRequest(workload="bert-tiny", batch_size="2", steps=1_000_000))
+    jobs.start(db, jobs.RunRequest(workload="bert-tiny", batch_size="2", steps=1_000_000, idle_seconds=0))
     _wait(db, lambda s: any("run 1/1" in line for line in s.log_tail))
     with pytest.raises(RunInProgressError, match="still going"):
         jobs.start(db, jobs.RunRequest())

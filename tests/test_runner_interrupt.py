@@ -23,7 +23,8 @@ def test_signal_during_a_sweep_keeps_finished_runs(sig: int, code: int, seeded_d
     out = tmp_path / "sweep.json"
     # three runs of ~1.5 s each; the signal arrives early in the second
     cmd = [sys.executable, "-m", "runner", "run", "--workload", "bert-tiny", "--batch-size", "1,2,4",
-           "--seq-len", "16", "--warmup", "1", "--duration", "1.5", "--db", str(seeded_db), "--out", str(out)]
+           "--seq-len", "16", "--warmup", "1", "--duration", "1.5", "--no-idle", "--db", str(seeded_db),
+           "--out", str(out)]
     env = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1")
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

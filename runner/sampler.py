@@ -1,0 +1,240 @@
+"""A background power sampler and the meter that turns a sensor into measurement windows.
+
+`Sampler` polls a read function on a daemon thread at a fixed rate (default 10 Hz, never
+faster than the sensor updates), stamping each sample with `time.monotonic()` and mapping it to
+wall time through one (monotonic, wall) pair taken at start. It takes one sample synchronously
+when it starts and one when it stops, so the samples always span the window; the thread signals
+that it runs before `start()` returns (a readiness handshake). It is stopped in `try/finally`
+by `SensorMeter.window()` and, as a last resort, by `weakref.finalize` when it is collected.
+
+`SensorMeter` is the `PowerMeter` for every sensor in `runner.sensors`: energy comes from the
+sensor's counter where it has one, else from the trapezoid integral of the samples
+(`runner.power.trapezoid_j`). Where both an independent counter and polled power exist (NVML on
+Volta and newer) both are kept, and a disagreement over 5 % is flagged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+
+from runner.power import EnergyReading, PowerTrace, trapezoid_j
+from runner.sensors.base import Sensor, SensorError
+
+DEFAULT_RATE_HZ = 10.0
+DISAGREEMENT_LIMIT_PCT = 5.0
+MIN_SENSOR_PERIODS = 3  # a window shorter than this many sensor periods is flagged
+
+
+class Sampler:
+    """Poll `read()` every `period_s` seconds on a background thread."""
+
+    def __init__(self, read: Callable[[], dict[str, float]], period_s: float, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not period_s > 0:
+            raise ValueError("period_s must be positive")
+        self.read = read
+        self.period_s = period_s
+        self.clock = clock
+        self.t_s: list[float] = []  # seconds from start (monotonic)
+        self.values: list[dict[str, float]] = []
+        self.error: BaseException | None = None
+        self.start_mono_s = 0.0
+        self.start_wall_s = 0.0
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._finalizer = weakref.finalize(self, self._stop.set)
+
+    def wall_time_s(self, t_s: float) -> float:
+        """Unix time of a sample stamped `t_s` seconds after the start."""
+        return self.start_wall_s + t_s
+
+    def _sample(self) -> None:
+        now = self.clock()
+        try:
+            value = self.read()
+        except Exception as e:  # a sensor failing mid-window: stop polling, report it when the window closes
+            self.error = e
+            self._stop.set()
+            return
+        with self._lock:
+            self.t_s.append(now - self.start_mono_s)
+            self.values.append(value)
+
+    def _run(self) -> None:
+        self._ready.set()
+        due = self.clock() + self.period_s
+        while not self._stop.wait(max(0.0, due - self.clock())):
+            self._sample()
+            due += self.period_s
+            now = self.clock()
+            if due < now:  # fell behind (a slow read): skip ahead rather than burst
+                due = now + self.period_s
+
+    def start(self) -> Sampler:
+        if self._thread is not None:
+            raise RuntimeError("the sampler is already running")
+        self.start_mono_s = self.clock()
+        self.start_wall_s = time.time()
+        self._sample()
+        self._thread = threading.Thread(target=self._run, name="joulebench-power-sampler", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(5.0):
+            raise RuntimeError("the power sampler thread did not start")
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread and take the closing sample; safe to call twice."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        if self.error is None:
+            self._sample()
+
+    def __enter__(self) -> Sampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class SensorMeter:
+    """A `PowerMeter` over one `Sensor`: sampler plus counter, with the validity checks."""
+
+    def __init__(self, sensor: Sensor, *, rate_hz: float = DEFAULT_RATE_HZ) -> None:
+        if not rate_hz > 0:
+            raise ValueError("rate_hz must be positive")
+        self.sensor = sensor
+        self.name = sensor.NAME
+        self.boundary = sensor.boundary
+        self.method = sensor.energy_method
+        # never poll faster than the sensor updates (NVML: not under 50 ms)
+        self.period_s = max(1.0 / rate_hz, sensor.period_s)
+        self.flags: list[str] = list(sensor.flags)
+
+    def close(self) -> None:
+        self.sensor.close()
+
+    def describe(self) -> str:
+        return f"{self.sensor.describe()} at {1 / self.period_s:g} Hz"
+
+    def _read(self) -> dict[str, float]:
+        power = self.sensor.read_power_w()
+        extras = self.sensor.read_extras()
+        counter = self.sensor.read_energy_j() if self.sensor.counter_is_source else None
+        out: dict[str, float] = {}
+        for domain, w in (power or {}).items():
+            out[f"p:{domain}"] = w
+        for domain, j in (counter or {}).items():
+            out[f"e:{domain}"] = j
+        for key, v in extras.items():
+            out[f"x:{key}"] = v
+        return out
+
+    @contextlib.contextmanager
+    def window(self) -> Iterator[EnergyReading]:
+        reading = EnergyReading(boundary=self.boundary, method=self.method)
+        sampler = Sampler(self._read, self.period_s)
+        start_counter: dict[str, float] | None = None
+        try:
+            start_counter = self.sensor.read_energy_j()
+            sampler.start()
+            reading.started_wall_s = sampler.start_wall_s
+            yield reading
+        finally:
+            sampler.stop()
+            try:
+                end_counter = self.sensor.read_energy_j() if start_counter is not None else None
+            except SensorError as e:
+                end_counter, sampler.error = None, e
+            self._finish(reading, sampler, start_counter, end_counter)
+
+    def _finish(self, reading: EnergyReading, sampler: Sampler, start: dict[str, float] | None,
+                end: dict[str, float] | None) -> None:
+        reading.flags.extend(self.flags)
+        t = sampler.t_s
+        duration = t[-1] - t[0] if t else 0.0
+        reading.duration_s = duration
+        reading.metrics["sample_period_s"] = self.period_s
+        if sampler.error is not None:
+            reading.missing_reason = f"{self.name} sensor failed during the window: {sampler.error}"
+            return
+        totals = self.sensor.total_domains()
+        traces, sampled_parts = self._traces(t, sampler.values, totals)
+        reading.traces = traces
+        if not totals:
+            reading.missing_reason = (f"{self.name}: no rail measures the whole {self.boundary} (rails: "
+                                      f"{', '.join(self.sensor.domains())}); adding rails would double-count, "
+                                      "so no energy is given: use --power-log with a meter")
+            return
+        counter_j = None
+        if start is not None and end is not None:
+            counter_j = sum(end[d] - start[d] for d in totals if d in start and d in end)
+        sampled_j = sum(sampled_parts) if sampled_parts and len(t) >= 2 else None
+        if counter_j is not None:
+            reading.energy_j = counter_j
+            reading.method = self.sensor.energy_method
+            if self.sensor.independent_power and sampled_j is not None:
+                reading.metrics["energy_counter_j"] = counter_j if counter_j > 0 else None
+                reading.metrics["energy_sampled_j"] = sampled_j if sampled_j > 0 else None
+                if counter_j > 0:
+                    pct = abs(counter_j - sampled_j) / counter_j * 100.0
+                    reading.metrics["energy_disagreement_pct"] = pct
+                    if pct > DISAGREEMENT_LIMIT_PCT:
+                        reading.flags.append("energy_counter_vs_sampled_disagree")
+        elif sampled_j is not None:
+            reading.energy_j = sampled_j
+            reading.method = "estimated" if self.sensor.energy_method == "estimated" else "sampled"
+        else:
+            reading.missing_reason = (f"{self.name}: fewer than 2 power samples in a {duration:.3f} s window; "
+                                      "measure longer (--steps or --duration)")
+        if duration < MIN_SENSOR_PERIODS * self.sensor.period_s:
+            reading.flags.append("window_short_for_sensor")
+        reading.metrics.update(self.sensor.summarize_extras([
+            {k[2:]: v for k, v in values.items() if k.startswith("x:")} for values in sampler.values]))
+
+    def _traces(self, t: list[float], values: list[dict[str, float]],
+                totals: list[str]) -> tuple[list[PowerTrace], list[float]]:
+        """Per-domain traces (W) and the sampled energy of each total domain."""
+        traces: list[PowerTrace] = []
+        parts: list[float] = []
+        method = "estimated" if self.sensor.energy_method == "estimated" else (
+            "sampled" if self.sensor.independent_power or not self.sensor.has_counter else "counter")
+        for domain in self.sensor.domains():
+            boundary = self.boundary if domain in totals else None
+            ts, ps = self._series(t, values, domain)
+            if not ts:
+                continue
+            traces.append(PowerTrace(domain, boundary, method, ts, ps))
+            if domain in totals and (self.sensor.independent_power or not self.sensor.has_counter):
+                parts.append(trapezoid_j(ts, ps))
+        return traces, parts
+
+    @staticmethod
+    def _series(t: list[float], values: list[dict[str, float]], domain: str) -> tuple[list[float], list[float]]:
+        """Power samples of one domain: read directly, or derived from successive counter values."""
+        key_p, key_e = f"p:{domain}", f"e:{domain}"
+        ts: list[float] = []
+        ps: list[float] = []
+        if any(key_p in v for v in values):
+            for ti, v in zip(t, values):
+                if key_p in v:
+                    ts.append(ti)
+                    ps.append(v[key_p])
+            return ts, ps
+        prev: tuple[float, float] | None = None
+        for ti, v in zip(t, values):
+            if key_e not in v:
+                continue
+            if prev is not None and ti > prev[0]:
+                ts.append((prev[0] + ti) / 2)  # mean power over the interval, stamped at its middle
+                ps.append((v[key_e] - prev[1]) / (ti - prev[0]))
+            prev = (ti, v[key_e])
+        return ts, ps

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from db import columns
@@ -154,7 +155,7 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
     run_rows: list[dict[str, Any]] = []
     env_rows: dict[str, dict[str, Any]] = {}
     traces: list[dict[str, Any]] = []
-    sample_parts: list[pa.Table] = []
+    sample_parts: list[tuple[str, str, Any, Any]] = []  # run_id, domain, t_s, power_w
     step_parts: list[pa.Table] = []
     for i, run in enumerate(runs):
         run_id = run["run_id"]
@@ -191,12 +192,7 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
             n = len(trace["t_s"])
             traces.append({"run_id": run_id, "domain": trace["domain"], "boundary": trace.get("boundary"),
                            "method": trace.get("method"), "sample_count": n})
-            sample_parts.append(pa.table({
-                "run_id": pa.array([run_id] * n, pa.string()),
-                "domain": pa.array([trace["domain"]] * n, pa.string()),
-                "t_s": pa.array(trace["t_s"], pa.float64()),
-                "power_w": pa.array(trace["power_w"], pa.float64()),
-            }))
+            sample_parts.append((run_id, trace["domain"], trace["t_s"], trace["power_w"]))
         steps = run.get("step_times_ms") or []
         if steps:
             step_parts.append(pa.table({
@@ -221,9 +217,22 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
     except duckdb.ConstraintException as e:
         raise ResultFileError(name, [f"power_traces: a run lists the same domain twice: {e}"]) from e
     if sample_parts:
-        _insert(con, "power_samples", pa.concat_tables(sample_parts))
+        _insert(con, "power_samples", _samples_table(sample_parts))
     if step_parts:
         _insert(con, "step_times", pa.concat_tables(step_parts))
+
+
+def _samples_table(parts: list[tuple[str, str, Any, Any]]) -> pa.Table:
+    """All traces' samples in one table; run_id and domain dictionary-encoded (one string per
+    trace, not per sample), which keeps ingest of long traces fast."""
+    lengths = np.fromiter((len(p[2]) for p in parts), dtype=np.int64, count=len(parts))
+    trace_of_sample = pa.array(np.repeat(np.arange(len(parts), dtype=np.int32), lengths))
+    return pa.table({
+        "run_id": pa.DictionaryArray.from_arrays(trace_of_sample, pa.array([p[0] for p in parts], pa.string())),
+        "domain": pa.DictionaryArray.from_arrays(trace_of_sample, pa.array([p[1] for p in parts], pa.string())),
+        "t_s": pa.concat_arrays([pa.array(p[2], pa.float64()) for p in parts]),
+        "power_w": pa.concat_arrays([pa.array(p[3], pa.float64()) for p in parts]),
+    })
 
 
 def _add_findings(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], source_id: int) -> int:

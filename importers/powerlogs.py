@@ -118,11 +118,17 @@ def _standalone(
     return conv.document([run])
 
 
-def _frame(conv: Conversion, data: bytes) -> pl.DataFrame:
-    """All columns as text, header names stripped (nvidia-smi pads with ', ')."""
+def _frame(conv: Conversion, data: bytes, columns: list[str] | None = None, n_rows: int | None = None) -> pl.DataFrame:
+    """Columns as text, header names stripped (nvidia-smi pads with ', '). `columns` (stripped
+    names) reads only those: a long log's other columns are never materialised."""
     try:
+        raw_names = None
+        if columns is not None:
+            raw = {c.strip(): c for c in pl.read_csv(io.BytesIO(data), n_rows=0, infer_schema=False).columns}
+            raw_names = [raw[c] for c in columns if c in raw]
         frame = pl.read_csv(
-            io.BytesIO(data), infer_schema=False, truncate_ragged_lines=False, has_header=True, quote_char='"'
+            io.BytesIO(data), infer_schema=False, truncate_ragged_lines=False, has_header=True, quote_char='"',
+            columns=raw_names, n_rows=n_rows,
         )
     except Exception as e:  # polars raises its own exception types for malformed CSV
         raise conv.fail("CSV", f"cannot be read: {str(e).splitlines()[0][:200]}") from e
@@ -180,15 +186,17 @@ class NvidiaSmiImporter(Importer):
         return "power.draw" in first and "," in first
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        frame = _frame(conv, conv.source.data)
-        cols = {c.split(" [")[0].strip(): c for c in frame.columns}
+        first = _frame(conv, conv.source.data, n_rows=1)  # every column, one row: names and first-row facts
+        cols = {c.split(" [")[0].strip(): c for c in first.columns}
         power_col = cols.get("power.draw") or cols.get("power.draw.instant") or cols.get("power.draw.average")
         if power_col is None:
             raise conv.fail("line 1", "no power.draw column")
-        if frame.height == 0:
+        if first.height == 0:
             raise conv.fail("line 2", "no samples after the header")
-        scale = W_PER_MW if "[mW]" in power_col else 1.0
         gpu_key = cols.get("index") or cols.get("uuid") or cols.get("pci.bus_id")
+        per_sample = [c for c in (power_col, gpu_key, cols.get("timestamp"), cols.get("memory.used")) if c]
+        frame = _frame(conv, conv.source.data, columns=per_sample)
+        scale = W_PER_MW if "[mW]" in power_col else 1.0
         if gpu_key:
             ids_col = frame[gpu_key].str.strip_chars().fill_null("")
             order = ids_col.unique(maintain_order=True).to_list()
@@ -200,7 +208,7 @@ class NvidiaSmiImporter(Importer):
             t, started = _times(conv, frame, cols["timestamp"], ("%Y/%m/%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S"))
         else:
             raise conv.fail("line 1", "no timestamp column: add 'timestamp' to --query-gpu so samples can be timed")
-        names = frame[cols["name"]].head(1).str.strip_chars().to_list() if "name" in cols else []
+        names = first[cols["name"]].str.strip_chars().to_list() if "name" in cols else []
         device_name = clean_str(names[0]) if names else None
         flags: list[str] = []
         traces = []
@@ -226,7 +234,7 @@ class NvidiaSmiImporter(Importer):
             metrics["avg_power_w"] = metrics["energy_j"] / metrics["duration_s"]
         config: dict[str, Any] = {"gpu_count": len(order)}
         if "power.limit" in cols:
-            limits = _numbers(conv, frame.head(1), cols["power.limit"])
+            limits = _numbers(conv, first, cols["power.limit"])
             if len(limits) and not np.isnan(limits[0]) and limits[0] > 0:
                 config["power_limit_w"] = float(limits[0]) * scale
         if "memory.used" in cols:
@@ -236,7 +244,7 @@ class NvidiaSmiImporter(Importer):
                 metrics["mem_used_device_mb"] = float(np.nanmax(used)) * (MB_PER_MIB if mib else 1.0)
         total = None
         if "memory.total" in cols:
-            totals = _numbers(conv, frame.head(1), cols["memory.total"])
+            totals = _numbers(conv, first, cols["memory.total"])
             total = positive(float(totals[0]) * MB_PER_MIB / 1e3) if len(totals) and not np.isnan(totals[0]) else None
         _keep(conv, LogSeries(self.NAME, started, traces, [t["domain"] for t in traces], conv.boundary("gpu_board")))
         device = conv.device(device_name, "gpu", where="name column", memory_gb=total)

@@ -22,11 +22,10 @@ def _props(def_name: str) -> dict[str, dict]:
 
 
 def _arrow_type(spec: dict) -> pa.DataType:
-    types = spec.get("type")
-    if types is None and "enum" in spec:
+    declared = spec.get("type")
+    if declared is None:  # an enum of strings
         return pa.string()
-    if isinstance(types, str):
-        types = [types]
+    types = [declared] if isinstance(declared, str) else list(declared)
     main = [t for t in types if t != "null"][0]
     return _ARROW[main]
 

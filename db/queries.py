@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from db.store import Store
 
+
+@dataclass(frozen=True)
+class ChartSelection:
+    workload: str
+    mode: str
+    precision: str
+    seq_len: int
+
+
 # The Overview's headline comparison: NVIDIA's BERT-Large SQuAD inference tables, seq 384, fp16.
-HEADLINE = {"workload": "bert-large-squad", "mode": "infer", "precision": "fp16", "seq_len": 384}
+HEADLINE = ChartSelection(workload="bert-large-squad", mode="infer", precision="fp16", seq_len=384)
 
 
 def overview_counts(store: Store) -> pl.DataFrame:
@@ -17,7 +28,7 @@ def overview_counts(store: Store) -> pl.DataFrame:
         "FROM runs GROUP BY 1, 2 ORDER BY runs DESC, workload, mode")
 
 
-def runs_for_chart(store: Store, *, workload: str, mode: str, precision: str, seq_len: int) -> pl.DataFrame:
+def runs_for_chart(store: Store, chosen: ChartSelection) -> pl.DataFrame:
     return store.query(
         "SELECT r.run_id, r.device_name || coalesce(' (' || e.system_name || ')', '') AS device_name, "
         "r.batch_size, r.throughput_sps, r.latency_p99_ms, r.citation "
@@ -25,7 +36,7 @@ def runs_for_chart(store: Store, *, workload: str, mode: str, precision: str, se
         "WHERE r.status = 'ok' AND r.throughput_sps IS NOT NULL AND r.workload = ? "
         "AND r.mode = ? AND r.precision = ? AND r.seq_len = ? AND coalesce(r.gpu_count, 1) = 1 "
         "ORDER BY r.device_name, r.batch_size",
-        [workload, mode, precision, seq_len])
+        [chosen.workload, chosen.mode, chosen.precision, chosen.seq_len])
 
 
 # Columns the explorer compares on; one row per run with its device and source.

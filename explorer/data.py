@@ -57,7 +57,7 @@ def overview(path: str) -> Overview:
 @st.cache_data(max_entries=8, show_spinner=False)
 def headline_runs(path: str) -> pl.DataFrame:
     with Store.open(path) as store:
-        return runs_for_chart(store, **HEADLINE)
+        return runs_for_chart(store, HEADLINE)
 
 
 def invalidate() -> None:

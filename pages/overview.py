@@ -31,7 +31,7 @@ if headline.is_empty():
     st.info("No runs match the headline comparison yet: the reference data is not in this database.")
 else:
     st.plotly_chart(charts.throughput_by_batch(
-        headline, f"Throughput by batch size ({HEADLINE['workload']}, {HEADLINE['precision']})"),
+        headline, f"Throughput by batch size ({HEADLINE.workload}, {HEADLINE.precision})"),
         width="stretch")
     st.caption("Source: NVIDIA DeepLearningExamples BERT for TensorFlow, inference tables "
                "(throughput averaged over 1024 iterations, one GPU).")

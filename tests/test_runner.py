@@ -44,9 +44,14 @@ def _check_measured(run: dict[str, Any], *, examples_per_step: int, train: bool)
     assert 0 < lat[0] <= lat[1] <= lat[2] <= lat[3] <= lat[4]
     assert lat[4] == pytest.approx(max(run["step_times_ms"]))
     assert m["mem_peak_rss_mb"] > 50  # torch + a model: tens of MB at the very least
-    # no sensor on this machine: the estimate (CPU utilisation x TDP), labelled so (issue 4)
-    assert m["energy_boundary"] == "estimated" and m["energy_method"] == "estimated"
-    assert m["energy_j"] > 0 and m["j_per_sample"] == pytest.approx(m["energy_j"] / m["examples"])
+    # no sensor on this machine: the estimate (CPU utilisation x TDP), labelled so (issue 4). These
+    # windows last a few /proc/stat ticks (10 ms), so the counter may not move: then the energy is
+    # missing with its reason and the window is flagged short, never a 0.
+    if m.get("energy_j") is None:
+        assert m["energy_missing_reason"] and "window_short_for_sensor" in run["flags"]
+    else:
+        assert m["energy_boundary"] == "estimated" and m["energy_method"] == "estimated"
+        assert m["energy_j"] > 0 and m["j_per_sample"] == pytest.approx(m["energy_j"] / m["examples"])
     env = run["environment"]
     assert env["torch_version"] == torch.__version__ and env["cpu_count"] >= 1 and env["torch_threads"] >= 1
     assert run["device"]["kind"] == "cpu" and run["device"]["name"]

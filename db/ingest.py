@@ -23,6 +23,7 @@ from joulebench.errors import ResultFileError
 from joulebench.resultfile import FORMAT_NAME, LoadedResultFile
 
 SOURCE_KINDS = ("local", "upload", "reference")
+ENERGY_FIGURES = ("energy_j", "j_per_sample", "j_per_iteration", "avg_power_w")
 
 
 @dataclass
@@ -175,6 +176,8 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
         }
         row.update(run["config"])
         row.update(run.get("metrics") or {})
+        if all(row.get(k) is None for k in ENERGY_FIGURES) and not row.get("energy_missing_reason"):
+            row["energy_missing_reason"] = f"no energy figure in the {file_format} file this run came from"
         prov = run.get("provenance") or {
             "source_kind": source_kind, "file_name": name, "format": file_format,
             "tool": producer.get("tool"), "tool_version": producer.get("version"),

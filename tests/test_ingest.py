@@ -147,3 +147,16 @@ def test_first_open_creates_migrates_and_seeds_the_default(monkeypatch: pytest.M
     assert info.schema_version == latest_version()
     assert info.runs > 150
     assert set(info.runs_by_source_kind["source_kind"]) == {"reference"}
+
+
+def test_every_run_has_energy_or_a_reason_it_is_missing(seeded_db: Path, fixture_file: Path) -> None:
+    import_file(fixture_file, db=seeded_db)
+    with Store.open(seeded_db) as store:
+        silent = store.query(
+            "SELECT run_id FROM runs WHERE energy_j IS NULL AND j_per_sample IS NULL AND j_per_iteration IS NULL "
+            "AND avg_power_w IS NULL AND energy_missing_reason IS NULL")
+        nvidia = store.query("SELECT energy_missing_reason FROM runs WHERE run_id = ?",
+                             ["ref:runs_nvidia_bert_inference:dgx1-v100-16gb-infer-base-s128-b1-fp16"])
+    assert silent.is_empty()
+    reason = "no energy figure in the joulebench-reference-csv file this run came from"
+    assert nvidia["energy_missing_reason"][0] == reason

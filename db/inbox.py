@@ -33,19 +33,25 @@ def _sidecar_path(path: Path) -> Path:
 
 
 def queue(db_path: Path, data: bytes, original_name: str, source_kind: str, *,
-          hints: dict[str, Any] | None = None, dirs: tuple[str, ...] = (), folder: bool = False) -> QueuedFile:
+          hints: dict[str, Any] | None = None, dirs: tuple[str, ...] = (), folder: bool = False,
+          attach: dict[str, Any] | None = None) -> QueuedFile:
     """Place a result file in the inbox; safe against crashes (write, fsync, rename).
 
     What conversion needs besides the bytes (the user's hints, the folder names the file sat
-    in, whether it is a zipped result folder) goes in a sidecar written before the file.
+    in, whether it is a zipped result folder, and for a result file with a power log attached,
+    `attach`: the two names and the stated boundary, the bytes being a zip of both) goes in a
+    sidecar written before the file.
     """
     inbox = inbox_dir(db_path)
     inbox.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(data).hexdigest()[:16]
     safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(original_name).name)[:120]
     target = inbox / f"{digest}__{source_kind}__{safe_name}"
-    if hints or dirs or folder:
-        _sidecar_path(target).write_text(json.dumps({"hints": hints or {}, "dirs": list(dirs), "folder": folder}))
+    if hints or dirs or folder or attach:
+        side: dict[str, Any] = {"hints": hints or {}, "dirs": list(dirs), "folder": folder}
+        if attach:
+            side["attach"] = attach
+        _sidecar_path(target).write_text(json.dumps(side))
     if not target.exists():
         tmp = inbox / f".{target.name}.partial"
         with open(tmp, "wb") as f:
@@ -84,6 +90,20 @@ def sidecar(item: QueuedFile) -> tuple[Any, tuple[str, ...], bool]:
         from joulebench.errors import ResultFileError
 
         raise ResultFileError(item.original_name, [f"its inbox hints file is damaged ({e})"]) from e
+
+
+def attachment(item: QueuedFile) -> dict[str, Any] | None:
+    """For a queued result file + power log pair: {source_name, log_name, boundary}; else None."""
+    side = _sidecar_path(item.path)
+    if not side.exists():
+        return None
+    try:
+        found = json.loads(side.read_text()).get("attach")
+    except (ValueError, AttributeError) as e:
+        from joulebench.errors import ResultFileError
+
+        raise ResultFileError(item.original_name, [f"its inbox hints file is damaged ({e})"]) from e
+    return found if isinstance(found, dict) else None
 
 
 def remove(item: QueuedFile) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
@@ -18,6 +18,9 @@ from db.migrate import apply_migrations
 from joulebench.errors import DatabaseBusyError, ResultFileError
 from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
 from joulebench.resultfile import LoadedResultFile
+
+if TYPE_CHECKING:
+    from importers.attach import PowerLogFile
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,11 @@ class Store:
             data = item.path.read_bytes()
             try:
                 hints, dirs, folder = inbox.sidecar(item)
-                loaded, fmt = _convert(data, item.original_name, hints, dirs, folder)
+                attach = inbox.attachment(item)
+                if attach:
+                    loaded, fmt = _convert_pair(data, item.original_name, attach, hints, dirs, folder)
+                else:
+                    loaded, fmt = _convert(data, item.original_name, hints, dirs, folder)
                 report = self.ingest(loaded, item.source_kind, fmt)
             except ResultFileError as e:
                 inbox.reject(item, e.format_message())
@@ -156,21 +163,65 @@ def _convert(data: bytes, name: str, hints: importers.Hints | None, dirs: tuple[
     return importers.load(data, name, hints=hints, dirs=dirs)
 
 
+def _convert_pair(data: bytes, name: str, attach: dict[str, Any], hints: importers.Hints | None,
+                  dirs: tuple[str, ...], folder: bool) -> tuple[importers.ImportedFile, str]:
+    """A queued result + power log pair (a zip of `result/...` and `power_log/<name>`) back into
+    the attached document, with the same code as a direct import."""
+    from importers.archive import read_zip
+    from importers.attach import PowerLogFile, load_with_power_log
+
+    files = read_zip(data, name)
+    result = {k.removeprefix("result/"): v for k, v in files.items() if k.startswith("result/")}
+    logs = [v for k, v in files.items() if k.startswith("power_log/")]
+    if not result or len(logs) != 1:
+        raise ResultFileError(name, ["its inbox archive lacks the result file or the power log"])
+    source_name = str(attach.get("source_name") or name)
+    if folder:
+        source = importers.Source(name=source_name, files=result, dirs=dirs, is_folder=True)
+    else:
+        source = importers.Source(name=source_name, files=result, dirs=dirs)
+    log = PowerLogFile(logs[0], str(attach.get("log_name") or "power-log"), attach.get("boundary"))
+    return load_with_power_log(source, log, hints)
+
+
+def _pair_zip(source: importers.Source, log_name: str, log_data: bytes) -> bytes:
+    files = {f"result/{rel}": data for rel, data in source.files.items()}
+    files[f"power_log/{log_name}"] = log_data
+    return _folder_zip(importers.Source(name=source.name, files=files, is_folder=True))
+
+
 def import_source(source: importers.Source, *, db: str | os.PathLike[str] | None = None,
                   source_kind: str = "upload", hints: importers.Hints | None = None,
+                  power_log: PowerLogFile | None = None,
                   ) -> tuple[IngestReport, importers.ImportedFile]:
     """Convert (any known format), validate, then ingest now or queue in the inbox.
 
     A file that fails conversion or validation raises ResultFileError and touches neither
     the database nor the inbox. A queued file keeps its hints in a sidecar, so draining the
     inbox converts it with the same code and the same hints.
+
+    With `power_log`, the log is attached to the source's runs first (`importers.attach`): the
+    pair is one source hashed over both files, and it is queued as a zip of both.
     """
-    loaded, fmt = importers.load_source(source, hints)
+    if power_log is not None:
+        from importers.attach import load_with_power_log
+
+        loaded, fmt = load_with_power_log(source, power_log, hints)
+    else:
+        loaded, fmt = importers.load_source(source, hints)
     path = resolve_db_path(db)
     try:
         with Store.open(path) as store:
             return store.ingest(loaded, source_kind, fmt), loaded
     except DatabaseBusyError:
+        if power_log is not None:
+            attach = {"source_name": source.name, "log_name": power_log.base_name, "boundary": power_log.boundary}
+            queued = inbox.queue(path, _pair_zip(source, power_log.base_name, power_log.data), loaded.name,
+                                 source_kind, hints=hints.to_json() if hints else None, dirs=source.dirs,
+                                 folder=source.is_folder, attach=attach)
+            report = IngestReport(loaded.name, loaded.content_sha256, "queued",
+                                  message=f"database busy; queued in {queued.path.parent} and ingested on next open")
+            return report, loaded
         data = _folder_zip(source) if source.is_folder else next(iter(source.files.values()))
         if fmt == importers.JouleBenchImporter.NAME:  # self-describing: no hints needed
             queued = inbox.queue(path, data, source.name, source_kind)
@@ -199,6 +250,26 @@ def import_bytes(data: bytes, name: str, *, db: str | os.PathLike[str] | None = 
     """Import one file's bytes (any known format); see import_source."""
     return import_source(importers.Source.single(data, name, dirs), db=db, source_kind=source_kind,
                          hints=hints)[0]
+
+
+def import_with_power_log(result_data: bytes, result_name: str, log_data: bytes, log_name: str, *,
+                          db: str | os.PathLike[str] | None = None, source_kind: str = "upload",
+                          hints: importers.Hints | None = None, boundary: str | None = None,
+                          dirs: tuple[str, ...] = ()) -> tuple[IngestReport, importers.ImportedFile]:
+    """Import one result file (any known format) with a power log attached to its runs.
+
+    For the Upload page and other callers holding bytes. Each run with a known wall-clock
+    window gets the log's samples inside it as a power trace and, when it has no energy of
+    its own, the log's energy over the window (`boundary` as stated, else `wall` for a meter
+    CSV, else the log's own); see `importers.attach`. Returns the ingest report (imported,
+    already_imported or queued) and the ImportedFile, whose `warnings` name each run left
+    without the trace and why. Raises ResultFileError, touching neither database nor inbox,
+    when either file is bad, the log has no timestamps, or no run could be aligned.
+    """
+    from importers.attach import PowerLogFile
+
+    return import_source(importers.Source.single(result_data, result_name, dirs), db=db, source_kind=source_kind,
+                         hints=hints, power_log=PowerLogFile(log_data, log_name, boundary))
 
 
 def import_file(file: Path, *, db: str | os.PathLike[str] | None = None, source_kind: str = "upload",

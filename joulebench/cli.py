@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from joulebench import __version__
 from joulebench.errors import JouleBenchError
@@ -29,6 +30,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     from joulebench.errors import ResultFileError
 
     hints = _hints(args)
+    log = None
+    if args.power_log is not None:
+        from importers.attach import PowerLogFile
+
+        if len(args.paths) != 1:
+            print("error: --power-log attaches one log to the runs of one result file; give one path",
+                  file=sys.stderr)
+            return 2
+        try:
+            log = PowerLogFile(args.power_log.read_bytes(), args.power_log.name, args.power_log_boundary)
+        except OSError as e:
+            print(f"error: {args.power_log}: cannot read the file: {e.strerror}", file=sys.stderr)
+            return 2
+    elif args.power_log_boundary is not None:
+        print("error: --power-log-boundary needs --power-log", file=sys.stderr)
+        return 2
     failed = 0
     tables = 0
     for path in args.paths:
@@ -39,9 +56,23 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(e.format_message(), file=sys.stderr)
             continue
         walked = path.is_dir() or len(sources) > 1
-        for source in sources:
+        if log is not None and len(sources) != 1:
+            print(f"error: --power-log needs one result file; {path} holds {len(sources)} (use --attach-logs "
+                  "for a folder of result files with their logs)", file=sys.stderr)
+            return 2
+        pairs: list[tuple[Any, Any]]
+        if log is not None:
+            pairs = [(sources[0], log)]
+        elif args.attach_logs and walked:
+            from importers.attach import pair_sources
+
+            pairs = pair_sources(sources)
+        else:
+            pairs = [(source, None) for source in sources]
+        for source, power_log in pairs:
             try:
-                report, imported = import_source(source, db=args.db, source_kind=args.kind, hints=hints)
+                report, imported = import_source(source, db=args.db, source_kind=args.kind, hints=hints,
+                                                 power_log=power_log)
             except ResultFileError as e:
                 if walked and "not a format JouleBench knows" in e.format_message():
                     print(f"{source.name}: skipped (not a known format)")
@@ -61,7 +92,10 @@ def cmd_import(args: argparse.Namespace) -> int:
             ]
             if report.message:
                 rows.append(("note", report.message))
-            print(f"\n{source.name}")
+            if power_log is not None and report.runs_duplicate:
+                rows.append(("power log", f"{report.runs_duplicate} run(s) were stored before without this log "
+                                          "and are kept as stored"))
+            print(f"\n{imported.name if power_log is not None else source.name}")
             print(table(("field", "value"), rows))
     if not tables and not failed:
         print("no files found in the given paths", file=sys.stderr)
@@ -154,6 +188,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what ran, for files that do not say (power logs, CodeCarbon, tqdm)")
     p.add_argument("--workload", help="workload name, for files that do not name the model")
     p.add_argument("--batch-size", type=int, help="batch size, for files that do not say (e.g. tqdm it/s)")
+    p.add_argument("--power-log", type=Path, metavar="LOG",
+                   help="attach this power log (nvidia-smi CSV, tegrastats, jtop CSV, or a meter's time,watts CSV) "
+                        "to the runs of the one result file given: each run with a known wall-clock window gets "
+                        "the log's samples in it as its power trace and, if it has no energy, the log's energy. "
+                        "Log times without a zone are read as this machine's local time (set TZ to change it)")
+    p.add_argument("--power-log-boundary", choices=("gpu_board", "jetson_module", "cpu_package", "system", "wall",
+                                                     "estimated"),
+                   help="where the power log measured (default: wall for a meter CSV, else the log's own: "
+                        "gpu_board for nvidia-smi, jetson_module for tegrastats / jtop)")
+    p.add_argument("--attach-logs", action="store_true",
+                   help="in folders and .zip archives, attach a power log to the result file beside it when a "
+                        "folder holds exactly one of each")
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export runs as a result file, or as CSV / Parquet tables",

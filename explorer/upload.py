@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import importers
 from db import IngestReport, import_bytes
+from db.store import import_with_power_log
+from importers.attach import load_pair
 from joulebench.errors import ResultFileError
 
 
@@ -27,9 +29,21 @@ def hints(device: str, boundary: str, precision: str, mode: str) -> importers.Hi
                            precision=precision or None, mode=mode or None)
 
 
-def preview(name: str, data: bytes, given: importers.Hints | None = None) -> Preview:
+@dataclass(frozen=True)
+class PowerLog:
+    """A power log to attach to the runs of the uploaded result file (aligned by wall-clock time)."""
+
+    name: str
+    data: bytes
+    boundary: str | None = None
+
+
+def preview(name: str, data: bytes, given: importers.Hints | None = None, log: PowerLog | None = None) -> Preview:
     try:
-        loaded, fmt = importers.load(data, name, hints=given)
+        if log is None:
+            loaded, fmt = importers.load(data, name, hints=given)
+        else:
+            loaded, fmt = load_pair(data, name, log.data, log.name, boundary=log.boundary, hints=given)
     except ResultFileError as e:
         return Preview(name, error=e.format_message())
     runs = loaded.runs
@@ -37,6 +51,10 @@ def preview(name: str, data: bytes, given: importers.Hints | None = None) -> Pre
                    sorted({r["config"]["workload"] for r in runs}), loaded.missing_fields(), list(loaded.warnings))
 
 
-def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None = None) -> IngestReport:
+def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None = None,
+                  log: PowerLog | None = None) -> IngestReport:
     """Raises ResultFileError for a file that cannot be imported; nothing is imported from it."""
-    return import_bytes(data, name, db=db, source_kind="upload", hints=given)
+    if log is None:
+        return import_bytes(data, name, db=db, source_kind="upload", hints=given)
+    return import_with_power_log(data, name, log.data, log.name, db=db, source_kind="upload", hints=given,
+                                 boundary=log.boundary)[0]

@@ -17,6 +17,13 @@ with st.expander("What the files cannot say (used only where a file is silent)")
                               key="h_boundary")
     precision = c[2].selectbox("Precision", ["", "fp32", "tf32", "fp16", "bf16", "fp16-weights"], key="h_precision")
     mode = c[3].selectbox("Mode", ["", "train", "infer", "idle"], key="h_mode")
+with st.expander("Attach a power log (optional)"):
+    st.caption("A wall meter's CSV (time, watts), an nvidia-smi, tegrastats or jtop log written while the "
+               "runs of one uploaded result file ran; aligned to each run's start and end time.")
+    log_file = st.file_uploader("Power log", key="power_log")
+    log_boundary = st.selectbox("The log measures", ["", "wall", "system", "gpu_board", "jetson_module",
+                                                     "cpu_package"], key="log_boundary",
+                                help="empty: wall for a meter CSV, else what the log says")
 if not files:
     st.info("Known formats: " + "; ".join(importers.known_formats()))
     st.stop()
@@ -25,8 +32,12 @@ try:
 except JouleBenchError as e:
     st.error(e.format_message())
     st.stop()
+log = upload.PowerLog(log_file.name, log_file.getvalue(), log_boundary or None) if log_file else None
+if log and len(files) > 1:
+    st.error(f"{log.name}: a power log attaches to the runs of one result file; upload one file with it.")
+    st.stop()
 
-previews = [(f, upload.preview(f.name, f.getvalue(), given)) for f in files]
+previews = [(f, upload.preview(f.name, f.getvalue(), given, log)) for f in files]
 for _file, p in previews:
     with st.container(border=True):
         if p.error:
@@ -43,7 +54,7 @@ importable = [f for f, p in previews if not p.error]
 if importable and st.button(f"Import {len(importable)} file(s)", type="primary"):
     for file in importable:
         try:
-            report = upload.import_upload(file.name, file.getvalue(), data.db_path(), given)
+            report = upload.import_upload(file.name, file.getvalue(), data.db_path(), given, log)
         except JouleBenchError as e:
             st.error(e.format_message())
             continue

@@ -167,3 +167,19 @@ def test_upload_another_tools_file_with_a_device_hint(db: Path) -> None:
     assert any("jtop" in m.value and "1 run(s)" in m.value for m in at.markdown)
     at.button[0].click().run()
     assert f"{log.name}: 1 run(s) added" in at.success[0].value
+
+
+def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
+    from tests.test_import_attach import GTX_SWEEP, NVIDIA_SMI
+
+    at = _page("upload")
+    at.file_uploader(key="files").upload("sweep.json", GTX_SWEEP)
+    at.file_uploader(key="power_log").upload(NVIDIA_SMI.name, NVIDIA_SMI.read_bytes())
+    at.run()
+    assert not at.error
+    assert any("power log" in c.value and "attached to 2 of 4 run(s)" in c.value for c in at.caption)
+    at.button[0].click().run()
+    assert "sweep.json: 4 run(s) added" in at.success[0].value
+    with Store.open(db) as store:
+        run = store.query("SELECT energy_j, energy_boundary, energy_method FROM runs WHERE run_id = 'a'").row(0)
+    assert run[0] == pytest.approx(9.94284, rel=1e-6) and run[1:] == ("gpu_board", "sampled")  # awk, see there

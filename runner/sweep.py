@@ -102,14 +102,6 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
             except JouleBenchError as e:
                 result.ingest_error = e
     return result
-    record.write(result.runs, out_path)
-    print(f"wrote {len(result.runs)} run(s) to {out_path}", file=stream, flush=True)
-    if ingest:
-        try:
-            result.ingest = record.ingest(out_path, options.db)
-        except JouleBenchError as e:
-            result.ingest_error = e
-    return result
 
 
 def _loop(options: SweepOptions, configs: list[Any], settings: list[Any], control: Any, power: Any,

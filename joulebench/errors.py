@@ -79,7 +79,7 @@ class RunConfigError(JouleBenchError):
 class RunInProgressError(JouleBenchError):
     """The explorer starts one runner process at a time."""
 
-    exit_code = 5
+    exit_code = 6
     title = "A run is in progress"
 
 

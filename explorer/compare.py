@@ -153,11 +153,12 @@ def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
 
 
 def _statement(a: str, b: str, ratio: float, metric: Metric) -> str:
+    what = metric.label[0].lower() + metric.label[1:]  # "energy per example (J)": units keep their case
     if metric.column == "throughput_sps":
         return f"{a} is {ratio:.1f}x faster than {b}"
     if metric.higher_is_better:
-        return f"{a} has {ratio:.1f}x the {metric.label.lower()} of {b}"
-    return f"{a} needs {ratio:.2f}x the {metric.label.lower()} of {b} ({1 / ratio:.1f}x better)"
+        return f"{a} has {ratio:.1f}x the {what} of {b}"
+    return f"{a} needs {ratio:.2f}x the {what} of {b} ({1 / ratio:.1f}x better)"
 
 
 def energy_time_points(runs: pl.DataFrame) -> pl.DataFrame:

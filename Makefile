@@ -32,11 +32,12 @@ browser:
 
 test: setup browser
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy joulebench db explorer importers runner
 	$(PY) -m pytest
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy joulebench db explorer
+	$(VENV)/bin/mypy joulebench db explorer importers runner
 
 clean:
 	rm -rf $(VENV) test-output .pytest_cache

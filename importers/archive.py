@@ -136,8 +136,8 @@ def group(files: dict[str, bytes], top: str, outer_dirs: tuple[str, ...]) -> lis
         members = {rel[len(prefix) :]: data for rel, data in files.items() if rel.startswith(prefix)}
         claimed.update(prefix + m for m in members)
         name = f"{top}/{root}" if root else top
-        dirs = (*outer_dirs, top, *(root.split("/")[:-1] if root else []))
-        sources.append(Source(name=name, files=members, dirs=dirs if root else outer_dirs, is_folder=True))
+        root_dirs = (*outer_dirs, top, *(root.split("/")[:-1] if root else []))
+        sources.append(Source(name=name, files=members, dirs=root_dirs if root else outer_dirs, is_folder=True))
     for report in sorted(rel for rel in files if rel.split("/")[-1] == OPTIMUM_REPORT):
         folder = report[: -len(OPTIMUM_REPORT)]
         config = folder + OPTIMUM_CONFIG

@@ -194,7 +194,7 @@ def _codecarbon_windows(source: Source, count: int) -> list[Window | None]:
     for record in records[:count]:
         end = _wall(record.get("timestamp")) if isinstance(record, dict) else None
         try:
-            duration = float(record.get("duration"))  # type: ignore[union-attr, arg-type]
+            duration = float(record.get("duration"))
         except (TypeError, ValueError, AttributeError):
             duration = None
         if end is None or not duration or duration <= 0:

@@ -296,6 +296,16 @@ def num(value: Any, where: str | None = None, conv: Conversion | None = None) ->
     return out if math.isfinite(out) else None
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (for optional sections of a file)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def positive(value: float | None) -> float | None:
     return value if value is not None and value > 0 else None
 

@@ -16,6 +16,7 @@ from importers.base import (
     Conversion,
     Importer,
     Source,
+    as_dict,
     cell,
     clean_str,
     num,
@@ -89,7 +90,7 @@ class MlEnergyImporter(Importer):
                 v = num(c.get(key), f"{where}.{key}", conv)
                 if v is not None and v >= 0:
                     metrics[field] = v
-            par = c.get("parallelization") if isinstance(c.get("parallelization"), dict) else {}
+            par = as_dict(c.get("parallelization"))
             notes = (
                 f"ML.ENERGY v3: latencies are inter-token latencies; batch_size is max_num_seqs "
                 f"(average batch {num(c.get('avg_batch_size')) or '?'}); "

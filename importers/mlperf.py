@@ -85,9 +85,12 @@ class MlperfImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         src = conv.source
         if not src.is_folder:
-            return conv.document([self._run(conv, src.name, src.text or "", None, None, 0, ())])
+            single = self._run(conv, src.name, src.text or "", None, None, 0, ())
+            if single is None:
+                raise conv.fail("Mode", "AccuracyOnly: an accuracy run has no performance result to import")
+            return conv.document([single])
         system = self._system(conv)
-        runs = []
+        runs: list[dict[str, Any]] = []
         run_dirs = sorted(
             {p.rsplit("/", 1)[0] if "/" in p else "" for p in src.files if p.rsplit("/", 1)[-1] == SUMMARY}
         )

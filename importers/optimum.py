@@ -18,6 +18,8 @@ from importers.base import (
     Conversion,
     Importer,
     Source,
+    as_dict,
+    as_list,
     cell,
     clean_str,
     energy_metrics,
@@ -90,10 +92,10 @@ class OptimumBenchmarkImporter(Importer):
         if not isinstance(report, dict):
             raise conv.fail("report", "must be an object of measured targets (forward, decode, ...)")
         cfg = config if isinstance(config, dict) else {}
-        backend = cfg.get("backend") if isinstance(cfg.get("backend"), dict) else {}
-        scenario = cfg.get("scenario") if isinstance(cfg.get("scenario"), dict) else {}
-        env = cfg.get("environment") if isinstance(cfg.get("environment"), dict) else {}
-        launcher_shapes = scenario.get("input_shapes") if isinstance(scenario.get("input_shapes"), dict) else {}
+        backend = as_dict(cfg.get("backend"))
+        scenario = as_dict(cfg.get("scenario"))
+        env = as_dict(cfg.get("environment"))
+        launcher_shapes = as_dict(scenario.get("input_shapes"))
         conv.tool_version = clean_str(env.get("optimum_benchmark_version"))
         device = self._device(conv, backend, env)
         dtype = clean_str(backend.get("dtype") or backend.get("torch_dtype"))
@@ -135,7 +137,7 @@ class OptimumBenchmarkImporter(Importer):
             run_mode = mode or ("train" if section in ("overall", "train", "training") else None)
             run_mode = conv.mode(run_mode, "config.scenario.name")
             flags: list[str] = metrics.pop("_flags", [])
-            run = {
+            run: dict[str, Any] = {
                 "run_id": conv.run_id(section),
                 "status": "ok",
                 "device": dict(device),
@@ -154,7 +156,7 @@ class OptimumBenchmarkImporter(Importer):
         kind = clean_str(backend.get("device"))
         if kind == "cpu":
             return conv.device(clean_str(env.get("cpu")), "cpu", where="config.environment.cpu")
-        gpus = env.get("gpu") if isinstance(env.get("gpu"), list) else []
+        gpus = as_list(env.get("gpu"))
         ids = str(backend.get("device_ids") or "0").split(",")[0]
         index = int(ids) if ids.strip().isdigit() else 0
         name = clean_str(gpus[index]) if index < len(gpus) else (clean_str(gpus[0]) if gpus else None)
@@ -183,7 +185,7 @@ class OptimumBenchmarkImporter(Importer):
                 v = num(lat.get(key), f"{where}.latency.{key}", conv)
                 if v is not None and v >= 0:
                     metrics[field] = v * scale
-            values = lat.get("values") if isinstance(lat.get("values"), list) else []
+            values = as_list(lat.get("values"))
             steps = [v * scale for v in (num(x) for x in values) if v is not None and v >= 0]
             if steps:
                 metrics["latency_max_ms"] = max(steps)

@@ -135,6 +135,14 @@ def _frame(conv: Conversion, data: bytes, columns: list[str] | None = None, n_ro
     return frame.rename({c: c.strip() for c in frame.columns})
 
 
+def _first_true(conv: Conversion, mask: pl.Series, column: str) -> int:
+    """The row of the first True in a boolean column (polars' arg_max is None only for an empty one)."""
+    row = mask.arg_max()
+    if row is None:
+        raise conv.fail(column, "no rows")
+    return int(row)
+
+
 def _numbers(conv: Conversion, frame: pl.DataFrame, column: str, *, allow_missing: bool = True) -> np.ndarray:
     raw = frame[column].str.strip_chars()
     cleaned = raw.str.strip_chars_end(" WmMiBHzC%").str.strip_chars_end()
@@ -144,10 +152,10 @@ def _numbers(conv: Conversion, frame: pl.DataFrame, column: str, *, allow_missin
     )
     bad = values.is_null() & ~missing_text
     if bad.any():
-        row = int(bad.arg_max())  # type: ignore[arg-type]
+        row = _first_true(conv, bad, column)
         raise conv.fail(f"line {row + 2}: {column}", f"{raw[row][:40]!r} is not a number")
     if not allow_missing and missing_text.any():
-        row = int(missing_text.arg_max())  # type: ignore[arg-type]
+        row = _first_true(conv, missing_text, column)
         raise conv.fail(f"line {row + 2}: {column}", "empty")
     out: np.ndarray = values.to_numpy()
     if not np.isfinite(out[~np.isnan(out)]).all():
@@ -165,7 +173,7 @@ def _times(conv: Conversion, frame: pl.DataFrame, column: str, formats: tuple[st
             break
     if parsed is None:
         attempt = raw.str.strptime(pl.Datetime("us"), formats[0], strict=False)
-        row = int(attempt.is_null().arg_max())  # type: ignore[arg-type]
+        row = _first_true(conv, attempt.is_null(), column)
         raise conv.fail(f"line {row + 2}: {column}", f"{raw[row]!r} is not a time like {formats[0]}")
     micros = parsed.cast(pl.Int64).to_numpy()
     t = (micros - micros[0]) / 1e6

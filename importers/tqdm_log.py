@@ -37,7 +37,7 @@ class TqdmImporter(Importer):
                     finished.append(m)
         if not finished:
             raise conv.fail("(whole file)", "no completed progress bar (n/n [elapsed<remaining, rate it/s])")
-        runs = []
+        runs: list[dict[str, Any]] = []
         device = conv.device(None, where="(whole file; tqdm output does not name the device)")
         mode = conv.mode(None, "(whole file; tqdm output does not say whether it trained or inferred)")
         seen: set[str] = set()

@@ -104,11 +104,12 @@ class ZeusImporter(Importer):
             energies = [num(cell(header, row, g), f"{where}: {g}", conv) for g in gpus]
             flags: list[str] = []
             metrics: dict[str, Any] = {"duration_s": positive(elapsed)}
-            if energies and all(e is not None for e in energies):
+            known = [e for e in energies if e is not None]
+            if energies and len(known) == len(energies):
                 metrics.update(
                     energy_metrics(
-                        sum(energies),
-                        duration_s=positive(elapsed),  # type: ignore[arg-type]
+                        sum(known),
+                        duration_s=positive(elapsed),
                         boundary=conv.boundary("gpu_board"),
                         method="counter",
                         what="gpu energy",

@@ -8,15 +8,19 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from joulebench import __version__
 from joulebench.errors import JouleBenchError
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
 from joulebench.text import table
 
+if TYPE_CHECKING:  # imported where used: `joulebench --help` stays fast
+    from db.export import Selection
+    from importers import Hints
 
-def _hints(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+
+def _hints(args: argparse.Namespace) -> Hints:
     from importers import Hints
 
     return Hints(device=args.device, boundary=args.boundary, precision=args.precision, mode=args.mode,
@@ -103,7 +107,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def _selection(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _selection(args: argparse.Namespace) -> Selection:
     from db.export import Selection
 
     return Selection(run_ids=tuple(args.run_id), device_names=tuple(args.device),

@@ -11,10 +11,14 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+# what signal.signal returns and accepts: a handler, SIG_DFL / SIG_IGN, or None (not installed from Python)
+Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 class SweepInterrupted(BaseException):
@@ -42,7 +46,7 @@ class InterruptGuard:
     def __init__(self) -> None:
         self.pending: int | None = None
         self._armed = False
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, Handler] = {}
 
     def __enter__(self) -> InterruptGuard:
         if threading.current_thread() is threading.main_thread():
@@ -52,7 +56,7 @@ class InterruptGuard:
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)
         self._previous.clear()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:

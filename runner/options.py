@@ -10,10 +10,13 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from joulebench.errors import RunConfigError
 from runner import workloads
+
+if TYPE_CHECKING:
+    from runner.control import PowerControl
 
 MODES = ("train", "infer")
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp16-weights")  # runner.precision defines what each means
@@ -220,7 +223,7 @@ class SweepOptions:
             problems += self._control_problems()
         return problems
 
-    def make_control(self):  # type: ignore[no-untyped-def]
+    def make_control(self) -> PowerControl | None:
         """The power control this sweep needs (None without --power-limit / --power-mode)."""
         from runner import control
 
@@ -243,6 +246,8 @@ class SweepOptions:
             ctl = self.make_control()
         except PowerControlError as e:
             return [e.format_message()]
+        if ctl is None:  # no --power-limit / --power-mode: nothing to check
+            return []
         try:
             return ctl.problems(list(self.power_values() or []))
         finally:

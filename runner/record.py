@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from joulebench import __version__
 from joulebench.paths import resolve_db_path
@@ -19,6 +19,9 @@ from runner.devices import MemoryPeak
 from runner.environment import Captured
 from runner.measure import Window, energy_metrics, latency_stats
 from runner.options import RunConfig
+
+if TYPE_CHECKING:
+    from db.store import IngestReport
 
 RESULTS_DIR_NAME = "results"
 
@@ -146,7 +149,7 @@ def write(runs: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
-def ingest(path: Path, db: str | os.PathLike[str] | None):  # type: ignore[no-untyped-def]
+def ingest(path: Path, db: str | os.PathLike[str] | None) -> IngestReport:
     """Ingest the sweep's file as a local run (or queue it when the database is busy)."""
     from db import import_bytes
 

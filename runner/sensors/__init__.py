@@ -84,5 +84,8 @@ def detect_meter(device: str | None = None, *, power_log: Path | str | None = No
     return Detection(SensorMeter(sensor, rate_hz=rate_hz), skipped)
 
 
-def detect(device: str | None = None, **kwargs: object) -> PowerMeter:
-    return detect_meter(device, **kwargs).meter  # type: ignore[arg-type]
+def detect(device: str | None = None, *, power_log: Path | str | None = None,
+           log_boundary: str | None = None, tdp_w: float | None = None, rate_hz: float = 10.0,
+           root: Path | str = "/") -> PowerMeter:
+    return detect_meter(device, power_log=power_log, log_boundary=log_boundary, tdp_w=tdp_w, rate_hz=rate_hz,
+                        root=root).meter

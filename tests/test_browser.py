@@ -141,6 +141,7 @@ def test_cost_ranking_moves_with_electricity_price(seeded_db: Path, page, output
     kwh.press("Enter")
     _wait_text(page, "Cheapest: Test GPU Efficient")
     _shot(page, output_dir / "cost-dear-power.png")
+    assert "Cheapest: Test GPU Frugal" not in page.inner_text("body")
 
 
 def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]

@@ -136,10 +136,10 @@ def _alive(job: Job) -> bool:
 
 def start(db: Path, request: RunRequest) -> Job:
     """Start a run in its own process; refuse while another is going."""
-    running = current(db)
-    if running is not None and _alive(running):
+    previous = current(db)
+    if previous is not None and _alive(previous):
         raise RunInProgressError(
-            f"a run started at {running.started_at} (PID {running.pid}) is still going; "
+            f"a run started at {previous.started_at} (PID {previous.pid}) is still going; "
             "wait for it to finish or cancel it first")
     planned = request.planned_runs()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -157,12 +157,18 @@ def start(db: Path, request: RunRequest) -> Job:
     return job
 
 
+def running(db: Path) -> bool:
+    """Whether a run started from the app is still going (reads only the job file)."""
+    job = current(db)
+    return job is not None and _alive(job)
+
+
 def status(db: Path) -> JobStatus | None:
     job = current(db)
     if job is None:
         return None
-    running = _alive(job)
-    if not running:
+    alive = _alive(job)
+    if not alive:
         _save(db, job)
     runs: list[dict[str, Any]] = []
     try:
@@ -173,7 +179,7 @@ def status(db: Path) -> JobStatus | None:
         lines = Path(job.log_path).read_text(errors="replace").splitlines()[-12:]
     except OSError:
         lines = []
-    return JobStatus(job, running, runs, lines)
+    return JobStatus(job, alive, runs, lines)
 
 
 def cancel(db: Path, *, wait_s: float = 0.0) -> bool:

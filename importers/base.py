@@ -8,7 +8,6 @@ one ingest path every result file takes.
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
 import io
 import json
@@ -21,7 +20,7 @@ from typing import Any, ClassVar
 
 from joulebench import __version__
 from joulebench.errors import ResultFileError
-from joulebench.resultfile import MAX_DOCUMENT_BYTES, new_document
+from joulebench.resultfile import MAX_DOCUMENT_BYTES, decompress, new_document
 
 MAX_FILE_BYTES = 256 * 1024 * 1024  # one file of another tool's format, after decompression
 BOUNDARIES = ("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated")
@@ -102,7 +101,7 @@ class Source:
         if self.is_folder:
             return b""
         raw = next(iter(self.files.values()))
-        return decompress(raw, self.name)
+        return decompress(raw, self.name, MAX_FILE_BYTES)
 
     @cached_property
     def text(self) -> str | None:
@@ -154,19 +153,6 @@ def folder_sha256(files: dict[str, bytes]) -> str:
         h.update(rel.encode() + b"\x00" + str(len(data)).encode() + b"\x00")
         h.update(data)
     return h.hexdigest()
-
-
-def decompress(data: bytes, name: str) -> bytes:
-    if data[:2] != b"\x1f\x8b":
-        return data
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-            out = f.read(MAX_FILE_BYTES + 1)
-    except (OSError, EOFError, ValueError) as e:
-        raise ResultFileError(name, [f"gzip data is corrupt or truncated ({e})"]) from e
-    if len(out) > MAX_FILE_BYTES:
-        raise ResultFileError(name, [f"decompresses to more than {MAX_FILE_BYTES // 2**20} MiB; split it"])
-    return out
 
 
 @dataclass

@@ -59,22 +59,25 @@ def load_result_file(path: Path) -> LoadedResultFile:
 
 def load_result_bytes(data: bytes, name: str) -> LoadedResultFile:
     """Parse and validate result-file bytes (plain or gzip JSON); raise ResultFileError."""
-    document = parse_document(_decompress(data, name), name)
+    document = parse_document(decompress(data, name), name)
     validate_document(document, name)
     return LoadedResultFile(name=name, content_sha256=content_sha256(data), document=document)
 
 
-def _decompress(data: bytes, name: str) -> bytes:
+def decompress(data: bytes, name: str, limit_bytes: int | None = None) -> bytes:
+    """Gzip data unpacked (other bytes as they are), refusing more than `limit_bytes` (default:
+    MAX_DOCUMENT_BYTES) after decompression: gzip bombs."""
     if data[:2] != b"\x1f\x8b":
         return data
+    limit_bytes = MAX_DOCUMENT_BYTES if limit_bytes is None else limit_bytes
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-            out = f.read(MAX_DOCUMENT_BYTES + 1)
-    except (OSError, EOFError) as e:
+            out = f.read(limit_bytes + 1)
+    except (OSError, EOFError, ValueError) as e:
         raise ResultFileError(name, [f"gzip data is corrupt or truncated ({e}); re-export the file"]) from e
-    if len(out) > MAX_DOCUMENT_BYTES:
+    if len(out) > limit_bytes:
         raise ResultFileError(
-            name, [f"decompresses to more than {MAX_DOCUMENT_BYTES // 2**20} MiB; split it into smaller files"]
+            name, [f"decompresses to more than {limit_bytes // 2**20} MiB; split it into smaller files"]
         )
     return out
 

@@ -55,7 +55,7 @@ def progress() -> None:
 
 
 progress()
-running = (state := jobs.status(db)) is not None and state.running
+running = jobs.running(db)
 with st.form("new_run"):
     c = st.columns(3)
     workload = c[0].text_input("Workload(s)", "bert-tiny", help="e.g. bert-base-ner,gpt2; see `joulebench workloads`",

@@ -24,29 +24,24 @@ status = run["status"]
 (st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {run['error']}" if run["error"] else ""))
 if run["flags"]:
     st.warning("Validity flags: " + ", ".join(run["flags"]))
-cols = st.columns(4)
-cols[0].metric("Throughput (samples/s)", "missing" if run["throughput_sps"] is None else f"{run['throughput_sps']:.4g}")
-cols[1].metric("p99 latency (ms)", "missing" if run["latency_p99_ms"] is None else f"{run['latency_p99_ms']:.4g}")
-cols[2].metric("Energy per example (J)", "missing" if run["j_per_sample"] is None else f"{run['j_per_sample']:.4g}")
-cols[3].metric("Average power (W)", "missing" if run["avg_power_w"] is None else f"{run['avg_power_w']:.4g}")
+headline = [("Throughput (samples/s)", "throughput_sps"), ("p99 latency (ms)", "latency_p99_ms"),
+            ("Energy per example (J)", "j_per_sample"), ("Average power (W)", "avg_power_w")]
+for col, (label, key) in zip(st.columns(4), headline):
+    col.metric(label, "missing" if run[key] is None else f"{run[key]:.4g}")
 if run["j_per_sample"] is not None:
     st.caption(f"Energy measured at boundary **{run['energy_boundary']}** by method **{run['energy_method']}**.")
 elif run["energy_missing_reason"]:
     st.caption(f"Energy missing: {run['energy_missing_reason']}")
 
-left, right = st.columns(2)
-with left:
-    st.subheader("Power timeline")
-    if samples.is_empty():
-        st.caption("No power samples stored for this run.")
-    else:
-        st.plotly_chart(charts.power_timeline(samples), width="stretch")
-with right:
-    st.subheader("Step times")
-    if steps.is_empty():
-        st.caption("No per-step times stored for this run.")
-    else:
-        st.plotly_chart(charts.step_time_histogram(steps), width="stretch")
+panels = [("Power timeline", samples, "No power samples stored for this run.", charts.power_timeline),
+          ("Step times", steps, "No per-step times stored for this run.", charts.step_time_histogram)]
+for col, (title, frame, empty, chart) in zip(st.columns(2), panels):
+    with col:
+        st.subheader(title)
+        if frame.is_empty():
+            st.caption(empty)
+        else:
+            st.plotly_chart(chart(frame), width="stretch")
 
 for title, section in detail.sections(run).items():
     with st.expander(title, expanded=title in ("Configuration", "Provenance")):

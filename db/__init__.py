@@ -1,9 +1,10 @@
-"""The results store (DuckDB): schema migrations, ingest, inbox, reference seed, export.
+"""The results store (DuckDB): schema migrations, writes, reference seed, export, queries.
 
-No SQL lives outside this package.
+It stores and queries only; converting, validating, queueing and draining files is the import
+service's job (`ingest`). No SQL lives outside this package.
 """
 
-from db.ingest import IngestReport
-from db.store import DbInfo, Store, import_bytes, import_file
+from db.store import DbInfo, Store
+from db.writes import IngestReport
 
-__all__ = ["DbInfo", "IngestReport", "Store", "import_bytes", "import_file"]
+__all__ = ["DbInfo", "IngestReport", "Store"]

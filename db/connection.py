@@ -1,31 +1,65 @@
-"""Opening the DuckDB file, translating its lock error into DatabaseBusyError."""
+"""Opening the DuckDB file: its lock error becomes DatabaseBusyError, every other failure a
+DatabaseError that names the file and what to do (never a DuckDB traceback)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import duckdb
 
-from joulebench.errors import DatabaseBusyError, DatabaseError
+from joulebench.errors import DatabaseBusyError, DatabaseError, os_reason
+
+READ_ONLY_WAIT_S = 2.0  # a reader waits this long for a writer's short transaction to end
 
 
 def connect(db_path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     if read_only and not db_path.exists():
         raise DatabaseError(f"{db_path}: no database here; run any joulebench command without --read-only to create it")
-    db_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        con = duckdb.connect(str(db_path), read_only=read_only)
-    except duckdb.IOException as e:
-        if "lock" in str(e).lower():
-            raise DatabaseBusyError(
-                f"{db_path} is held by another process ({_holder(str(e))}). Close that process "
-                "(the app, or another joulebench command) and try again; result files are queued, not lost."
-            ) from e
-        raise DatabaseError(f"{db_path}: cannot open the database: {e}") from e
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DatabaseError(f"{db_path.parent}: cannot create the database folder ({os_reason(e)})") from e
+    deadline = time.monotonic() + (READ_ONLY_WAIT_S if read_only else 0.0)
+    while True:
+        try:
+            con = duckdb.connect(str(db_path), read_only=read_only)
+            break
+        except duckdb.IOException as e:
+            if "lock" in str(e).lower():
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                raise DatabaseBusyError(
+                    f"{db_path} is held by another process ({_holder(str(e))}). Close that process "
+                    "(the app, or another joulebench command) and try again; result files are queued, not lost."
+                ) from e
+            raise DatabaseError(f"{db_path}: cannot open the database: {_first_line(e)}") from e
+        except duckdb.Error as e:
+            raise DatabaseError(
+                f"{db_path}: not a usable JouleBench database ({_first_line(e)}). If the file is damaged, move it "
+                "away and import your result files again (`joulebench import results/`)") from e
+        except OSError as e:
+            raise DatabaseError(f"{db_path}: cannot open the database ({os_reason(e)})") from e
+    try:
+        con.execute("SET TimeZone = 'UTC'")
     except duckdb.Error as e:
-        raise DatabaseError(f"{db_path}: not a usable DuckDB database: {e}") from e
-    con.execute("SET TimeZone = 'UTC'")
+        con.close()
+        raise DatabaseError(f"{db_path}: not a usable JouleBench database ({_first_line(e)})") from e
     return con
+
+
+def data_version(db_path: Path) -> str:
+    """A cheap token that changes whenever the database file (or its write-ahead log) changes;
+    read without opening the database, so the explorer can key its caches on it every rerun."""
+    parts = []
+    for path in (db_path, db_path.with_name(db_path.name + ".wal")):
+        try:
+            st = path.stat()
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            parts.append("-")
+    return "/".join(parts)
 
 
 def first_row(con: duckdb.DuckDBPyConnection, sql: str, params: list[object] | None = None) -> tuple | None:
@@ -35,7 +69,14 @@ def first_row(con: duckdb.DuckDBPyConnection, sql: str, params: list[object] | N
     return rows[0] if rows else None
 
 
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:300] if text else type(e).__name__
+
+
 def _holder(message: str) -> str:
     marker = "PID"
     at = message.find(marker)
     return message[at:].split(")")[0].strip() if at >= 0 else "see the process list"
+
+

@@ -1,18 +1,29 @@
-"""Data functions for the pages: each opens the store briefly, returns polars frames, and is
-cached until an import or a run calls `invalidate()`."""
+"""Data functions for the pages: each opens the store read-only for its query, returns polars
+frames, and is cached on the database's data version, so a run or an import made outside the
+app (the CLI, another tab) shows on the next rerun.
+
+Only `prepare()` (called by app.py on every rerun) writes: at the server's first rerun it creates,
+migrates and seeds the database, and whenever files wait in the inbox or a killed sweep left
+runs behind it ingests them (briefly read-write; when another process holds the database it
+tries again on the next rerun).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import polars as pl
 import streamlit as st
 
 from db import Store, queries
+from db.connection import data_version
 from db.queries import HEADLINE, overview_counts, runs_for_chart
-from joulebench.errors import JouleBenchError
+from ingest import housekeeping_pending, open_store
+from ingest.inbox import pending
+from joulebench.errors import DatabaseBusyError, JouleBenchError
 from joulebench.paths import resolve_db_path
 
 T = TypeVar("T")
@@ -20,6 +31,31 @@ T = TypeVar("T")
 
 def db_path() -> str:
     return str(resolve_db_path(None))
+
+
+def version(path: str) -> str:
+    """Changes whenever the database changes (file and WAL stat; no connection)."""
+    return data_version(Path(path))
+
+
+@st.cache_resource(show_spinner=False)
+def _prepared(path: str) -> bool:
+    open_store(path).close()
+    return True
+
+
+def prepare() -> None:
+    """Create/migrate/seed once per server; ingest waiting files whenever there are some."""
+    path = db_path()
+    try:
+        _prepared(path)
+        if housekeeping_pending(path):
+            open_store(path).close()
+    except DatabaseBusyError:
+        pass  # another process writes now; the pages read when it is done, the inbox waits
+    except JouleBenchError as e:
+        st.error(e.format_message())
+        st.stop()
 
 
 def or_stop(load: Callable[..., T], *args: Any) -> T:
@@ -43,50 +79,70 @@ class Overview:
     runs_by_device: pl.DataFrame
     sources: pl.DataFrame
     workloads: pl.DataFrame
+    intake: pl.DataFrame
+
+
+def overview(path: str) -> Overview:
+    return _overview(path, version(path))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def overview(path: str) -> Overview:
-    with Store.open(path) as store:
+def _overview(path: str, db_version: str) -> Overview:
+    with Store.open_read_only(path) as store:
         info = store.info()
         workloads = overview_counts(store)
-    return Overview(str(info.path), info.runs, info.devices, info.findings, info.inbox_pending,
-                    info.runs_by_source_kind, info.runs_by_device, info.sources, workloads)
+    return Overview(str(info.path), info.runs, info.devices, info.findings, len(pending(info.path)),
+                    info.runs_by_source_kind, info.runs_by_device, info.sources, workloads, info.intake)
+
+
+def headline_runs(path: str) -> pl.DataFrame:
+    return _headline_runs(path, version(path))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def headline_runs(path: str) -> pl.DataFrame:
-    with Store.open(path) as store:
+def _headline_runs(path: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
         return runs_for_chart(store, HEADLINE)
 
 
-def invalidate() -> None:
-    """Call after an import or a run so every page reads the new data."""
-    st.cache_data.clear()
+def runs(path: str) -> pl.DataFrame:
+    return _runs(path, version(path))
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def runs(path: str) -> pl.DataFrame:
-    with Store.open(path) as store:
+def _runs(path: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
         return queries.runs_table(store)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
 def findings(path: str) -> pl.DataFrame:
-    with Store.open(path) as store:
+    return _findings(path, version(path))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _findings(path: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
         return queries.findings(store)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
 def run_detail(path: str, run_id: str) -> tuple[dict | None, pl.DataFrame, pl.DataFrame]:
-    with Store.open(path) as store:
+    return _run_detail(path, run_id, version(path))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _run_detail(path: str, run_id: str, db_version: str) -> tuple[dict | None, pl.DataFrame, pl.DataFrame]:
+    with Store.open_read_only(path) as store:
         run = queries.run_detail(store, run_id)
         return run, queries.power_samples(store, run_id), queries.step_times(store, run_id)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
 def devices(path: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    with Store.open(path) as store:
+    return _devices(path, version(path))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _devices(path: str, db_version: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    with Store.open_read_only(path) as store:
         return queries.devices(store), queries.power_modes(store)
 
 
@@ -102,9 +158,7 @@ def changed_rows(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
 
 def save_device_edits(path: str, edits: pl.DataFrame) -> int:
     with Store.open(path) as store:
-        changed = queries.update_devices(store, edits)
-    invalidate()
-    return changed
+        return queries.update_devices(store, edits)
 
 
 def selection_document(path: str, run_ids: tuple[str, ...]) -> bytes:
@@ -114,6 +168,6 @@ def selection_document(path: str, run_ids: tuple[str, ...]) -> bytes:
 
     from db.export import Selection, build_document
 
-    with Store.open(path) as store:
+    with Store.open_read_only(path) as store:
         document = build_document(store, Selection(run_ids=run_ids))
     return gzip.compress(json.dumps(document).encode(), mtime=0)

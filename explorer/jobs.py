@@ -2,7 +2,9 @@
 
 The runner writes its result file after every finished run and imports it at the end, so the
 app never needs the database while a run goes on. The job's state lives in a small JSON file
-next to the database, so a page reload (or another browser tab) sees the same run.
+next to the database, so a page reload (or another browser tab) sees the same run. The app
+process never imports the runner (nor torch): options are checked by `joulebench run --check`
+in a child process, with the same code as the CLI.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from joulebench.errors import RunInProgressError
-from joulebench.paths import REPO_ROOT
+from joulebench import defaults, processes
+from joulebench.errors import FileWriteError, RunConfigError, RunInProgressError
+from joulebench.files import write_atomic
+from joulebench.paths import REPO_ROOT, job_file, results_dir
 
 # Popen objects of the runs this server started, so finished ones are reaped and their exit
 # codes known; a run left over from an earlier server is followed by its PID.
@@ -31,16 +36,16 @@ _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 class RunRequest:
     """The New run form, as the strings `joulebench run` takes (comma lists make a sweep)."""
 
-    workload: str = "bert-tiny"
-    mode: str = "infer"
-    precision: str = "fp32"
-    batch_size: str = "8"
+    workload: str = defaults.WORKLOAD
+    mode: str = defaults.MODE
+    precision: str = defaults.PRECISION
+    batch_size: str = str(defaults.BATCH_SIZE)
     seq_len: str = ""
-    steps: int = 20
-    warmup: int = 3
-    repeats: int = 1
+    steps: int = defaults.STEPS
+    warmup: int = defaults.WARMUP_STEPS
+    repeats: int = defaults.REPEATS
     tag: str = ""
-    idle_seconds: float = 10.0  # idle baseline before the runs; 0 switches it off
+    idle_seconds: float = defaults.IDLE_S  # idle baseline before the runs; 0 switches it off
     power_limit: str = ""  # GPU power limits in W, a comma list sweeps them
     power_mode: str = ""  # Jetson nvpmodel modes, a comma list sweeps them
 
@@ -59,39 +64,46 @@ class RunRequest:
             args += ["--power-mode", self.power_mode.strip()]
         return args
 
-    def planned_runs(self) -> int:
-        """Validate like `joulebench run` does (RunConfigError before anything runs); count the runs,
-        idle baselines included."""
-        from runner import options
+    def plan(self, db: Path) -> Plan:
+        """Validate exactly as `joulebench run` does, in a child process (RunConfigError listing
+        every problem, before anything runs); the runs it would make."""
+        done = subprocess.run([*self.argv(db, results_dir(db) / "unused.json"), "--check"], capture_output=True,
+                              text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=REPO_ROOT,
+                              env=dict(os.environ, HF_HUB_OFFLINE="1"))
+        if done.returncode != 0:
+            lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+            problems = [line.removeprefix("error:").strip() for line in lines if not line.startswith("invalid run")]
+            raise RunConfigError([p for p in problems if p] or [f"the runner refused the options ({done.returncode})"])
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        return Plan(int(found["measured_runs"]), int(found["idle_runs"]), list(found["runs"]))
 
-        opts = options.from_strings(workload=self.workload, mode=self.mode, precision=self.precision,
-                                    batch_size=self.batch_size, seq_len=self.seq_len.strip() or None,
-                                    steps=self.steps, warmup=self.warmup, repeats=self.repeats,
-                                    idle=self.idle_seconds > 0, idle_s=self.idle_seconds or 10.0,
-                                    power_limit=self.power_limit.strip() or None,
-                                    power_mode=self.power_mode.strip() or None)
-        opts.validate()
-        settings = len(opts.power_limits_w or opts.power_modes or [None])
-        return len(opts.expand()) + (settings if opts.idle else 0)  # one idle run per power setting
+
+@dataclass(frozen=True)
+class Plan:
+    measured_runs: int  # one per configuration and power setting
+    idle_runs: int  # idle baselines, one per power setting
+    labels: list[str]
 
 
 @dataclass
 class Job:
     pid: int
     started_at: str
-    planned_runs: int
+    planned_runs: int  # measured runs, idle baselines not counted
     out_path: str
     log_path: str
     request: dict[str, Any] = field(default_factory=dict)
     exit_code: int | None = None
     cancelled: bool = False
+    planned_idle: int = 0
+    start_ticks: int | None = None
 
 
 @dataclass(frozen=True)
 class JobStatus:
     job: Job
     running: bool
-    runs: list[dict[str, Any]]  # finished runs, as the result file holds them
+    runs: list[dict[str, Any]]  # finished measured runs (idle baselines left out), as the result file holds them
     log_tail: list[str]
 
     @property
@@ -99,21 +111,18 @@ class JobStatus:
         return min(1.0, len(self.runs) / self.job.planned_runs) if self.job.planned_runs else 1.0
 
 
-def _job_file(db: Path) -> Path:
-    return db.with_name(db.stem + ".job.json")
-
-
 def _save(db: Path, job: Job) -> None:
-    tmp = _job_file(db).with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(job)))
-    tmp.replace(_job_file(db))
+    write_atomic(job_file(db), json.dumps(asdict(job)).encode())
 
 
 def current(db: Path) -> Job | None:
-    path = _job_file(db)
-    if not path.exists():
+    path = job_file(db)
+    try:
+        return Job(**json.loads(path.read_text()))
+    except FileNotFoundError:
         return None
-    return Job(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None  # a damaged job file: no run is known to be going
 
 
 def _alive(job: Job) -> bool:
@@ -124,35 +133,32 @@ def _alive(job: Job) -> bool:
             return True
         job.exit_code = code
         return False
-    try:
-        os.kill(job.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    cmdline = Path(f"/proc/{job.pid}/cmdline")
-    return not cmdline.exists() or b"runner" in cmdline.read_bytes()  # a reused PID is not our run
+    return processes.alive({"pid": job.pid, "start_ticks": job.start_ticks})
 
 
 def start(db: Path, request: RunRequest) -> Job:
-    """Start a run in its own process; refuse while another is going."""
+    """Start a run in its own process; refuse while another is going, or when the options are bad."""
     previous = current(db)
     if previous is not None and _alive(previous):
         raise RunInProgressError(
             f"a run started at {previous.started_at} (PID {previous.pid}) is still going; "
             "wait for it to finish or cancel it first")
-    planned = request.planned_runs()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    results = db.parent / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    out, log = results / f"joulebench-app-run-{stamp}.json", results / f"joulebench-app-run-{stamp}.log"
-    with open(log, "wb") as log_file:
+    plan = request.plan(db)
+    stem = f"joulebench-app-run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    results = results_dir(db)
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+        out, log = results / f"{stem}.json", results / f"{stem}.log"
+        log_file = open(log, "wb")  # noqa: SIM115 - handed to the child, closed below
+    except OSError as e:
+        raise FileWriteError(results, e) from e
+    with log_file:
         child = subprocess.Popen(request.argv(db, out), stdout=log_file, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL, cwd=REPO_ROOT, start_new_session=True,
                                  env=dict(os.environ, HF_HUB_OFFLINE="1"))
     _CHILDREN[child.pid] = child
-    job = Job(child.pid, datetime.now(UTC).isoformat(timespec="seconds"), planned, str(out), str(log),
-              asdict(request))
+    job = Job(child.pid, datetime.now(UTC).isoformat(timespec="seconds"), plan.measured_runs, str(out), str(log),
+              asdict(request), planned_idle=plan.idle_runs, start_ticks=processes.start_ticks(child.pid))
     _save(db, job)
     return job
 
@@ -175,6 +181,7 @@ def status(db: Path) -> JobStatus | None:
         runs = json.loads(Path(job.out_path).read_text()).get("runs", [])
     except (OSError, ValueError):
         pass  # not written yet (first run still going) or being replaced this instant
+    runs = [r for r in runs if isinstance(r, dict) and (r.get("config") or {}).get("mode") != "idle"]
     try:
         lines = Path(job.log_path).read_text(errors="replace").splitlines()[-12:]
     except OSError:

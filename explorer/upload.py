@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import importers
-from db import IngestReport, import_bytes
-from db.store import import_with_power_log
-from importers.attach import load_pair
+from db import IngestReport
+from ingest import import_bytes, import_with_power_log
+from ingest.attach import load_pair
 from joulebench.errors import ResultFileError
 
 

@@ -2,7 +2,7 @@
 
 Detection is by content, in a fixed order (`IMPORTERS`); the first importer whose `sniff`
 accepts the file converts it. The document is validated like any result file and ingested by
-`db.ingest.ingest_loaded` with `file_format=<importer NAME>`. The content hash is the SHA-256
+`ingest` (the import service) with `file_format=<importer NAME>`. The content hash is the SHA-256
 of the original bytes (for a folder: a stable hash over sorted (relative path, bytes)).
 
     loaded, fmt = importers.load(data, "benchmark.json", hints=Hints(device="A100 80GB"))
@@ -58,6 +58,7 @@ __all__ = [
     "known_formats",
     "load",
     "load_source",
+    "validate_imported",
 ]
 
 
@@ -141,7 +142,7 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
         raise ResultFileError(
             source.name, [f"(whole file): not a valid {importer.NAME} file ({type(e).__name__}: {e})"]
         ) from e
-    _validate(document, source.name)
+    validate_imported(document, source.name)
     imported = ImportedFile(
         name=source.name,
         content_sha256=source.content_sha256,
@@ -152,7 +153,7 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     return imported, importer.NAME
 
 
-def _validate(document: dict[str, Any], name: str) -> None:
+def validate_imported(document: dict[str, Any], name: str) -> None:
     """Full schema validation, with long power traces checked in bulk (numpy) instead of item by item.
 
     A trace an importer built holds only floats; the schema sees its first samples, and the

@@ -91,6 +91,22 @@ def read_zip(data: bytes, name: str) -> dict[str, bytes]:
         return out
 
 
+def read_file(path: Path, limit_bytes: int = MAX_MEMBER_BYTES) -> bytes:
+    """A file's bytes, its size checked before anything is read."""
+    try:
+        size = path.stat().st_size
+        if size > limit_bytes:
+            raise ResultFileError(str(path), [f"(whole file): {size / 2**20:.0f} MiB; at most "
+                                              f"{limit_bytes // 2**20} MiB are read: split it into smaller files"])
+        with open(path, "rb") as f:
+            data = f.read(limit_bytes + 1)
+    except OSError as e:
+        raise ResultFileError(str(path), [f"cannot read the file: {e.strerror}"]) from e
+    if len(data) > limit_bytes:
+        raise ResultFileError(str(path), [f"(whole file): grew past {limit_bytes // 2**20} MiB while being read"])
+    return data
+
+
 def read_folder(folder: Path) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     total = 0
@@ -160,11 +176,7 @@ def sources_from_path(path: Path) -> list[Source]:
     outer = tuple(p for p in path.resolve().parent.parts[-8:] if p not in ("/", ""))
     if path.is_dir():
         return group(read_folder(path), path.name, outer)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ResultFileError(str(path), [f"cannot read the file: {e.strerror}"]) from e
-    return sources_from_bytes(data, path.name, outer)
+    return sources_from_bytes(read_file(path), path.name, outer)
 
 
 def sources_from_bytes(data: bytes, name: str, dirs: tuple[str, ...] = ()) -> list[Source]:

@@ -18,15 +18,14 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, ClassVar
 
+from energy import energy_figures
 from joulebench import __version__
 from joulebench.errors import ResultFileError
 from joulebench.resultfile import MAX_DOCUMENT_BYTES, decompress, new_document
+from joulebench.vocab import BOUNDARIES, DEVICE_KINDS, MODES, PRECISIONS
 
 MAX_FILE_BYTES = 256 * 1024 * 1024  # one file of another tool's format, after decompression
-BOUNDARIES = ("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated")
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp16-weights")
-MODES = ("train", "infer", "idle")
-KINDS = ("gpu", "jetson", "cpu")
+KINDS = DEVICE_KINDS
 
 # Units: every conversion in one place (the project stores J, W, s, ms and MB = 10^6 bytes).
 J_PER_KWH = 3.6e6
@@ -313,33 +312,12 @@ def energy_metrics(
     what: str = "energy",
     flags: list[str] | None = None,
 ) -> dict[str, Any]:
-    """energy_j, j_per_sample, avg_power_w; zero or negative energy becomes missing with a reason."""
-    out: dict[str, Any] = {}
+    """A file's energy figure by the rules of `energy.energy_figures`; {} when the file has none
+    (ingest then records why energy is missing)."""
     if energy_j is None:
-        return out
-    if energy_j <= 0:
-        out["energy_missing_reason"] = (
-            f"the file reports {what} of {energy_j:g} J (zero or negative); not a measurement"
-        )
-        if flags is not None:
-            flags.append("energy_nonpositive")
-        return out
-    out.update(energy_j=energy_j, energy_boundary=boundary, energy_method=method)
-    if examples:
-        out["j_per_sample"] = energy_j / examples
-    if duration_s:
-        out["avg_power_w"] = energy_j / duration_s
-    return out
-
-
-def integrate_j(t_s: list[float], power_w: list[float]) -> float:
-    """Energy as sum of P_i * dt_i (left Riemann sum over the sample intervals)."""
-    total = 0.0
-    for i in range(len(t_s) - 1):
-        dt = t_s[i + 1] - t_s[i]
-        if dt > 0:
-            total += power_w[i] * dt
-    return total
+        return {}
+    return energy_figures(energy_j, boundary=boundary, method=method, examples=examples, duration_s=duration_s,
+                          what=f"the file's {what}", flags=flags)
 
 
 def read_csv(conv: Conversion, text: str, *, delimiter: str = ",") -> tuple[list[str], list[tuple[int, list[str]]]]:

@@ -9,11 +9,14 @@ JouleBenchError
  +-- PowerControlError    a power limit / power mode cannot be read, validated or set
       +-- PowerControlPermissionError   the setting needs privileges: the message names the command
  +-- RunInProgressError   a run started from the app is still going; one at a time
+ +-- FileWriteError       a file cannot be written (disk full, permission, read-only file system)
 
 Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class JouleBenchError(Exception):
@@ -83,6 +86,18 @@ class RunInProgressError(JouleBenchError):
     title = "A run is in progress"
 
 
+class FileWriteError(JouleBenchError):
+    """Writing a file failed; the message names the file and the cause (ENOSPC, EACCES, ...)."""
+
+    exit_code = 7
+    title = "Cannot write a file"
+
+    def __init__(self, path: object, error: OSError) -> None:
+        self.path = path
+        self.error = error
+        super().__init__(f"{path}: cannot write it ({os_reason(error)})")
+
+
 class PowerSensorError(JouleBenchError):
     """A power sensor cannot be used (vendor errors are translated into this at the boundary)."""
 
@@ -111,3 +126,11 @@ class PowerControlPermissionError(PowerControlError):
         if self.command:
             text += f"\nrun it yourself with: {self.command}\n(or run joulebench with the privilege, e.g. as root)"
         return text
+
+
+def os_reason(e: OSError) -> str:
+    """An OS error by its cause: disk full, permission denied, read-only file system, ..."""
+    names = {errno.ENOSPC: "ENOSPC, the disk is full", errno.EACCES: "EACCES, permission denied",
+             errno.EROFS: "EROFS, a read-only file system", errno.EDQUOT: "EDQUOT, disk quota exceeded",
+             errno.EPERM: "EPERM, operation not permitted"}
+    return names.get(e.errno or 0, f"{errno.errorcode.get(e.errno or 0, 'error')}, {e.strerror or e}")

@@ -1,4 +1,14 @@
-"""Where things live: the default database, its inbox, the reference data."""
+"""Where things live: the default database, the reference data, and every file kept next to
+the database (one place, so no module invents its own):
+
+    <dir>/joulebench.duckdb            the database
+    <dir>/joulebench.inbox/            result files waiting for the database (rejected/ inside)
+    <dir>/joulebench.sweeps/           one marker per running sweep, for recovery after a kill
+    <dir>/joulebench.job.json          the run the app started
+    <dir>/results/                     result files the runner writes (and the app's run logs)
+    <dir>/power-restore.json           the power setting to restore, with its owner (PID)
+    <dir>/jetson-clocks.conf           clocks stored by `jetson_clocks --store` before a sweep
+"""
 
 from __future__ import annotations
 
@@ -39,3 +49,28 @@ def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
 def inbox_dir(db_path: Path) -> Path:
     """Result files wait here while another process holds the database."""
     return db_path.with_name(db_path.stem + ".inbox")
+
+
+def sweeps_dir(db_path: Path) -> Path:
+    """One marker per sweep in progress: what it writes, so a killed sweep's runs are recovered."""
+    return db_path.with_name(db_path.stem + ".sweeps")
+
+
+def job_file(db_path: Path) -> Path:
+    """The run the app started (PID, result file, log)."""
+    return db_path.with_name(db_path.stem + ".job.json")
+
+
+def results_dir(db_path: Path) -> Path:
+    """Result files the runner writes, and the logs of runs started from the app."""
+    return db_path.parent / "results"
+
+
+def power_state_file(db_path: Path) -> Path:
+    """The power setting a sweep changed and must restore, with the PID that owns it."""
+    return db_path.parent / "power-restore.json"
+
+
+def jetson_clocks_file(db_path: Path) -> Path:
+    """Where `jetson_clocks --store` keeps the clocks to restore."""
+    return db_path.parent / "jetson-clocks.conf"

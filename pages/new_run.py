@@ -48,8 +48,7 @@ def progress() -> None:
         st.code("\n".join(state.log_tail) or "(no output yet)", language=None)
     if not state.running and state.runs:
         if st.session_state.get("refreshed_after") != job.pid:  # new runs: read the database afresh, once
-            data.invalidate()
-            st.session_state["refreshed_after"] = job.pid
+                    st.session_state["refreshed_after"] = job.pid
         st.page_link(nav.COMPARE, label="See these runs in Compare", icon=":material/bar_chart:",
                      query_params={"source": "local", "workload": state.runs[0]["config"]["workload"]})
 

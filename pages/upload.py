@@ -66,4 +66,3 @@ if importable and st.button(f"Import {len(importable)} file(s)", type="primary")
             st.success(f"{file.name}: {report.runs_added} run(s) added, {report.runs_duplicate} already present.")
             for run_id in report.run_ids[:20]:
                 st.page_link(nav.RUN_DETAIL, label=f"Run {run_id}", query_params={"run_id": run_id})
-    data.invalidate()

@@ -21,7 +21,8 @@ RUN_DESCRIPTION = (
 
 
 def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
-    from runner.options import DEFAULT_IDLE_S, DEFAULT_SETTLE_S, DEFAULT_STEPS, DEFAULT_WARMUP, PRECISIONS
+    from joulebench import defaults
+    from joulebench.vocab import PRECISIONS
     from runner.workloads import names
 
     p.add_argument("--workload", default="bert-tiny", help=f"workload(s): {', '.join(names())} (default: bert-tiny)")
@@ -34,9 +35,9 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--seq-len", help="sequence length(s) for text workloads (default: the workload's)")
     p.add_argument("--image-size", help="image side(s) in pixels for image workloads (default: 224)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (compilation happens in warmup)")
-    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
-                   help=f"unmeasured steps before the window (default: {DEFAULT_WARMUP})")
-    p.add_argument("--steps", type=int, help=f"measured steps per run (default: {DEFAULT_STEPS})")
+    p.add_argument("--warmup", type=int, default=defaults.WARMUP_STEPS,
+                   help=f"unmeasured steps before the window (default: {defaults.WARMUP_STEPS})")
+    p.add_argument("--steps", type=int, help=f"measured steps per run (default: {defaults.STEPS})")
     p.add_argument("--duration", type=float, help="measure for this many seconds instead of --steps")
     p.add_argument("--repeats", type=int, default=1, help="runs per combination (default: 1)")
     p.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
@@ -44,22 +45,25 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--out", type=Path, help="result file to write (.json or .json.gz; default: "
                                             "results/joulebench-run-<UTC time>.json next to the database)")
     p.add_argument("--tag", help="a label stored with every run of this sweep")
+    p.add_argument("--check", action="store_true",
+                   help="validate the options and print the planned runs as JSON, then exit without running")
     add_energy_arguments(p)
     g = p.add_argument_group("power settings")
     g.add_argument("--power-limit", help="GPU power limit(s) in W to sweep, e.g. 100,125,150,170 (NVML, else "
                                          "nvidia-smi -pl; checked against the card's range before anything runs)")
     g.add_argument("--power-mode", help="Jetson nvpmodel mode id(s) to sweep, e.g. 0,6")
     g.add_argument("--jetson-clocks", action="store_true", help="run jetson_clocks after each power mode")
-    g.add_argument("--settle", type=float, default=DEFAULT_SETTLE_S,
-                   help=f"seconds to wait after changing the power setting (default: {DEFAULT_SETTLE_S:g})")
+    g.add_argument("--settle", type=float, default=defaults.SETTLE_S,
+                   help=f"seconds to wait after changing the power setting (default: {defaults.SETTLE_S:g})")
     g.add_argument("--no-idle", dest="idle", action="store_false",
                    help="skip the idle baseline measured at each power setting before its runs")
-    g.add_argument("--idle-seconds", type=float, default=DEFAULT_IDLE_S,
-                   help=f"length of each idle baseline (default: {DEFAULT_IDLE_S:g})")
+    g.add_argument("--idle-seconds", type=float, default=defaults.IDLE_S,
+                   help=f"length of each idle baseline (default: {defaults.IDLE_S:g})")
 
 
 def add_energy_arguments(p: argparse.ArgumentParser) -> None:
-    from runner.options import BOUNDARIES, DEFAULT_SAMPLE_HZ
+    from joulebench import defaults
+    from joulebench.vocab import BOUNDARIES
 
     g = p.add_argument_group("energy measurement")
     g.add_argument("--power-log", type=Path,
@@ -68,8 +72,8 @@ def add_energy_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--power-log-boundary", choices=BOUNDARIES,
                    help="where the --power-log measures (default: wall for a meter CSV, else the log's own)")
     g.add_argument("--tdp-w", type=float, help="CPU TDP in W for the estimate used when no sensor exists")
-    g.add_argument("--sample-hz", type=float, default=DEFAULT_SAMPLE_HZ,
-                   help=f"power sampling rate, never faster than the sensor updates (default: {DEFAULT_SAMPLE_HZ:g})")
+    g.add_argument("--sample-hz", type=float, default=defaults.SAMPLE_HZ,
+                   help=f"power sampling rate, never faster than the sensor updates (default: {defaults.SAMPLE_HZ:g})")
 
 
 def add_subcommands(sub: Any, db_help: str) -> None:
@@ -106,6 +110,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         power_mode=args.power_mode, jetson_clocks=args.jetson_clocks, settle_s=args.settle, idle=args.idle,
         idle_s=args.idle_seconds, power_log=args.power_log, power_log_boundary=args.power_log_boundary,
         tdp_w=args.tdp_w, sample_hz=args.sample_hz)
+    if args.check:
+        import json
+
+        configs = opts.expand()
+        settings = len(opts.power_values() or [None])
+        print(json.dumps({"measured_runs": len(configs) * settings, "idle_runs": settings if opts.idle else 0,
+                          "runs": [cfg.label() for cfg in configs], "power_settings": opts.power_values()}))
+        return 0
     result = run_sweep(opts)
     if result.runs:
         print(summary(result.runs))
@@ -195,6 +207,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from joulebench.cli import run_parser
+    from joulebench.commands import run_parser
 
     return run_parser(build_parser(), argv)

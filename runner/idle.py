@@ -14,11 +14,11 @@ import time
 import uuid
 from typing import Any
 
+from energy import EnergyReading
 from runner import devices, environment
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
-from runner.measure import energy_metrics
-from runner.power import EnergyReading, PowerMeter
-from runner.record import now_iso, requested_setting
+from runner.power import PowerMeter
+from runner.record import idle_record, now_iso
 
 
 def measure_idle(meter: PowerMeter, seconds: float, device_spec: str, *, guard: InterruptGuard | None = None,
@@ -40,36 +40,9 @@ def measure_idle(meter: PowerMeter, seconds: float, device_spec: str, *, guard: 
     except (SweepInterrupted, KeyboardInterrupt) as e:
         signum = e.signum if isinstance(e, SweepInterrupted) else int(signal.SIGINT)
         status, error = "interrupted", f"interrupted by {signal_name(signum)} during the idle measurement"
-    flags = list(reading.flags)
-    requested_setting(requested, captured, flags)
-    config: dict[str, Any] = {"workload": "idle", "mode": "idle", "power_limit_w": captured.power_limit_w,
-                              "power_mode": captured.power_mode, "tag": tag, **(requested or {})}
-    if device.type == "cuda":
-        config["gpu_count"] = 1
-    metrics: dict[str, Any]
-    if status == "ok":
-        metrics = {"duration_s": duration, "examples": 0,
-                   **energy_metrics(reading, examples=0, optimizer_steps=0, duration_s=duration)}
-        if metrics.get("avg_power_w"):
-            metrics["idle_power_w"] = metrics["avg_power_w"]
-    else:
-        metrics = {"energy_missing_reason": "the idle measurement was interrupted"}
-    record: dict[str, Any] = {
-        "run_id": str(uuid.uuid4()), "status": status, "error": error, "started_at": started, "ended_at": now_iso(),
-        "device": captured.device,
-        "environment": {k: v for k, v in captured.environment.items() if v is not None},
-        "config": {k: v for k, v in config.items() if v is not None},
-        "metrics": {k: v for k, v in metrics.items() if v is not None},
-        "flags": sorted(set(flags)),
-        "notes": f"idle baseline: {seconds:g} s with nothing running",
-    }
-    traces = [{"domain": t.domain, "boundary": t.boundary, "method": t.method, "t_s": t.t_s, "power_w": t.power_w}
-              for t in reading.traces] if status == "ok" else []
-    if traces:
-        record["power_traces"] = traces
-    if error is None:
-        del record["error"]
-    return record
+    return idle_record(run_id=str(uuid.uuid4()), status=status, error=error, started_at=started, ended_at=now_iso(),
+                       captured=captured, gpu=device.type == "cuda", reading=reading, duration_s=duration,
+                       seconds=seconds, requested=requested, tag=tag)
 
 
 def idle_power_w(record: dict[str, Any]) -> float | None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from energy import EnergyReading
 from runner.devices import synchronize
-from runner.power import EnergyReading, PowerMeter
+from runner.power import PowerMeter
 
 
 class StepClock:
@@ -111,28 +112,4 @@ def latency_stats(step_times_ms: Sequence[float]) -> dict[str, float | None]:
         "latency_p95_ms": percentile(s, 95),
         "latency_p99_ms": percentile(s, 99),
         "latency_max_ms": s[-1],
-    }
-
-
-def energy_metrics(reading: EnergyReading, *, examples: int, optimizer_steps: int,
-                   duration_s: float) -> dict[str, object]:
-    """Energy figures from a reading; missing (with a reason), never 0, when nothing positive was measured.
-    The meter's extra metrics (both energies, sampling period, clocks) are kept either way."""
-    extra = {k: v for k, v in reading.metrics.items() if v is not None}
-    energy = reading.energy_j
-    if energy is None or not math.isfinite(energy) or energy <= 0:
-        reason = reading.missing_reason
-        if energy is not None:
-            reason = f"the sensor reported {energy!r} J over the window; not a usable measurement"
-            if "energy_nonpositive" not in reading.flags:
-                reading.flags.append("energy_nonpositive")
-        return {**extra, "energy_j": None, "energy_missing_reason": reason or "energy not measured"}
-    return {
-        **extra,
-        "energy_j": energy,
-        "energy_boundary": reading.boundary,
-        "energy_method": reading.method,
-        "avg_power_w": energy / duration_s if duration_s > 0 else None,
-        "j_per_sample": energy / examples if examples else None,
-        "j_per_iteration": energy / optimizer_steps if optimizer_steps else None,
     }

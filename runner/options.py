@@ -12,22 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from joulebench import defaults
 from joulebench.errors import RunConfigError
+from joulebench.vocab import BOUNDARIES, RUN_MODES
 from runner import workloads
 
 if TYPE_CHECKING:
     from runner.control import PowerControl
 
-MODES = ("train", "infer")
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp16-weights")  # runner.precision defines what each means
-CPU_PRECISIONS = ("fp32", "bf16")
-INFER_ONLY = ("fp16-weights",)
-DEFAULT_STEPS = 20
-DEFAULT_WARMUP = 3
-DEFAULT_IDLE_S = 10.0  # idle baseline per power setting
-DEFAULT_SETTLE_S = 5.0  # wait after changing the power setting, before measuring
-DEFAULT_SAMPLE_HZ = 10.0
-BOUNDARIES = ("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated")
 
 T = TypeVar("T")
 
@@ -112,8 +104,8 @@ class SweepOptions:
     seq_lens: list[int] | None = None  # None: each workload's default
     image_sizes: list[int] | None = None
     compile: bool = False
-    warmup: int = DEFAULT_WARMUP
-    steps: int | None = None  # None with duration_s None: DEFAULT_STEPS
+    warmup: int = defaults.WARMUP_STEPS
+    steps: int | None = None  # None with duration_s None: defaults.STEPS
     duration_s: float | None = None
     repeats: int = 1
     device: str | None = None  # None: cuda when available, else cpu
@@ -124,13 +116,13 @@ class SweepOptions:
     power_limits_w: list[float] | None = None  # GPU power limits to sweep, W
     power_modes: list[str] | None = None  # Jetson nvpmodel mode ids to sweep
     jetson_clocks: bool = False  # run jetson_clocks after each power mode (restored at the end)
-    settle_s: float = DEFAULT_SETTLE_S
+    settle_s: float = defaults.SETTLE_S
     idle: bool = True  # an idle baseline at each power setting before its runs
-    idle_s: float = DEFAULT_IDLE_S
+    idle_s: float = defaults.IDLE_S
     power_log: Path | None = None  # an external power log aligned to each window
     power_log_boundary: str | None = None
     tdp_w: float | None = None  # for the estimate when no sensor exists
-    sample_hz: float = DEFAULT_SAMPLE_HZ
+    sample_hz: float = defaults.SAMPLE_HZ
 
     def power_values(self) -> list[float] | list[str] | None:
         return self.power_limits_w or self.power_modes or None
@@ -159,8 +151,8 @@ class SweepOptions:
             if name not in known:
                 problems.append(f"--workload: unknown workload {name!r}; valid: {', '.join(known)}")
         for mode in self.modes:
-            if mode not in MODES:
-                problems.append(f"--mode: {mode!r} is not a mode; valid: {', '.join(MODES)}")
+            if mode not in RUN_MODES:
+                problems.append(f"--mode: {mode!r} is not a mode; valid: {', '.join(RUN_MODES)}")
         for option, values in (("--batch-size", self.batch_sizes), ("--grad-accum", self.grad_accum)):
             for v in values:
                 if v < 1:
@@ -191,7 +183,7 @@ class SweepOptions:
         else:
             device = torch.device(device_text)
             for p in self.precisions:
-                for mode in (m for m in self.modes if m in MODES):
+                for mode in (m for m in self.modes if m in RUN_MODES):
                     msg = precision.problem(p, mode, device)
                     if msg and msg not in problems:
                         problems.append(msg)
@@ -274,7 +266,7 @@ class SweepOptions:
 
     def expand(self) -> list[RunConfig]:
         """One RunConfig per combination, in a stable order (workload, mode, precision, batch, ...)."""
-        steps = self.steps if (self.steps is not None or self.duration_s is not None) else DEFAULT_STEPS
+        steps = self.steps if (self.steps is not None or self.duration_s is not None) else defaults.STEPS
         device = self.resolved_device()
         runs: list[RunConfig] = []
         for name, mode, prec, batch in itertools.product(self.workloads, self.modes, self.precisions,

@@ -18,9 +18,9 @@ from typing import Any
 
 import torch
 
-from runner.options import CPU_PRECISIONS, INFER_ONLY, PRECISIONS
+from joulebench.vocab import CPU_PRECISIONS, INFER_ONLY_PRECISIONS, PRECISIONS
 
-__all__ = ["CPU_PRECISIONS", "INFER_ONLY", "PRECISIONS", "Precision", "get", "problem"]
+__all__ = ["CPU_PRECISIONS", "INFER_ONLY_PRECISIONS", "PRECISIONS", "Precision", "get", "problem"]
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,8 @@ def problem(name: str, mode: str, device: torch.device) -> str | None:
     """Why precision `name` cannot run in `mode` on `device`, or None."""
     if name not in _PLANS:
         return f"--precision: {name!r} is not a precision; valid: {', '.join(PRECISIONS)}"
-    if name in INFER_ONLY and mode == "train":
-        trainable = ", ".join(p for p in PRECISIONS if p not in INFER_ONLY)
+    if name in INFER_ONLY_PRECISIONS and mode == "train":
+        trainable = ", ".join(p for p in PRECISIONS if p not in INFER_ONLY_PRECISIONS)
         return (f"--precision: {name} is for inference only (the model is cast to half); "
                 f"valid for --mode train: {trainable}")
     if device.type == "cpu" and name not in CPU_PRECISIONS:

@@ -1,27 +1,29 @@
 """Turning measurements into result-file runs, writing the sweep's file, ingesting it.
 
 One result file per sweep, written (atomically) after every run so that finished runs survive
-even a hard kill, then ingested through the one ingest path, `db.import_bytes`, which queues
+even a hard kill, then ingested through the one ingest path, `ingest.import_bytes`, which queues
 the file in the database's inbox when another process holds the database.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from energy import EnergyReading, PowerTrace, idle_figures, reading_figures
 from joulebench import __version__
 from joulebench.paths import resolve_db_path
 from joulebench.resultfile import dump_document, new_document
 from runner.devices import MemoryPeak
 from runner.environment import Captured
-from runner.measure import Window, energy_metrics, latency_stats
+from runner.measure import Window, latency_stats
 from runner.options import RunConfig
 
 if TYPE_CHECKING:
-    from db.store import IngestReport
+    from db import IngestReport
 
 RESULTS_DIR_NAME = "results"
 
@@ -42,6 +44,44 @@ def default_out_path(db: str | os.PathLike[str] | None) -> Path:
     return path
 
 
+@dataclass
+class RunRecord:
+    """One result-file run, typed; `to_json()` gives the `runs[]` entry (empty fields left out)."""
+
+    run_id: str
+    status: str  # ok | oom | failed | interrupted
+    device: dict[str, Any]
+    config: dict[str, Any]
+    started_at: str
+    ended_at: str
+    environment: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    error: str | None = None
+    power_traces: list[PowerTrace] = field(default_factory=list)
+    step_times_ms: list[float] = field(default_factory=list)
+    notes: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "run_id": self.run_id, "status": self.status, "error": self.error,
+            "started_at": self.started_at, "ended_at": self.ended_at, "device": self.device,
+            "environment": {k: v for k, v in self.environment.items() if v is not None},
+            "config": {k: v for k, v in self.config.items() if v is not None},
+            "metrics": {k: v for k, v in self.metrics.items() if v is not None},
+            "flags": sorted(set(self.flags)),
+        }
+        if self.error is None:
+            del out["error"]
+        if self.step_times_ms:
+            out["step_times_ms"] = list(self.step_times_ms)
+        if self.power_traces:
+            out["power_traces"] = [t.to_json() for t in self.power_traces]
+        if self.notes:
+            out["notes"] = self.notes
+        return out
+
+
 def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None) -> dict[str, Any]:
     """Summary metrics of a measured window (PRODUCT.md's definitions)."""
     train = cfg.mode == "train"
@@ -58,27 +98,9 @@ def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None) -> dict[s
     if memory is not None:
         out.update(mem_peak_allocated_mb=memory.allocated_mb, mem_peak_reserved_mb=memory.reserved_mb,
                    mem_peak_rss_mb=memory.rss_mb)
-    out.update(energy_metrics(window.energy, examples=examples, optimizer_steps=optimizer_steps,
-                              duration_s=window.duration_s))
+    out.update(reading_figures(window.energy, examples=examples, optimizer_steps=optimizer_steps,
+                               duration_s=window.duration_s))
     return {k: v for k, v in out.items() if v is not None}
-
-
-def idle_metrics(metrics: dict[str, Any], idle_power_w: float | None, flags: list[str]) -> dict[str, Any]:
-    """Net J/example = (energy - idle power x duration) / examples; gross (j_per_sample) stays.
-    A net figure at or below zero is left out, flagged: the idle baseline was as high as the load."""
-    if idle_power_w is None:
-        return {}
-    out: dict[str, Any] = {"idle_power_w": idle_power_w}
-    energy, duration, examples = metrics.get("energy_j"), metrics.get("duration_s"), metrics.get("examples")
-    if energy and duration:
-        idle_j = idle_power_w * duration
-        out["idle_energy_j"] = idle_j
-        if examples:
-            if energy - idle_j > 0:
-                out["net_j_per_sample"] = (energy - idle_j) / examples
-            else:
-                flags.append("net_energy_nonpositive")
-    return out
 
 
 def requested_setting(requested: dict[str, Any] | None, captured: Captured | None, flags: list[str]) -> None:
@@ -103,7 +125,7 @@ def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, s
                ended_at: str, captured: Captured | None, tf32_enabled: bool | None,
                window: Window | None, memory: MemoryPeak | None, flags: list[str],
                idle_power_w: float | None = None, requested: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One result-file run."""
+    """One result-file run of a measured configuration."""
     from runner.environment import fallback_device
 
     ok = status == "ok" and window is not None
@@ -111,32 +133,46 @@ def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, s
     requested_setting(requested, captured, flags)
     run_metrics = metrics(cfg, window, memory) if ok and window else missing_energy(status)
     if ok:
-        run_metrics.update(idle_metrics(run_metrics, idle_power_w, flags))
-    record: dict[str, Any] = {
-        "run_id": run_id,
-        "status": status,
-        "error": error,
-        "started_at": started_at,
-        "ended_at": ended_at,
-        "device": captured.device if captured else fallback_device(cfg.device),
-        "environment": {k: v for k, v in captured.environment.items() if v is not None} if captured else {},
-        "config": cfg.config_dict(
+        run_metrics.update(idle_figures(run_metrics, idle_power_w, flags))
+    return RunRecord(
+        run_id=run_id, status=status, error=error, started_at=started_at, ended_at=ended_at,
+        device=captured.device if captured else fallback_device(cfg.device),
+        environment=dict(captured.environment) if captured else {},
+        config=cfg.config_dict(
             tf32_enabled=tf32_enabled,
             power_limit_w=captured.power_limit_w if captured else None,
             power_mode=captured.power_mode if captured else None,
             measured_steps=window.steps if ok and window else None, requested=requested),
-        "metrics": run_metrics,
-        "flags": sorted(set(flags + (window.energy.flags if ok and window else []))),
-    }
-    if ok and window:
-        record["step_times_ms"] = window.step_times_ms
-        traces = [{"domain": t.domain, "boundary": t.boundary, "method": t.method, "t_s": t.t_s,
-                   "power_w": t.power_w} for t in window.energy.traces]
-        if traces:
-            record["power_traces"] = traces
-    if error is None:
-        del record["error"]
-    return record
+        metrics=run_metrics,
+        flags=flags + (window.energy.flags if ok and window else []),
+        step_times_ms=window.step_times_ms if ok and window else [],
+        power_traces=window.energy.traces if ok and window else [],
+    ).to_json()
+
+
+def idle_record(*, run_id: str, status: str, error: str | None, started_at: str, ended_at: str,
+                captured: Captured, gpu: bool, reading: EnergyReading, duration_s: float, seconds: float,
+                requested: dict[str, Any] | None, tag: str | None) -> dict[str, Any]:
+    """The idle baseline's run: workload and mode `idle`, its average power as `idle_power_w`."""
+    flags = list(reading.flags)
+    requested_setting(requested, captured, flags)
+    config: dict[str, Any] = {"workload": "idle", "mode": "idle", "power_limit_w": captured.power_limit_w,
+                              "power_mode": captured.power_mode, "tag": tag, "gpu_count": 1 if gpu else None,
+                              **(requested or {})}
+    run_metrics: dict[str, Any]
+    if status == "ok":
+        run_metrics = {"duration_s": duration_s, "examples": 0,
+                       **reading_figures(reading, examples=0, optimizer_steps=0, duration_s=duration_s)}
+        if run_metrics.get("avg_power_w"):
+            run_metrics["idle_power_w"] = run_metrics["avg_power_w"]
+    else:
+        run_metrics = {"energy_missing_reason": "the idle measurement was interrupted"}
+    return RunRecord(
+        run_id=run_id, status=status, error=error, started_at=started_at, ended_at=ended_at,
+        device=captured.device, environment=dict(captured.environment), config=config, metrics=run_metrics,
+        flags=flags, power_traces=reading.traces if status == "ok" else [],
+        notes=f"idle baseline: {seconds:g} s with nothing running",
+    ).to_json()
 
 
 def document(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -151,6 +187,6 @@ def write(runs: list[dict[str, Any]], path: Path) -> Path:
 
 def ingest(path: Path, db: str | os.PathLike[str] | None) -> IngestReport:
     """Ingest the sweep's file as a local run (or queue it when the database is busy)."""
-    from db import import_bytes
+    from ingest import import_bytes
 
     return import_bytes(path.read_bytes(), path.name, db=db, source_kind="local")

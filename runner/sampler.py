@@ -9,8 +9,8 @@ by `SensorMeter.window()` and, as a last resort, by `weakref.finalize` when it i
 
 `SensorMeter` is the `PowerMeter` for every sensor in `runner.sensors`: energy comes from the
 sensor's counter where it has one, else from the trapezoid integral of the samples
-(`runner.power.trapezoid_j`). Where both an independent counter and polled power exist (NVML on
-Volta and newer) both are kept, and a disagreement over 5 % is flagged.
+(`energy.trapezoid_j`). Where both an independent counter and polled power exist (NVML on
+Volta and newer) both are kept, and a disagreement over the limit is flagged (`energy.figures`).
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 
-from runner.power import EnergyReading, PowerTrace, trapezoid_j
+from energy import EnergyReading, PowerTrace, trapezoid_j
+from energy.figures import FLAG_SHORT_WINDOW, compare_counter_and_sampled, window_is_short
 from runner.sensors.base import Sensor, SensorError
 
 DEFAULT_RATE_HZ = 10.0
-DISAGREEMENT_LIMIT_PCT = 5.0
-MIN_SENSOR_PERIODS = 3  # a window shorter than this many sensor periods is flagged
 
 
 class Sampler:
@@ -182,21 +181,15 @@ class SensorMeter:
             reading.energy_j = counter_j
             reading.method = self.sensor.energy_method
             if self.sensor.independent_power and sampled_j is not None:
-                reading.metrics["energy_counter_j"] = counter_j if counter_j > 0 else None
-                reading.metrics["energy_sampled_j"] = sampled_j if sampled_j > 0 else None
-                if counter_j > 0:
-                    pct = abs(counter_j - sampled_j) / counter_j * 100.0
-                    reading.metrics["energy_disagreement_pct"] = pct
-                    if pct > DISAGREEMENT_LIMIT_PCT:
-                        reading.flags.append("energy_counter_vs_sampled_disagree")
+                reading.metrics.update(compare_counter_and_sampled(counter_j, sampled_j, reading.flags))
         elif sampled_j is not None:
             reading.energy_j = sampled_j
             reading.method = "estimated" if self.sensor.energy_method == "estimated" else "sampled"
         else:
             reading.missing_reason = (f"{self.name}: fewer than 2 power samples in a {duration:.3f} s window; "
                                       "measure longer (--steps or --duration)")
-        if duration < MIN_SENSOR_PERIODS * self.sensor.period_s:
-            reading.flags.append("window_short_for_sensor")
+        if window_is_short(duration, self.sensor.period_s):
+            reading.flags.append(FLAG_SHORT_WINDOW)
         reading.metrics.update(self.sensor.summarize_extras([
             {k[2:]: v for k, v in values.items() if k.startswith("x:")} for values in sampler.values]))
 

@@ -11,9 +11,10 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 @pytest.fixture
 def app(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
     monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
-    from explorer import data
+    import streamlit as st
 
-    data.invalidate()
+    st.cache_data.clear()
+    st.cache_resource.clear()
     return AppTest.from_file(APP, default_timeout=60)
 
 
@@ -37,9 +38,10 @@ def test_overview_on_an_empty_database_explains(tmp_path: Path, monkeypatch: pyt
     empty = tmp_path / "empty.duckdb"
     Store.open(empty, seed_reference=False).close()
     monkeypatch.setenv("JOULEBENCH_DB", str(empty))
-    from explorer import data
+    import streamlit as st
 
-    data.invalidate()
+    st.cache_data.clear()
+    st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
     assert "No runs match the headline comparison" in at.info[0].value
@@ -49,9 +51,10 @@ def test_busy_database_shows_an_error_not_a_traceback(seeded_db: Path, monkeypat
     from tests.helpers import database_held_by_another_process
 
     monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
-    from explorer import data
+    import streamlit as st
 
-    data.invalidate()
+    st.cache_data.clear()
+    st.cache_resource.clear()
     with database_held_by_another_process(seeded_db):
         at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception

@@ -29,7 +29,7 @@ def server(seeded_db: Path, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     env = dict(os.environ, JOULEBENCH_DB=str(seeded_db), HF_HUB_OFFLINE="1")
     log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "joulebench", "app", "--port", str(port)],
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("joulebench")), "app", "--port", str(port)],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://localhost:{port}"
     try:
@@ -104,8 +104,9 @@ def test_compare_two_reference_devices(server: str, page, output_dir: Path) -> N
 
 
 def test_upload_an_exported_result_file(server: str, page, output_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from db import Store, import_file
+    from db import Store
     from db.export import Selection, write_result_file
+    from ingest import import_file
 
     other = tmp_path / "colleague.duckdb"
     import_file(FIXTURES / "result_v1_cpu_runs.json", db=other)
@@ -123,7 +124,7 @@ def test_upload_an_exported_result_file(server: str, page, output_dir: Path, tmp
 
 def test_cost_ranking_moves_with_electricity_price(seeded_db: Path, page, output_dir: Path,  # type: ignore[no-untyped-def]
                                                    request: pytest.FixtureRequest) -> None:
-    from db import import_file
+    from ingest import import_file
 
     import_file(FIXTURES / "result_v1_cost_tradeoff.json", db=seeded_db)
     server = request.getfixturevalue("server")

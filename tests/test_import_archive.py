@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from db import Store
-from db.store import import_source
 from importers import Hints
 from importers.archive import MAX_MEMBERS, read_zip, sources_from_bytes, sources_from_path
-from joulebench.cli import main
+from ingest import import_source, open_store
 from joulebench.errors import ResultFileError
 from joulebench.paths import inbox_dir
 from tests.helpers import database_held_by_another_process, release
@@ -113,8 +113,8 @@ def test_queued_file_keeps_its_hints(seeded_db: Path) -> None:
         sidecars = list(inbox_dir(seeded_db).glob(".*.hints.json"))
         assert json.loads(sidecars[0].read_text())["hints"] == {"mode": "infer", "workload": "fletcher-io"}
         release(holder)
-    with Store.open(seeded_db) as store:
-        assert [r.status for r in store.inbox_reports] == ["imported"]
+    with open_store(seeded_db) as store:
+        assert store.query("SELECT action FROM intake_log")["action"].to_list() == ["drained"]
         row = store.query("SELECT mode, workload, origin_format FROM runs WHERE origin_format = 'nvidia-smi'")
         assert row.row(0, named=True) == {"mode": "infer", "workload": "fletcher-io", "origin_format": "nvidia-smi"}
     assert list(inbox_dir(seeded_db).iterdir()) == []
@@ -126,7 +126,7 @@ def test_queued_mlperf_folder_is_converted_when_drained(seeded_db: Path) -> None
         report, imported = import_source(source, db=seeded_db)
         assert report.status == "queued"
         release(holder)
-    with Store.open(seeded_db) as store:
-        assert [r.status for r in store.inbox_reports] == ["imported"]
+    with open_store(seeded_db) as store:
+        assert store.query("SELECT action FROM intake_log")["action"].to_list() == ["drained"]
         sha = store.query("SELECT content_sha256 FROM sources WHERE format = 'mlperf-inference'")["content_sha256"][0]
     assert sha == imported.content_sha256

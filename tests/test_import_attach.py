@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from cli.main import main
 from db import Store
-from db.store import import_source, import_with_power_log
 from importers import Hints
 from importers.archive import sources_from_path
-from importers.attach import PowerLogFile, load_pair, pair_sha256
-from joulebench.cli import main
+from ingest import import_source, import_with_power_log, open_store
+from ingest.attach import PowerLogFile, load_pair, pair_sha256
 from joulebench.errors import ResultFileError
 from joulebench.paths import inbox_dir
 from tests.helpers import database_held_by_another_process, release
@@ -215,8 +215,8 @@ def test_queued_pair_is_ingested_later_with_the_same_result(seeded_db: Path) -> 
         side = json.loads(next(inbox_dir(seeded_db).glob(".*.hints.json")).read_text())
         assert side["attach"] == {"source_name": "emissions.csv", "log_name": JTOP.name, "boundary": "system"}
         release(holder)
-    with Store.open(seeded_db) as store:
-        assert [r.status for r in store.inbox_reports] == ["imported"]
+    with open_store(seeded_db) as store:
+        assert store.query("SELECT action FROM intake_log")["action"].to_list() == ["drained"]
         row = store.query("SELECT energy_j, energy_boundary, origin_sha256, origin_file_name FROM runs "
                           "WHERE origin_format = 'codecarbon'").row(0, named=True)
         samples = store.query("SELECT count(*) AS n FROM power_samples JOIN runs USING (run_id) "

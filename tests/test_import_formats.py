@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from db import Store
-from db.store import import_source
 from importers import Hints, ImportedFile, load, load_source
 from importers.archive import sources_from_path
+from ingest import import_source
 from joulebench.errors import ResultFileError
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -173,7 +173,7 @@ def test_codecarbon_zero_energy_is_missing_with_a_reason_and_a_flag() -> None:
     cells[13] = "0.0"  # energy_consumed
     data = "\n".join([text[0], ",".join(cells)]).encode()
     run = only(load(data, "emissions.csv", hints=Hints(mode="train"))[0])
-    assert run["metrics"].get("energy_j") is None and "zero or negative" in run["metrics"]["energy_missing_reason"]
+    assert run["metrics"].get("energy_j") is None and "zero, negative" in run["metrics"]["energy_missing_reason"]
     assert "energy_nonpositive" in run["flags"]
 
 
@@ -284,8 +284,8 @@ def test_nvidia_smi_log_standalone_trace() -> None:
     assert "standalone_power_trace" in run["flags"]
     trace = run["power_traces"][0]
     assert len(trace["t_s"]) == 80 and trace["power_w"][0] == 19.46  # "19.46 W"
-    # awk: left Riemann sum of power.draw over the 80 timestamps = 18.17286 J over 0.918 s
-    assert run["metrics"]["energy_j"] == pytest.approx(18.17286, abs=1e-5)
+    # awk: trapezoid rule over power.draw at the 80 timestamps = 18.16935 J over 0.918 s
+    assert run["metrics"]["energy_j"] == pytest.approx(18.16935, abs=1e-5)
     assert run["metrics"]["duration_s"] == pytest.approx(0.918)
     assert run["metrics"]["mem_used_device_mb"] == pytest.approx(max_mib() * 1.048576)  # MiB -> MB
     assert run["device"]["memory_gb"] == pytest.approx(4096 * 1.048576 / 1000)
@@ -303,8 +303,9 @@ def test_tegrastats_old_format() -> None:
     rails = {t["domain"]: t for t in run["power_traces"]}
     assert set(rails) == {"POM_5V_IN", "POM_5V_GPU", "POM_5V_CPU"}
     assert rails["POM_5V_IN"]["power_w"][2] == pytest.approx(2.793)  # "POM_5V_IN 2793/1750" mW
-    # no timestamps: 1 s apart (tegrastats default); sum of the first 113 POM_5V_IN values = 504175 mW s
-    assert run["metrics"]["energy_j"] == pytest.approx(504.175)
+    # no timestamps: 1 s apart (tegrastats default); awk: trapezoid over the 114 POM_5V_IN values
+    # (sum minus half the first and last) = 504521.5 mW s
+    assert run["metrics"]["energy_j"] == pytest.approx(504.5215)
     assert "sample_interval_assumed_1s" in run["flags"]
 
 
@@ -314,7 +315,7 @@ def test_tegrastats_new_format_with_timestamps() -> None:
         "04-24-2024 10:00:02 RAM 2000/7620MB CPU [1%@729] EMC_FREQ 0% VDD_IN 7000mW/6000mW VDD_CPU_GPU_CV 900mW/750mW\n"
     )
     run = only(load(text.encode(), "tegrastats.log", hints=Hints(device="Jetson Orin NX", mode="idle"))[0])
-    assert run["metrics"]["energy_j"] == pytest.approx(10.0)  # 5 W for 2 s
+    assert run["metrics"]["energy_j"] == pytest.approx(12.0)  # 5 W rising to 7 W over 2 s: (5 + 7) / 2 x 2
     assert "sample_interval_assumed_1s" not in run["flags"]
 
 
@@ -322,8 +323,8 @@ def test_jtop_csv() -> None:
     run = only(imp("jetson/agentmesh-agx-orin_jtop_log.csv", device="Jetson AGX Orin 64GB", mode="infer"))
     domains = [t["domain"] for t in run["power_traces"]]
     assert domains == ["CPU", "GPU", "System"]  # the empty 'Extra Power' column is dropped
-    # awk: left Riemann sum of System_Power_Inst (mW) over the timestamps = 140.58 J over 30 s
-    assert run["metrics"]["energy_j"] == pytest.approx(140.58)
+    # awk: trapezoid rule over System_Power_Inst (mW) at the 15 timestamps = 140.634 J over 30 s
+    assert run["metrics"]["energy_j"] == pytest.approx(140.634)
     assert run["metrics"]["duration_s"] == 30.0 and run["metrics"]["energy_boundary"] == "jetson_module"
 
 

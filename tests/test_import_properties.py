@@ -100,7 +100,7 @@ def test_mlperf_folders_of_random_lines(lines: list[str]) -> None:
 
 
 def test_refused_files_never_change_the_database(tmp_path: Path) -> None:
-    from db.store import import_bytes
+    from ingest import import_bytes
 
     db = tmp_path / "p.duckdb"
     Store.open(db, seed_reference=False).close()

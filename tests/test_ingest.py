@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from db import Store, import_bytes, import_file
+from db import Store
 from db.export import build_document, write_result_file, write_tables
 from db.migrate import latest_version
+from ingest import import_bytes, import_file, open_store
 from joulebench.errors import DatabaseBusyError, ResultFileError
 from joulebench.paths import inbox_dir, resolve_db_path
 from joulebench.resultfile import load_result_bytes
@@ -112,19 +113,19 @@ def test_file_waits_in_inbox_while_another_process_holds_the_database(seeded_db:
         assert report.status == "queued"
         assert len(list(inbox_dir(seeded_db).iterdir())) == 1
         release(holder)
-    with Store.open(seeded_db) as store:
-        assert [r.status for r in store.inbox_reports] == ["imported"]
+    with open_store(seeded_db) as store:
+        assert store.query("SELECT action FROM intake_log")["action"].to_list() == ["drained"]
         assert store.query("SELECT count(*) AS n FROM runs WHERE origin_file_name = ?",
                            [fixture_file.name])["n"][0] == 2
     assert list(inbox_dir(seeded_db).iterdir()) == []
 
 
 def test_invalid_file_in_inbox_is_kept_aside_with_its_reason(seeded_db: Path) -> None:
-    from db import inbox
+    from ingest import inbox
 
     inbox.queue(seeded_db, b'{"format": "joulebench-result", "schema_version": 1, "runs": [{}]}', "odd.json", "upload")
-    with Store.open(seeded_db) as store:
-        assert [r.status for r in store.inbox_reports] == ["rejected"]
+    with open_store(seeded_db) as store:
+        assert store.query("SELECT action FROM intake_log")["action"].to_list() == ["rejected"]
     rejected = inbox_dir(seeded_db) / "rejected"
     reasons = [json.loads(p.read_text()) for p in rejected.glob("*.error.json")]
     assert reasons[0]["file"] == "odd.json" and "runs[0]" in reasons[0]["reason"]

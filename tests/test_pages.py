@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from db import Store, import_file
+from db import Store
+from ingest import import_file
 
 REPO = Path(__file__).resolve().parent.parent
 APP = str(REPO / "app.py")
@@ -19,9 +20,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 @pytest.fixture
 def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
-    from explorer import data
+    import streamlit as st
 
-    data.invalidate()
+    st.cache_data.clear()
+    st.cache_resource.clear()
     return seeded_db
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from db import Store
-from joulebench.cli import main
 
 RUN = ["run", "--workload", "bert-tiny", "--batch-size", "2", "--seq-len", "16", "--warmup", "1",
        "--duration", "0.6", "--idle-seconds", "0.5"]
@@ -83,7 +83,7 @@ def test_bad_power_options_fail_before_anything_runs(tmp_path: Path, capsys: pyt
 
 
 def test_net_energy_per_example_subtracts_idle_power_x_duration() -> None:
-    from runner.record import idle_metrics
+    from energy import idle_figures as idle_metrics
 
     flags: list[str] = []
     m = {"energy_j": 120.0, "duration_s": 10.0, "examples": 40}

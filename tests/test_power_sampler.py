@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from runner.power import trapezoid_j, window_j
+from energy import trapezoid_j, window_j
 from runner.sampler import Sampler, SensorMeter
 from runner.sensors.base import Sensor
 

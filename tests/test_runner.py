@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 import torch
 
+from cli.main import main
 from db import Store
-from joulebench.cli import main
+from energy import EnergyReading
+from ingest import open_store
 from joulebench.errors import RunConfigError
 from runner import SweepOptions, run_sweep, workloads
-from runner.power import EnergyReading
 from tests.helpers import database_held_by_another_process
 
 STEPS = 4
@@ -236,7 +237,7 @@ def test_a_held_database_queues_the_result_file_in_its_inbox(seeded_db: Path, tm
     with database_held_by_another_process(seeded_db):
         result = run_sweep(_options(tmp_path, seeded_db))
     assert result.ingest.status == "queued" and result.exit_code == 0
-    with Store.open(seeded_db) as store:  # opening drains the inbox
+    with open_store(seeded_db) as store:  # opening drains the inbox
         assert store.query("SELECT count(*) FROM runs WHERE origin_kind = 'local'").item() == 1
 
 

@@ -31,10 +31,9 @@ JTOP = FORMATS / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
 def test_replay_nvidia_smi_log_gtx1650() -> None:
     log = read_log(NVIDIA_SMI)
     assert (log.fmt, log.totals, log.boundary) == ("nvidia-smi", ["gpu0"], "gpu_board")
-    assert len(log.t_s["gpu0"]) == 80 and log.power_w["gpu0"][0] == 19.46  # "19.46 W": already W
-    assert log.t_s["gpu0"][-1] == pytest.approx(0.918)  # 03:33:31.779 -> 03:33:32.697
+    assert len(log.trace("gpu0").t_s) == 80 and log.trace("gpu0").power_w[0] == 19.46  # "19.46 W": already W
+    assert log.trace("gpu0").t_s[-1] == pytest.approx(0.918)  # 03:33:31.779 -> 03:33:32.697
     # awk over the file: trapezoid of power.draw [W] over the timestamps = 18.169350 J
-    # (the left sum P_i*dt_i, the importer's rule for a whole log, gives 18.172860 J)
     assert log.total_j() == pytest.approx(18.169350, abs=1e-5)
     # aligned by timestamp: a window covering the whole log gives the same total
     start = log.start_wall_s
@@ -45,9 +44,9 @@ def test_replay_nvidia_smi_log_gtx1650() -> None:
 def test_replay_tegrastats_log_jetson_nano_uses_the_input_rail_only() -> None:
     log = read_log(TEGRASTATS)
     assert log.totals == ["POM_5V_IN"] and log.boundary == "jetson_module"
-    assert set(log.power_w) == {"POM_5V_IN", "POM_5V_GPU", "POM_5V_CPU"}
-    assert log.power_w["POM_5V_IN"][:3] == [0.92, 1.537, 2.793]  # "POM_5V_IN 920/920": mW instant -> W
-    assert log.start_wall_s is None and log.t_s["POM_5V_IN"][-1] == 113  # no times: 1 s apart (tegrastats' default)
+    assert {t.domain for t in log.traces} == {"POM_5V_IN", "POM_5V_GPU", "POM_5V_CPU"}
+    assert log.trace("POM_5V_IN").power_w[:3] == [0.92, 1.537, 2.793]  # "POM_5V_IN 920/920": mW instant -> W
+    assert log.start_wall_s is None and log.trace("POM_5V_IN").t_s[-1] == 113  # no times: 1 s apart (tegrastats' default)
     # 114 samples; sum of POM_5V_IN = 505.788 W; trapezoid = sum - (first 0.920 + last 1.613) / 2 = 504.5215 J
     # (left sum 504.175 J). Never the sum of the three rails, which double-counts GPU and CPU.
     assert log.total_j() == pytest.approx(504.5215, abs=1e-6)
@@ -55,8 +54,8 @@ def test_replay_tegrastats_log_jetson_nano_uses_the_input_rail_only() -> None:
 
 def test_replay_jtop_log_agx_orin() -> None:
     log = read_log(JTOP)
-    assert log.totals == ["System"] and log.power_w["System"][0] == pytest.approx(4.327)  # 4327 mW
-    assert log.t_s["System"][-1] == 30  # 17:06:56 -> 17:07:26
+    assert log.totals == ["System"] and log.trace("System").power_w[0] == pytest.approx(4.327)  # 4327 mW
+    assert log.trace("System").t_s[-1] == 30  # 17:06:56 -> 17:07:26
     # awk: trapezoid of System_Power_Inst / 1000 over the timestamps = 140.6340 J (left sum 140.5800 J)
     assert log.total_j() == pytest.approx(140.634, abs=1e-3)
 

@@ -1,21 +1,21 @@
-"""A power or telemetry log attached to the runs of a result file, at import time (issue 6).
+"""A power or telemetry log attached to the runs of a result file, at import time.
 
 `joulebench import RESULT --power-log LOG` (and the Upload page, through
-`db.store.import_with_power_log`) reads RESULT with its importer, then, before validation and
+`ingest.import_with_power_log`) reads RESULT with its importer, then, before validation and
 ingest, gives each run whose wall-clock window is known the log's samples inside that window
-as a power trace (t_s from the window start). The log is read and aligned by the runner's own
-code (`runner.sensors.external`: nvidia-smi, tegrastats, jtop or a wall meter's time,watts
-CSV; energy = trapezoid over the window with the power at both edges interpolated), so an
-imported pair gives the same figures as a live run with `--power-log`.
+as a power trace (t_s from the window start). The log is read from its bytes and aligned with
+the same code as the runner's `--power-log` (`energy.logs`: nvidia-smi, tegrastats, jtop or a
+wall meter's time,watts CSV; energy = trapezoid over the window with the power at both edges
+interpolated), so an imported pair gives the same figures as a live run with `--power-log`.
 
 - A run without energy of its own gets energy_j = the log's energy over its window, boundary
   `--power-log-boundary`, else `wall` for a meter CSV, else the log's own (gpu_board for
   nvidia-smi, jetson_module for tegrastats / jtop), method `sampled`; avg_power_w, j_per_sample,
-  j_per_iteration (and net figures when the run has an idle baseline) are derived by the runner's
-  `energy_metrics` / `idle_metrics`.
+  j_per_iteration (and net figures when the run has an idle baseline) are derived by
+  `energy.reading_figures` / `energy.idle_figures`, the runner's rules.
 - A run with energy keeps it. Where the log measured the same boundary, its figure goes into
   energy_sampled_j with energy_disagreement_pct, flagged `energy_counter_vs_sampled_disagree` over
-  5 %; a different boundary is not compared (the figure is in the run's notes).
+  the limit (`energy.figures`); a different boundary is not compared (the figure is in the run's notes).
 - Windows: `started_at` / `ended_at`, else what the format records (CodeCarbon: `timestamp`, the
   end of the run in whole seconds, and `duration`). Times without a zone (the logs', CodeCarbon's)
   are read as this machine's local time, as the runner reads them; set TZ to import a pair
@@ -33,19 +33,18 @@ from __future__ import annotations
 import bisect
 import copy
 import hashlib
-import tempfile
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from importers import POWER_LOG_FORMATS, ImportedFile, _validate, detect, load_source
-from importers.base import BOUNDARIES, Conversion, Hints, Source, read_csv
+from energy import EnergyReading, idle_figures, reading_figures
+from energy.figures import FLAG_SHORT_WINDOW, compare_counter_and_sampled, window_is_short
+from energy.logs import PowerLog, PowerLogError, parse_meter_csv, read_power_log
+from importers import POWER_LOG_FORMATS, ImportedFile, detect, load_source, validate_imported
+from importers.base import Conversion, Hints, Source, read_csv
 from importers.codecarbon import CodeCarbonImporter
 from joulebench.errors import ResultFileError
-from runner.sampler import DISAGREEMENT_LIMIT_PCT
-from runner.sensors.base import SensorError
-from runner.sensors.external import MIN_LOG_PERIODS, PowerLog, read_log, read_meter_csv
+from joulebench.vocab import BOUNDARIES
 
 MAX_REASONS = 8  # per error message
 
@@ -81,14 +80,11 @@ def pair_name(result_name: str, log_name: str) -> str:
 
 
 def read_power_log_bytes(log: PowerLogFile) -> PowerLog:
-    """The log parsed by `runner.sensors.external.read_log`; ResultFileError names the log's line."""
-    with tempfile.TemporaryDirectory(prefix="joulebench-log-") as tmp:
-        path = Path(tmp) / log.base_name
-        path.write_bytes(log.data)
-        try:
-            return read_log(path, log.boundary)
-        except SensorError as e:
-            raise ResultFileError(log.base_name, [f"(whole file): {e}"]) from e
+    """The log parsed by `energy.logs`; ResultFileError names the log and its line."""
+    try:
+        return read_power_log(log.data, log.boundary)
+    except PowerLogError as e:
+        raise ResultFileError(log.base_name, [f"{e.where}: {e.reason}"]) from e
 
 
 def load_with_power_log(source: Source, log: PowerLogFile,
@@ -134,7 +130,7 @@ def load_with_power_log(source: Source, log: PowerLogFile,
                               + (shown or ["the file holds no runs"]))
     warnings.insert(0, f"power log {log.base_name} attached to {attached} of {len(windows)} run(s)")
     name = pair_name(source.name, log.base_name)
-    _validate(document, name)
+    validate_imported(document, name)
     return replace(imported, name=name, content_sha256=pair_sha256(source.content_sha256, log.data),
                    document=document, warnings=tuple(warnings)), fmt
 
@@ -215,23 +211,26 @@ def attach_to_run(run: dict[str, Any], log: PowerLog, start: float, end: float, 
     """Attach the log over [start, end] (Unix s) to `run` in place; the reason when it cannot."""
     assert log.start_wall_s is not None
     energy = log.energy_j(start, end)  # the runner's alignment: edge interpolation + trapezoid
-    if energy is None:
-        first = log.start_wall_s + log.t_s[log.totals[0]][0]
-        last = log.start_wall_s + log.t_s[log.totals[0]][-1]
+    covered = log.covered_wall_s()
+    if energy is None and covered is not None:
+        first, last = covered
         return (f"the log covers {_when(first)} to {_when(last)}, not the whole run window {_when(start)} to "
                 f"{_when(end)} (local time; {how})")
+    if energy is None:
+        return "the log has no total power domain"
     a, b = start - log.start_wall_s, end - log.start_wall_s
     traces = run.setdefault("power_traces", [])
     taken = {t.get("domain") for t in traces}
     samples = 0
-    for domain, ts in log.t_s.items():
+    for trace in log.traces:
+        ts = trace.t_s
         lo, hi = bisect.bisect_left(ts, a), bisect.bisect_right(ts, b)
         if hi <= lo:
             continue
-        name = domain if domain not in taken else f"{domain} (power log)"[:100]
-        traces.append({"domain": name, "boundary": log.boundary if domain in log.totals else None,
+        name = trace.domain if trace.domain not in taken else f"{trace.domain} (power log)"[:100]
+        traces.append({"domain": name, "boundary": log.boundary if trace.domain in log.totals else None,
                        "method": "sampled", "t_s": [t - a for t in ts[lo:hi]],
-                       "power_w": list(log.power_w[domain][lo:hi])})
+                       "power_w": list(trace.power_w[lo:hi])})
         samples += hi - lo
     metrics = run.setdefault("metrics", {})
     flags = run.setdefault("flags", [])
@@ -242,13 +241,11 @@ def attach_to_run(run: dict[str, Any], log: PowerLog, start: float, end: float, 
     elif metrics.get("energy_j") is not None and metrics.get("energy_boundary") == log.boundary:
         if metrics.get("energy_sampled_j") is None and energy > 0:
             own = float(metrics["energy_j"])
+            compared = compare_counter_and_sampled(own, energy, flags)
             metrics["energy_sampled_j"] = energy
+            metrics["energy_disagreement_pct"] = compared.get("energy_disagreement_pct")
             if metrics.get("energy_method") == "counter" and metrics.get("energy_counter_j") is None:
                 metrics["energy_counter_j"] = own
-            pct = abs(own - energy) / own * 100.0
-            metrics["energy_disagreement_pct"] = pct
-            if pct > DISAGREEMENT_LIMIT_PCT and "energy_counter_vs_sampled_disagree" not in flags:
-                flags.append("energy_counter_vs_sampled_disagree")
         else:
             warnings.append(f"{label}: already has energy_sampled_j; the log's {energy:.6g} J is in its notes")
     else:
@@ -261,26 +258,20 @@ def attach_to_run(run: dict[str, Any], log: PowerLog, start: float, end: float, 
 def _fill_energy(metrics: dict[str, Any], flags: list[str], log: PowerLog, energy: float, start: float,
                  end: float) -> None:
     """The run's energy from the log, derived figures by the runner's own rules."""
-    from runner.measure import energy_metrics  # imports torch: only when a log fills in energy
-    from runner.power import EnergyReading
-    from runner.record import idle_metrics
-
     duration = metrics.get("duration_s") or (end - start)
     reading = EnergyReading(energy_j=energy, boundary=log.boundary, method="sampled")
     period = log.period_s()
     if period:
         reading.metrics["sample_period_s"] = period
-        if end - start < MIN_LOG_PERIODS * period:
-            reading.flags.append("window_short_for_sensor")
-    derived = energy_metrics(reading, examples=metrics.get("examples") or 0,
-                             optimizer_steps=metrics.get("optimizer_steps") or 0, duration_s=duration)
+        if window_is_short(end - start, period):
+            reading.flags.append(FLAG_SHORT_WINDOW)
+    derived = reading_figures(reading, examples=metrics.get("examples"),
+                              optimizer_steps=metrics.get("optimizer_steps"), duration_s=duration)
     metrics.pop("energy_missing_reason", None)
-    metrics.update({k: v for k, v in derived.items() if v is not None or k == "energy_j"})
-    if metrics.get("energy_j") is None:
-        metrics.pop("energy_j", None)
+    metrics.update(derived)
     new_flags: list[str] = list(reading.flags)
     if metrics.get("idle_power_w") is not None and metrics.get("energy_j") is not None:
-        metrics.update(idle_metrics(metrics, metrics["idle_power_w"], new_flags))
+        metrics.update(idle_figures(metrics, metrics["idle_power_w"], new_flags))
     flags.extend(f for f in new_flags if f not in flags)
 
 
@@ -295,8 +286,8 @@ def is_power_log(source: Source) -> bool:
     except ResultFileError:
         pass
     try:
-        read_meter_csv(source.data, source.name, None)
-    except (ResultFileError, ValueError):
+        parse_meter_csv(source.data)
+    except (ResultFileError, PowerLogError, ValueError):
         return False
     return True
 

@@ -8,13 +8,17 @@ that turns out to be invalid moves to `<name>.inbox/rejected/` with the reason b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from importers.base import Hints
+from joulebench.errors import ResultFileError
+from joulebench.files import write_atomic
 from joulebench.paths import inbox_dir
 
 REJECTED = "rejected"
@@ -43,7 +47,6 @@ def queue(db_path: Path, data: bytes, original_name: str, source_kind: str, *,
     sidecar written before the file.
     """
     inbox = inbox_dir(db_path)
-    inbox.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(data).hexdigest()[:16]
     safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(original_name).name)[:120]
     target = inbox / f"{digest}__{source_kind}__{safe_name}"
@@ -51,14 +54,9 @@ def queue(db_path: Path, data: bytes, original_name: str, source_kind: str, *,
         side: dict[str, Any] = {"hints": hints or {}, "dirs": list(dirs), "folder": folder}
         if attach:
             side["attach"] = attach
-        _sidecar_path(target).write_text(json.dumps(side))
+        write_atomic(_sidecar_path(target), json.dumps(side).encode())
     if not target.exists():
-        tmp = inbox / f".{target.name}.partial"
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(target)
+        write_atomic(target, data)
     return QueuedFile(target, original_name, source_kind)
 
 
@@ -78,8 +76,6 @@ def pending(db_path: Path) -> list[QueuedFile]:
 
 def sidecar(item: QueuedFile) -> tuple[Any, tuple[str, ...], bool]:
     """(hints, folder names, is a zipped result folder) saved with a queued file."""
-    from importers.base import Hints
-
     side = _sidecar_path(item.path)
     if not side.exists():
         return None, (), False
@@ -87,8 +83,6 @@ def sidecar(item: QueuedFile) -> tuple[Any, tuple[str, ...], bool]:
         data = json.loads(side.read_text())
         return Hints.from_json(data.get("hints")), tuple(map(str, data.get("dirs", []))), bool(data.get("folder"))
     except (ValueError, TypeError, AttributeError) as e:
-        from joulebench.errors import ResultFileError
-
         raise ResultFileError(item.original_name, [f"its inbox hints file is damaged ({e})"]) from e
 
 
@@ -100,10 +94,23 @@ def attachment(item: QueuedFile) -> dict[str, Any] | None:
     try:
         found = json.loads(side.read_text()).get("attach")
     except (ValueError, AttributeError) as e:
-        from joulebench.errors import ResultFileError
-
         raise ResultFileError(item.original_name, [f"its inbox hints file is damaged ({e})"]) from e
     return found if isinstance(found, dict) else None
+
+
+def remove_stale_partials(db_path: Path, older_than_s: float) -> int:
+    """Delete `.partial` files a killed writer left in the inbox; how many."""
+    folder = inbox_dir(db_path)
+    if not folder.is_dir():
+        return 0
+    removed = 0
+    now = time.time()
+    for path in folder.glob(".*.partial"):
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime > older_than_s:
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def remove(item: QueuedFile) -> None:

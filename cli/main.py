@@ -1,4 +1,4 @@
-"""The `joulebench` command line: import, export, db info, app, run, workloads."""
+"""The `joulebench` command line: import, export, db info, app, run, idle, workloads."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from joulebench import __version__
-from joulebench.errors import JouleBenchError
+from joulebench.commands import run_parser
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
 from joulebench.text import table
 
@@ -29,14 +29,14 @@ def _hints(args: argparse.Namespace) -> Hints:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import files, folders and .zip archives of any known format; a table per file."""
-    from db.store import import_source
     from importers.archive import sources_from_path
+    from ingest import import_source
     from joulebench.errors import ResultFileError
 
     hints = _hints(args)
     log = None
     if args.power_log is not None:
-        from importers.attach import PowerLogFile
+        from ingest.attach import PowerLogFile
 
         if len(args.paths) != 1:
             print("error: --power-log attaches one log to the runs of one result file; give one path",
@@ -68,7 +68,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if log is not None:
             pairs = [(sources[0], log)]
         elif args.attach_logs and walked:
-            from importers.attach import pair_sources
+            from ingest.attach import pair_sources
 
             pairs = pair_sources(sources)
         else:
@@ -115,14 +115,14 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from db import Store
     from db.export import write_result_file, write_tables
+    from ingest import open_store
 
     out: Path = args.out
     fmt = args.format
     if fmt == "auto":
         fmt = "csv" if out.suffix == ".csv" else "parquet" if out.suffix == ".parquet" else "json"
-    with Store.open(args.db) as store:
+    with open_store(args.db) as store:
         if fmt == "json":
             n = write_result_file(store, out, _selection(args))
             print(f"wrote {n} runs to {out}")
@@ -134,22 +134,26 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_db_info(args: argparse.Namespace) -> int:
-    from db import Store
+    from ingest import open_store
+    from ingest.inbox import pending
 
-    with Store.open(args.db) as store:
+    with open_store(args.db) as store:
         info = store.info()
     print(f"database:        {info.path}")
     print(f"schema version:  {info.schema_version}")
     print(f"runs:            {info.runs}")
     print(f"devices:         {info.devices} in the catalog")
     print(f"findings:        {info.findings}")
-    print(f"inbox:           {info.inbox_pending} file(s) waiting\n")
+    print(f"inbox:           {len(pending(info.path))} file(s) waiting\n")
     print("runs per source kind")
     print(table(info.runs_by_source_kind.columns, info.runs_by_source_kind.rows()))
     print("\nruns per device")
     print(table(info.runs_by_device.columns, info.runs_by_device.rows()))
     print("\nsources")
     print(table(info.sources.columns, info.sources.rows()))
+    if info.intake.height:
+        print("\ningested without a command (inbox, killed sweeps recovered), newest first")
+        print(table(info.intake.columns, info.intake.rows()))
     return 0
 
 
@@ -239,19 +243,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_runner_subcommands(sub, db_help)
     return parser
-
-
-def run_parser(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
-    """Parse and dispatch; the project's errors become a message and an exit code, no traceback."""
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except JouleBenchError as e:
-        print(f"error: {e.format_message()}", file=sys.stderr)
-        return e.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:

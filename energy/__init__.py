@@ -1,0 +1,32 @@
+"""Power and energy: traces, integration, readings, energy figures, power-log parsers, Jetson rails.
+
+The one home for how JouleBench turns power into energy figures. It depends on nothing of
+the project's (only numpy and polars), so the runner, the importers and the store use the same
+rules: the trapezoid integral, the counter-vs-sampled disagreement limit, the short-window
+rule, idle subtraction, and the power-log parsers that read nvidia-smi, tegrastats, jtop and
+wall-meter logs from bytes.
+"""
+
+from energy.figures import (
+    DISAGREEMENT_LIMIT_PCT,
+    MIN_SENSOR_PERIODS,
+    disagreement_pct,
+    energy_figures,
+    idle_figures,
+    reading_figures,
+)
+from energy.trace import EnergyReading, PowerTrace, interpolate_w, trapezoid_j, window_j
+
+__all__ = [
+    "DISAGREEMENT_LIMIT_PCT",
+    "MIN_SENSOR_PERIODS",
+    "EnergyReading",
+    "PowerTrace",
+    "disagreement_pct",
+    "energy_figures",
+    "idle_figures",
+    "interpolate_w",
+    "reading_figures",
+    "trapezoid_j",
+    "window_j",
+]

@@ -1,5 +1,0 @@
-import sys
-
-from joulebench.cli import main
-
-sys.exit(main())

@@ -118,7 +118,8 @@ class Store:
 
     def log_intake(self, action: str, file_name: str, runs_added: int = 0, message: str | None = None) -> None:
         """Record what the import service did on its own (drained, rejected, recovered)."""
-        self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) VALUES (?, ?, ?, ?, ?)",
+        self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) "
+                         "VALUES (?, ?, ?, ?, ?)",
                          [datetime.now(UTC), action, file_name[:500], runs_added, (message or "")[:2000] or None])
 
     # --- reading -------------------------------------------------------------------------
@@ -157,5 +158,6 @@ class Store:
                 "SELECT r.device_name, d.kind, count(*) AS runs FROM runs r JOIN devices d USING (device_name) "
                 "GROUP BY 1, 2 ORDER BY runs DESC, 1"),
             intake=self.query(
-                "SELECT happened_at, action, file_name, runs_added, message FROM intake_log ORDER BY event_id DESC LIMIT 20"),
+                "SELECT happened_at, action, file_name, runs_added, message FROM intake_log "
+                "ORDER BY event_id DESC LIMIT 20"),
         )

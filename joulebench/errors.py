@@ -10,6 +10,7 @@ JouleBenchError
       +-- PowerControlPermissionError   the setting needs privileges: the message names the command
  +-- RunInProgressError   a run started from the app is still going; one at a time
  +-- FileWriteError       a file cannot be written (disk full, permission, read-only file system)
+ +-- LabelError           a label cannot be applied: no such source, or a value that is not valid
 
 Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
 """
@@ -96,6 +97,13 @@ class FileWriteError(JouleBenchError):
         self.path = path
         self.error = error
         super().__init__(f"{path}: cannot write it ({os_reason(error)})")
+
+
+class LabelError(JouleBenchError):
+    """`joulebench label` (or a label form) names no known source, or gives values that are not valid."""
+
+    exit_code = 2
+    title = "Cannot apply the labels"
 
 
 class PowerSensorError(JouleBenchError):

@@ -15,6 +15,7 @@ from typing import Any
 
 from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
+from importers.describe import what_is
 from importers.dllogger import DlloggerImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
@@ -25,7 +26,7 @@ from importers.optimum import OptimumBenchmarkImporter
 from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
 from importers.tqdm_log import TqdmImporter
 from importers.zeus import ZeusImporter
-from joulebench.errors import ResultFileError
+from joulebench.errors import NothingToImportError, ResultFileError
 from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
 from joulebench.resultfile import LoadedResultFile, schema, validate_document
 
@@ -112,7 +113,10 @@ def detect(source: Source) -> Importer:
         except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             continue
     what = "folder" if source.is_folder else "file"
-    raise ResultFileError(
+    kind = what_is(source)
+    if kind:
+        raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import"])
+    raise NothingToImportError(
         source.name, [f"(whole {what}): not a format JouleBench knows; known formats: " + "; ".join(known_formats())]
     )
 
@@ -131,7 +135,11 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     conv = Conversion(source=source, hints=hints, importer=importer)
     try:
         document = importer.convert(conv)
-    except ResultFileError:
+    except ResultFileError as e:
+        kind = what_is(source)
+        if kind:  # refused for want of any figure: say what the file is
+            raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import",
+                                                     *e.problems]) from e
         raise
     except (
         ValueError,

@@ -2,6 +2,7 @@
 
 JouleBenchError
  +-- ResultFileError      a result file cannot be read or does not match the schema
+ |    +-- NothingToImportError  no benchmark figure in it: an unknown format, a config, a temperature log
  +-- DatabaseBusyError    another process holds the DuckDB file
  +-- DatabaseError        the database is missing, damaged or from a newer JouleBench
  +-- RunConfigError       `joulebench run` options that cannot work (checked before anything runs)
@@ -48,6 +49,12 @@ class ResultFileError(JouleBenchError):
         if more > 0:
             lines.append(f"{self.file_name}: ... and {more} more problems")
         return "\n".join(lines)
+
+
+class NothingToImportError(ResultFileError):
+    """The file holds no benchmark figure: not a format JouleBench knows, or a file that can be told
+    apart as something else (a config without results, a temperature log without power). In a
+    folder being imported such files are skipped; named on their own they are refused."""
 
 
 class DatabaseBusyError(JouleBenchError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from db.labels import LabelReport, SourceRef, gaps, resolve_source
+from db.labels import LabelReport
 from importers import Hints
 from importers.base import kind_of_device
 from ingest.service import open_store
@@ -50,11 +50,4 @@ def label_source(source: str | int, values: dict[str, Any], device_kind: str | N
                                   via=via)
 
 
-def source_gaps(source: str | int, db: str | os.PathLike[str] | None = None) -> tuple[SourceRef, dict[str, int]]:
-    """The source and, per label, how many of its runs do not state it."""
-    with open_store(db) as store:
-        ref = resolve_source(store.con, str(source))
-        return ref, gaps(store.con, ref.source_id)
-
-
-__all__ = ["LabelReport", "label_source", "label_values", "source_gaps"]
+__all__ = ["LabelReport", "label_source", "label_values"]

@@ -22,7 +22,7 @@ from db.connection import connect, first_row
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
 from joulebench.errors import DatabaseError
-from joulebench.labels import LABELS, SuppliedLabel
+from joulebench.labels import LABELS
 from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
 from joulebench.resultfile import LoadedResultFile
 
@@ -92,12 +92,10 @@ class Store:
         self.close()
 
     # --- writing -------------------------------------------------------------------------
-    def ingest(self, loaded: LoadedResultFile, source_kind: str, file_format: str | None = None,
-               supplied: tuple[SuppliedLabel, ...] = ()) -> IngestReport:
+    def ingest(self, loaded: LoadedResultFile, source_kind: str, file_format: str | None = None) -> IngestReport:
         if file_format:
-            return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format,
-                                 supplied=supplied)
-        return ingest_loaded(self.con, loaded, source_kind=source_kind, supplied=supplied)
+            return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
+        return ingest_loaded(self.con, loaded, source_kind=source_kind)
 
     def label_source(self, source: str | int, values: dict[str, Any], *, device_kind: str | None,
                      supplied_by: str, via: str) -> labels.LabelReport:

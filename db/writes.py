@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from collections.abc import Sequence
 from typing import Any
 
 import duckdb
@@ -87,11 +87,11 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
 
 
 def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, source_kind: str,
-                  file_format: str = FORMAT_NAME, supplied: Sequence[SuppliedLabel] = ()) -> IngestReport:
+                  file_format: str = FORMAT_NAME) -> IngestReport:
     """Add a validated document to the database in one transaction.
 
-    `supplied`: labels that did not come from the file's content (import flags, a folder name);
-    each is recorded in `run_labels` for the added runs that carry its value.
+    `loaded.supplied`: labels that did not come from the file's content (import flags, a folder
+    name); each is recorded in `run_labels` for the added runs that carry its value.
     """
     if source_kind not in SOURCE_KINDS:
         raise ValueError(f"source_kind must be one of {SOURCE_KINDS}")
@@ -118,7 +118,7 @@ def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, s
         report.source_id = source_id
         report.devices_added = _add_devices(con, doc, name)
         _add_runs(con, doc, name, report, source_id, source_kind, file_format, producer, imported_at)
-        _record_supplied(con, doc, report, supplied, imported_at)
+        _record_supplied(con, doc, report, loaded.supplied, imported_at)
         report.findings_added = _add_findings(con, doc, source_id)
         con.execute(
             "UPDATE sources SET run_count = ?, duplicate_run_count = ?, finding_count = ? WHERE source_id = ?",

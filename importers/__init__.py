@@ -74,9 +74,6 @@ class ImportedFile(LoadedResultFile):
 
     format: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
-    # labels that did not come from the file's content (import flags, a folder name); recorded
-    # in the database for the runs that carry their value
-    supplied: tuple[SuppliedLabel, ...] = field(default_factory=tuple)
 
     @property
     def runs(self) -> list[dict[str, Any]]:

@@ -57,7 +57,7 @@ def drain_inbox(store: Store) -> list[IngestReport]:
         try:
             data = item.path.read_bytes()
             loaded, fmt = _convert_queued(data, item)
-            report = store.ingest(loaded, item.source_kind, fmt, loaded.supplied)
+            report = store.ingest(loaded, item.source_kind, fmt)
         except (OSError, duckdb.IOException, DatabaseError) as e:
             # not the file's fault (disk, permissions): leave it queued for the next open
             reports.append(IngestReport(item.original_name, "", "queued", message=f"left in the inbox: {e}"))
@@ -143,7 +143,7 @@ def import_source(source: importers.Source, *, db: str | os.PathLike[str] | None
     path = resolve_db_path(db)
     try:
         with open_store(path) as store:
-            return store.ingest(loaded, source_kind, fmt, loaded.supplied), loaded
+            return store.ingest(loaded, source_kind, fmt), loaded
     except DatabaseBusyError:
         return _queue(path, source, loaded, fmt, source_kind, hints, power_log), loaded
 

@@ -177,7 +177,8 @@ def test_upload_another_tools_file_with_a_device_hint(db: Path) -> None:
         row = store.query("SELECT device_name, mode FROM runs WHERE origin_format = 'jtop'").row(0)
         supplied = store.query("SELECT label, value, origin, via FROM run_labels ORDER BY label").rows()
     assert row == ("Jetson AGX Orin", "infer")
-    assert ("device", "Jetson AGX Orin", "user", "import") in supplied and ("mode", "infer", "user", "import") in supplied
+    assert ("device", "Jetson AGX Orin", "user", "import") in supplied
+    assert ("mode", "infer", "user", "import") in supplied
 
 
 def test_upload_without_labels_imports_then_the_review_fills_them(db: Path) -> None:

@@ -223,3 +223,40 @@ def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
     with Store.open(db) as store:
         run = store.query("SELECT energy_j, energy_boundary, energy_method FROM runs WHERE run_id = 'a'").row(0)
     assert run[0] == pytest.approx(9.94284, rel=1e-6) and run[1:] == ("gpu_board", "sampled")  # awk, see there
+
+
+def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
+    report = import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)
+    at = _page("run_detail", run_id=report.run_ids[0])
+    assert at.subheader[0].value == "Not stated by its file"
+    config = at.dataframe[0].value
+    shown = dict(zip(config["field"], config["value"]))
+    assert shown["device_name"] == "not stated" and shown["mode"] == "not stated"
+    at.text_input(key="label_run_source_device").set_value("Jetson Nano 4GB")
+    at.selectbox(key="label_run_source_mode").set_value("infer")
+    at.selectbox(key="label_run_source_precision").set_value("fp32")
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert not at.exception and not at.error
+    assert "Still not stated: batch size 1" in _plain(at.success[-1].value)
+    config = at.dataframe[0].value
+    shown = dict(zip(config["field"], config["value"]))
+    assert shown["device_name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
+    assert "on Run detail" in shown["mode"] and shown["batch_size"] == "not stated"
+
+
+def test_run_detail_shows_a_corrected_figure_beside_what_the_source_printed(db: Path) -> None:
+    at = _page("run_detail", run_id="ref:runs_nvidia_bert_training:dgx1-16gb-squad-g4-fp16")
+    assert any("Weak scaling 3.27, corrected: the source printed 3.62" in _plain(c.value) for c in at.caption)
+    performance = next(df.value for df in at.dataframe if "weak_scaling" in set(df.value["field"]))
+    shown = dict(zip(performance["field"], performance["value"]))
+    assert shown["weak_scaling"] == "3.27 (corrected; the source printed 3.62, see the notes)"
+    assert "weak_scaling_as_printed" not in shown
+
+
+def test_compare_shows_runs_whose_file_did_not_state_the_device(db: Path) -> None:
+    log = FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv"
+    import_file(log, db=db)
+    at = _page("compare", mode="not stated", metric="power")
+    assert "not stated" in at.multiselect(key="f_mode").options
+    bars = at.dataframe[0].value
+    assert bars["series"].tolist() == [f"not stated ({log.name})"] and bars["batch_size"].isna().all()

@@ -16,7 +16,6 @@ from cli.main import main
 from db import Store, labels, queries
 from ingest import import_file, open_store
 from ingest.labels import label_source, label_values
-from joulebench.errors import LabelError
 from joulebench.labels import current_user
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"

@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # imported where used: `joulebench --help` stays fast
 def _hints(args: argparse.Namespace) -> Hints:
     from importers import Hints
 
-    return Hints(device=args.device, boundary=args.boundary, precision=args.precision, mode=args.mode,
-                 workload=args.workload, batch_size=args.batch_size)
+    return Hints(device=args.device, device_kind=args.device_kind, boundary=args.boundary, precision=args.precision,
+                 mode=args.mode, workload=args.workload, batch_size=args.batch_size)
 
 
 @dataclass
@@ -282,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=("upload", "local"), default="upload",
                    help="provenance recorded for these files (default: upload)")
     p.add_argument("--device", help="device that ran the files that do not name it, e.g. 'NVIDIA A100-SXM4-40GB'")
+    p.add_argument("--device-kind", choices=("gpu", "jetson", "cpu"),
+                   help="kind of the --device (default: from its name)")
     p.add_argument("--boundary", choices=("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated"),
                    help="where the power was measured, when the file does not say")
     p.add_argument("--precision", choices=("fp32", "tf32", "fp16", "bf16", "fp16-weights"),

@@ -21,6 +21,7 @@ import streamlit as st
 from db import Store, labels, queries
 from db.connection import data_version
 from db.queries import HEADLINE, overview_counts, runs_for_chart
+from explorer.markdown import md
 from ingest import housekeeping_pending, open_store
 from ingest.inbox import pending
 from ingest.labels import label_source, label_values
@@ -56,7 +57,7 @@ def prepare() -> None:
     except DatabaseBusyError:
         pass  # another process writes now; the pages read when it is done, the inbox waits
     except JouleBenchError as e:
-        st.error(e.format_message())
+        st.error(md(e.format_message()))
         st.stop()
 
 
@@ -65,7 +66,7 @@ def or_stop(load: Callable[..., T], *args: Any) -> T:
     try:
         return load(*args)
     except JouleBenchError as e:
-        st.error(e.format_message())
+        st.error(md(e.format_message()))
         st.stop()
         raise  # st.stop() raises; this line only tells type checkers so
 

@@ -76,7 +76,7 @@ def test_compare_blog_joules_per_example_with_boundary(db: Path) -> None:
 
 def test_compare_defaults_to_the_most_common_workload(db: Path) -> None:
     at = _page("compare")
-    assert "workload bert-large-squad, mode infer (the most common)" in at.caption[0].value
+    assert "workload bert-large-squad, mode infer (the most common)" in _plain(at.caption[0].value)
     devices = {label.split(" · ")[0] for label in at.dataframe[0].value["series"]}
     assert devices == {"A100 40GB", "Tesla T4", "Tesla V100 16GB", "Tesla V100 32GB"}
 

@@ -260,3 +260,14 @@ def test_compare_shows_runs_whose_file_did_not_state_the_device(db: Path) -> Non
     assert "not stated" in at.multiselect(key="f_mode").options
     bars = at.dataframe[0].value
     assert bars["series"].tolist() == [f"not stated ({log.name})"] and bars["batch_size"].isna().all()
+
+
+def test_every_page_opens_with_runs_whose_labels_are_not_stated(db: Path) -> None:
+    import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)  # no device, mode
+    overview = _page("overview")
+    sources = overview.dataframe[-1].value
+    assert "device 1, mode 1, precision 1, batch size 1" in set(sources["not_stated"])
+    workloads = overview.dataframe[1].value
+    assert "not stated" in set(workloads["mode"])
+    for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run"):
+        assert not _page(page).exception, page

@@ -10,6 +10,7 @@ of the original bytes (for a folder: a stable hash over sorted (relative path, b
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,10 +155,10 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     _not_stated_to_null(document)
     validate_imported(document, source.name)
     runs = document.get("runs") or []
-    warning = not_stated_warning(count_not_stated(runs), len(runs), source.base_name)
+    reasons = {label: why for label, where in conv.unstated.items() if (why := _reason(where))}
+    warning = not_stated_warning(count_not_stated(runs), len(runs), source.base_name, reasons)
     if warning:
-        reasons = [f"{label}: {_reason(where)}" for label, where in conv.unstated.items()]
-        conv.warnings.insert(0, warning + (f" ({'; '.join(reasons)})" if reasons else ""))
+        conv.warnings.insert(0, warning)
     imported = ImportedFile(
         name=source.name,
         content_sha256=source.content_sha256,
@@ -178,12 +179,17 @@ def _not_stated_to_null(document: Any) -> None:
             run["device"] = None
 
 
-def _reason(where: str) -> str:
-    """Where an importer looked for a label, as a short reason: '(whole file; X)' -> 'X'."""
-    text = where.strip()
+def _reason(where: str) -> str | None:
+    """Where an importer looked for a label, as a short reason: '(whole file; X)' -> 'X',
+    'line 2: (X)' -> 'X', 'line 2: gpu_model' -> 'no gpu_model'; None when it says nothing."""
+    text = re.sub(r"^line \d+(: )?", "", where.strip())
     if text.startswith("(whole file; ") and text.endswith(")"):
         return text[len("(whole file; "):-1].split(": pass ")[0]
-    return f"not in {text}"
+    if text in ("", "(whole file)", "device", "mode"):
+        return None
+    if text.startswith("(") and text.endswith(")"):
+        return text[1:-1]
+    return f"no {text}"
 
 
 def _supplied(conv: Conversion, hints: Hints) -> tuple[SuppliedLabel, ...]:

@@ -90,21 +90,24 @@ def count_not_stated(runs: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {k: v for k, v in counts.items() if v}
 
 
-def describe_not_stated(counts: Mapping[str, int], runs: int) -> str:
-    """'device (all 3 runs), precision (1 of 3 runs)'."""
+def describe_not_stated(counts: Mapping[str, int], runs: int, reasons: Mapping[str, str] | None = None) -> str:
+    """'device (all 3 runs; the Trainer does not record the device), precision (1 of 3 runs)'."""
     parts = []
     for label, n in counts.items():
         scope = (f"all {runs} runs" if runs > 1 else "its run") if n == runs else f"{n} of {runs} runs"
-        parts.append(f"{LABEL_TITLES[label]} ({scope})")
+        reason = (reasons or {}).get(label)
+        parts.append(f"{LABEL_TITLES[label]} ({scope}{'; ' + reason if reason else ''})")
     return ", ".join(parts)
 
 
-def not_stated_warning(counts: Mapping[str, int], runs: int, file_name: str = "<file>") -> str | None:
-    """One message naming every label the file leaves unstated, with the way to fill them."""
+def not_stated_warning(counts: Mapping[str, int], runs: int, file_name: str = "<file>",
+                       reasons: Mapping[str, str] | None = None) -> str | None:
+    """One message naming every label the file leaves unstated (with why, where the importer
+    knows), and the way to fill them."""
     if not counts:
         return None
     flags = " ".join(LABEL_FLAGS[k] for k in counts)
-    return (f"not stated in the file: {describe_not_stated(counts, runs)}; imported as 'not stated'. "
+    return (f"not stated in the file: {describe_not_stated(counts, runs, reasons)}; imported as 'not stated'. "
             f"Fill them for the whole file with `joulebench label {shlex.quote(file_name)} {flags}` "
             "(or on the app's Upload page / Run detail), or pass them as flags when importing")
 

@@ -156,7 +156,8 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     validate_imported(document, source.name)
     runs = document.get("runs") or []
     reasons = {label: why for label, where in conv.unstated.items() if (why := _reason(where))}
-    warning = not_stated_warning(count_not_stated(runs), len(runs), source.base_name, reasons)
+    warning = not_stated_warning(count_not_stated(runs), len(runs), source.base_name, reasons,
+                                 flags_apply=not isinstance(importer, JouleBenchImporter))
     if warning:
         conv.warnings.insert(0, warning)
     imported = ImportedFile(

@@ -101,15 +101,17 @@ def describe_not_stated(counts: Mapping[str, int], runs: int, reasons: Mapping[s
 
 
 def not_stated_warning(counts: Mapping[str, int], runs: int, file_name: str = "<file>",
-                       reasons: Mapping[str, str] | None = None) -> str | None:
+                       reasons: Mapping[str, str] | None = None, flags_apply: bool = True) -> str | None:
     """One message naming every label the file leaves unstated (with why, where the importer
-    knows), and the way to fill them."""
+    knows), and the way to fill them (`flags_apply`: import flags would fill them too; not so
+    for a JouleBench result file, which is taken as it is)."""
     if not counts:
         return None
     flags = " ".join(LABEL_FLAGS[k] for k in counts)
     return (f"not stated in the file: {describe_not_stated(counts, runs, reasons)}; imported as 'not stated'. "
             f"Fill them for the whole file with `joulebench label {shlex.quote(file_name)} {flags}` "
-            "(or on the app's Upload page / Run detail), or pass them as flags when importing")
+            "(or on the app's Upload page / Run detail)" + (", or pass them as flags when importing"
+                                                              if flags_apply else ""))
 
 
 def current_user() -> str:

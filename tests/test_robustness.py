@@ -112,3 +112,35 @@ def _infer() -> Any:
     from importers import Hints
 
     return Hints(mode="infer")
+
+
+# --- 7. a damaged database file: a clear message, never a traceback -------------------------------
+
+def _damage(path: Path, how: str) -> None:
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        if how == "truncated":
+            f.truncate(size * 2 // 3)
+        elif how == "block overwritten":
+            f.seek(size // 2)
+            f.write(bytes(range(256)) * 64)
+        elif how == "header overwritten":
+            f.write(b"not a database" * 20)
+        elif how == "emptied":
+            f.truncate(0)
+
+
+@pytest.mark.parametrize("how", ["truncated", "block overwritten", "header overwritten", "emptied"])
+@pytest.mark.parametrize("command", [["db", "info"], ["export", "out.json"], ["import", "FIXTURE"]])
+def test_a_damaged_database_gives_a_clear_message(seeded_db: Path, tmp_path: Path, how: str, command: list[str],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    _damage(seeded_db, how)
+    argv = [str(FIXTURES / "result_v1_cpu_runs.json") if a == "FIXTURE" else
+            str(tmp_path / a) if a.endswith(".json") else a for a in command]
+    code = main([*argv, "--db", str(seeded_db)])  # any other exception fails the test with its traceback
+    err = capsys.readouterr().err
+    if code != 0 or how in ("header overwritten", "emptied"):  # DuckDB may not need a block that was damaged
+        assert code == 4, err
+        assert f"{seeded_db}: the database file is damaged or unreadable" in err and "Move it away" in err

@@ -137,6 +137,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 report, imported = import_source(source, db=args.db, source_kind=args.kind, hints=hints,
                                                  power_log=power_log)
             except NothingToImportError as e:
+                source.release()
                 why = _nothing_to_import(e.problems)
                 if walked:  # a folder holds other files too: skipped, not a failure
                     outcomes.append(_Outcome(source.name, "skipped", why=why))
@@ -147,10 +148,12 @@ def cmd_import(args: argparse.Namespace) -> int:
                 print(e.format_message(), file=sys.stderr)
                 continue
             except ResultFileError as e:
+                source.release()
                 outcomes.append(_Outcome(source.name, "refused", why="; ".join(e.problems[:2])))
                 print(f"{source.name}: refused", file=sys.stderr)
                 print(e.format_message(), file=sys.stderr)
                 continue
+            source.release()  # one file's bytes in memory at a time
             name = imported.name if power_log is not None else source.name
             outcomes.append(_Outcome(name, report.status.replace("_", " "), report.runs_added,
                                      ", ".join(LABEL_TITLES[k] for k in imported.not_stated()),
@@ -166,8 +169,11 @@ def cmd_import(args: argparse.Namespace) -> int:
               + f"; {sum(o.runs for o in outcomes)} runs added")
         print(table(("file", "result", "runs added", "not stated", "why"),
                     [(o.name, o.result, o.runs, o.not_stated, o.why[:160]) for o in outcomes]))
-    if not any(o.result != "skipped" for o in outcomes):
-        print("no file in the given paths holds results JouleBench can import", file=sys.stderr)
+    if all(o.result == "skipped" for o in outcomes):
+        unknown = all(o.why.startswith("not a format JouleBench knows") for o in outcomes)
+        print(f"{len(outcomes)} file(s) looked at, none " + ("in a format JouleBench knows" if unknown
+                                                             else "with a benchmark figure to import"),
+              file=sys.stderr)
         return 2
     return 2 if any(o.result == "refused" for o in outcomes) else 0
 
@@ -249,12 +255,36 @@ def cmd_db_info(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
+    from explorer.access import ALLOWED_HOSTS_ENV, LOCAL_HOSTS, PASSWORD_ENV
+
     env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(args.db))})
     env.setdefault("HF_HUB_OFFLINE", "1")
+    if args.password_file is not None:
+        try:
+            env[PASSWORD_ENV] = args.password_file.read_text().strip()
+        except OSError as e:
+            print(f"error: --password-file {args.password_file}: cannot read it ({e.strerror})", file=sys.stderr)
+            return 2
+        if not env[PASSWORD_ENV]:
+            print(f"error: --password-file {args.password_file} is empty", file=sys.stderr)
+            return 2
+    local = args.address in LOCAL_HOSTS
+    if not local and not env.get(PASSWORD_ENV):
+        print(f"error: --address {args.address} lets other machines start runs (and change power limits) and edit "
+              "the catalog; set a password first: --password-file FILE (or $" + PASSWORD_ENV + "). "
+              "Without one the app listens on localhost only.", file=sys.stderr)
+        return 2
+    hosts = [h for h in args.allow_host if h]
+    if not local and args.address not in ("0.0.0.0", "::"):
+        hosts.append(args.address)
+    if not local and not hosts:
+        hosts = ["*"]  # bound to every interface without a host list: the password guards it
+    env[ALLOWED_HOSTS_ENV] = ",".join(hosts)
     cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
            "--server.headless", "true", "--server.fileWatcherType", "none"]
-    print(f"JouleBench explorer at http://{args.address}:{args.port} (database {env[DB_ENV_VAR]})")
+    print(f"JouleBench explorer at http://{args.address}:{args.port} (database {env[DB_ENV_VAR]})"
+          + ("" if local else "; password required"))
     return subprocess.call(cmd, env=env, cwd=REPO_ROOT)  # cwd: Streamlit reads .streamlit/config.toml there
 
 
@@ -350,7 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Start the JouleBench explorer web app.")
     p.add_argument("--db", help=db_help)
     p.add_argument("--port", type=int, default=8501)
-    p.add_argument("--address", default="localhost")
+    p.add_argument("--address", default="localhost",
+                   help="interface to listen on (default: localhost); any other needs a password")
+    p.add_argument("--password-file", type=Path,
+                   help="a file holding the password the app asks for (or set $JOULEBENCH_APP_PASSWORD)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a host name browsers use to reach the app (repeatable); others are refused")
     p.set_defaults(func=cmd_app)
 
     from runner.cli import add_subcommands as add_runner_subcommands  # run, workloads

@@ -8,23 +8,42 @@ blocks a writer for longer than its query.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import polars as pl
 
 from db import labels, seed
-from db.connection import connect, first_row
+from db.connection import connect, damaged, first_row
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
-from joulebench.errors import DatabaseError
+from joulebench.errors import DatabaseError, ResultFileError
 from joulebench.labels import LABELS
 from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
 from joulebench.resultfile import LoadedResultFile
+
+T = TypeVar("T")
+
+# Errors a file's own values cause at ingest (not the database's fault): the file is refused.
+_DATA_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException, duckdb.InvalidInputException,
+                duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+
+
+def _translated(method: Callable[..., T]) -> Callable[..., T]:
+    """DuckDB errors of a damaged file become a DatabaseError naming it (never a traceback)."""
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except duckdb.Error as e:
+            raise damaged(self.path, e) from e
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,9 @@ class Store:
             created = 1 in apply_migrations(con)  # the initial migration ran now: a new database
             if seed_reference and created:
                 store.seed(sample_data)
+        except duckdb.Error as e:
+            con.close()
+            raise damaged(path, e) from e
         except BaseException:
             con.close()
             raise
@@ -93,10 +115,18 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------
     def ingest(self, loaded: LoadedResultFile, source_kind: str, file_format: str | None = None) -> IngestReport:
-        if file_format:
-            return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
-        return ingest_loaded(self.con, loaded, source_kind=source_kind)
+        """Store a validated document (one transaction). A value the database cannot hold refuses the
+        file (ResultFileError); a damaged database raises DatabaseError."""
+        try:
+            if file_format:
+                return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
+            return ingest_loaded(self.con, loaded, source_kind=source_kind)
+        except _DATA_ERRORS as e:
+            raise ResultFileError(loaded.name, [f"a value cannot be stored: {str(e).splitlines()[0][:300]}"]) from e
+        except duckdb.Error as e:
+            raise damaged(self.path, e) from e
 
+    @_translated
     def label_source(self, source: str | int, values: dict[str, Any], *, device_kind: str | None,
                      supplied_by: str, via: str) -> labels.LabelReport:
         """Fill labels the source's file did not state, for all its runs (see `db.labels`)."""
@@ -104,6 +134,7 @@ class Store:
         return labels.apply_labels(self.con, ref, values, device_kind=device_kind, supplied_by=supplied_by,
                                    via=via)
 
+    @_translated
     def seed(self, folder: Path) -> list[IngestReport]:
         reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]
         modes = folder / "power_modes.csv"
@@ -111,6 +142,7 @@ class Store:
             self.add_power_modes(seed.power_mode_rows(modes))
         return reports
 
+    @_translated
     def add_power_modes(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
@@ -124,6 +156,7 @@ class Store:
         finally:
             self.con.unregister("_modes")
 
+    @_translated
     def log_intake(self, action: str, file_name: str, runs_added: int = 0, message: str | None = None) -> None:
         """Record what the import service did on its own (drained, rejected, recovered)."""
         self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) "
@@ -140,6 +173,7 @@ class Store:
         not_stated = pl.Series("not_stated", [gaps.get(i, "") for i in frame["source_id"].to_list()], dtype=pl.String)
         return frame.insert_column(6, not_stated)
 
+    @_translated
     def schema_version(self) -> int:
         try:
             row = first_row(self.con, "SELECT max(version) FROM schema_migrations")
@@ -147,13 +181,16 @@ class Store:
             return 0
         return int(row[0]) if row and row[0] is not None else 0
 
+    @_translated
     def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
         return self.con.sql(sql, params=params or None).pl()
 
+    @_translated
     def newest_source_id(self) -> int:
         row = first_row(self.con, "SELECT coalesce(max(source_id), 0) FROM sources")
         return int(row[0]) if row else 0
 
+    @_translated
     def info(self) -> DbInfo:
         def count(table: str) -> int:
             row = first_row(self.con, f"SELECT count(*) FROM {table}")

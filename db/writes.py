@@ -7,6 +7,7 @@ Everything a file adds commits in one transaction.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Sequence
@@ -126,7 +127,8 @@ def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, s
         )
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        with contextlib.suppress(duckdb.Error):  # a damaged file may refuse the rollback too
+            con.execute("ROLLBACK")
         raise
     return report
 

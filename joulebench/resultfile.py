@@ -232,11 +232,14 @@ def new_document(runs: list[dict[str, Any]], *, producer_version: str, created_a
     return doc
 
 
-def dump_document(document: dict[str, Any], path: Path) -> None:
-    """Write a document atomically; gzip when the name ends in .gz."""
+def dump_bytes(document: dict[str, Any], path: Path) -> bytes:
+    """The document as a file's bytes: gzip when the name ends in .gz, else indented JSON."""
     data = json.dumps(document, indent=None if path.suffix == ".gz" else 1, sort_keys=False).encode()
-    if path.suffix == ".gz":
-        data = gzip.compress(data, mtime=0)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    return gzip.compress(data, mtime=0) if path.suffix == ".gz" else data
+
+
+def dump_document(document: dict[str, Any], path: Path) -> None:
+    """Write a document atomically (FileWriteError naming the cause when it cannot be written)."""
+    from joulebench.files import write_atomic
+
+    write_atomic(path, dump_bytes(document, path))

@@ -112,3 +112,122 @@ def _infer() -> Any:
     from importers import Hints
 
     return Hints(mode="infer")
+
+
+# --- 7. a damaged database file: a clear message, never a traceback -------------------------------
+
+def _damage(path: Path, how: str) -> None:
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        if how == "truncated":
+            f.truncate(size * 2 // 3)
+        elif how == "block overwritten":
+            f.seek(size // 2)
+            f.write(bytes(range(256)) * 64)
+        elif how == "header overwritten":
+            f.write(b"not a database" * 20)
+        elif how == "emptied":
+            f.truncate(0)
+
+
+@pytest.mark.parametrize("how", ["truncated", "block overwritten", "header overwritten", "emptied"])
+@pytest.mark.parametrize("command", [["db", "info"], ["export", "out.json"], ["import", "FIXTURE"]])
+def test_a_damaged_database_gives_a_clear_message(seeded_db: Path, tmp_path: Path, how: str, command: list[str],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    _damage(seeded_db, how)
+    argv = [str(FIXTURES / "result_v1_cpu_runs.json") if a == "FIXTURE" else
+            str(tmp_path / a) if a.endswith(".json") else a for a in command]
+    code = main([*argv, "--db", str(seeded_db)])  # any other exception fails the test with its traceback
+    err = capsys.readouterr().err
+    if code != 0 or how in ("header overwritten", "emptied"):  # DuckDB may not need a block that was damaged
+        assert code == 4, err
+        assert f"{seeded_db}: the database file is damaged or unreadable" in err and "Move it away" in err
+
+
+# --- 8. memory: archives are read one member at a time, files sized before they are read ----------
+
+MEMORY_PROBE = """
+import resource, sys
+from cli.main import main
+code = main(sys.argv[1:])
+print("PEAK_RSS_MB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _peak_rss_mb(args: list[str], cwd: Path) -> tuple[float, str]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", MEMORY_PROBE, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("PEAK_RSS_MB"))
+    return float(line.split()[1]), done.stdout + done.stderr
+
+
+def test_a_small_zip_of_many_large_members_is_read_one_member_at_a_time(tmp_path: Path) -> None:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for i in range(400):  # 400 MiB unpacked from about 0.5 MB: all of it in memory was the bug
+            zf.writestr(f"m{i:04d}.txt", b"x" * (1 << 20))
+    assert len(buf.getvalue()) < 1_000_000
+    (tmp_path / "many.zip").write_bytes(buf.getvalue())
+    peak, said = _peak_rss_mb(["import", "many.zip", "--db", "m.duckdb"], tmp_path)
+    assert "400 file(s) looked at, none in a format JouleBench knows" in said
+    assert peak < 350, f"peak RSS {peak:.0f} MB: members were held in memory together"
+
+
+def test_a_2_gb_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as f:
+        f.truncate(2 * 1024**3)  # sparse: 2 GB long, nothing on disk
+    peak, said = _peak_rss_mb(["import", "huge.json", "--db", "m.duckdb"], tmp_path)
+    assert "huge.json: (whole file): 2048 MiB; at most 256 MiB are read: split it into smaller files" in said
+    assert peak < 350
+
+
+# --- 9. security ----------------------------------------------------------------------------------
+
+def test_csv_exports_neutralise_formula_prefixes(seeded_db: Path, tmp_path: Path) -> None:
+    from db.export import Selection, write_tables
+
+    doc = _doc()
+    doc["runs"][0]["device"]["name"] = "=cmd|' /C calc'!A0"
+    doc["runs"][0]["notes"] = "@SUM(A1:A9)"
+    import_bytes(json.dumps(doc).encode(), "formula.json", db=seeded_db)
+    with Store.open(seeded_db) as store:
+        written = write_tables(store, tmp_path / "out.csv", Selection(run_ids=(doc["runs"][0]["run_id"],)))
+    text = written[0].read_text()
+    assert "'=cmd|' /C calc'!A0" in text and "'@SUM(A1:A9)" in text
+    assert ",=cmd" not in text and ",@SUM" not in text
+
+
+def test_the_app_asks_for_the_password_when_one_is_set(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    monkeypatch.setenv("JOULEBENCH_APP_PASSWORD", "s3cret correct horse")
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(FIXTURES.parent.parent / "app.py"), default_timeout=60).run()
+    assert not at.exception and not at.metric  # nothing of the database shown
+    at.text_input(key="joulebench_password").set_value("guess")
+    at.button[0].click().run()
+    assert at.error[0].value == "Wrong password." and not at.metric
+    at.text_input(key="joulebench_password").set_value("s3cret correct horse")
+    at.button[0].click().run()
+    assert not at.exception and any(m.label == "Runs" for m in at.metric)
+
+
+def test_host_names_allowed() -> None:
+    from explorer.access import host_allowed, host_name
+
+    assert host_name("Example.org:8501") == "example.org" and host_name("[::1]:8501") == "[::1]"
+    assert host_allowed("localhost:8501") and host_allowed("127.0.0.1:8501") and host_allowed("[::1]:8501")
+    assert not host_allowed("evil.example:8501")

@@ -3,7 +3,8 @@
 A folder or archive is walked; a directory holding an MLPerf `mlperf_log_summary.txt` is
 grouped into one folder source rooted above its run directories (`run_1`, `ranging`,
 `performance`), an optimum-benchmark `benchmark_report.json` with the `benchmark_config.json`
-beside it makes one source, every other file is its own source. Archives are read in memory only, never
+beside it makes one source (and the same run's `benchmark.json`, `.txt` and `.md` copies beside it
+are not imported again), every other file is its own source. Archives are read in memory only, never
 extracted, one member at a time (`LazyFiles`): members are capped in count and size from the
 archive's directory before anything is read (total uncompressed bytes too, which stops zip
 bombs), and absolute paths, `..`, links and encrypted members are refused. Files on disk are
@@ -31,6 +32,7 @@ RUN_DIR = re.compile(r"^(run_\d+|ranging|accuracy|performance|power)$", re.IGNOR
 MLPERF_SUMMARY = "mlperf_log_summary.txt"
 # optimum-benchmark writes these side by side; imported together, the config gives device and shapes
 OPTIMUM_REPORT, OPTIMUM_CONFIG = "benchmark_report.json", "benchmark_config.json"
+OPTIMUM_COPIES = ("benchmark.json", "benchmark_report.txt", "benchmark_report.md")  # the same run again
 
 
 def _safe_member(name: str, archive: str) -> str:
@@ -176,6 +178,7 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
             sources.append(Source(name=f"{top}/{folder}{OPTIMUM_REPORT}",
                                   files=files.subset({OPTIMUM_REPORT: report, OPTIMUM_CONFIG: config}),
                                   dirs=(*outer_dirs, top, *parts), is_folder=True))
+    claimed.update(_redundant_renderings(files, claimed))
     for rel in sorted(files):
         if rel in claimed:
             continue
@@ -183,6 +186,25 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
         sources.append(Source(name=f"{top}/{rel}", files=files.subset({parts[-1]: rel}),
                               dirs=(*outer_dirs, top, *parts[:-1])))
     return sources
+
+
+def _redundant_renderings(files: LazyFiles, claimed: set[str]) -> set[str]:
+    """optimum-benchmark (>= 0.5) writes one run as benchmark.json, benchmark_report.json (+ config),
+    benchmark_report.txt and benchmark_report.md in one folder: imported once, from the most complete
+    (the report with its config, else benchmark.json, else the report, else a rendering)."""
+    out: set[str] = set()
+    by_folder: dict[str, set[str]] = {}
+    for rel in files:
+        folder, _, base = rel.rpartition("/")
+        by_folder.setdefault(folder, set()).add(base)
+    for folder, names in by_folder.items():
+        prefix = f"{folder}/" if folder else ""
+        order = [n for n in (OPTIMUM_REPORT, *OPTIMUM_COPIES) if n in names]
+        if len(order) < 2 or not {OPTIMUM_REPORT, "benchmark.json"} & names:
+            continue
+        keep = OPTIMUM_REPORT if prefix + OPTIMUM_REPORT in claimed else order[0]
+        out.update(prefix + n for n in order if n != keep)
+    return out
 
 
 def sources_from_path(path: Path) -> list[Source]:

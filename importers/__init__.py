@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
 from importers.dllogger import DlloggerImporter
@@ -36,6 +37,7 @@ MAX_TRACE_T_S = float(_TRACE_ITEMS["t_s"]["items"]["maximum"])
 IMPORTERS: tuple[Importer, ...] = (
     JouleBenchImporter(),
     MlperfImporter(),
+    AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),
     MlEnergyImporter(),

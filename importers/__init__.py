@@ -22,6 +22,7 @@ from importers.joulebench_file import JouleBenchImporter
 from importers.lambda_tables import LambdaImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
+from importers.mlperf_training import MlperfTrainingImporter
 from importers.optimum import OptimumBenchmarkImporter
 from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
 from importers.tqdm_log import TqdmImporter
@@ -37,6 +38,7 @@ MAX_TRACE_T_S = float(_TRACE_ITEMS["t_s"]["items"]["maximum"])
 IMPORTERS: tuple[Importer, ...] = (
     JouleBenchImporter(),
     MlperfImporter(),
+    MlperfTrainingImporter(),
     AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),

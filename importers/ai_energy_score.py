@@ -93,7 +93,7 @@ class AiEnergyScoreImporter(Importer):
                 continue
             where = f"{phase}.energy"
             flags: list[str] = []
-            notes = [f"AI Energy Score phase '{phase}': GPU energy of one pass over the dataset (mean over repetitions)"]
+            notes = [f"AI Energy Score phase '{phase}': GPU energy of one pass over the dataset (mean of repetitions)"]
             reported_gpu = (num(energy.get("gpu"), f"{where}.gpu", conv) or 0.0) * J_PER_KWH
             gpus = gpu_j.get(phase) or []
             keep = valid.get(phase, [])
@@ -102,9 +102,9 @@ class AiEnergyScoreImporter(Importer):
                 gpu = sum(gpus[i] for i in keep) / len(keep) if keep else None
                 if dropped:
                     flags.append(FLAG_EXCLUDED)
-                    notes.append(f"repetitions {', '.join(map(str, dropped))} of {len(gpus)} left out (zero or negative "
-                                 f"energy, or a decode whose prefill failed); the report's mean over all of them is "
-                                 f"{reported_gpu:.6g} J GPU")
+                    notes.append(f"repetitions {', '.join(map(str, dropped))} of {len(gpus)} left out (zero or "
+                                 "negative energy, or a decode whose prefill failed); the report's mean over all of "
+                                 f"them is {reported_gpu:.6g} J GPU")
             else:
                 gpu = reported_gpu
             metrics: dict[str, Any] = {}

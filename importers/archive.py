@@ -165,6 +165,10 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
         prefix = f"{root}/" if root else ""
         members = {rel[len(prefix) :]: rel for rel in files if rel.startswith(prefix)}
         claimed.update(members.values())
+        system = _mlperf_system(root, files)
+        if system and not any(m.endswith(".json") and "/" not in m for m in members):
+            members["system.json"] = system  # the submission's systems/<system>.json: device and count
+            claimed.add(system)
         name = f"{top}/{root}" if root else top
         root_dirs = (*outer_dirs, top, *(root.split("/")[:-1] if root else []))
         sources.append(Source(name=name, files=files.subset(members), dirs=root_dirs if root else outer_dirs,
@@ -178,6 +182,14 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
             sources.append(Source(name=f"{top}/{folder}{OPTIMUM_REPORT}",
                                   files=files.subset({OPTIMUM_REPORT: report, OPTIMUM_CONFIG: config}),
                                   dirs=(*outer_dirs, top, *parts), is_folder=True))
+    for result, paths in _training_results_with_power(files).items():
+        if result in claimed:
+            continue
+        claimed.update(paths.values())
+        folder = result.rsplit("/", 1)[0] if "/" in result else ""
+        parts = folder.split("/") if folder else []
+        sources.append(Source(name=f"{top}/{result}", files=files.subset(paths),
+                              dirs=(*outer_dirs, top, *parts), is_folder=True))
     claimed.update(_redundant_renderings(files, claimed))
     for rel in sorted(files):
         if rel in claimed:
@@ -186,6 +198,39 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
         sources.append(Source(name=f"{top}/{rel}", files=files.subset({parts[-1]: rel}),
                               dirs=(*outer_dirs, top, *parts[:-1])))
     return sources
+
+
+def _mlperf_system(root: str, files: LazyFiles) -> str | None:
+    """`<submitter>/systems/<system>.json` for a result folder `<submitter>/results/<system>/<benchmark>/<scenario>`."""
+    dirs = root.split("/")
+    for i in range(len(dirs) - 1, 0, -1):
+        if dirs[i - 1] == "results":
+            path = "/".join([*dirs[:i - 1], "systems", f"{dirs[i]}.json"])
+            return path if path in files else None
+    return None
+
+
+def _training_results_with_power(files: LazyFiles) -> dict[str, dict[str, str]]:
+    """MLPerf Training power submissions: `results/<system>/<benchmark>/<result>.txt` with its power readings in
+    `power/<result>/node_*.txt` (and `sw_*.txt`) beside it, plus `systems/<system>.json` of the same submitter
+    when the tree has it: {result path: {member name in the source: path in the tree}}."""
+    out: dict[str, dict[str, str]] = {}
+    for rel in files:
+        parts = rel.split("/")
+        if len(parts) < 3 or parts[-3] != "power" or not re.fullmatch(r"(node|sw)_\d+\.txt", parts[-1]):
+            continue
+        bench_dir = "/".join(parts[:-3])
+        result = f"{bench_dir}/{parts[-2]}.txt" if bench_dir else f"{parts[-2]}.txt"
+        if result not in files:
+            continue
+        members = out.setdefault(result, {"result.txt": result})
+        members[f"power/{parts[-1]}"] = rel
+        dirs = bench_dir.split("/")
+        if len(dirs) >= 3 and dirs[-3] == "results":
+            system = "/".join([*dirs[:-3], "systems", f"{dirs[-2]}.json"])
+            if system in files:
+                members["system.json"] = system
+    return out
 
 
 def _redundant_renderings(files: LazyFiles, claimed: set[str]) -> set[str]:

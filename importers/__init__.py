@@ -26,6 +26,7 @@ from importers.mlperf_training import MlperfTrainingImporter
 from importers.optimum import OptimumBenchmarkImporter
 from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
 from importers.tqdm_log import TqdmImporter
+from importers.vllm_bench import VllmBenchImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import ResultFileError
 from joulebench.resultfile import LoadedResultFile, schema, validate_document
@@ -43,6 +44,7 @@ IMPORTERS: tuple[Importer, ...] = (
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),
     MlEnergyImporter(),
+    VllmBenchImporter(),
     ZeusImporter(),
     LambdaImporter(),
     HfTrainerImporter(),

@@ -24,6 +24,7 @@ from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.optimum import OptimumBenchmarkImporter
+from importers.perseus import PerseusImporter
 from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
 from importers.tqdm_log import TqdmImporter
 from importers.vllm_bench import VllmBenchImporter
@@ -46,6 +47,7 @@ IMPORTERS: tuple[Importer, ...] = (
     MlEnergyImporter(),
     VllmBenchImporter(),
     ZeusImporter(),
+    PerseusImporter(),
     LambdaImporter(),
     HfTrainerImporter(),
     DlloggerImporter(),

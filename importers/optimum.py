@@ -83,9 +83,10 @@ def _json_member(conv: Conversion, name: str) -> Any:
 
 
 def _is_report(doc: Any) -> bool:
-    return (
-        isinstance(doc, dict) and bool(doc) and any(isinstance(v, dict) and SECTION_KEYS & set(v) for v in doc.values())
-    )
+    """Targets whose measurements are objects (or null): {"forward": {"latency": {...}, "energy": null}}."""
+    return isinstance(doc, dict) and bool(doc) and any(
+        isinstance(v, dict) and SECTION_KEYS & set(v)
+        and all(isinstance(v[k], (dict, type(None))) for k in SECTION_KEYS & set(v)) for v in doc.values())
 
 
 def is_text_report(head: str) -> bool:

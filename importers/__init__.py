@@ -129,7 +129,8 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     """Detect, convert and validate; raise ResultFileError (and nothing else) on bad input."""
     hints = hints or Hints()
     importer = detect(source)
-    if not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None:
+    if (not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None
+            and not getattr(importer, "TOLERATES_NUL", False)):
         try:
             source.data.decode("utf-8")
             where = "contains NUL bytes"

@@ -121,8 +121,9 @@ def codecarbon_jetson(rows: list[tuple[str, str, str]]) -> bytes:
     header, line = (FORMATS / "codecarbon/jetson-nano-edgeai_emissions.csv").read_text().splitlines()
     cells = line.split(",")
     out = [header]
-    for stamp, duration, energy in rows:
+    for n, (stamp, duration, energy) in enumerate(rows):
         cells[0], cells[4], cells[13] = stamp, duration, energy
+        cells[2] = f"{cells[2][:-2]}{n:02d}"  # each row its own run_id (rows of one run_id are running totals)
         out.append(",".join(cells))
     return ("\n".join(out) + "\n").encode()
 
@@ -147,7 +148,8 @@ def test_codecarbon_window_from_timestamp_and_duration_with_the_jtop_log() -> No
     assert first["power_traces"][2]["t_s"][0] == 2.0 and first["power_traces"][2]["power_w"][0] == pytest.approx(4.536)
     assert {t["boundary"] for t in first["power_traces"]} == {"jetson_module"}
     assert "energy_missing_reason" not in m
-    assert "power_traces" not in second and second["metrics"]["energy_boundary"] == "system"  # its own, kept
+    # its own figure, kept: CodeCarbon on a Jetson measures nothing (no GPU seen, CPU and RAM modelled)
+    assert "power_traces" not in second and second["metrics"]["energy_boundary"] == "estimated"
     assert any(w.startswith("runs[1] (codecarbon:") and "17:07:30.000 to" in w for w in f.warnings)
 
 

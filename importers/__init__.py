@@ -17,6 +17,7 @@ from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
 from importers.dllogger import DlloggerImporter
+from importers.experiment_table import ExperimentTableImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
 from importers.lambda_tables import LambdaImporter
@@ -54,6 +55,7 @@ IMPORTERS: tuple[Importer, ...] = (
     NvidiaSmiImporter(),
     TegrastatsImporter(),
     JtopImporter(),
+    ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
     TqdmImporter(),
 )
 

@@ -16,6 +16,7 @@ from typing import Any
 from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
+from importers.dcgm import DcgmImporter
 from importers.dllogger import DlloggerImporter
 from importers.experiment_table import ExperimentTableImporter
 from importers.hf_trainer import HfTrainerImporter
@@ -52,6 +53,7 @@ IMPORTERS: tuple[Importer, ...] = (
     LambdaImporter(),
     HfTrainerImporter(),
     DlloggerImporter(),
+    DcgmImporter(),
     NvidiaSmiImporter(),
     TegrastatsImporter(),
     JtopImporter(),
@@ -59,7 +61,7 @@ IMPORTERS: tuple[Importer, ...] = (
     TqdmImporter(),
 )
 
-POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME})
+POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME})
 
 __all__ = [
     "IMPORTERS",

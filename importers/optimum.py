@@ -190,6 +190,8 @@ class OptimumBenchmarkImporter(Importer):
         if isinstance(doc, dict):
             if isinstance(doc.get("report"), dict) and isinstance(doc.get("config"), dict):
                 return True
+            if {"backend", "scenario", "launcher"} <= set(doc):
+                return True  # benchmark_config.json alone: refused in convert, saying what it is
             return _is_report(doc) and not {"format", "configurations"} & set(doc)
         head = source.head
         if is_text_report(head) or is_markdown_report(head):

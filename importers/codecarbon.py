@@ -60,7 +60,10 @@ class CodeCarbonImporter(Importer):
         else:
             raw = conv.source.data
             nul = raw.count(b"\x00")
-            text = raw.replace(b"\x00", b"").decode("utf-8-sig", errors="replace") if nul else conv.source.text or ""
+            try:
+                text = raw.replace(b"\x00", b"").decode("utf-8-sig") if nul else conv.source.text or ""
+            except UnicodeDecodeError as e:
+                raise conv.fail("(whole file)", f"byte {e.start} (after removing NUL bytes) is not UTF-8") from e
             if nul:
                 conv.warn(f"{nul} NUL bytes removed (a crash while appending to the file)")
             header, lines = read_csv(conv, text)

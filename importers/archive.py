@@ -211,10 +211,16 @@ def _mlperf_system(root: str, files: LazyFiles) -> str | None:
 
 
 def _training_results_with_power(files: LazyFiles) -> dict[str, dict[str, str]]:
-    """MLPerf Training power submissions: `results/<system>/<benchmark>/<result>.txt` with its power readings in
-    `power/<result>/node_*.txt` (and `sw_*.txt`) beside it, plus `systems/<system>.json` of the same submitter
-    when the tree has it: {result path: {member name in the source: path in the tree}}."""
+    """MLPerf Training results: `results/<system>/<benchmark>/<result>.txt` with `systems/<system>.json` of the
+    same submitter when the tree has it, and its power readings in `power/<result>/node_*.txt` (and `sw_*.txt`)
+    beside it: {result path: {member name in the source: path in the tree}}."""
     out: dict[str, dict[str, str]] = {}
+    for rel in files:  # a result file without power readings still takes its system description
+        parts = rel.split("/")
+        if (len(parts) >= 4 and parts[-4] == "results" and re.fullmatch(r"result\S*\.txt", parts[-1])
+                and "/".join([*parts[:-4], "systems", f"{parts[-3]}.json"]) in files):
+            out.setdefault(rel, {"result.txt": rel, "system.json": "/".join([*parts[:-4], "systems",
+                                                                             f"{parts[-3]}.json"])})
     for rel in files:
         parts = rel.split("/")
         if len(parts) < 3 or parts[-3] != "power" or not re.fullmatch(r"(node|sw)_\d+\.txt", parts[-1]):

@@ -66,7 +66,8 @@ class MlperfTrainingImporter(Importer):
 
     def sniff(self, source: Source) -> bool:
         if source.is_folder:
-            return RESULT in source.files and any(k.startswith("power/") for k in source.files)
+            return RESULT in source.files and ("system.json" in source.files
+                                               or any(k.startswith("power/") for k in source.files))
         return _is_training_log(source.head) and "mlperf::logging" not in source.head  # inference detail logs
 
     def convert(self, conv: Conversion) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from db import Store
 from energy.logs import PowerLogError, read_power_log
 from energy.rails import module_power
-from importers import Hints, load, load_source
+from importers import Hints, Source, load, load_source
 from importers.archive import sources_from_path
 from joulebench.errors import ResultFileError
 
@@ -75,10 +75,12 @@ def test_mlperf_training_logs_of_random_lines(lines: list[str]) -> None:
     ':::MLLOG {"time_ms": 500, "key": "power_reading", "value": -1}',
     ':::MLLOG {"time_ms": 1000, "key": "power_measurement_start"}', "garbage"]), max_size=10))
 def test_mlperf_training_power_folders_of_random_lines(lines: list[str]) -> None:
-    source = sources_from_path(FORMATS / "mlperf_training" / "v4.0_smc-ac-power")[0]
+    original = sources_from_path(FORMATS / "mlperf_training" / "v4.0_smc-ac-power")[0]
+    files = {rel: original.files[rel] for rel in original.files}
     text = ("\n".join(lines) + "\n").encode()
     for member in ("result.txt", "power/node_0.txt"):
-        source.files[member] = text
+        files[member] = text
+        source = Source(name=original.name, files=dict(files), dirs=original.dirs, is_folder=True)
         try:
             imported, fmt = load_source(source, HINTS)
         except ResultFileError as e:
@@ -87,7 +89,8 @@ def test_mlperf_training_power_folders_of_random_lines(lines: list[str]) -> None
             assert fmt == "mlperf-training" and imported.runs
 
 
-DMON = ["#Entity   POWER       TOTEC       TMPTR", "ID        W           mJ          C", "GPU 0     61.256      1000  33",
+DMON = ["#Entity   POWER       TOTEC       TMPTR", "ID        W           mJ          C",
+        "GPU 0     61.256      1000  33",
         "GPU 1     N/A         2000        34", "GPU-I 3   0.5         1           2", "GPU 0     x           1   2",
         "GPU 0 LINK 3   1   2   3", "dmon was stopped due to receiving a signal", "# Entity SMACT", "GPU 0 1",
         "1777708107.135 GPU 0     62.0   1500   33", "1777708107.135 #Entity   POWER  TOTEC  TMPTR"]
@@ -117,7 +120,8 @@ TEGRA = [
 
 
 @SETTINGS
-@given(lines=st.lists(st.sampled_from(TEGRA), max_size=10), device=st.sampled_from([None, "Jetson AGX Orin", "Jetson Nano"]))
+@given(lines=st.lists(st.sampled_from(TEGRA), max_size=10),
+       device=st.sampled_from([None, "Jetson AGX Orin", "Jetson Nano"]))
 def test_tegrastats_of_every_generation_mixed(lines: list[str], device: str | None) -> None:
     data = ("\n".join(lines) + "\n").encode()
     try:
@@ -162,7 +166,8 @@ def test_the_rail_rule_never_adds_a_rail_to_the_one_it_feeds(names: list[str], d
     assert choice.ok or choice.missing_reason
 
 
-RENDER = ["+ prefill:", "\t+ energy:", "\t\t+ total: 0.081729 (kWh)", "\t\t+ gpu: x (kWh)", "\t+ efficiency: 7 (tokens/kWh)",
+RENDER = ["+ prefill:", "\t+ energy:", "\t\t+ total: 0.081729 (kWh)", "\t\t+ gpu: x (kWh)",
+          "\t+ efficiency: 7 (tokens/kWh)",
           "\t+ throughput:", "\t\t+ throughput: 10.11 (tokens/s)", "\t\t\t+ too: deep", "+ decode:", "\t+ latency:",
           "\t\t+ count: 10", "\t\t+ mean: -0.13 (s)", "# decode:", "## latency:", "| metric | value | unit |",
           "| mean | 0.1 | s |", "| count | 3 | - |", "garbage"]

@@ -225,7 +225,7 @@ def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...]) -> tuple[
 def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
     """`nvidia-smi --query-gpu=timestamp,...,power.draw --format=csv` (units in header or cells)."""
     first = _frame(data, n_rows=1)  # every column, one row: names and first-row facts
-    cols = {c.split(" [")[0].strip(): c for c in first.columns}
+    cols = {re.split(r" ?[\[(]", c)[0].strip(): c for c in first.columns}  # `power.draw [W]`, `power.draw(W)`
     power_col = cols.get("power.draw") or cols.get("power.draw.instant") or cols.get("power.draw.average")
     if power_col is None:
         raise PowerLogError("line 1", "no power.draw column")
@@ -238,7 +238,7 @@ def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
     frame = _frame(data, columns=per_sample)
     # the column that tells GPUs apart: a wrapper may write a constant 'index' and the ids in 'gpu'
     gpu_key = max(id_cols, key=lambda c: frame[c].n_unique(), default=None)
-    scale = W_PER_MW if "[mW]" in power_col else 1.0
+    scale = W_PER_MW if "[mW]" in power_col or "(mW)" in power_col else 1.0
     if gpu_key:
         ids_col = frame[gpu_key].str.strip_chars().fill_null("")
         order = ids_col.unique(maintain_order=True).to_list()

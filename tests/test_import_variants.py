@@ -284,6 +284,16 @@ def test_ai_energy_score_leaves_failed_repetitions_out_and_flags_them() -> None:
     assert prefill["energy_boundary"] == "gpu_board"  # the score is GPU energy
 
 
+def test_nvidia_smi_log_with_units_in_parentheses() -> None:
+    """The AI Energy Score v2 engine's own nvidia-smi wrapper writes `power.draw(W)`, `memory.total(MiB)`."""
+    run = only(imp("ai_energy_score/neuralwatt-ai_energy_benchmarks-preAIES-nvidia_smi_log-h100-llama3.3-2025-03.csv",
+                   mode="infer"))
+    assert run["device"]["name"] == "NVIDIA H100 80GB HBM3" and run["config"]["power_limit_w"] == 700
+    # awk: trapezoid of power.draw(W) over the 6425 timestamps = 477886.9279 J over 809.964 s
+    assert run["metrics"]["energy_j"] == pytest.approx(477886.9279, abs=1e-3)
+    assert run["metrics"]["duration_s"] == pytest.approx(809.964)
+
+
 def test_ai_energy_score_master_results_header_only() -> None:
     with pytest.raises(ResultFileError, match="header only"):
         imp("ai_energy_score/huggingface-AIEnergyScore-v2-batch_runner-master_results-HEADER-ONLY-2025-10.csv")

@@ -14,18 +14,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
+from importers.dcgm import DcgmImporter
 from importers.describe import what_is
 from importers.dllogger import DlloggerImporter
+from importers.experiment_table import ExperimentTableImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
 from importers.lambda_tables import LambdaImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
+from importers.mlperf_training import MlperfTrainingImporter
 from importers.optimum import OptimumBenchmarkImporter
+from importers.perseus import PerseusImporter
 from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
 from importers.tqdm_log import TqdmImporter
+from importers.vllm_bench import VllmBenchImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import NothingToImportError, ResultFileError
 from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
@@ -39,20 +45,26 @@ MAX_TRACE_T_S = float(_TRACE_ITEMS["t_s"]["items"]["maximum"])
 IMPORTERS: tuple[Importer, ...] = (
     JouleBenchImporter(),
     MlperfImporter(),
+    MlperfTrainingImporter(),
+    AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),
     MlEnergyImporter(),
+    VllmBenchImporter(),
     ZeusImporter(),
+    PerseusImporter(),
     LambdaImporter(),
     HfTrainerImporter(),
     DlloggerImporter(),
+    DcgmImporter(),
     NvidiaSmiImporter(),
     TegrastatsImporter(),
     JtopImporter(),
+    ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
     TqdmImporter(),
 )
 
-POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME})
+POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME})
 
 __all__ = [
     "IMPORTERS",
@@ -123,7 +135,8 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     """Detect, convert and validate; raise ResultFileError (and nothing else) on bad input."""
     hints = hints or Hints()
     importer = detect(source)
-    if not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None:
+    if (not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None
+            and not getattr(importer, "TOLERATES_NUL", False)):
         try:
             source.data.decode("utf-8")
             where = "contains NUL bytes"

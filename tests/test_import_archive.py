@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -82,7 +83,11 @@ def test_cli_imports_folders_and_zips_and_prints_a_table(tmp_path: Path, capsys:
             }
         )
     )
-    code = main(["import", str(FORMATS / "mlperf_inference"), str(archive), "--db", str(db)])
+    mlperf = tmp_path / "mlperf_inference"  # the two v3.0 result folders
+    for name in ("v3.0_NVIDIA_Orin_TRT_MaxQ_resnet50_SingleStream",
+                 "v3.0_NVIDIA_DGX-H100_H100-SXM-80GBx8_TRT_bert-99_Server"):
+        shutil.copytree(FORMATS / "mlperf_inference" / name, mlperf / name)
+    code = main(["import", str(mlperf), str(archive), "--db", str(db)])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "format detected  mlperf-inference" in out and "format detected  zeus" in out

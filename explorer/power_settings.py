@@ -182,3 +182,11 @@ def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name
                        throughput_change_pct=rec.throughput_change_pct(), energy_change_pct=rec.energy_change_pct())
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def escape(text: str) -> str:
+    """Text from files and the database made safe for st.markdown (no markup, no HTML)."""
+    out = text.replace("\\", "\\\\")
+    for ch in "*_`#[]<>|~$":
+        out = out.replace(ch, "\\" + ch)
+    return out

@@ -167,7 +167,7 @@ def test_jetson_modes_outside_the_measured_clocks_are_refused() -> None:
              "avg_power_w": _synthetic_truth(modes[m], rng)[1],
              **dict(zip(("cpu_cores", "cpu_max_mhz", "gpu_max_mhz", "memory_max_mhz"), modes[m]))} for m in low]
     model = fit(profile_from_rows({}, rows, "jetson"))
-    with pytest.raises(PredictionRefusedError, match="GPU MHz 1377 is outside the measured range 670-900"):
+    with pytest.raises(PredictionRefusedError, match="mode g: CPU MHz 2265 is outside the measured range 1200-2100"):
         model.predict(modes["g"], "mode g")
     with pytest.raises(PredictionRefusedError, match="needs at least 5 settings"):
         fit(profile_from_rows({}, rows[:4], "jetson"))

@@ -137,6 +137,8 @@ def _power_w(row: Mapping[str, Any]) -> float | None:
 
 def _unit(rows: list[Mapping[str, Any]]) -> tuple[str, list[Mapping[str, Any]], list[str]]:
     """The unit of work of these runs, the runs usable in it, and what was left out."""
+    if not rows:
+        return UNIT_SAMPLE, [], []
     with_rate = [r for r in rows if (_number(r.get("throughput_sps")) or 0) > 0]
     if with_rate:
         dropped = len(rows) - len(with_rate)

@@ -34,8 +34,8 @@ from tuning.points import (
 _LAZY = {
     "HeldOut": "tuning.model", "Prediction": "tuning.model", "SettingModel": "tuning.model",
     "Validation": "tuning.model", "fit": "tuning.model",
-    "Candidate": "tuning.recommendation", "ModeOption": "tuning.recommendation", "Recommendation": "tuning.recommendation",
-    "pareto_front": "tuning.recommendation", "recommend": "tuning.recommendation",
+    **dict.fromkeys(("Candidate", "ModeOption", "Recommendation", "pareto_front", "recommend"),
+                    "tuning.recommendation"),
 }
 
 

@@ -93,13 +93,15 @@ class Spec:
     power_model: Callable[[], Pipeline]
     feature_names: tuple[str, ...]
     description: str
+    option: str  # the `joulebench run` option that measures more settings
 
 
 GPU_SPEC = Spec("power limit", GPU_COEFFICIENTS, _gpu_throughput, True, _gpu_power, ("power_limit_w",),
-                "throughput: Huber regression on 100/P and (100/P)^2; power: least-squares quadratic in P")
+                "throughput: Huber regression on 100/P and (100/P)^2; power: least-squares quadratic in P",
+                "--power-limit")
 JETSON_SPEC = Spec("power mode", JETSON_COEFFICIENTS, _jetson_time, False, _jetson_power, MODE_FEATURES,
                    "time: linear in 1/GPU MHz, 1/memory MHz, 1/(CPU MHz x cores); power: linear in the same "
-                   "clocks (the Jetson paper's regression)")
+                   "clocks (the Jetson paper's regression)", "--power-mode")
 
 
 @dataclass(frozen=True)
@@ -205,13 +207,10 @@ class _Fitted:
         return (1.0 / t if self.spec.time_is_rate else t), p
 
 
-def _inside(x: tuple[float, ...], others: Sequence[tuple[float, ...]]) -> str | None:
-    """None when every feature of x lies within the others' range; else why not."""
-    for i, value in enumerate(x):
-        lo, hi = min(o[i] for o in others), max(o[i] for o in others)
-        if not lo - 1e-9 <= value <= hi + 1e-9:
-            return f"{value:g} is {'below the lowest' if value < lo else 'above the highest'} measured {hi if value > hi else lo:g}"
-    return None
+def _inside(x: tuple[float, ...], others: Sequence[tuple[float, ...]]) -> bool:
+    """Whether every feature of x lies within the others' range (predicting it would not extrapolate)."""
+    return all(min(o[i] for o in others) - 1e-9 <= value <= max(o[i] for o in others) + 1e-9
+               for i, value in enumerate(x))
 
 
 class SettingModel:
@@ -270,12 +269,12 @@ def fit(profile: PowerProfile) -> SettingModel:
             f"too few settings to predict others: {why}. The {spec.name} model has {spec.coefficients} "
             f"coefficients and needs at least {need} settings with known "
             f"{'limits' if spec is GPU_SPEC else 'features'} (one more than it has coefficients, to check it); "
-            f"measure more, e.g. `joulebench run --profile --{'power-limit' if spec is GPU_SPEC else 'power-mode'} ...`")
+            f"measure more, e.g. `joulebench run --profile {spec.option} ...`")
     held, edges = [], []
     for i, point in enumerate(points):
         assert point.x is not None
         others = points[:i] + points[i + 1:]
-        if _inside(point.x, [o.x for o in others if o.x is not None]) is not None:
+        if not _inside(point.x, [o.x for o in others if o.x is not None]):
             edges.append(point.label)
             continue
         (t,), (p,) = _Fitted(spec, others).predict([point.x])

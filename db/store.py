@@ -8,22 +8,42 @@ blocks a writer for longer than its query.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import polars as pl
 
-from db import seed
-from db.connection import connect, first_row
+from db import labels, seed
+from db.connection import connect, damaged, first_row
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
-from joulebench.errors import DatabaseError
+from joulebench.errors import DatabaseError, ResultFileError
+from joulebench.labels import LABELS
 from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
 from joulebench.resultfile import LoadedResultFile
+
+T = TypeVar("T")
+
+# Errors a file's own values cause at ingest (not the database's fault): the file is refused.
+_DATA_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException, duckdb.InvalidInputException,
+                duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+
+
+def _translated(method: Callable[..., T]) -> Callable[..., T]:
+    """DuckDB errors of a damaged file become a DatabaseError naming it (never a traceback)."""
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except duckdb.Error as e:
+            raise damaged(self.path, e) from e
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -33,7 +53,7 @@ class DbInfo:
     runs: int
     devices: int
     findings: int
-    sources: pl.DataFrame  # kind, file_name, format, runs, imported_at
+    sources: pl.DataFrame  # source_id, kind, file_name, format, runs, findings, not_stated, imported_at
     runs_by_source_kind: pl.DataFrame
     runs_by_device: pl.DataFrame
     intake: pl.DataFrame  # the import service's own actions, newest first
@@ -62,6 +82,9 @@ class Store:
             created = 1 in apply_migrations(con)  # the initial migration ran now: a new database
             if seed_reference and created:
                 store.seed(sample_data)
+        except duckdb.Error as e:
+            con.close()
+            raise damaged(path, e) from e
         except BaseException:
             con.close()
             raise
@@ -92,10 +115,26 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------
     def ingest(self, loaded: LoadedResultFile, source_kind: str, file_format: str | None = None) -> IngestReport:
-        if file_format:
-            return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
-        return ingest_loaded(self.con, loaded, source_kind=source_kind)
+        """Store a validated document (one transaction). A value the database cannot hold refuses the
+        file (ResultFileError); a damaged database raises DatabaseError."""
+        try:
+            if file_format:
+                return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
+            return ingest_loaded(self.con, loaded, source_kind=source_kind)
+        except _DATA_ERRORS as e:
+            raise ResultFileError(loaded.name, [f"a value cannot be stored: {str(e).splitlines()[0][:300]}"]) from e
+        except duckdb.Error as e:
+            raise damaged(self.path, e) from e
 
+    @_translated
+    def label_source(self, source: str | int, values: dict[str, Any], *, device_kind: str | None,
+                     supplied_by: str, via: str) -> labels.LabelReport:
+        """Fill labels the source's file did not state, for all its runs (see `db.labels`)."""
+        ref = labels.resolve_source(self.con, str(source))
+        return labels.apply_labels(self.con, ref, values, device_kind=device_kind, supplied_by=supplied_by,
+                                   via=via)
+
+    @_translated
     def seed(self, folder: Path) -> list[IngestReport]:
         reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]
         modes = folder / "power_modes.csv"
@@ -103,6 +142,7 @@ class Store:
             self.add_power_modes(seed.power_mode_rows(modes))
         return reports
 
+    @_translated
     def add_power_modes(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
@@ -116,12 +156,24 @@ class Store:
         finally:
             self.con.unregister("_modes")
 
+    @_translated
     def log_intake(self, action: str, file_name: str, runs_added: int = 0, message: str | None = None) -> None:
         """Record what the import service did on its own (drained, rejected, recovered)."""
-        self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) VALUES (?, ?, ?, ?, ?)",
+        self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) "
+                         "VALUES (?, ?, ?, ?, ?)",
                          [datetime.now(UTC), action, file_name[:500], runs_added, (message or "")[:2000] or None])
 
     # --- reading -------------------------------------------------------------------------
+    def _sources(self) -> pl.DataFrame:
+        """The sources with what their runs do not state ('device 3, mode 3'; '' when complete)."""
+        frame = self.query("SELECT source_id, kind, file_name, format, run_count AS runs, finding_count AS findings, "
+                           "imported_at FROM sources ORDER BY source_id")
+        gaps = {row["source_id"]: labels.describe_gaps({k: row[k] for k in LABELS})
+                for row in labels.not_stated_counts(self.con).iter_rows(named=True)}
+        not_stated = pl.Series("not_stated", [gaps.get(i, "") for i in frame["source_id"].to_list()], dtype=pl.String)
+        return frame.insert_column(6, not_stated)
+
+    @_translated
     def schema_version(self) -> int:
         try:
             row = first_row(self.con, "SELECT max(version) FROM schema_migrations")
@@ -129,13 +181,16 @@ class Store:
             return 0
         return int(row[0]) if row and row[0] is not None else 0
 
+    @_translated
     def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
         return self.con.sql(sql, params=params or None).pl()
 
+    @_translated
     def newest_source_id(self) -> int:
         row = first_row(self.con, "SELECT coalesce(max(source_id), 0) FROM sources")
         return int(row[0]) if row else 0
 
+    @_translated
     def info(self) -> DbInfo:
         def count(table: str) -> int:
             row = first_row(self.con, f"SELECT count(*) FROM {table}")
@@ -147,15 +202,14 @@ class Store:
             runs=count("runs"),
             devices=count("devices"),
             findings=count("findings"),
-            sources=self.query(
-                "SELECT kind, file_name, format, run_count AS runs, finding_count AS findings, imported_at "
-                "FROM sources ORDER BY source_id"),
+            sources=self._sources(),
             runs_by_source_kind=self.query(
                 "SELECT s.kind AS source_kind, count(*) AS runs FROM runs r JOIN sources s USING (source_id) "
                 "GROUP BY 1 ORDER BY 1"),
             runs_by_device=self.query(
-                "SELECT r.device_name, d.kind, count(*) AS runs FROM runs r JOIN devices d USING (device_name) "
-                "GROUP BY 1, 2 ORDER BY runs DESC, 1"),
+                "SELECT coalesce(r.device_name, 'not stated') AS device_name, d.kind, count(*) AS runs "
+                "FROM runs r LEFT JOIN devices d USING (device_name) GROUP BY 1, 2 ORDER BY runs DESC, 1"),
             intake=self.query(
-                "SELECT happened_at, action, file_name, runs_added, message FROM intake_log ORDER BY event_id DESC LIMIT 20"),
+                "SELECT happened_at, action, file_name, runs_added, message FROM intake_log "
+                "ORDER BY event_id DESC LIMIT 20"),
         )

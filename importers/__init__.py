@@ -10,11 +10,13 @@ of the original bytes (for a folder: a stable hash over sorted (relative path, b
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from importers.base import Conversion, Hints, Importer, Source
+from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
+from importers.describe import what_is
 from importers.dllogger import DlloggerImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
@@ -25,8 +27,13 @@ from importers.optimum import OptimumBenchmarkImporter
 from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
 from importers.tqdm_log import TqdmImporter
 from importers.zeus import ZeusImporter
-from joulebench.errors import ResultFileError
-from joulebench.resultfile import LoadedResultFile, validate_document
+from joulebench.errors import NothingToImportError, ResultFileError
+from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
+from joulebench.resultfile import LoadedResultFile, schema, validate_document
+
+_TRACE_ITEMS = schema()["$defs"]["power_trace"]["properties"]
+MAX_TRACE_POWER_W = float(_TRACE_ITEMS["power_w"]["items"]["maximum"])
+MAX_TRACE_T_S = float(_TRACE_ITEMS["t_s"]["items"]["maximum"])
 
 # Fixed detection order: the strictest signatures first, free text (tqdm) last.
 IMPORTERS: tuple[Importer, ...] = (
@@ -75,20 +82,16 @@ class ImportedFile(LoadedResultFile):
         return runs
 
     def missing_fields(self) -> list[str]:
-        """Headline fields that no run of the file carries."""
-        wanted = {
-            "throughput_sps": ("metrics",),
-            "j_per_sample": ("metrics",),
-            "energy_j": ("metrics",),
-            "latency_p50_ms": ("metrics",),
-            "precision": ("config",),
-            "batch_size": ("config",),
-        }
+        """Headline figures that no run of the file carries (labels it leaves unstated: `not_stated`)."""
         missing = []
-        for key, (section,) in wanted.items():
-            if not any((run.get(section) or {}).get(key) is not None for run in self.runs):
+        for key in ("throughput_sps", "j_per_sample", "energy_j", "latency_p50_ms"):
+            if not any((run.get("metrics") or {}).get(key) is not None for run in self.runs):
                 missing.append(key)
         return missing
+
+    def not_stated(self) -> dict[str, int]:
+        """Label -> runs that do not state it (device, mode, precision, batch size, energy boundary)."""
+        return count_not_stated(self.runs)
 
 
 def known_formats() -> list[str]:
@@ -108,7 +111,10 @@ def detect(source: Source) -> Importer:
         except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             continue
     what = "folder" if source.is_folder else "file"
-    raise ResultFileError(
+    kind = what_is(source)
+    if kind:
+        raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import"])
+    raise NothingToImportError(
         source.name, [f"(whole {what}): not a format JouleBench knows; known formats: " + "; ".join(known_formats())]
     )
 
@@ -127,7 +133,11 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     conv = Conversion(source=source, hints=hints, importer=importer)
     try:
         document = importer.convert(conv)
-    except ResultFileError:
+    except ResultFileError as e:
+        kind = what_is(source)
+        if kind:  # refused for want of any figure: say what the file is
+            raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import",
+                                                     *e.problems]) from e
         raise
     except (
         ValueError,
@@ -142,15 +152,60 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
         raise ResultFileError(
             source.name, [f"(whole file): not a valid {importer.NAME} file ({type(e).__name__}: {e})"]
         ) from e
+    _not_stated_to_null(document)
     validate_imported(document, source.name)
+    runs = document.get("runs") or []
+    reasons = {label: why for label, where in conv.unstated.items() if (why := _reason(where))}
+    warning = not_stated_warning(count_not_stated(runs), len(runs), source.base_name, reasons,
+                                 flags_apply=not isinstance(importer, JouleBenchImporter))
+    if warning:
+        conv.warnings.insert(0, warning)
     imported = ImportedFile(
         name=source.name,
         content_sha256=source.content_sha256,
         document=document,
         format=importer.NAME,
         warnings=tuple(conv.warnings),
+        supplied=_supplied(conv, hints),
     )
     return imported, importer.NAME
+
+
+def _not_stated_to_null(document: Any) -> None:
+    """A device the importer could not name (the placeholder of `Conversion.device`) becomes null."""
+    runs = document.get("runs") if isinstance(document, dict) else None
+    for run in runs if isinstance(runs, list) else []:
+        device = run.get("device") if isinstance(run, dict) else None
+        if isinstance(device, dict) and device.get("name") is DEVICE_NOT_STATED:
+            run["device"] = None
+
+
+def _reason(where: str) -> str | None:
+    """Where an importer looked for a label, as a short reason: '(whole file; X)' -> 'X',
+    'line 2: (X)' -> 'X', 'line 2: gpu_model' -> 'no gpu_model'; None when it says nothing."""
+    text = re.sub(r"^line \d+(: )?", "", where.strip())
+    if text.startswith("(whole file; ") and text.endswith(")"):
+        return text[len("(whole file; "):-1].split(": pass ")[0]
+    if text in ("", "(whole file)", "device", "mode"):
+        return None
+    if text.startswith("(") and text.endswith(")"):
+        return text[1:-1]
+    return f"no {text}"
+
+
+def _supplied(conv: Conversion, hints: Hints) -> tuple[SuppliedLabel, ...]:
+    """Labels from a folder name and from the user's hints, to record for the runs carrying them.
+    (A JouleBench result file is self-describing: hints are not applied to it.)"""
+    if isinstance(conv.importer, JouleBenchImporter):
+        return ()
+    who = current_user()
+    out = [SuppliedLabel(label, value, "folder_name", who, "import") for label, value in conv.from_folder.items()]
+    given = {"device": hints.device.strip() if hints.device else None, "mode": hints.mode,
+             "precision": hints.precision, "batch_size": None if hints.batch_size is None else str(hints.batch_size),
+             "energy_boundary": hints.boundary}
+    out += [SuppliedLabel(label, value, "user", who, "import") for label, value in given.items()
+            if value and label not in conv.from_folder]
+    return tuple(out)
 
 
 def validate_imported(document: dict[str, Any], name: str) -> None:
@@ -191,6 +246,13 @@ def validate_imported(document: dict[str, Any], name: str) -> None:
                     problems.append(f"{where}: non-finite value")
                 elif np.any(np.diff(tt) < 0):
                     problems.append(f"{where}.t_s: times must not go backwards; sort the samples")
+                elif tt.min() < 0 or tt.max() > MAX_TRACE_T_S:
+                    problems.append(f"{where}.t_s: {tt.min() if tt.min() < 0 else tt.max():g} s is outside 0 to "
+                                    f"{MAX_TRACE_T_S:g} s")
+                elif pp.min() < 0 or pp.max() > MAX_TRACE_POWER_W:
+                    bad = pp.min() if pp.min() < 0 else pp.max()
+                    problems.append(f"{where}.power_w: {bad:g} W is outside the physical range 0 to "
+                                    f"{MAX_TRACE_POWER_W:g} W; check the unit (mW read as W?)")
                 trace = {**trace, "t_s": t[:8], "power_w": p[:8]}
             short.append(trace)
         shallow_runs.append({**run, "power_traces": short})

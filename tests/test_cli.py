@@ -25,7 +25,7 @@ def test_import_then_export_json_and_csv(seeded_db: Path, fixture_file: Path, tm
     assert main(["import", str(fixture_file), "--db", str(seeded_db)]) == 0
     assert "imported" in capsys.readouterr().out
     assert main(["import", str(fixture_file), "--db", str(seeded_db)]) == 0
-    assert "already_imported" in capsys.readouterr().out
+    assert "already imported" in capsys.readouterr().out
     out = tmp_path / "mine.json"
     assert main(["export", str(out), "--db", str(seeded_db), "--source-kind", "upload"]) == 0
     doc = json.loads(out.read_text())
@@ -39,8 +39,8 @@ def test_bad_file_exits_nonzero_naming_file_and_field(seeded_db: Path, fixture_f
     doc["runs"][0]["status"] = "great"
     bad = tmp_path / "bad_status.json"
     bad.write_text(json.dumps(doc))
-    proc = subprocess.run([str(Path(sys.executable).with_name("joulebench")), "import", str(bad), "--db", str(seeded_db)],
-                          capture_output=True, text=True)
+    joulebench = str(Path(sys.executable).with_name("joulebench"))
+    proc = subprocess.run([joulebench, "import", str(bad), "--db", str(seeded_db)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "bad_status.json: runs[0].status: 'great' is not one of" in proc.stderr
     assert "Traceback" not in proc.stderr

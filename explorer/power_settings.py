@@ -54,7 +54,8 @@ def mode_options(table: pl.DataFrame) -> list[ModeOption]:
     out = []
     for row in table.iter_rows(named=True):
         values = [row.get(k) for k in ("cpu_cores", "cpu_max_mhz", "gpu_max_mhz", "memory_max_mhz")]
-        x = tuple(float(v) for v in values) if all(v is not None and v > 0 for v in values) else None
+        known = [float(v) for v in values if v is not None and v > 0]
+        x = tuple(known) if len(known) == len(values) else None
         name = f" ({row['mode_name']})" if row.get("mode_name") else ""
         out.append(ModeOption(str(row["mode_id"]), f"mode {row['mode_id']}{name}", x))
     return out

@@ -20,7 +20,6 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
 import torch
@@ -33,6 +32,7 @@ from runner.idle import idle_power_w, measure_idle
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, run_window
 from runner.options import RunConfig, SweepOptions
+from runner.output import ResultSink, unique_out_path
 from runner.power import PowerMeter
 from runner.report import Progress
 from runner.sweep import SweepResult, make_meter
@@ -44,7 +44,7 @@ class _State:
 
     options: SweepOptions
     result: SweepResult
-    out_path: Path
+    sink: ResultSink
     guard: InterruptGuard
     meter: PowerMeter
     stream: TextIO
@@ -54,7 +54,8 @@ class _State:
 
     def save(self, run: dict[str, Any]) -> None:
         self.result.runs.append(run)
-        record.write(self.result.runs, self.out_path)  # finished settings survive even a hard kill
+        self.sink.add(run)  # finished settings survive even a hard kill
+        self.sink.about_to_run(None)
 
 
 def _wait(seconds: float, guard: InterruptGuard, sleep: Callable[[float], None] = time.sleep) -> None:
@@ -93,8 +94,8 @@ def run_profile(options: SweepOptions, *, meter: PowerMeter | None = None, contr
     options.validate()
     configs = options.expand()
     settings: list[Any] = list(options.power_values() or [])
-    out_path = options.out or record.default_out_path(options.db)
-    result = SweepResult(out_path=out_path)
+    sink = ResultSink(options.out or unique_out_path(options.db, "profile"), options.db, stream)
+    result = SweepResult(out_path=sink.out_path)
     control = control or options.make_control()
     assert control is not None  # validate() requires --power-limit or --power-mode with --profile
     own_meter = meter is None
@@ -102,8 +103,9 @@ def run_profile(options: SweepOptions, *, meter: PowerMeter | None = None, contr
     dry = "" if control.changes_device else " (dry run: settings recorded, not applied)"
     print(f"profile: {len(configs)} configuration(s) x {len(settings)} setting(s), one model build each{dry}",
           file=stream, flush=True)
+    sink.start(recover=ingest)
     with InterruptGuard() as guard:
-        state = _State(options, result, out_path, guard, meter, stream, Progress(len(configs) * len(settings), stream))
+        state = _State(options, result, sink, guard, meter, stream, Progress(len(configs) * len(settings), stream))
         try:
             with PowerSettings(control, state_path, stream) as power:
                 for cfg in configs:
@@ -119,15 +121,24 @@ def run_profile(options: SweepOptions, *, meter: PowerMeter | None = None, contr
             print(f"{signal_name(result.interrupted_by)} received: stopping; keeping {len(result.runs)} run(s)",
                   file=stream, flush=True)
         if not result.runs:
+            sink.finish_without_ingest()
             result.out_path = None
             return result
-        record.write(result.runs, out_path)
-        print(f"wrote {len(result.runs)} run(s) to {out_path}", file=stream, flush=True)
+        written = sink.write()
+        result.out_path = written
+        if written is not None:
+            print(f"wrote {len(result.runs)} run(s) to {written}", file=stream, flush=True)
         if ingest:
             try:
-                result.ingest = record.ingest(out_path, options.db)
+                result.ingest = sink.ingest()
             except JouleBenchError as e:
                 result.ingest_error = e
+            if written is None and result.ingest is None:
+                print("the runs could be neither written nor imported; here they are as a result file:",
+                      file=stream, flush=True)
+                sink.dump_to(sys.stdout)
+        else:
+            sink.finish_without_ingest()
     return result
 
 
@@ -189,6 +200,7 @@ def _measure_settings(cfg: RunConfig, settings: list[Any], control: PowerControl
             for setting in settings:
                 at.setting, at.started = setting, record.now_iso()
                 at.captured = _at_setting(setting, control, power, state, device)
+                state.sink.about_to_run(record.placeholder(cfg, _requested(state.options, setting)))
                 state.progress.start(state.index, cfg)
                 with _window_context(cfg, device):
                     window = run_window(step, device, warmup=cfg.warmup_steps, steps=cfg.steps,
@@ -217,7 +229,7 @@ def _at_setting(setting: Any, control: PowerControl, power: PowerSettings, state
         idle = measure_idle(state.meter, options.idle_s, options.resolved_device(), requested=requested,
                             tag=options.tag)
         state.result.runs.append(idle)
-        record.write(state.result.runs, state.out_path)
+        state.sink.add(idle)
         state.idle_w[key] = idle_power_w(idle)
     if state.guard.pending is not None:
         raise SweepInterrupted(state.guard.pending)

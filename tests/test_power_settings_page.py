@@ -87,6 +87,36 @@ def test_power_settings_page_in_apptest(seeded_db: Path, monkeypatch: pytest.Mon
     assert "at 250 W" in " ".join(m.value for m in at.markdown)
 
 
+def test_the_profile_button_starts_a_profile_through_the_runner(seeded_db: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a GPU the runner refuses a real power-limit change (`joulebench run --check` in a child
+    process); the dry run is accepted and started as a profile."""
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import jobs
+
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    at = AppTest.from_file(f"../{PAGE}", default_timeout=180).run()
+    at.text_input(key="ps_run_workload").set_value("bert-tiny")
+    at.button(key="FormSubmitter:profile-Start profiling").click().run()
+    assert "--power-limit needs a CUDA device" in " ".join(e.value for e in at.error)
+    started: list[jobs.RunRequest] = []
+
+    def start(db: Path, request: jobs.RunRequest) -> jobs.Job:
+        request.plan(db)  # the same check, in a child process; raises RunConfigError if refused
+        started.append(request)
+        return jobs.Job(pid=4242, started_at="now", planned_runs=4, out_path="x", log_path="y")
+
+    monkeypatch.setattr(jobs, "start", start)
+    at.checkbox(key="ps_run_dry").check()
+    at.button(key="FormSubmitter:profile-Start profiling").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Profiling started (PID 4242)" in " ".join(s.value for s in at.success)
+    argv = started[0].argv(seeded_db, seeded_db.with_suffix(".json"))
+    assert "--profile" in argv and "--power-dry-run" in argv
+    assert argv[argv.index("--power-limit") + 1] == "100,125,150,170"
+
+
 @pytest.mark.browser
 def test_power_settings_page_in_a_real_browser(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     browser_page = page

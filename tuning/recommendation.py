@@ -223,9 +223,11 @@ def recommend(profile: PowerProfile, goal: Goal, constraints: Constraints | None
         elif challenger.objective * (1.0 + error) < best.objective:
             best = challenger
         elif challenger.objective < best.objective:
-            notes.append(f"{p.label} is predicted {100 * (1 - challenger.objective / best.objective):.1f}% better "
-                         f"for this goal, within the model's error ({100 * error:.1f}%): keeping the measured "
-                         f"{best.point.label}; measure {p.label} to settle it")
+            gain = 100 * (1 - challenger.objective / best.objective)
+            shown = f"{gain:.1f}%" if gain >= 0.1 else "less than 0.1%"
+            notes.append(f"{p.label} is predicted {shown} better for this goal, within the model's error "
+                         f"({100 * error:.1f}%): keeping the measured {best.point.label}; measure {p.label} to "
+                         "settle it")
     front = pareto_front([c.point for c in candidates])
     return Recommendation(profile, goal, constraints, tuple(candidates), tuple(front), best, baseline, max_power,
                           model, refusal, tuple(refused), tuple(notes))

@@ -49,6 +49,18 @@ def test_v100_bert_energy_goal_picks_the_best_limit_or_one_within_2_percent() ->
     assert rec.sentence().startswith("at 125 W: -21% J/run, -31% throughput vs 250 W, measured")
 
 
+def test_a40_bert_profile_leave_one_out_and_energy_goal() -> None:
+    """A second real profile: BERT on an A40, nine limits 100-300 W (zeus tests/profile_data)."""
+    rows = zeus_profile_rows("zeus-profile-A40+bert-base-uncased+gpu0.csv")
+    profile = profile_from_rows({"device_name": "A40"}, rows, "gpu")
+    v = fit(profile).validation
+    assert len(v.held_out) == 7 and v.time_mape_pct <= 5.0 and v.power_mape_pct <= 2.0, (v.time_mape_pct,
+                                                                                          v.power_mape_pct)
+    truth = {r["power_limit_w"]: r["energy_j"] for r in rows}
+    rec = recommend(profile, Goal("energy"))
+    assert rec.best is not None and rec.best.point.power_limit_w == min(truth, key=truth.__getitem__) == 200.0
+
+
 def test_limits_left_out_of_a_sparse_profile_are_predicted() -> None:
     """Measure 100, 150, 200, 250 W only; predict 125, 175 and 225 W and compare with the measured truth."""
     kept = [r for r in V100_BERT if r["power_limit_w"] in (100, 150, 200, 250)]

@@ -192,6 +192,7 @@ def power_setting_choices(store: Store) -> pl.DataFrame:
         "count(DISTINCT coalesce(CAST(r.power_limit_w AS VARCHAR), r.power_mode)) AS settings, count(*) AS runs "
         "FROM runs r JOIN devices d USING (device_name) "
         "WHERE r.status = 'ok' AND r.mode <> 'idle' AND (r.power_limit_w IS NOT NULL OR r.power_mode IS NOT NULL) "
+        "AND r.device_name IS NOT NULL AND r.workload IS NOT NULL "
         "AND NOT list_contains(coalesce(r.flags, []::VARCHAR[]), 'power_setting_not_applied') "
         "GROUP BY ALL ORDER BY settings DESC, runs DESC, r.device_name, r.workload")
 

@@ -32,12 +32,12 @@ browser:
 
 test: setup browser
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy joulebench energy importers db ingest runner explorer cli
+	$(VENV)/bin/mypy joulebench energy tuning importers db ingest runner explorer cli
 	$(PY) -m pytest
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy joulebench energy importers db ingest runner explorer cli
+	$(VENV)/bin/mypy joulebench energy tuning importers db ingest runner explorer cli
 
 clean:
 	rm -rf $(VENV) test-output .pytest_cache

@@ -391,6 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
     from runner.cli import add_subcommands as add_runner_subcommands  # run, workloads
 
     add_runner_subcommands(sub, db_help)
+    from cli.recommend import add_subcommand as add_recommend
+
+    add_recommend(sub, db_help)
     return parser
 
 

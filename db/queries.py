@@ -148,3 +148,63 @@ def update_devices(store: Store, edits: pl.DataFrame) -> int:
         with contextlib.suppress(duckdb.Error):
             store.con.unregister("_device_edits")
     return edits.height
+
+
+# --- power settings (issue 13): the runs a power-setting model is fitted on -----------------------
+
+_SETTING_COLUMNS = """
+    r.run_id, r.device_name, d.kind AS device_kind, r.workload, r.mode, r.precision, r.batch_size,
+    r.grad_accum_steps, r.seq_len, r.image_size, r.gpu_count, r.compile, r.power_limit_w, r.power_mode,
+    r.profile, r.tag, r.examples, r.duration_s, r.throughput_sps, r.energy_j, r.avg_power_w, r.j_per_sample,
+    r.energy_boundary, r.energy_method, r.source_id, s.file_name AS source_file, s.kind AS source_kind,
+    r.started_at, m.cpu_cores, m.cpu_max_mhz, m.gpu_max_mhz, m.memory_max_mhz, m.mode_name
+"""
+
+
+def power_setting_runs(store: Store, device: str, workload: str | None = None, mode: str | None = None,
+                       precision: str | None = None, batch_size: int | None = None,
+                       tag: str | None = None) -> pl.DataFrame:
+    """Finished runs of `device` at a known power setting (limit or mode in effect), with the power
+    mode's features from the power-mode table. Runs whose requested setting was not applied (no
+    privilege, or a dry run) are left out: their setting is not the one asked for."""
+    where = ["r.status = 'ok'", "r.mode <> 'idle'", "r.device_name = ?",
+             "(r.power_limit_w IS NOT NULL OR r.power_mode IS NOT NULL)",
+             "NOT list_contains(coalesce(r.flags, []::VARCHAR[]), 'power_setting_not_applied')"]
+    params: list[object] = [device]
+    for column, value in (("workload", workload), ("mode", mode), ("precision", precision),
+                          ("batch_size", batch_size), ("tag", tag)):
+        if value is not None:
+            where.append(f"r.{column} = ?")
+            params.append(value)
+    return store.query(
+        f"SELECT {_SETTING_COLUMNS} FROM runs r JOIN devices d USING (device_name) "
+        "JOIN sources s USING (source_id) "
+        "LEFT JOIN power_modes m ON m.device_name = r.device_name "
+        "AND m.mode_id = split_part(trim(r.power_mode), ' ', 1) "
+        f"WHERE {' AND '.join(where)} ORDER BY r.workload, r.mode, r.precision, r.batch_size, "
+        "r.power_limit_w, r.power_mode, r.started_at", params)
+
+
+def power_setting_choices(store: Store) -> pl.DataFrame:
+    """Device and workload pairs with runs at a known power setting: how many settings and runs."""
+    return store.query(
+        "SELECT r.device_name, d.kind AS device_kind, r.workload, "
+        "count(DISTINCT coalesce(CAST(r.power_limit_w AS VARCHAR), r.power_mode)) AS settings, count(*) AS runs "
+        "FROM runs r JOIN devices d USING (device_name) "
+        "WHERE r.status = 'ok' AND r.mode <> 'idle' AND (r.power_limit_w IS NOT NULL OR r.power_mode IS NOT NULL) "
+        "AND r.device_name IS NOT NULL AND r.workload IS NOT NULL "
+        "AND NOT list_contains(coalesce(r.flags, []::VARCHAR[]), 'power_setting_not_applied') "
+        "GROUP BY ALL ORDER BY settings DESC, runs DESC, r.device_name, r.workload")
+
+
+def device_power_modes(store: Store, device: str) -> pl.DataFrame:
+    """A Jetson's power modes from the power-mode table (ids, names, CPU cores and clocks)."""
+    return store.query(
+        "SELECT mode_id, mode_name, cpu_cores, cpu_max_mhz, gpu_max_mhz, memory_max_mhz, power_budget_w "
+        "FROM power_modes WHERE device_name = ? ORDER BY mode_id", [device])
+
+
+def device_catalog_row(store: Store, device: str) -> dict | None:
+    """The catalog row of one device (price, TDP, kind), or None."""
+    frame = store.query("SELECT * FROM devices WHERE device_name = ?", [device])
+    return frame.row(0, named=True) if frame.height else None

@@ -227,3 +227,28 @@ def selection_document(path: str, run_ids: tuple[str, ...]) -> bytes:
     with Store.open_read_only(path) as store:
         document = build_document(store, Selection(run_ids=run_ids))
     return gzip.compress(json.dumps(document).encode(), mtime=0)
+
+
+# --- Power settings page (issue 13) ---------------------------------------------------------------
+
+def power_setting_choices(path: str) -> pl.DataFrame:
+    return _power_setting_choices(path, version(path))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _power_setting_choices(path: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
+        return queries.power_setting_choices(store)
+
+
+def power_settings(path: str, device: str, workload: str) -> Any:
+    """The runs of `device` and `workload` at known power settings, as profiles (explorer.power_settings.Loaded)."""
+    return _power_settings(path, device, workload, version(path))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _power_settings(path: str, device: str, workload: str, db_version: str) -> Any:
+    from explorer import power_settings
+
+    with Store.open_read_only(path) as store:
+        return power_settings.load(store, power_settings.Selection(device, workload))

@@ -48,6 +48,8 @@ class RunRequest:
     idle_seconds: float = defaults.IDLE_S  # idle baseline before the runs; 0 switches it off
     power_limit: str = ""  # GPU power limits in W, a comma list sweeps them
     power_mode: str = ""  # Jetson nvpmodel modes, a comma list sweeps them
+    profile: bool = False  # every power setting in one process on one built model (runner.profile)
+    power_dry_run: bool = False  # record the power settings, change nothing
 
     def argv(self, db: Path, out: Path) -> list[str]:
         args = [sys.executable, "-m", "runner", "run", "--workload", self.workload, "--mode", self.mode,
@@ -62,6 +64,10 @@ class RunRequest:
             args += ["--power-limit", self.power_limit.strip()]
         if self.power_mode.strip():
             args += ["--power-mode", self.power_mode.strip()]
+        if self.profile:
+            args.append("--profile")
+        if self.power_dry_run:
+            args.append("--power-dry-run")
         return args
 
     def plan(self, db: Path) -> Plan:

@@ -18,6 +18,7 @@ NEW_RUN = PAGES_DIR / "new_run.py"
 UPLOAD = PAGES_DIR / "upload.py"
 COST = PAGES_DIR / "cost.py"
 DEVICES = PAGES_DIR / "devices.py"
+POWER_SETTINGS = PAGES_DIR / "power_settings.py"
 
 # (path, title, icon) in menu order
 PAGES: list[tuple[Path, str, str]] = [
@@ -27,5 +28,6 @@ PAGES: list[tuple[Path, str, str]] = [
     (NEW_RUN, "New run", ":material/play_arrow:"),
     (UPLOAD, "Upload", ":material/upload:"),
     (COST, "Cost & buying guide", ":material/payments:"),
+    (POWER_SETTINGS, "Power settings", ":material/tune:"),
     (DEVICES, "Devices", ":material/memory:"),
 ]

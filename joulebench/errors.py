@@ -12,6 +12,8 @@ JouleBenchError
  +-- RunInProgressError   a run started from the app is still going; one at a time
  +-- FileWriteError       a file cannot be written (disk full, permission, read-only file system)
  +-- LabelError           a label cannot be applied: no such source, or a value that is not valid
+ +-- PredictionRefusedError  a power setting is not predicted: too few settings measured, or outside
+                             the measured range (tuning); the message says which and what to measure
 
 Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
 """
@@ -141,6 +143,18 @@ class PowerControlPermissionError(PowerControlError):
         if self.command:
             text += f"\nrun it yourself with: {self.command}\n(or run joulebench with the privilege, e.g. as root)"
         return text
+
+
+class PredictionRefusedError(JouleBenchError):
+    """The power-setting model will not predict: too few settings were measured for it, or the
+    setting asked for lies outside the measured range. `reason` says which, for a person."""
+
+    exit_code = 8
+    title = "No prediction"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
 
 
 def os_reason(e: OSError) -> str:

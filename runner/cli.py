@@ -59,6 +59,14 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
                    help="skip the idle baseline measured at each power setting before its runs")
     g.add_argument("--idle-seconds", type=float, default=defaults.IDLE_S,
                    help=f"length of each idle baseline (default: {defaults.IDLE_S:g})")
+    g.add_argument("--profile", action="store_true",
+                   help="cheap profile: build each configuration once and measure every --power-limit / "
+                        "--power-mode setting in the same process (change, settle, measure, go on); each setting "
+                        "is stored as its own run marked as a profile; `joulebench recommend` models them")
+    g.add_argument("--power-dry-run", action="store_true",
+                   help="record the power settings that would be applied and change nothing (the runs say the "
+                        "setting was not applied); the only mode allowed on a machine whose settings must not "
+                        "change, such as a lent GPU")
 
 
 def add_energy_arguments(p: argparse.ArgumentParser) -> None:
@@ -109,16 +117,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         device=args.device, db=args.db, out=args.out, tag=args.tag, power_limit=args.power_limit,
         power_mode=args.power_mode, jetson_clocks=args.jetson_clocks, settle_s=args.settle, idle=args.idle,
         idle_s=args.idle_seconds, power_log=args.power_log, power_log_boundary=args.power_log_boundary,
-        tdp_w=args.tdp_w, sample_hz=args.sample_hz)
+        tdp_w=args.tdp_w, sample_hz=args.sample_hz, profile=args.profile, power_dry_run=args.power_dry_run)
     if args.check:
         import json
 
         configs = opts.expand()
         settings = len(opts.power_values() or [None])
         print(json.dumps({"measured_runs": len(configs) * settings, "idle_runs": settings if opts.idle else 0,
-                          "runs": [cfg.label() for cfg in configs], "power_settings": opts.power_values()}))
+                          "runs": [cfg.label() for cfg in configs], "power_settings": opts.power_values(),
+                          "profile": opts.profile, "power_dry_run": opts.power_dry_run}))
         return 0
-    result = run_sweep(opts)
+    if opts.profile:
+        from runner.profile import run_profile
+
+        result = run_profile(opts)
+    else:
+        result = run_sweep(opts)
     if result.runs:
         print(summary(result.runs))
     if result.out_path is not None:

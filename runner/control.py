@@ -46,6 +46,7 @@ def state_path_for(db: str | os.PathLike[str] | None) -> Path:
 class PowerControl(ABC):
     KIND: ClassVar[str]
     option: ClassVar[str]  # the command-line option that sets it
+    changes_device: ClassVar[bool] = True  # False for a dry run: nothing to restore, no state file
 
     @abstractmethod
     def current(self) -> Any: ...
@@ -210,6 +211,66 @@ class JetsonPowerMode(PowerControl):
 register_control(JetsonPowerMode.KIND, lambda s: JetsonPowerMode(s.get("conf", "/etc/nvpmodel.conf")))
 
 
+# --- dry run: record what would be set, change nothing ----------------------------------------------
+
+class DryRunPowerControl(PowerControl):
+    """Records each setting it is asked to apply and applies none (`--power-dry-run`): the only
+    power control allowed on a machine whose settings must not change, such as a lent GPU. Where
+    the real control can be made it is used read-only, to read the setting in effect and to check
+    the values against the card's range or the mode list; runs then record the setting in effect
+    beside the one requested (flagged `power_setting_not_applied` where they differ)."""
+
+    KIND = "dry_run"
+    changes_device = False
+
+    def __init__(self, option: str, reader: PowerControl | None = None, why_no_reader: str | None = None,
+                 stream: TextIO | None = None) -> None:
+        self.option = option  # type: ignore[misc]
+        self.reader = reader
+        self.why_no_reader = why_no_reader
+        self.stream = stream or sys.stderr
+        self.applied: list[Any] = []  # the settings it would have applied, in order
+
+    @classmethod
+    def around(cls, make_reader: Callable[[], PowerControl | None], option: str,
+               stream: TextIO | None = None) -> DryRunPowerControl:
+        try:
+            return cls(option, make_reader(), stream=stream)
+        except PowerControlError as e:
+            return cls(option, None, e.format_message(), stream)
+
+    def current(self) -> Any:
+        """The setting in effect where it can be read (None where it cannot)."""
+        if self.reader is None:
+            return None
+        try:
+            return self.reader.current()
+        except (PowerControlError, PowerSensorError):
+            return None
+
+    def problems(self, values: list[Any]) -> list[str]:
+        return self.reader.problems(values) if self.reader is not None else []
+
+    def apply(self, value: Any) -> None:
+        self.applied.append(value)
+        print(f"dry run: would set {self.describe(value)} (nothing changed)", file=self.stream, flush=True)
+
+    def state(self) -> dict[str, Any]:
+        return {"kind": self.KIND, "option": self.option}
+
+    def describe(self, value: Any) -> str:
+        if self.reader is not None:
+            return self.reader.describe(value)
+        return f"power limit {float(value):g} W" if self.option == "--power-limit" else f"power mode {value}"
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+
+
+register_control(DryRunPowerControl.KIND, lambda s: DryRunPowerControl(s.get("option", "--power-limit")))
+
+
 # --- the session that always restores ------------------------------------------------------------
 
 def _read_state(state_path: Path) -> dict[str, Any] | None:
@@ -331,6 +392,9 @@ class PowerSettings:
 
     def apply(self, value: Any) -> bool:
         """Set `value`; False (after saying which command to run) when not permitted."""
+        if not self.control.changes_device:  # a dry run records the setting and changes nothing
+            self.control.apply(value)
+            return True
         first = not self.changed
         if first:
             self.changed = True  # recorded before the change, so a kill mid-change restores it

@@ -123,6 +123,9 @@ class SweepOptions:
     power_log_boundary: str | None = None
     tdp_w: float | None = None  # for the estimate when no sensor exists
     sample_hz: float = defaults.SAMPLE_HZ
+    # power-setting profiles (issue 13)
+    profile: bool = False  # every setting measured in one process on one built model (runner.profile)
+    power_dry_run: bool = False  # record the settings it would apply, change nothing (runner.control)
 
     def power_values(self) -> list[float] | list[str] | None:
         return self.power_limits_w or self.power_modes or None
@@ -211,12 +214,26 @@ class SweepOptions:
             problems.append(f"--power-log-boundary: {self.power_log_boundary!r} is not one of {', '.join(BOUNDARIES)}")
         if self.power_log_boundary is not None and self.power_log is None:
             problems.append("--power-log-boundary applies to --power-log only")
+        if self.profile and not (self.power_limits_w or self.power_modes):
+            problems.append("--profile measures several power settings in one process: give --power-limit "
+                            "(GPUs) or --power-mode (Jetsons), e.g. --power-limit 100,125,150,170")
+        if self.power_dry_run and not (self.power_limits_w or self.power_modes):
+            problems.append("--power-dry-run applies to --power-limit or --power-mode")
         if self.power_limits_w or self.power_modes:
             problems += self._control_problems()
         return problems
 
     def make_control(self) -> PowerControl | None:
-        """The power control this sweep needs (None without --power-limit / --power-mode)."""
+        """The power control this sweep needs (None without --power-limit / --power-mode); with
+        --power-dry-run one that records the settings and changes nothing."""
+        from runner import control
+
+        if self.power_dry_run and (self.power_limits_w or self.power_modes):
+            option = "--power-limit" if self.power_limits_w else "--power-mode"
+            return control.DryRunPowerControl.around(self._real_control, option)
+        return self._real_control()
+
+    def _real_control(self) -> PowerControl | None:
         from runner import control
 
         if self.power_limits_w:

@@ -269,5 +269,5 @@ def test_every_page_opens_with_runs_whose_labels_are_not_stated(db: Path) -> Non
     assert "device 1, mode 1, precision 1, batch size 1" in set(sources["not_stated"])
     workloads = overview.dataframe[1].value
     assert "not stated" in set(workloads["mode"])
-    for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run"):
+    for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run", "power_settings"):
         assert not _page(page).exception, page

@@ -1,0 +1,193 @@
+"""Power settings: the data behind the Power settings page, `joulebench recommend` and the buying
+guide's "each device at its best setting for this goal".
+
+Runs come from `db.queries.power_setting_runs`; the modelling is `tuning`'s. Nothing here imports
+streamlit, so the CLI shares it; the page's cached wrappers live in `explorer.data`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from db import Store, queries
+from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR, CostInputs
+from joulebench.errors import PredictionRefusedError
+from tuning import (
+    POWER_LIMIT,
+    UNIT_SAMPLE,
+    Constraints,
+    Goal,
+    ModeOption,
+    PowerProfile,
+    Recommendation,
+    profiles_from_runs,
+    recommend,
+)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which runs to model: one device and workload; the rest narrows when several configurations
+    (precision, batch size, ...) have power settings."""
+
+    device: str
+    workload: str
+    mode: str | None = None
+    precision: str | None = None
+    batch_size: int | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    profiles: list[PowerProfile]  # one per configuration, the one with the most settings first
+    modes: list[ModeOption]  # the device's power modes from the power-mode table (Jetsons)
+    catalog: dict[str, Any] | None  # the device's catalog row (price, currency, TDP)
+
+
+def mode_options(table: pl.DataFrame) -> list[ModeOption]:
+    """Power-mode table rows -> ModeOption (features None where the table lacks a clock)."""
+    out = []
+    for row in table.iter_rows(named=True):
+        values = [row.get(k) for k in ("cpu_cores", "cpu_max_mhz", "gpu_max_mhz", "memory_max_mhz")]
+        known = [float(v) for v in values if v is not None and v > 0]
+        x = tuple(known) if len(known) == len(values) else None
+        name = f" ({row['mode_name']})" if row.get("mode_name") else ""
+        out.append(ModeOption(str(row["mode_id"]), f"mode {row['mode_id']}{name}", x))
+    return out
+
+
+def load(store: Store, selection: Selection) -> Loaded:
+    runs = queries.power_setting_runs(store, selection.device, selection.workload, selection.mode,
+                                      selection.precision, selection.batch_size, selection.tag)
+    return Loaded(profiles_from_runs(runs), mode_options(queries.device_power_modes(store, selection.device)),
+                  queries.device_catalog_row(store, selection.device))
+
+
+def cost_goal(inputs: CostInputs, device_price: float | None) -> Goal:
+    """The cost goal's weights: electricity per joule and the device's price per second of use."""
+    if not device_price:
+        raise PredictionRefusedError("the cost goal needs the device's price: set it in the Devices catalog or "
+                                     "pass --device-price")
+    usd_per_j = inputs.electricity_per_kwh * inputs.pue / J_PER_KWH
+    usd_per_s = device_price / (inputs.lifetime_years * SECONDS_PER_YEAR * inputs.utilisation)
+    return Goal("cost", usd_per_j=usd_per_j, usd_per_s=usd_per_s)
+
+
+def make_goal(name: str, eta: float = 0.5, inputs: CostInputs | None = None,
+              device_price: float | None = None) -> Goal:
+    if name == "cost":
+        return cost_goal(inputs or CostInputs(), device_price)
+    return Goal(name, eta=eta)
+
+
+def recommendation(loaded: Loaded, goal: Goal, constraints: Constraints | None = None) -> Recommendation:
+    """The recommendation for the selection's main configuration (the one with the most settings)."""
+    if not loaded.profiles:
+        raise PredictionRefusedError("no finished runs of this device and workload at a known power limit or mode; "
+                                     "measure some with `joulebench run --profile --power-limit ...` (GPUs) or "
+                                     "`--power-mode ...` (Jetsons)")
+    return recommend(loaded.profiles[0], goal, constraints, loaded.modes)
+
+
+def units_of(profile: PowerProfile) -> tuple[str, str, str]:
+    """Column labels: (time, throughput, energy) with their units."""
+    if profile.unit == UNIT_SAMPLE:
+        return "s per sample", "throughput (samples/s)", "J per sample"
+    return "s per run", "runs per hour", "J per run"
+
+
+def candidates_frame(rec: Recommendation) -> pl.DataFrame:
+    """One row per measured and predicted setting, for the table and the charts."""
+    front = {p.label for p in rec.front}
+    best = rec.best.point.label if rec.best else None
+    rows = []
+    for c in rec.candidates:
+        p = c.point
+        band = c.prediction
+        per_hour = 1.0 if rec.profile.unit == UNIT_SAMPLE else 3600.0
+        rows.append({
+            "setting": p.label, "power_limit_w": p.power_limit_w, "basis": "measured" if c.measured else "predicted",
+            "s_per_unit": p.s_per_unit, "throughput": per_hour / p.s_per_unit, "avg_power_w": p.avg_power_w,
+            "j_per_unit": p.j_per_unit,
+            "j_per_unit_low": band.j_per_unit_range()[0] if band else None,
+            "j_per_unit_high": band.j_per_unit_range()[1] if band else None,
+            "throughput_low": per_hour / band.s_per_unit_range()[1] if band else None,
+            "throughput_high": per_hour / band.s_per_unit_range()[0] if band else None,
+            "runs": p.runs, "profile": p.profile, "on_front": p.label in front, "recommended": p.label == best,
+            "excluded": c.excluded,
+        })
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    if rec.profile.kind == POWER_LIMIT:
+        return frame.sort("power_limit_w")
+    return frame.sort("s_per_unit", descending=True)
+
+
+def shown_table(rec: Recommendation, frame: pl.DataFrame) -> pl.DataFrame:
+    """The table a person reads: units in the column names."""
+    time_label, rate_label, energy_label = units_of(rec.profile)
+    return frame.select(
+        pl.col("setting"), pl.col("basis"), pl.col("throughput").alias(rate_label),
+        pl.col("s_per_unit").alias(time_label), pl.col("avg_power_w").alias("average power (W)"),
+        pl.col("j_per_unit").alias(energy_label), pl.col("on_front").alias("on Pareto front"),
+        pl.col("recommended"), pl.col("excluded").alias("constraint broken"), pl.col("runs").alias("runs measured"))
+
+
+def model_summary(rec: Recommendation) -> str:
+    """What the model is and how well it predicts held-out settings (or why there is none)."""
+    if rec.model is None:
+        return f"No predictions: {rec.refusal}"
+    v = rec.model.validation
+    edges = f"; {', '.join(v.not_held_out)} at the edge of the range, not held out" if v.not_held_out else ""
+    return (f"{rec.model.spec.name} model ({rec.model.spec.description}); leave-one-out over "
+            f"{len(v.held_out)} measured settings{edges}: MAPE time {v.time_mape_pct:.1f}%, "
+            f"power {v.power_mape_pct:.1f}%, energy {v.energy_mape_pct:.1f}%; the band is ± the RMS error")
+
+
+def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name: str = "energy", *,
+                  eta: float = 0.5, inputs: CostInputs | None = None, constraints: Constraints | None = None,
+                  mode: str | None = None, precision: str | None = None,
+                  batch_size: int | None = None) -> pl.DataFrame:
+    """For the buying guide: each device's recommended power setting for the goal, one row per device
+    with a power-setting profile of this workload; `setting_basis` says measured or predicted (with the
+    model's leave-one-out MAPE), `why_not` why a device has no row's figures."""
+    rows = []
+    for device in devices:
+        sel = Selection(device, workload, mode, precision, batch_size)
+        loaded = load(store, sel)
+        row: dict[str, Any] = {"device_name": device, "power_setting": None, "setting_basis": None,
+                               "throughput_sps": None, "avg_power_w": None, "j_per_sample": None,
+                               "throughput_change_pct": None, "energy_change_pct": None, "baseline_setting": None,
+                               "configuration": None, "why_not": None}
+        try:
+            price = (loaded.catalog or {}).get("price_amount")
+            rec = recommendation(loaded, make_goal(goal_name, eta, inputs, price), constraints)
+        except PredictionRefusedError as e:
+            row["why_not"] = e.reason
+            rows.append(row)
+            continue
+        row["configuration"] = rec.profile.describe()
+        row["baseline_setting"] = rec.baseline.label
+        if rec.best is None:
+            row["why_not"] = rec.sentence()
+        else:
+            p = rec.best.point
+            per_sample = rec.profile.unit == UNIT_SAMPLE
+            row.update(power_setting=p.label, setting_basis=rec.basis(), avg_power_w=p.avg_power_w,
+                       throughput_sps=p.throughput_per_s if per_sample else None,
+                       j_per_sample=p.j_per_unit if per_sample else None,
+                       throughput_change_pct=rec.throughput_change_pct(), energy_change_pct=rec.energy_change_pct())
+        rows.append(row)
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def escape(text: str) -> str:
+    """Text from files and the database made safe for st.markdown (no markup, no HTML)."""
+    out = text.replace("\\", "\\\\")
+    for ch in "*_`#[]<>|~$":
+        out = out.replace(ch, "\\" + ch)
+    return out

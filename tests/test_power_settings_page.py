@@ -1,0 +1,133 @@
+"""`joulebench recommend` and the Power settings page on the real Zeus V100 BERT profile, in AppTest
+and in a real browser; the buying guide's best-setting function; too few settings said plainly."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from tests.test_browser import page, server  # noqa: F401  (fixtures)
+
+ZEUS_V100_BERT = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy" / "zeus-plo-profile-v100-bert.csv"
+PAGE = "pages/power_settings.py"
+
+
+@pytest.fixture(scope="module")
+def zeus_template(tmp_path_factory: pytest.TempPathFactory, seeded_template: Path) -> Path:
+    path = tmp_path_factory.mktemp("zeus") / "zeus.duckdb"
+    shutil.copy(seeded_template, path)
+    assert main(["import", str(ZEUS_V100_BERT), "--device", "Tesla V100", "--workload", "bert-base-uncased",
+                 "--db", str(path)]) == 0
+    return path
+
+
+@pytest.fixture
+def seeded_db(zeus_template: Path, tmp_path: Path) -> Path:
+    """Here the seeded database also holds the Zeus profile (the browser's `server` fixture uses it)."""
+    path = tmp_path / "zeus.duckdb"
+    shutil.copy(zeus_template, path)
+    return path
+
+
+def test_recommend_energy_on_the_zeus_profile(seeded_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recommend", "--device", "Tesla V100", "--workload", "bert-base-uncased", "--goal", "energy",
+                 "--db", str(seeded_db)]) == 0
+    out = capsys.readouterr().out
+    assert "7 setting(s) measured" in out and "leave-one-out over 5 measured settings" in out
+    assert "MAPE time 3.9%, power 0.8%" in out
+    assert "Pareto front, time vs energy (fastest first): 250 W," in out
+    assert "recommendation: at 125 W: -21% J/run, -31% throughput vs 250 W, measured" in out
+
+
+def test_recommend_balanced_and_a_power_cap(seeded_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recommend", "--device", "Tesla V100", "--workload", "bert-base-uncased", "--goal", "balanced",
+                 "--eta", "0.5", "--max-power", "180", "--db", str(seeded_db)]) == 0
+    out = capsys.readouterr().out
+    assert "balanced (Zeus): minimise 0.5 x energy + 0.5 x 250 W x time" in out
+    line = next(x for x in out.splitlines() if x.startswith("recommendation: at "))
+    watts = float(line.split("at ", 1)[1].split(" W", 1)[0])
+    assert watts <= 185  # average power at most 180 W
+
+
+def test_recommend_says_when_nothing_can_be_modelled(seeded_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The seeded blog data: the RTX 3060 at PL 100 W has speeds or energy, never both, so no setting has
+    time and power to model (the two-point case itself: tests/test_tuning.py)."""
+    code = main(["recommend", "--device", "GeForce RTX 3060", "--workload", "bert-base-ner", "--db", str(seeded_db)])
+    err = capsys.readouterr().err
+    assert code == 8
+    assert "no setting with time and power measured (2 run(s): no energy or average power measured)" in err
+
+
+def test_best_settings_for_the_buying_guide(seeded_db: Path) -> None:
+    from db import Store
+    from explorer.power_settings import best_settings
+
+    with Store.open_read_only(seeded_db) as store:
+        frame = best_settings(store, ["Tesla V100", "GeForce RTX 3060"], "bert-base-uncased", "energy")
+    v100, rtx = frame.row(0, named=True), frame.row(1, named=True)
+    assert v100["power_setting"] == "125 W" and v100["setting_basis"] == "measured"
+    assert v100["energy_change_pct"] == pytest.approx(-20.5, abs=0.5) and v100["baseline_setting"] == "250 W"
+    assert rtx["power_setting"] is None and "no finished runs" in rtx["why_not"]
+
+
+def test_power_settings_page_in_apptest(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    at = AppTest.from_file(f"../{PAGE}", default_timeout=180).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="ps_device").value == "Tesla V100"
+    text = " ".join(m.value for m in at.markdown)
+    assert "**Recommendation:** at 125 W: -21% J/run, -31% throughput vs 250 W, measured" in text
+    assert len(at.get("plotly_chart")) == 2
+    at.radio(key="ps_goal").set_value("speed").run()
+    assert "at 250 W" in " ".join(m.value for m in at.markdown)
+
+
+def test_the_profile_button_starts_a_profile_through_the_runner(seeded_db: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a GPU the runner refuses a real power-limit change (`joulebench run --check` in a child
+    process); the dry run is accepted and started as a profile."""
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import jobs
+
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    at = AppTest.from_file(f"../{PAGE}", default_timeout=180).run()
+    at.text_input(key="ps_run_workload").set_value("bert-tiny")
+    at.button(key="FormSubmitter:profile-Start profiling").click().run()
+    assert "--power-limit needs a CUDA device" in " ".join(e.value for e in at.error)
+    started: list[jobs.RunRequest] = []
+
+    def start(db: Path, request: jobs.RunRequest) -> jobs.Job:
+        request.plan(db)  # the same check, in a child process; raises RunConfigError if refused
+        started.append(request)
+        return jobs.Job(pid=4242, started_at="now", planned_runs=4, out_path="x", log_path="y")
+
+    monkeypatch.setattr(jobs, "start", start)
+    at.checkbox(key="ps_run_dry").check()
+    at.button(key="FormSubmitter:profile-Start profiling").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Profiling started (PID 4242)" in " ".join(s.value for s in at.success)
+    argv = started[0].argv(seeded_db, seeded_db.with_suffix(".json"))
+    assert "--profile" in argv and "--power-dry-run" in argv
+    assert argv[argv.index("--power-limit") + 1] == "100,125,150,170"
+
+
+@pytest.mark.browser
+def test_power_settings_page_in_a_real_browser(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    browser_page = page
+    browser_page.goto(f"{server}/power_settings")
+    browser_page.get_by_text("Recommendation:").wait_for(timeout=120_000)
+    browser_page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
+    browser_page.wait_for_timeout(1500)
+    body = browser_page.inner_text("body")
+    assert "at 125 W: -21% J/run, -31% throughput vs 250 W, measured" in body
+    plots = browser_page.locator(".js-plotly-plot")
+    curves, front = plots.nth(0).inner_text(), plots.nth(1).inner_text()
+    assert "measured" in curves and "predicted" in curves and "prediction band" in curves
+    assert "Pareto front" in front and "recommended" in front
+    browser_page.screenshot(path=str(output_dir / "power-settings.png"), full_page=True)

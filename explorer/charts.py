@@ -6,6 +6,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 import polars as pl
 
+from explorer.text import plot_text
+
 
 def _render(frame: pl.DataFrame) -> str:
     return "webgl" if frame.height > 2000 else "svg"
@@ -91,4 +93,28 @@ def cost_sensitivity(frame: pl.DataFrame, x_label: str) -> go.Figure:
     fig = px.line(frame, x="x", y="cost_per_1m_samples", color="device_name", markers=True,
                   labels={"x": x_label, "cost_per_1m_samples": "cost per 1M samples", "device_name": ""})
     fig.update_layout(margin={"t": 30})
+    return fig
+
+
+def better(label: str, higher_is_better: bool) -> str:
+    """An axis or chart title that says which way is better."""
+    return f"{label} — {'higher' if higher_is_better else 'lower'} is better"
+
+
+def cost_vs_utilisation(curve: pl.DataFrame, currency: str, chosen_u: float,
+                        crossovers: list[tuple[str, str, float]], log_y: bool = False) -> go.Figure:
+    """Cost per 1M samples against utilisation, one line per device, the chosen utilisation and
+    any crossover marked."""
+    frame = curve.with_columns(pl.col("device").map_elements(plot_text, return_dtype=pl.String),
+                               (pl.col("utilisation") * 100).alias("utilisation_pct"))
+    y_label = better(f"cost per 1M samples ({currency})", False)
+    fig = px.line(frame, x="utilisation_pct", y="cost", color="device", log_y=log_y,
+                  labels={"utilisation_pct": "utilisation (%)", "cost": y_label, "device": ""},
+                  hover_data={"cost": ":.3g"})
+    fig.add_vline(x=chosen_u * 100, line_dash="dot", line_color="grey",
+                  annotation_text=f"{chosen_u * 100:.0f}% chosen", annotation_position="top")
+    for low, high, u in crossovers:
+        fig.add_vline(x=u * 100, line_dash="dash", line_color="black",
+                      annotation_text=f"crossover {u * 100:.0f}%", annotation_position="bottom right")
+    fig.update_layout(legend={"orientation": "h", "y": -0.3}, margin={"t": 40})
     return fig

@@ -12,6 +12,7 @@ from joulebench.paths import REPO_ROOT
 
 PAGES_DIR = REPO_ROOT / "pages"
 OVERVIEW = PAGES_DIR / "overview.py"
+DECIDE = PAGES_DIR / "decide.py"
 COMPARE = PAGES_DIR / "compare.py"
 RUN_DETAIL = PAGES_DIR / "run_detail.py"
 NEW_RUN = PAGES_DIR / "new_run.py"
@@ -22,6 +23,7 @@ DEVICES = PAGES_DIR / "devices.py"
 # (path, title, icon) in menu order
 PAGES: list[tuple[Path, str, str]] = [
     (OVERVIEW, "Overview", ":material/home:"),
+    (DECIDE, "Decide", ":material/check_circle:"),
     (COMPARE, "Compare", ":material/bar_chart:"),
     (RUN_DETAIL, "Run detail", ":material/search:"),
     (NEW_RUN, "New run", ":material/play_arrow:"),

@@ -1,0 +1,98 @@
+"""Text the pages show: escaping what comes from files or the database, and numbers, units and
+labels written for a person.
+
+Everything a page passes to st.markdown / st.caption / st.info / st.error / st.success or to a
+widget label is Markdown. A device name, a note, a citation or a file name comes from a file
+someone else wrote: `esc()` makes it literal text, so `![x](http://example.invalid/a.png)` shows
+those characters and never loads an image or makes a link.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark; these are the ones
+# that start Markdown, HTML, math ($) or Streamlit's :colour[...] / :material/...: directives.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&=\"'^%@])")
+
+NOT_MEASURED = "not measured"
+
+
+def esc(text: object) -> str:
+    """`text` as literal Markdown: every special character backslash-escaped, newlines kept as
+    spaces (a line break could start a heading or a list)."""
+    if text is None:
+        return ""
+    flat = " ".join(str(text).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+
+
+def plot_text(text: object) -> str:
+    """Text for a plotly label or legend: plotly reads a few HTML tags (<a href>, <b>, <br>), so
+    angle brackets and ampersands become entities (shown as the characters)."""
+    if text is None:
+        return ""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def sig(value: float | int | None, digits: int = 3, *, missing: str = NOT_MEASURED) -> str:
+    """A number to `digits` significant figures, thousands separated, no exponent for everyday
+    sizes, trailing zeros dropped: 828.2 -> '828', 11.04 -> '11', 2.046 -> '2.05', 0.004513 ->
+    '0.00451', 123456 -> '123,456'."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return missing
+    if value == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude >= digits - 1:
+        return f"{round(value):,}"
+    decimals = digits - 1 - magnitude
+    if decimals > 9:
+        return f"{value:.{digits - 1}e}"
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def money(value: float | None, currency: str, digits: int = 3, *, missing: str = NOT_MEASURED) -> str:
+    """'2.04 USD'; a missing amount says so (never 0)."""
+    if value is None or not math.isfinite(value):
+        return missing
+    return f"{sig(value, digits)} {currency}"
+
+
+def ratio(value: float) -> str:
+    """A ratio for a sentence: 3 -> '3.0x', 1.484 -> '1.5x', 12.3 -> '12x'."""
+    return f"{value:.0f}x" if value >= 10 else f"{value:.1f}x"
+
+
+def pct(value: float) -> str:
+    return f"{value * 100:.0f}%"
+
+
+def batch_label(batch: int | None, accum: int | None) -> str:
+    """'batch 8', or the blog's m x n notation for gradient accumulation: 'batch 12x2'."""
+    if batch is None:
+        return "batch not stated"
+    return f"batch {accum}x{batch}" if accum and accum > 1 else f"batch {batch}"
+
+
+PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16", "fp16-weights": "FP16 weights"}
+MODE_NAMES = {"train": "training", "infer": "inference", "idle": "idle"}
+BASIS_NAMES = {"local": "measured here", "upload": "imported", "reference": "reference table"}
+BOUNDARY_NAMES = {"gpu_board": "GPU board", "jetson_module": "Jetson module", "cpu_package": "CPU package",
+                  "system": "whole system", "wall": "at the wall", "estimated": "estimated"}
+
+
+def precision_name(precision: str | None) -> str:
+    return PRECISION_NAMES.get(precision or "", precision or "precision not stated")
+
+
+def basis_of(source_kind: str | None) -> str:
+    """How a run's number came to be: measured here (a local run), imported (an upload), or a
+    reference table shipped with the app."""
+    return BASIS_NAMES.get(source_kind or "", source_kind or "unknown")
+
+
+def boundary_name(boundary: str | None) -> str:
+    return BOUNDARY_NAMES.get(boundary or "", boundary or "")

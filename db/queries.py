@@ -58,7 +58,7 @@ _RUN_COLUMNS = """
     r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.flags, r.citation, r.notes,
     s.kind AS source_kind, s.file_name AS source_file, e.system_name,
     CASE WHEN r.power_limit_w IS NOT NULL
-         THEN 'PL ' || regexp_replace(CAST(r.power_limit_w AS VARCHAR), '\.0$', '') || ' W'
+         THEN 'PL ' || regexp_replace(CAST(r.power_limit_w AS VARCHAR), '[.]0$', '') || ' W'
          WHEN r.power_mode IS NOT NULL THEN 'mode ' || r.power_mode ELSE 'default' END AS power_setting
 """
 

@@ -1,12 +1,20 @@
-"""Cost & buying guide: rank devices by cost per sample under the user's prices and constraints."""
+"""Cost & buying guide: cost per 1M samples for every run, in one currency, with the duty cycle;
+a ranking of the cheapest qualifying configuration per device that ranks only what has a cost.
+
+A run is costed when it has a throughput, an energy figure (measured, or TDP ÷ throughput when
+the user asks, labelled) and a device price convertible to the display currency. Everything
+else is listed apart with the reason, never ranked.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import polars as pl
 
-from explorer.metrics import CostInputs, with_cost
+from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
+from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
 
 
 @dataclass(frozen=True)
@@ -14,57 +22,162 @@ class Constraints:
     max_power_w: float | None = None
     min_memory_gb: float | None = None
     max_p99_ms: float | None = None
-    budget: float | None = None
+    budget: float | None = None  # per device, display currency
 
 
-def _energy(runs: pl.DataFrame, estimate_from_tdp: bool) -> pl.DataFrame:
-    """Energy per example used for cost: measured, else (if asked) TDP / throughput, labelled."""
+def idle_power_by_device(runs: pl.DataFrame) -> dict[str, float]:
+    """Each device's idle power (W), the mean of its idle measurements."""
+    idle = runs.filter((pl.col("mode") == "idle") & pl.coalesce("avg_power_w", "idle_power_w").is_not_null())
+    return dict(idle.group_by("device_name").agg(pl.coalesce("avg_power_w", "idle_power_w").mean().alias("w"))
+                .iter_rows())
+
+
+def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
+                     overrides: Mapping[str, float | None] | None = None) -> tuple[dict[str, float], dict[str, str]]:
+    """Device prices in `currency` (overrides are already in it), and why the others have none."""
+    prices: dict[str, float] = {}
+    missing: dict[str, str] = {}
+    for row in catalog.iter_rows(named=True):
+        name = row["device_name"]
+        if overrides is not None and name in overrides:
+            if overrides[name] is not None:
+                prices[name] = float(overrides[name])  # type: ignore[arg-type]
+            else:
+                missing[name] = "no price entered"
+            continue
+        conv = rates.convert(row["price_amount"], row["price_currency"], currency)
+        if conv.amount is None:
+            missing[name] = conv.missing_reason or "no price"
+        else:
+            prices[name] = conv.amount
+    return prices, missing
+
+
+def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Mapping[str, str],
+              idle_w: Mapping[str, float], settings: CostSettings, estimate_from_tdp: bool = False) -> pl.DataFrame:
+    """Add price, j_per_sample_used, energy_basis, the cost parts per 1M samples (electricity
+    while busy, while idle, hardware), cost_per_1m_samples, and cost_missing (the reason)."""
+    u = settings.utilisation
+    per_joule = settings.electricity_per_kwh * settings.pue / J_PER_KWH * 1e6
+    lifetime_s = settings.lifetime_years * SECONDS_PER_YEAR
     tdp_j = pl.col("tdp_w") * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
     measured = pl.col("j_per_sample").is_not_null()
-    return runs.with_columns(
+    frame = runs.with_columns(
+        pl.col("device_name").replace_strict(dict(prices), default=None, return_dtype=pl.Float64).alias("price"),
+        pl.col("device_name").replace_strict(dict(idle_w), default=None, return_dtype=pl.Float64)
+        .alias("idle_power_used_w"),
         pl.when(measured).then(pl.col("j_per_sample"))
         .when(pl.lit(estimate_from_tdp)).then(tdp_j).otherwise(None).alias("j_per_sample_used"),
-        pl.when(measured).then(pl.lit("measured: ") + pl.col("energy_boundary").fill_null("?"))
-        .when(pl.lit(estimate_from_tdp) & tdp_j.is_not_null()).then(pl.lit("estimated: TDP ÷ throughput"))
-        .otherwise(pl.lit("missing")).alias("energy_basis"),
+        pl.when(measured).then(pl.lit("measured: ") + pl.col("energy_boundary").fill_null("boundary not stated"))
+        .when(pl.lit(estimate_from_tdp) & tdp_j.is_not_null()).then(pl.lit("estimate: TDP ÷ throughput"))
+        .otherwise(pl.lit("not measured")).alias("energy_basis"),
     )
-
-
-def rank(runs: pl.DataFrame, inputs: CostInputs, prices: dict[str, float | None], constraints: Constraints,
-         estimate_from_tdp: bool = False) -> pl.DataFrame:
-    """The cheapest qualifying configuration per device, ranked by cost per 1M samples (missing last)."""
-    frame = runs.filter(pl.col("status") == "ok")
     frame = frame.with_columns(
-        pl.col("device_name").replace_strict(prices, default=None, return_dtype=pl.Float64).alias("price"))
-    frame = _energy(frame, estimate_from_tdp)
-    c = constraints
+        (pl.col("j_per_sample_used") * per_joule).alias("energy_cost_per_1m"),
+        (pl.col("idle_power_used_w").fill_null(0) / pl.col("throughput_sps") * (1 - u) / u * per_joule)
+        .alias("idle_cost_per_1m"),
+        (pl.col("price") / (pl.col("throughput_sps") * lifetime_s * u) * 1e6).alias("hardware_cost_per_1m"),
+    ).with_columns(
+        (pl.col("energy_cost_per_1m") + pl.col("idle_cost_per_1m") + pl.col("hardware_cost_per_1m"))
+        .alias("cost_per_1m_samples"),
+        pl.when(pl.col("throughput_sps").is_null()).then(pl.lit("no throughput"))
+        .when(pl.col("j_per_sample_used").is_null()).then(pl.lit("no energy per example"))
+        .when(pl.col("price").is_null())
+        .then(pl.col("device_name").replace_strict(dict(price_missing), default="no price", return_dtype=pl.String))
+        .otherwise(None).alias("cost_missing"),
+    )
+    return frame
+
+
+def terms_of(row: Mapping[str, object], settings: CostSettings) -> CostTerms:
+    """A costed run's cost as A + B ÷ u (for the crossover and the utilisation curve)."""
+    idle = row.get("idle_power_used_w")
+    return cost_terms(float(row["j_per_sample_used"]), float(row["throughput_sps"]),  # type: ignore[arg-type]
+                      None if idle is None else float(idle), float(row["price"]), settings)  # type: ignore[arg-type]
+
+
+def _qualifying(costed: pl.DataFrame, c: Constraints) -> pl.DataFrame:
+    frame = costed
     if c.max_power_w is not None:
-        frame = frame.filter(pl.coalesce("avg_power_w", "tdp_w") <= c.max_power_w)
+        frame = frame.filter(pl.coalesce("avg_power_w", "power_limit_w", "tdp_w") <= c.max_power_w)
     if c.min_memory_gb is not None:
         frame = frame.filter(pl.col("memory_gb") >= c.min_memory_gb)
     if c.max_p99_ms is not None:
         frame = frame.filter(pl.col("latency_p99_ms") <= c.max_p99_ms)
     if c.budget is not None:
         frame = frame.filter(pl.col("price") <= c.budget)
-    costed = with_cost(frame.drop("j_per_sample").rename({"j_per_sample_used": "j_per_sample"}),
-                       inputs, price_column="price")
-    costed = costed.with_columns(
-        (pl.col("energy_cost_per_1m") / pl.col("cost_per_1m_samples")).alias("energy_cost_share"))
-    best = (costed.sort(["cost_per_1m_samples", "throughput_sps"], descending=[False, True], nulls_last=True)
+    return frame
+
+
+def rank(runs: pl.DataFrame, constraints: Constraints) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(ranked, not ranked). Ranked: the cheapest qualifying costed configuration per device,
+    cheapest first, numbered. Not ranked: devices with runs here but no cost, and why."""
+    ok = runs.filter(pl.col("status") == "ok")
+    costed = _qualifying(ok.filter(pl.col("cost_per_1m_samples").is_not_null()), constraints)
+    best = (costed.sort(["cost_per_1m_samples", "throughput_sps"], descending=[False, True])
             .group_by("device_name", maintain_order=True).first())
-    return best.select(
-        "device_name", "precision", "batch_size", "power_setting", "throughput_sps", "j_per_sample",
-        "energy_basis", "price", "price_currency", "energy_cost_per_1m", "hardware_cost_per_1m",
-        "cost_per_1m_samples", "energy_cost_share", "latency_p99_ms", "memory_gb", "run_id",
-    ).with_row_index("rank", offset=1)
+    ranked = best.with_row_index("rank", offset=1).with_columns(pl.col("rank").cast(pl.Int64))
+    others = ok.filter(~pl.col("device_name").is_in(ranked["device_name"].to_list()))
+    reasons = (others.with_columns(pl.coalesce("cost_missing", pl.lit("fails a constraint")).alias("why"))
+               .group_by("device_name").agg(pl.col("why").unique().sort().str.join("; ").alias("why"),
+                                            pl.len().alias("runs"))
+               .sort("device_name"))
+    return ranked, reasons
 
 
-def sensitivity(runs: pl.DataFrame, inputs: CostInputs, prices: dict[str, float | None], constraints: Constraints,
-                estimate_from_tdp: bool, parameter: str, values: list[float]) -> pl.DataFrame:
-    """Cost per 1M samples per device as one input (`electricity_per_kwh` or `utilisation`) moves."""
+def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
+    """The ranking with human headers and units (numbers stay numbers, for sorting)."""
+    money = f"({currency} per 1M samples)"
+    return ranked.select(
+        pl.col("rank").alias("Rank"), pl.col("device_name").alias("Device"),
+        pl.col("precision").alias("Precision"), pl.col("batch_size").alias("Batch"),
+        pl.col("seq_len").alias("Sequence length"), pl.col("power_setting").alias("Power setting"),
+        pl.col("throughput_sps").alias("Throughput (samples/s)"),
+        pl.col("j_per_sample_used").alias("Energy per example (J)"), pl.col("energy_basis").alias("Energy basis"),
+        pl.col("idle_power_used_w").alias("Idle power (W)"),
+        pl.col("price").alias(f"Price ({currency})"),
+        pl.col("energy_cost_per_1m").alias(f"Electricity while busy {money}"),
+        pl.col("idle_cost_per_1m").alias(f"Electricity while idle {money}"),
+        pl.col("hardware_cost_per_1m").alias(f"Hardware {money}"),
+        pl.col("cost_per_1m_samples").alias(f"Cost {money}"),
+        pl.col("latency_p99_ms").alias("p99 latency (ms)"), pl.col("memory_gb").alias("Memory (GB)"),
+        pl.col("run_id").alias("Run"),
+    )
+
+
+def crossovers(ranked: pl.DataFrame, settings: CostSettings) -> list[tuple[str, str, float]]:
+    """For the cheapest device against each other ranked one: the utilisation where they swap."""
+    rows = list(ranked.iter_rows(named=True))
+    out = []
+    if len(rows) < 2:
+        return out
+    first = terms_of(rows[0], settings)
+    for other in rows[1:]:
+        t = terms_of(other, settings)
+        u = crossover(first, t)
+        if u is not None:
+            low = rows[0]["device_name"] if first.at(u / 2) < t.at(u / 2) else other["device_name"]
+            high = other["device_name"] if low == rows[0]["device_name"] else rows[0]["device_name"]
+            out.append((low, high, u))
+    return out
+
+
+def utilisation_curve(ranked: pl.DataFrame, settings: CostSettings, start_pct: int = 5) -> pl.DataFrame:
+    rows = []
+    for r in ranked.iter_rows(named=True):
+        t = terms_of(r, settings)
+        rows += [{"device": r["device_name"], "utilisation": p / 100, "cost": t.at(p / 100)}
+                 for p in range(start_pct, 101)]
+    return pl.DataFrame(rows, schema={"device": pl.String, "utilisation": pl.Float64, "cost": pl.Float64})
+
+
+def sensitivity(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Mapping[str, str],
+                idle_w: Mapping[str, float], settings: CostSettings, constraints: Constraints,
+                estimate_from_tdp: bool, values: list[float]) -> pl.DataFrame:
+    """Cost per 1M samples of each device's cheapest configuration as the electricity price moves."""
     frames = []
     for value in values:
-        ranked = rank(runs, replace(inputs, **{parameter: value}), prices, constraints, estimate_from_tdp)
-        frames.append(ranked.filter(pl.col("cost_per_1m_samples").is_not_null())
-                      .select("device_name", "cost_per_1m_samples", "rank").with_columns(pl.lit(value).alias("x")))
+        moved = replace(settings, electricity_per_kwh=value)
+        ranked, _ = rank(with_cost(runs, prices, price_missing, idle_w, moved, estimate_from_tdp), constraints)
+        frames.append(ranked.select("device_name", "cost_per_1m_samples", "rank").with_columns(pl.lit(value).alias("x")))
     return pl.concat(frames) if frames else pl.DataFrame()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from db import columns
+from explorer.text import human_field, sig
 
 PROVENANCE_FIELDS = ("source_kind", "source_file", "source_format", "source_sha256", "source_imported_at",
                      "origin_kind", "origin_file_name", "origin_format", "origin_tool", "origin_tool_version",
@@ -25,5 +26,11 @@ def sections(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def as_rows(section: dict[str, Any]) -> list[dict[str, str]]:
-    return [{"field": k, "value": "missing" if v is None else str(v)} for k, v in section.items()]
+MEASURED_SECTIONS = ("Performance", "Energy")
+
+
+def as_rows(section: dict[str, Any], missing: str = "not stated") -> list[dict[str, str]]:
+    """Field and value for a person: names with units, numbers to four significant figures, and
+    missing values as words ('not measured' for measurements, 'not stated' for the rest)."""
+    return [{"Field": human_field(k), "Value": missing if v is None else
+             sig(v, 4) if isinstance(v, float) else str(v)} for k, v in section.items()]

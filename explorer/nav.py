@@ -15,6 +15,7 @@ OVERVIEW = PAGES_DIR / "overview.py"
 DECIDE = PAGES_DIR / "decide.py"
 COMPARE = PAGES_DIR / "compare.py"
 RUN_DETAIL = PAGES_DIR / "run_detail.py"
+RUN_DETAIL_URL = "/run_detail"  # the page's URL path, for links inside tables
 NEW_RUN = PAGES_DIR / "new_run.py"
 UPLOAD = PAGES_DIR / "upload.py"
 COST = PAGES_DIR / "cost.py"

@@ -20,12 +20,12 @@ NOT_MEASURED = "not measured"
 
 
 def esc(text: object) -> str:
-    """`text` as literal Markdown: every special character backslash-escaped, newlines kept as
-    spaces (a line break could start a heading or a list)."""
+    """`text` as literal Markdown: every special character backslash-escaped (so no line can
+    start a heading, a list or a quote), runs of spaces collapsed, line breaks kept as breaks."""
     if text is None:
         return ""
-    flat = " ".join(str(text).split())
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+    lines = [" ".join(line.split()) for line in str(text).splitlines()]
+    return "  \n".join(_MARKDOWN_SPECIAL.sub(r"\\\1", line) for line in lines if line)
 
 
 def plot_text(text: object) -> str:
@@ -96,3 +96,25 @@ def basis_of(source_kind: str | None) -> str:
 
 def boundary_name(boundary: str | None) -> str:
     return BOUNDARY_NAMES.get(boundary or "", boundary or "")
+
+
+_UNIT_SUFFIXES = (("_per_sample", " per example (J)"), ("_per_iteration", " per iteration (J)"),
+                  ("_sps", " (samples/s)"), ("_ms", " (ms)"), ("_mhz", " (MHz)"), ("_gbs", " (GB/s)"),
+                  ("_pct", " (%)"), ("_mb", " (MB)"), ("_gb", " (GB)"), ("_w", " (W)"), ("_j", " (J)"),
+                  ("_s", " (s)"))
+_WORDS = {"j": "energy", "avg": "average", "mem": "memory", "sha256": "SHA-256", "tf32": "TF32", "cuda": "CUDA", "cudnn": "cuDNN", "cpu": "CPU",
+          "gpu": "GPU", "os": "OS", "ram": "RAM", "id": "ID", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
+
+
+def human_field(name: str) -> str:
+    """A column name for a person: 'throughput_sps' -> 'Throughput (samples/s)', 'j_per_sample' ->
+    'Energy per example (J)', 'latency_p99_ms' -> 'Latency p99 (ms)'."""
+    unit = ""
+    for suffix, text in _UNIT_SUFFIXES:
+        if name.endswith(suffix):
+            name, unit = name[: -len(suffix)], text
+            break
+    words = [_WORDS.get(w, w) for w in name.split("_") if w]
+    text = " ".join(words) if words else ""
+    text = (text[:1].upper() + text[1:]) if text else ""
+    return (text + unit).strip() or name

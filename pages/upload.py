@@ -4,6 +4,7 @@ import streamlit as st
 
 import importers
 from explorer import data, nav, upload
+from explorer.text import esc
 from joulebench.errors import JouleBenchError
 
 st.title("Upload results")
@@ -30,25 +31,26 @@ if not files:
 try:
     given = upload.hints(device, boundary, precision, mode)
 except JouleBenchError as e:
-    st.error(e.format_message())
+    st.error(esc(e.format_message()))
     st.stop()
 log = upload.PowerLog(log_file.name, log_file.getvalue(), log_boundary or None) if log_file else None
 if log and len(files) > 1:
-    st.error(f"{log.name}: a power log attaches to the runs of one result file; upload one file with it.")
+    st.error(f"{esc(log.name)}: a power log attaches to the runs of one result file; upload one file with it.")
     st.stop()
 
 previews = [(f, upload.preview(f.name, f.getvalue(), given, log)) for f in files]
 for _file, p in previews:
     with st.container(border=True):
         if p.error:
-            st.error(p.error)
+            st.error(esc(p.error))
             continue
-        st.markdown(f"**{p.name}** — {p.format}: {p.runs} run(s)")
-        st.caption(f"Devices: {', '.join(p.devices) or '—'} · Workloads: {', '.join(p.workloads) or '—'}")
+        st.markdown(f"**{esc(p.name)}** — {esc(p.format)}: {p.runs} run(s)")
+        st.caption(f"Devices: {esc(', '.join(p.devices)) or 'not stated'} · "
+                   f"Workloads: {esc(', '.join(p.workloads)) or 'not stated'}")
         if p.missing_fields:
-            st.caption("Not in this file: " + ", ".join(p.missing_fields))
+            st.caption("Not in this file: " + esc(", ".join(p.missing_fields)))
         for warning in p.warnings:
-            st.caption(f"⚠ {warning}")
+            st.caption(f"⚠ {esc(warning)}")
 
 importable = [f for f, p in previews if not p.error]
 if importable and st.button(f"Import {len(importable)} file(s)", type="primary"):
@@ -56,13 +58,13 @@ if importable and st.button(f"Import {len(importable)} file(s)", type="primary")
         try:
             report = upload.import_upload(file.name, file.getvalue(), data.db_path(), given, log)
         except JouleBenchError as e:
-            st.error(e.format_message())
+            st.error(esc(e.format_message()))
             continue
         if report.status == "queued":
-            st.warning(f"{file.name}: {report.message}")
+            st.warning(f"{esc(file.name)}: {esc(report.message)}")
         elif report.status == "already_imported":
-            st.info(f"{file.name}: imported before; nothing added.")
+            st.info(f"{esc(file.name)}: imported before; nothing added.")
         else:
-            st.success(f"{file.name}: {report.runs_added} run(s) added, {report.runs_duplicate} already present.")
+            st.success(f"{esc(file.name)}: {report.runs_added} run(s) added, {report.runs_duplicate} already present.")
             for run_id in report.run_ids[:20]:
-                st.page_link(nav.RUN_DETAIL, label=f"Run {run_id}", query_params={"run_id": run_id})
+                st.page_link(nav.RUN_DETAIL, label=f"Run {esc(run_id)}", query_params={"run_id": run_id})

@@ -148,7 +148,7 @@ def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
 def crossovers(ranked: pl.DataFrame, settings: CostSettings) -> list[tuple[str, str, float]]:
     """For the cheapest device against each other ranked one: the utilisation where they swap."""
     rows = list(ranked.iter_rows(named=True))
-    out = []
+    out: list[tuple[str, str, float]] = []
     if len(rows) < 2:
         return out
     first = terms_of(rows[0], settings)
@@ -179,5 +179,6 @@ def sensitivity(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: 
     for value in values:
         moved = replace(settings, electricity_per_kwh=value)
         ranked, _ = rank(with_cost(runs, prices, price_missing, idle_w, moved, estimate_from_tdp), constraints)
-        frames.append(ranked.select("device_name", "cost_per_1m_samples", "rank").with_columns(pl.lit(value).alias("x")))
+        frames.append(ranked.select("device_name", "cost_per_1m_samples", "rank")
+                      .with_columns(pl.lit(value).alias("x")))
     return pl.concat(frames) if frames else pl.DataFrame()

@@ -331,8 +331,9 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
     elif energy_row is not None and _cap_w(energy_row, modes, cat.get("tdp_w")):
         cap = _cap_w(energy_row, modes, cat.get("tdp_w"))
         assert cap is not None
-        power = Figure(device, "Power cap of the setting", cap[0], "W", "catalog" if "TDP" in cap[1] else "reference table",
-                       config=config_label(energy_row), source=cap[1])
+        basis = "catalog" if "TDP" in cap[1] else "reference table"
+        power = Figure(device, "Power cap of the setting", cap[0], "W", basis, config=config_label(energy_row),
+                       source=cap[1])
     elif cat.get("tdp_w"):
         power = Figure(device, "Power cap of the setting", float(cat["tdp_w"]), "W", "catalog",
                        source=f"TDP {cat['tdp_w']:g} W (catalog)")
@@ -374,7 +375,8 @@ def _operating_point(ans: DeviceAnswer, ok: pl.DataFrame, energy_row: dict[str, 
             ans.cost_throughput = Figure(device, "Throughput", watts / ans.j_per_sample.value, "samples/s", ESTIMATE,
                                          "", ans.j_per_sample.config, how)
     elif ans.throughput.known and cat.get("tdp_w"):
-        row = ok.filter(pl.col("throughput_sps").is_not_null()).sort("throughput_sps", descending=True).row(0, named=True)
+        row = (ok.filter(pl.col("throughput_sps").is_not_null()).sort("throughput_sps", descending=True)
+               .row(0, named=True))
         watts = float(cat["tdp_w"]) * float(row.get("gpu_count") or 1)
         assert ans.throughput.value is not None
         ans.cost_energy = Figure(device, "Energy per example", watts / ans.throughput.value, "J", ESTIMATE,
@@ -763,10 +765,12 @@ def duty_cycle_sentences(answer: Answer) -> list[str]:
         split = ans.terms.split(u)
         total = ans.terms.at(u)
         idle_w = f"{sig(ans.idle_power.value)} W idle" if ans.idle_power.known else "idle power not measured"
-        parts.append(f"{_name(d)} ({esc(idle_w)}): idle electricity {esc(money(split['electricity while idle'], cur))}, "
+        idle_cost = esc(money(split["electricity while idle"], cur))
+        parts.append(f"{_name(d)} ({esc(idle_w)}): idle electricity {idle_cost}, "
                      f"hardware {esc(money(split['hardware'], cur))} of {esc(money(total, cur))}")
     if u >= 0.999:
-        head = "**Duty cycle:** busy all the time, so idle power costs nothing and the price is spread over the most samples"
+        head = ("**Duty cycle:** busy all the time, so idle power costs nothing and the price is spread over the "
+                "most samples")
     elif u >= 0.5:
         head = (f"**Duty cycle:** at {u * 100:.0f}% utilisation each device idles {idle_share * 100:.0f}% of the time; "
                 "idle power and the price add little per sample")

@@ -148,7 +148,8 @@ class JobStatus:
         elif p.get("current"):
             now = f"run {len(self.runs) + 1}: {p['current']}"
             if p.get("phase") == "measuring" and p.get("steps_done"):
-                goal = f" of {p['steps_planned']}" if p.get("steps_planned") else f" ({p.get('window_s') or 0:g} s window)"
+                goal = (f" of {p['steps_planned']}" if p.get("steps_planned")
+                        else f" ({p.get('window_s') or 0:g} s window)")
                 now += f" · measured step {p['steps_done']}{goal}"
             elif p.get("phase"):
                 now += f" · {p['phase']}"

@@ -18,7 +18,7 @@ class UrlReader:
 
     @classmethod
     def of(cls, query_params: object) -> UrlReader:
-        get_all = getattr(query_params, "get_all")
+        get_all = query_params.get_all  # type: ignore[attr-defined]
         return cls({k: list(get_all(k)) for k in query_params})  # type: ignore[attr-defined]
 
     def many(self, key: str, options: Iterable[str], label: str) -> list[str]:

@@ -87,16 +87,17 @@ if table.height > shown_table.height:
 st.caption(f"Sorted by {metric.label.split(' (')[0].lower()}, {'highest' if metric.higher_is_better else 'lowest'} "
            f"first; click a "
            f"header to sort by it. Cost at {esc(settings.describe())}, catalog prices in {settings.currency}.")
+help_texts = compare.table_help(settings.currency)
 st.dataframe(styled(shown_table, not_stated=("Sequence length", "GPUs")), hide_index=True, width="stretch",
-             column_config={k: st.column_config.Column(help=v) for k, v in compare.table_help(settings.currency).items()})
+             column_config={k: st.column_config.Column(help=v) for k, v in help_texts.items()})
 
 st.subheader(metric.title())
 labelled, shared = compare.with_labels(measured)
 labelled, series_left = compare.limit(labelled, "series", compare.MAX_SERIES)
 labelled, configs_left = compare.limit(labelled, "config", compare.MAX_CONFIGS)
 if series_left or configs_left:
-    st.caption(f"The chart shows the {compare.MAX_SERIES} series and {compare.MAX_CONFIGS} configurations with the most "
-               f"runs ({series_left} series and {configs_left} configurations more match); narrow the filters.")
+    st.caption(f"The chart shows the {compare.MAX_SERIES} series and {compare.MAX_CONFIGS} configurations with the "
+               f"most runs ({series_left} series and {configs_left} configurations more match); narrow the filters.")
 bar_frame = compare.bars(labelled, metric)
 if bar_frame.is_empty():
     have = [f"{m.label.lower()} ({n} runs)" for m in compare.METRICS.values()

@@ -82,7 +82,8 @@ with st.expander(f"Device prices ({currency})", expanded=False):
     grid = st.columns(3)
     for i, name in enumerate(in_use["device_name"].to_list()):
         value = grid[i % 3].number_input(f"{esc(name)} ({currency})", 0.0, 1e7, round(base_prices.get(name, 0.0), 2),
-                                         50.0, key=f"price_{currency}_{name}", help=esc(price_missing.get(name, "")) or None)
+                                         50.0, key=f"price_{currency}_{name}",
+                                         help=esc(price_missing.get(name, "")) or None)
         overrides[name] = value or None
 prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
 costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate)

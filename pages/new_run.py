@@ -93,7 +93,8 @@ with st.form("new_run"):
     steps = c[0].number_input(LABEL["--steps"], 1, 100_000, defaults.STEPS, key="steps")
     warmup = c[1].number_input(LABEL["--warmup"], 0, 10_000, defaults.WARMUP_STEPS, key="warmup")
     repeats = c[2].number_input(LABEL["--repeats"], 1, 100, defaults.REPEATS, key="repeats")
-    idle = c[3].number_input(LABEL["--idle-seconds"], 0.0, 600.0, min(600.0, max(0.0, _number("idle", defaults.IDLE_S))),
+    idle_default = min(600.0, max(0.0, _number("idle", defaults.IDLE_S)))
+    idle = c[3].number_input(LABEL["--idle-seconds"], 0.0, 600.0, idle_default,
                              help="Idle power measured at each power setting before its runs, for net J/example and "
                                   "the cost of idle time", key="idle")
     c = st.columns(2)

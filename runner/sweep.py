@@ -76,7 +76,7 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
     sink = ResultSink(options.out or unique_out_path(options.db), options.db, stream)
     result = SweepResult(out_path=sink.out_path)
     settings: list[Any] = list(options.power_values() or [None])
-    progress = Progress(len(configs) * len(settings), stream, progress_file(out_path),
+    progress = Progress(len(configs) * len(settings), stream, progress_file(sink.out_path),
                         idle_runs=len(settings) if options.idle else 0, idle_s=options.idle_s)
     control = options.make_control()
     own_meter = meter is None

@@ -35,9 +35,10 @@ class Progress:
     the step count of the run in progress is updated in place.
 
     With `progress_path`, the same progress is also kept in a small JSON file beside the result
-    file (at most twice a second, never fsynced): runs done and planned, the run in progress with
-    its steps done and planned (or its window in seconds), and an estimate of the time left. The
-    app reads it; nothing in the runner waits on it, and a failure to write it is ignored.
+    file while the sweep runs (at most twice a second, never fsynced; removed at the end): runs
+    done and planned, the run in progress with its steps done and planned (or its window in
+    seconds), and an estimate of the time left. The app reads it; nothing in the runner waits on
+    it, and a failure to write it is ignored.
     """
 
     def __init__(self, total: int, stream: TextIO | None = None, progress_path: Path | None = None,
@@ -94,9 +95,12 @@ class Progress:
         self.idle_left = max(0, self.idle_left - 1)
         self._write(force=True, current_left_s=seconds)
 
-    def close(self, finished: bool = True) -> None:
-        self._state = {"phase": "finished" if finished else "stopped", "current": None}
-        self._write(force=True, current_left_s=0.0)
+    def close(self) -> None:
+        """The sweep is over: its progress file goes (the result file and the job say the rest)."""
+        if self.path is not None:
+            for leftover in (self.path, self.path.with_name(f".{self.path.name}.partial")):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
 
     # --- per run --------------------------------------------------------------------------
     def start(self, index: int, cfg: RunConfig) -> None:

@@ -87,7 +87,7 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
             with PowerSettings(control, state_path, stream) if control else contextlib.nullcontext() as power:
                 _loop(options, configs, settings, control, power, meter, guard, progress, result, sink, stream)
         finally:
-            progress.close(finished=guard.pending is None)
+            progress.close()
             if own_meter:
                 meter.close()
             if control is not None:

@@ -290,3 +290,53 @@ def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
     with Store.open(db) as store:
         run = store.query("SELECT energy_j, energy_boundary, energy_method FROM runs WHERE run_id = 'a'").row(0)
     assert run[0] == pytest.approx(9.94284, rel=1e-6) and run[1:] == ("gpu_board", "sampled")  # awk, see there
+
+
+def test_devices_refuses_a_tdp_of_zero_or_a_negative_price_and_keeps_a_history(db: Path) -> None:
+    import polars as pl
+
+    from db import queries
+    from explorer import data
+    from joulebench.errors import InvalidEditError
+
+    with Store.open(db) as store:
+        before = queries.devices(store)
+    t4 = pl.col("device_name") == "Tesla T4"
+    for column, value in (("tdp_w", 0.0), ("tdp_w", -5.0), ("price_amount", -1.0), ("memory_gb", 0.0)):
+        bad = before.filter(t4).with_columns(pl.lit(value).alias(column), pl.lit("USD").alias("price_currency"))
+        with pytest.raises(InvalidEditError, match="Tesla T4"):
+            data.save_device_edits(str(db), bad)
+    with Store.open(db) as store:
+        assert queries.devices(store).filter(t4)["tdp_w"].to_list() == before.filter(t4)["tdp_w"].to_list()
+        assert queries.device_edits(store).is_empty()  # nothing of a refused edit is kept
+    good = before.filter(t4).with_columns(pl.lit(70.0).alias("tdp_w"), pl.lit(" usd ").alias("price_currency"),
+                                          pl.lit(2199.0).alias("price_amount"))
+    data.save_device_edits(str(db), good)
+    with Store.open(db) as store:
+        history = queries.device_edits(store)
+        row = queries.devices(store).filter(t4).row(0, named=True)
+    assert (row["tdp_w"], row["price_currency"]) == (70.0, "USD")
+    assert sorted(history["column_name"].to_list()) == ["price_amount", "price_currency", "tdp_w"]
+    assert history.filter(pl.col("column_name") == "tdp_w")["new_value"].to_list() == ["70.0"]
+    at = _page("devices")
+    assert not at.exception and "Edit history" in [e.label for e in at.expander]
+
+
+def test_exchange_rates_are_stored_with_date_and_source_and_checked(db: Path) -> None:
+    import polars as pl
+
+    from explorer import data
+    from joulebench.errors import InvalidEditError
+
+    rates = data.exchange_rates(str(db))
+    assert rates.select("from_currency", "to_currency", "rate_date").row(0) == ("CAD", "USD", "2021-03-16")
+    assert rates["source"][0]
+    table = pl.DataFrame({"from_currency": ["CAD", "eur"], "to_currency": ["USD", "USD"], "rate": [0.75, 1.1],
+                          "rate_date": ["2024-05-01", "2024-05-01"], "source": ["my bank", "my bank"]})
+    data.save_exchange_rates(str(db), table)
+    assert data.rates(str(db)).convert(100.0, "EUR", "CAD").amount == pytest.approx(110 / 0.75)
+    for bad in (table.with_columns(pl.lit(0.0).alias("rate")), table.with_columns(pl.lit("").alias("source")),
+                table.with_columns(pl.lit("DOLLARS").alias("to_currency"))):
+        with pytest.raises(InvalidEditError):
+            data.save_exchange_rates(str(db), bad)
+    assert data.exchange_rates(str(db))["rate"].to_list() == [0.75, 1.1]  # a refused edit changes nothing

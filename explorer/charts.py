@@ -69,11 +69,12 @@ def metric_bars(bar_frame: pl.DataFrame, metric_label: str, higher_is_better: bo
 
 def stated_ratios(frame: pl.DataFrame, log_y: bool = False) -> go.Figure:
     """The sources' stated ratios, one bar per finding (1 = equal)."""
-    shown = _literal(frame, "pair", "scope", "citation", "metric")
-    fig = px.bar(shown, x="pair", y="value", color="metric", barmode="group", log_y=log_y,
-                 hover_data={"scope": True, "citation": True},
-                 labels={"pair": "subject vs baseline", "value": "stated ratio (×, subject ÷ baseline) — for "
-                         "throughput higher is better, for energy lower", "metric": ""})
+    shown = _literal(frame, "pair", "scope", "citation", "metric", "finding")
+    fig = px.bar(shown, x="finding", y="value", color="pair", barmode="group", log_y=log_y,
+                 hover_data={"scope": True, "metric": True, "citation": True},
+                 labels={"finding": "the subject's configuration, as the source states it",
+                         "value": "stated ratio (×, subject ÷ baseline) — throughput: higher is better",
+                         "pair": ""})
     fig.add_hline(y=1, line_dash="dot", line_color="grey")
     return _legend_below(fig)
 

@@ -388,4 +388,5 @@ def stated_ratio_bars(findings: pl.DataFrame) -> pl.DataFrame:
     return ratios.select(
         (pl.col("subject_device") + " vs " + pl.col("baseline_device")).alias("pair"),
         pl.col("metric").replace_strict(_RELATION_WORDS, default=pl.col("metric")).alias("metric"),
-        pl.col("value"), pl.col("subject_desc").alias("scope"), pl.col("citation"))
+        pl.col("value"), pl.col("subject_desc").alias("scope"),
+        pl.col("subject_desc").str.slice(0, 48).alias("finding"), pl.col("citation"))

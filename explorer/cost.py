@@ -1,9 +1,9 @@
 """Cost & buying guide: cost per 1M samples for every run, in one currency, with the duty cycle;
 a ranking of the cheapest qualifying configuration per device that ranks only what has a cost.
 
-A run is costed when it has a throughput, an energy figure (measured, or TDP ÷ throughput when
-the user asks, labelled) and a device price convertible to the display currency. Everything
-else is listed apart with the reason, never ranked.
+A run is costed when it has a throughput and an energy figure (measured, or, when the user asks,
+estimated and labelled) and a device price convertible to the display currency. Everything else
+is listed apart with the reason, never ranked.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import polars as pl
 
 from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
 from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
+from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 
 @dataclass(frozen=True)
@@ -39,49 +40,68 @@ def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
     missing: dict[str, str] = {}
     for row in catalog.iter_rows(named=True):
         name = row["device_name"]
-        if overrides is not None and name in overrides:
-            if overrides[name] is not None:
-                prices[name] = float(overrides[name])  # type: ignore[arg-type]
-            else:
-                missing[name] = "no price entered"
-            continue
         conv = rates.convert(row["price_amount"], row["price_currency"], currency)
-        if conv.amount is None:
-            missing[name] = conv.missing_reason or "no price"
+        given = overrides.get(name) if overrides is not None else conv.amount
+        if given is not None:
+            prices[name] = float(given)
         else:
-            prices[name] = conv.amount
+            missing[name] = conv.missing_reason if conv.amount is None else "price set to 0 (unknown) on this page"
+            missing[name] = missing[name] or "no price"
     return prices, missing
 
 
+def mode_budgets(modes: pl.DataFrame) -> dict[str, float]:
+    """'device|mode id' -> the Jetson power mode's budget (W), where the source states one."""
+    known = modes.filter(pl.col("power_budget_w").is_not_null())
+    return {f"{d}|{m}": float(w) for d, m, w in known.select("device_name", "mode_id", "power_budget_w").iter_rows()}
+
+
 def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Mapping[str, str],
-              idle_w: Mapping[str, float], settings: CostSettings, estimate_from_tdp: bool = False) -> pl.DataFrame:
-    """Add price, j_per_sample_used, energy_basis, the cost parts per 1M samples (electricity
-    while busy, while idle, hardware), cost_per_1m_samples, and cost_missing (the reason)."""
+              idle_w: Mapping[str, float], settings: CostSettings, estimate: bool = False,
+              budgets: Mapping[str, float] | None = None) -> pl.DataFrame:
+    """Add price, throughput_used and j_per_sample_used with their basis, the cost parts per 1M
+    samples (electricity while busy, while idle, hardware), cost_per_1m_samples, and cost_missing
+    (the reason). With `estimate`, gaps are filled and labelled: energy = TDP ÷ throughput (an
+    upper bound) where a run measured none; throughput = (the setting's power cap, plus idle power
+    when the energy is at the wall) ÷ J/example where a source gives energy but no throughput."""
     u = settings.utilisation
     per_joule = settings.electricity_per_kwh * settings.pue / J_PER_KWH * 1e6
     lifetime_s = settings.lifetime_years * SECONDS_PER_YEAR
+    idle = pl.col("device_name").replace_strict(dict(idle_w), default=None, return_dtype=pl.Float64)
+    budget = (pl.concat_str([pl.col("device_name"), pl.lit("|"), pl.col("power_mode").str.split(" ").list.first()])
+              .replace_strict(dict(budgets or {}), default=None, return_dtype=pl.Float64))
+    cap = pl.coalesce(pl.col("power_limit_w"), budget, pl.col("tdp_w") * pl.col("gpu_count").fill_null(1))
+    wall = pl.col("energy_boundary").is_in(["wall", "system"])
+    cap_tp = (cap + pl.when(wall).then(idle).otherwise(0.0)) / pl.col("j_per_sample")
+    has_tp, has_j = pl.col("throughput_sps").is_not_null(), pl.col("j_per_sample").is_not_null()
     tdp_j = pl.col("tdp_w") * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
-    measured = pl.col("j_per_sample").is_not_null()
     frame = runs.with_columns(
         pl.col("device_name").replace_strict(dict(prices), default=None, return_dtype=pl.Float64).alias("price"),
-        pl.col("device_name").replace_strict(dict(idle_w), default=None, return_dtype=pl.Float64)
-        .alias("idle_power_used_w"),
-        pl.when(measured).then(pl.col("j_per_sample"))
-        .when(pl.lit(estimate_from_tdp)).then(tdp_j).otherwise(None).alias("j_per_sample_used"),
-        pl.when(measured).then(pl.lit("measured: ") + pl.col("energy_boundary").fill_null("boundary not stated"))
-        .when(pl.lit(estimate_from_tdp) & tdp_j.is_not_null()).then(pl.lit("estimate: TDP ÷ throughput"))
+        idle.alias("idle_power_used_w"),
+        pl.when(has_tp).then(pl.col("throughput_sps")).when(pl.lit(estimate)).then(cap_tp).otherwise(None)
+        .alias("throughput_used"),
+        pl.when(has_tp).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")))
+        .when(pl.lit(estimate) & cap_tp.is_not_null())
+        .then(pl.lit("estimate: power cap ÷ J/example")).otherwise(pl.lit("not measured")).alias("throughput_basis"),
+        pl.when(has_j).then(pl.col("j_per_sample"))
+        .when(pl.lit(estimate)).then(tdp_j).otherwise(None).alias("j_per_sample_used"),
+        pl.when(has_j).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")) + " · "
+                            + pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default="boundary not stated"))
+        .when(pl.lit(estimate) & tdp_j.is_not_null()).then(pl.lit("estimate: TDP ÷ throughput"))
         .otherwise(pl.lit("not measured")).alias("energy_basis"),
     )
     frame = frame.with_columns(
         (pl.col("j_per_sample_used") * per_joule).alias("energy_cost_per_1m"),
-        (pl.col("idle_power_used_w").fill_null(0) / pl.col("throughput_sps") * (1 - u) / u * per_joule)
+        (pl.col("idle_power_used_w").fill_null(0) / pl.col("throughput_used") * (1 - u) / u * per_joule)
         .alias("idle_cost_per_1m"),
-        (pl.col("price") / (pl.col("throughput_sps") * lifetime_s * u) * 1e6).alias("hardware_cost_per_1m"),
+        (pl.col("price") / (pl.col("throughput_used") * lifetime_s * u) * 1e6).alias("hardware_cost_per_1m"),
     ).with_columns(
         (pl.col("energy_cost_per_1m") + pl.col("idle_cost_per_1m") + pl.col("hardware_cost_per_1m"))
         .alias("cost_per_1m_samples"),
-        pl.when(pl.col("throughput_sps").is_null()).then(pl.lit("no throughput"))
-        .when(pl.col("j_per_sample_used").is_null()).then(pl.lit("no energy per example"))
+        pl.when(pl.col("throughput_used").is_null())
+        .then(pl.lit("no throughput" + ("" if estimate else " (turn on estimates to derive one from energy)")))
+        .when(pl.col("j_per_sample_used").is_null())
+        .then(pl.lit("no energy per example" + (" and no TDP to estimate one" if estimate else "")))
         .when(pl.col("price").is_null())
         .then(pl.col("device_name").replace_strict(dict(price_missing), default="no price", return_dtype=pl.String))
         .otherwise(None).alias("cost_missing"),
@@ -92,7 +112,7 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
 def terms_of(row: Mapping[str, object], settings: CostSettings) -> CostTerms:
     """A costed run's cost as A + B ÷ u (for the crossover and the utilisation curve)."""
     idle = row.get("idle_power_used_w")
-    return cost_terms(float(row["j_per_sample_used"]), float(row["throughput_sps"]),  # type: ignore[arg-type]
+    return cost_terms(float(row["j_per_sample_used"]), float(row["throughput_used"]),  # type: ignore[arg-type]
                       None if idle is None else float(idle), float(row["price"]), settings)  # type: ignore[arg-type]
 
 
@@ -114,7 +134,7 @@ def rank(runs: pl.DataFrame, constraints: Constraints) -> tuple[pl.DataFrame, pl
     cheapest first, numbered. Not ranked: devices with runs here but no cost, and why."""
     ok = runs.filter(pl.col("status") == "ok")
     costed = _qualifying(ok.filter(pl.col("cost_per_1m_samples").is_not_null()), constraints)
-    best = (costed.sort(["cost_per_1m_samples", "throughput_sps"], descending=[False, True])
+    best = (costed.sort(["cost_per_1m_samples", "throughput_used"], descending=[False, True])
             .group_by("device_name", maintain_order=True).first())
     ranked = best.with_row_index("rank", offset=1).with_columns(pl.col("rank").cast(pl.Int64))
     others = ok.filter(~pl.col("device_name").is_in(ranked["device_name"].to_list()))
@@ -132,7 +152,7 @@ def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
         pl.col("rank").alias("Rank"), pl.col("device_name").alias("Device"),
         pl.col("precision").alias("Precision"), pl.col("batch_size").alias("Batch"),
         pl.col("seq_len").alias("Sequence length"), pl.col("power_setting").alias("Power setting"),
-        pl.col("throughput_sps").alias("Throughput (samples/s)"),
+        pl.col("throughput_used").alias("Throughput (samples/s)"), pl.col("throughput_basis").alias("Throughput basis"),
         pl.col("j_per_sample_used").alias("Energy per example (J)"), pl.col("energy_basis").alias("Energy basis"),
         pl.col("idle_power_used_w").alias("Idle power (W)"),
         pl.col("price").alias(f"Price ({currency})"),
@@ -173,12 +193,12 @@ def utilisation_curve(ranked: pl.DataFrame, settings: CostSettings, start_pct: i
 
 def sensitivity(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Mapping[str, str],
                 idle_w: Mapping[str, float], settings: CostSettings, constraints: Constraints,
-                estimate_from_tdp: bool, values: list[float]) -> pl.DataFrame:
+                estimate: bool, values: list[float], budgets: Mapping[str, float] | None = None) -> pl.DataFrame:
     """Cost per 1M samples of each device's cheapest configuration as the electricity price moves."""
     frames = []
     for value in values:
         moved = replace(settings, electricity_per_kwh=value)
-        ranked, _ = rank(with_cost(runs, prices, price_missing, idle_w, moved, estimate_from_tdp), constraints)
+        ranked, _ = rank(with_cost(runs, prices, price_missing, idle_w, moved, estimate, budgets), constraints)
         frames.append(ranked.select("device_name", "cost_per_1m_samples", "rank")
                       .with_columns(pl.lit(value).alias("x")))
     return pl.concat(frames) if frames else pl.DataFrame()

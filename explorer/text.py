@@ -17,14 +17,20 @@ import re
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&=\"'^%@])")
 
 NOT_MEASURED = "not measured"
+# GitHub-flavoured Markdown turns bare URLs, 'www.' and e-mail addresses into links even when every
+# character is escaped; an invisible word joiner inside each trigger keeps them text.
+WORD_JOINER = "\u2060"
+_AUTOLINK_TRIGGERS = re.compile(r"(://|www\.|@)", re.IGNORECASE)
 
 
 def esc(text: object) -> str:
     """`text` as literal Markdown: every special character backslash-escaped (so no line can
-    start a heading, a list or a quote), runs of spaces collapsed, line breaks kept as breaks."""
+    start a heading, a list or a quote, and no link or image can form), bare URLs and e-mail
+    addresses kept from becoming links, runs of spaces collapsed, line breaks kept as breaks."""
     if text is None:
         return ""
     lines = [" ".join(line.split()) for line in str(text).splitlines()]
+    lines = [_AUTOLINK_TRIGGERS.sub(lambda m: m.group(0)[0] + WORD_JOINER + m.group(0)[1:], line) for line in lines]
     return "  \n".join(_MARKDOWN_SPECIAL.sub(r"\\\1", line) for line in lines if line)
 
 

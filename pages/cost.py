@@ -7,7 +7,7 @@ from explorer import charts, compare, cost, data, nav
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
 from explorer.tables import styled
-from explorer.text import esc, money
+from explorer.text import batch_label, esc, money, precision_name
 
 st.title("Cost & buying guide")
 st.caption("Cost per 1M samples of every device's cheapest configuration for a workload, in one currency: "
@@ -15,7 +15,8 @@ st.caption("Cost per 1M samples of every device's cheapest configuration for a w
            "the samples of its lifetime. To weigh a few candidates for a job, use Decide.")
 path = data.db_path()
 runs = data.or_stop(data.runs, path)
-catalog, _ = data.devices(path)
+catalog, power_modes = data.devices(path)
+budgets = cost.mode_budgets(power_modes)
 currencies = data.currencies(path)
 
 url = UrlReader.of(st.query_params)
@@ -35,9 +36,10 @@ modes = compare.options(of_workload, "mode")
 mode_url = url.one("mode", ["train", "infer"], "mode")
 mode = c2.selectbox("Mode", modes, key="mode", index=modes.index(mode_url) if mode_url in modes else 0,
                     format_func=lambda m: "training" if m == "train" else "inference")
-estimate = c3.toggle("Estimate missing energy from TDP", key="tdp", value=url.params.get("tdp", ["0"])[0] == "1",
-                     help="Where a run has no measured energy, use TDP ÷ throughput (an upper bound), labelled "
-                          "'estimate' in the ranking.")
+estimate = c3.toggle("Fill gaps with labelled estimates", key="tdp", value=url.params.get("tdp", ["0"])[0] == "1",
+                     help="Energy = TDP ÷ throughput where a run measured none (an upper bound); throughput = the "
+                          "setting's power cap (plus idle power for figures at the wall) ÷ J/example where a source "
+                          "gives energy but no throughput. Both are labelled 'estimate' in the ranking.")
 
 with st.sidebar:
     st.header("Your numbers")
@@ -86,7 +88,7 @@ with st.expander(f"Device prices ({currency})", expanded=False):
                                          help=esc(price_missing.get(name, "")) or None)
         overrides[name] = value or None
 prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
-costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate)
+costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate, budgets)
 limits = cost.Constraints(max_power or None, min_mem or None, max_p99 or None, budget or None)
 ranked, not_ranked = cost.rank(costed, limits)
 
@@ -95,12 +97,14 @@ st.subheader(f"Ranking for {esc(workload)}, {mode_word}")
 if ranked.is_empty():
     st.info("No device here has a throughput, an energy figure and a price in " + currency
             + (" that meets the constraints" if any([max_power, min_mem, max_p99, budget]) else "")
-            + ", so nothing can be ranked. See why below; enter prices above, or estimate energy from TDP.")
+            + ", so nothing can be ranked. See why below; enter prices above, or fill gaps with labelled estimates.")
 else:
     best = ranked.row(0, named=True)
     st.markdown(f"**Cheapest: {esc(best['device_name'])}** at {esc(money(best['cost_per_1m_samples'], currency))} "
-                f"per 1M samples ({esc(best['precision'] or '')}, batch {esc(best['batch_size'])}, "
-                f"{esc(best['power_setting'])}; energy {esc(best['energy_basis'])}) at {util_pct}% utilisation.")
+                f"per 1M samples ({esc(precision_name(best['precision']))}, "
+                f"{esc(batch_label(best['batch_size'], best['grad_accum_steps']))}, "
+                f"{esc(best['power_setting'])}; throughput {esc(best['throughput_basis'])}, energy "
+                f"{esc(best['energy_basis'])}) at {util_pct}% utilisation.")
     st.dataframe(styled(cost.ranking_table(ranked, currency)), hide_index=True)
     st.plotly_chart(charts.cost_ranking(ranked, currency), width="stretch")
     flips = cost.crossovers(ranked, settings)
@@ -116,7 +120,7 @@ else:
                                                    settings.utilisation, flips), width="stretch")
     else:
         moves = cost.sensitivity(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, limits,
-                                 estimate, [0.05 * i for i in range(1, 11)])
+                                 estimate, [0.05 * i for i in range(1, 11)], budgets)
         st.plotly_chart(charts.cost_sensitivity(moves, f"electricity price ({currency} per kWh)", currency),
                         width="stretch")
 if not not_ranked.is_empty():

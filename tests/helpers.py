@@ -49,4 +49,4 @@ def shown(markdown: str) -> str:
     """The text a reader sees in a Markdown string the app escaped (backslash escapes removed)."""
     import re
 
-    return re.sub(r"\\(.)", r"\1", markdown)
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")  # escapes and the word joiners of esc()

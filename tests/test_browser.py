@@ -147,7 +147,8 @@ def test_student_decides_between_rtx3060_and_jetson_agx_xavier(server: str, page
     _wait_text(page, "at 10% utilisation over 3 years")
     low = _body(page)
     # which is faster, by how much, on what basis
-    assert re.search(r"Faster: GeForce RTX 3060 is faster at training than Jetson AGX Xavier: 3\.0x \(stated ratio", low)
+    assert re.search(r"Faster: GeForce RTX 3060 is faster at training than Jetson AGX Xavier: 3\.0x "
+                     r"\(stated ratio", low)
     # which uses fewer joules, on what basis
     assert re.search(r"Fewer joules: Jetson AGX Xavier uses fewer joules than GeForce RTX 3060: 1\.5x "
                      r"\(reference table: 283 vs 420 J per iteration, at the wall", low)
@@ -212,9 +213,9 @@ def test_a_device_named_with_markdown_shows_as_text(seeded_db: Path, page, reque
     page.goto(f"{server}/decide?device=%21%5Bx%5D%28http%3A%2F%2Fexample.invalid%2Fa.png%29"
               "&device=Test+GPU+Efficient&mode=infer&job=workload%3Abert-base-squad")
     _wait_text(page, "The answer for")
-    assert evil in _body(page)
+    assert evil in _body(page).replace("\u2060", "")  # shown as written (an invisible joiner keeps URLs text)
     assert page.locator('img[src*="example.invalid"]').count() == 0
-    assert page.locator('a[href*="example.invalid"]').count() == 0
+    assert page.locator('a[href^="http://example.invalid"]').count() == 0  # no link made of it
 
 
 def test_upload_an_exported_result_file(server: str, page, output_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -280,7 +281,7 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     page.get_by_role("button", name="Start").click()
     _wait_text(page, "0 of 1 run(s) done")
     _wait_text(page, "measured step", timeout_ms=60_000)  # the runner's own step progress
-    _wait_text(page, " left", timeout_ms=30_000)  # and its estimate of the time left
+    page.get_by_text(re.compile(r"about [\d.]+ (s|min|h) left")).first.wait_for(timeout=30_000)  # its time left
     page.get_by_role("button", name="Cancel run").click()
     _wait_text(page, "Cancelled: 1 run(s) recorded", timeout_ms=60_000)
     _shot(page, output_dir / "new-run-cancelled.png")

@@ -182,7 +182,8 @@ def test_cost_settings_from_a_link_report_what_they_cannot_use() -> None:
 def test_decide_page_answers_the_student_in_sentences_then_a_table(db: Path) -> None:
     at = _page(device=STUDENT, mode="train", kwh="0.3", years="3", util="0.1", currency="USD")
     said = _said(at)
-    assert "**Faster:** **GeForce RTX 3060** is faster at training than **Jetson AGX Xavier**: 3.0x (*stated ratio*" in said
+    assert ("**Faster:** **GeForce RTX 3060** is faster at training than **Jetson AGX Xavier**: 3.0x "
+            "(*stated ratio*") in said
     assert "**Fewer joules:** **Jetson AGX Xavier**" in said
     assert "at 10% utilisation over 3 years, 0.3 USD per kWh" in said
     assert "idles 90% of the time" in said

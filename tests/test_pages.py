@@ -215,6 +215,11 @@ def test_cost_ranks_only_what_has_a_cost_in_one_currency(db: Path) -> None:
     why = _frame(blog, "Why not ranked")
     assert set(why["Device"]) >= {"GeForce RTX 3060", "Jetson AGX Xavier"}
     assert all("no throughput" in w for w in why["Why not ranked"])
+    estimated = _page("cost", workload="bert-large-ner", mode="infer", tdp="1")
+    ranked = _frame(estimated, "Rank")
+    assert list(ranked["Device"]) == ["GeForce RTX 3060", "Jetson AGX Xavier"]  # 6.9 vs 11.5 J/example, estimated
+    assert set(ranked["Throughput basis"]) == {"estimate: power cap ÷ J/example"}
+    assert set(ranked["Energy basis"]) == {"reference table · at the wall"}
     import_file(FIXTURES / "result_v1_cost_tradeoff.json", db=db)
     at = _page("cost", workload="bert-base-squad", mode="infer")
     ranked = _frame(at, "Rank")

@@ -45,8 +45,8 @@ def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
         if given is not None:
             prices[name] = float(given)
         else:
-            missing[name] = conv.missing_reason if conv.amount is None else "price set to 0 (unknown) on this page"
-            missing[name] = missing[name] or "no price"
+            reason = conv.missing_reason if conv.amount is None else "price set to 0 (unknown) on this page"
+            missing[name] = reason or "no price"
     return prices, missing
 
 

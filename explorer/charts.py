@@ -58,11 +58,18 @@ def runs_per_device(counts: pl.DataFrame) -> go.Figure:
 def metric_bars(bar_frame: pl.DataFrame, metric_label: str, higher_is_better: bool, log_y: bool = False,
                 title: str | None = None) -> go.Figure:
     """Grouped bars of a metric by configuration (x), one colour per series; boundary, basis and
-    source in the hover."""
+    source in the hover. Where the frame carries a 95% interval (`ci_low`, `ci_high`, from repeat
+    statistics), it is drawn as error bars."""
     frame = _literal(bar_frame, "series", "config", "citation")
+    errors = {}
+    if {"ci_low", "ci_high"} <= set(frame.columns):
+        frame = frame.with_columns((pl.col("ci_high") - pl.col("value")).alias("_err_plus"),
+                                   (pl.col("value") - pl.col("ci_low")).alias("_err_minus"))
+        errors = {"error_y": "_err_plus", "error_y_minus": "_err_minus"}
     fig = px.bar(frame, x="config", y="value", color="series", barmode="group", log_y=log_y,
                  hover_data={"runs": True, "boundary": True, "method": True, "basis": True, "citation": True},
-                 labels={"config": "configuration", "value": better(metric_label, higher_is_better), "series": ""})
+                 labels={"config": "configuration", "value": better(metric_label, higher_is_better), "series": ""},
+                 **errors)
     fig.update_xaxes(type="category")
     return _legend_below(fig, title)
 

@@ -5,7 +5,8 @@ import streamlit as st
 
 from db.queries import EDITABLE_DEVICE_COLUMNS
 from explorer import data
-from explorer.text import esc
+from explorer.tables import styled
+from explorer.text import esc, human_field
 from joulebench.errors import JouleBenchError
 
 st.title("Devices")
@@ -17,7 +18,9 @@ shown = catalog.filter(pl.col("kind").is_in(kinds))
 st.caption(f"{shown.height} devices. Editable: TDP (W, above 0), memory (GB, above 0), price (0 or more) with its "
            "currency (a three-letter code), kind, source and date, and notes. Specs cite their source.")
 locked = [c for c in shown.columns if c not in EDITABLE_DEVICE_COLUMNS]
+headers = {c: human_field(c) for c in shown.columns}
 edited = st.data_editor(shown, disabled=locked, hide_index=True, key="catalog", width="stretch", column_config={
+    **headers,
     "device_name": st.column_config.TextColumn("Device"),
     "tdp_w": st.column_config.NumberColumn("TDP (W)", min_value=0.001, help="Above 0"),
     "memory_gb": st.column_config.NumberColumn("Memory (GB)", min_value=0.001, help="Above 0"),
@@ -25,6 +28,8 @@ edited = st.data_editor(shown, disabled=locked, hide_index=True, key="catalog", 
     "price_currency": st.column_config.TextColumn("Currency", help="A three-letter code: USD, EUR, CAD, ..."),
     "memory_bandwidth_gbs": st.column_config.NumberColumn("Memory bandwidth (GB/s)"),
     "runs": st.column_config.NumberColumn("Runs"),
+    "price_kind": st.column_config.TextColumn("Price kind", help="retail, market or list"),
+    "launch_date": st.column_config.TextColumn("Launch date"),
 })
 
 changed = data.changed_rows(shown, edited)
@@ -69,4 +74,4 @@ with st.expander("Edit history"):
                                      "old_value": "Before", "new_value": "After"}), hide_index=True, width="stretch")
 
 st.subheader("Jetson power modes")
-st.dataframe(modes, hide_index=True, width="stretch")
+st.dataframe(styled(modes.rename({c: human_field(c) for c in modes.columns})), hide_index=True, width="stretch")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from explorer.text import MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
+from explorer.text import BOUNDARY_NAMES, MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -301,6 +301,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                    .with_columns((pl.col(metric.column) / pl.col("_ref")).alias(rel_label))
                    .drop([f"_{c}" for c in CONFIG] + ["_ref"]))
     named = grouped.with_columns(
+        pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=pl.col("energy_boundary")),
         pl.col("source_kind").replace_strict({k: basis_of(k) for k in ("local", "upload", "reference")},
                                              default=pl.col("source_kind")),
         pl.col("precision").replace_strict({k: precision_name(k) for k in ("fp32", "tf32", "fp16", "bf16",

@@ -42,7 +42,9 @@ def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
         name = row["device_name"]
         conv = rates.convert(row["price_amount"], row["price_currency"], currency)
         given = overrides.get(name) if overrides is not None else conv.amount
-        if given is not None:
+        if given is not None and given < 0:
+            missing[name] = "a negative price in the catalog (fix it on the Devices page)"
+        elif given is not None:
             prices[name] = float(given)
         else:
             reason = conv.missing_reason if conv.amount is None else "price set to 0 (unknown) on this page"
@@ -70,11 +72,12 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
     idle = pl.col("device_name").replace_strict(dict(idle_w), default=None, return_dtype=pl.Float64)
     budget = (pl.concat_str([pl.col("device_name"), pl.lit("|"), pl.col("power_mode").str.split(" ").list.first()])
               .replace_strict(dict(budgets or {}), default=None, return_dtype=pl.Float64))
-    cap = pl.coalesce(pl.col("power_limit_w"), budget, pl.col("tdp_w") * pl.col("gpu_count").fill_null(1))
+    tdp = pl.when(pl.col("tdp_w") > 0).then(pl.col("tdp_w"))  # a TDP of 0 or below is no figure
+    cap = pl.coalesce(pl.col("power_limit_w"), budget, tdp * pl.col("gpu_count").fill_null(1))
     wall = pl.col("energy_boundary").is_in(["wall", "system"])
     cap_tp = (cap + pl.when(wall).then(idle).otherwise(0.0)) / pl.col("j_per_sample")
     has_tp, has_j = pl.col("throughput_sps").is_not_null(), pl.col("j_per_sample").is_not_null()
-    tdp_j = pl.col("tdp_w") * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
+    tdp_j = tdp * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
     frame = runs.with_columns(
         pl.col("device_name").replace_strict(dict(prices), default=None, return_dtype=pl.Float64).alias("price"),
         idle.alias("idle_power_used_w"),

@@ -94,6 +94,9 @@ class Rates:
             return Conversion(None, to_currency, missing_reason=(
                 f"price in {from_currency} and no {from_currency} to {to_currency} exchange rate "
                 "(add one on the Devices page)"))
+        if amount < 0:
+            return Conversion(None, to_currency, missing_reason="a negative price in the catalog (fix it on the "
+                              "Devices page)")
         factor, used = found
         return Conversion(amount * factor, to_currency, used)
 

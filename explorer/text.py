@@ -108,9 +108,8 @@ _UNIT_SUFFIXES = (("_per_sample", " per example (J)"), ("_per_iteration", " per 
                   ("_sps", " (samples/s)"), ("_ms", " (ms)"), ("_mhz", " (MHz)"), ("_gbs", " (GB/s)"),
                   ("_pct", " (%)"), ("_mb", " (MB)"), ("_gb", " (GB)"), ("_w", " (W)"), ("_j", " (J)"),
                   ("_s", " (s)"))
-_WORDS = {"j": "energy", "tdp": "TDP", "avg": "average", "mem": "memory", "sha256": "SHA-256", "tf32": "TF32", "cuda": "CUDA",
-          "cudnn": "cuDNN", "cpu": "CPU",
-          "gpu": "GPU", "os": "OS", "ram": "RAM", "id": "ID", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
+_WORDS = {"j": "energy", "tdp": "TDP", "avg": "average", "mem": "memory", "sha256": "SHA-256", "tf32": "TF32",
+          "cuda": "CUDA", "cudnn": "cuDNN", "cpu": "CPU", "gpu": "GPU", "os": "OS", "ram": "RAM", "id": "ID"}
 
 
 def human_field(name: str) -> str:

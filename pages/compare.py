@@ -7,7 +7,7 @@ from explorer import charts, compare, cost, data, nav
 from explorer.metrics import pareto_front
 from explorer.money import CostSettings
 from explorer.tables import styled
-from explorer.text import esc
+from explorer.text import BASIS_NAMES, BOUNDARY_NAMES, esc
 
 st.title("Compare")
 path = data.db_path()
@@ -163,8 +163,10 @@ else:
         (pl.lit(nav.RUN_DETAIL_URL + "?run_id=") + pl.col("run_id")).alias("Run"), pl.col("series").alias("Series"),
         pl.col("config").alias("Configuration"), pl.col("status").alias("Status"),
         pl.col(metric.column).alias(metric.label),
-        pl.col("energy_boundary").alias("Energy measured at"), pl.col("energy_method").alias("Energy method"),
-        pl.col("source_kind").alias("Source"), pl.col("citation").alias("Citation"))
+        pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=None).alias("Energy measured at"),
+        pl.col("energy_method").alias("Energy method"),
+        pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")).alias("Basis"),
+        pl.col("citation").alias("Citation"))
     st.dataframe(styled(shown), hide_index=True,
                  column_config={"Run": st.column_config.LinkColumn("Run", display_text="open")})
 ids = tuple(chosen["run_id"].to_list())

@@ -249,7 +249,7 @@ def test_devices_catalog_and_edit_persists(db: Path) -> None:
 
     at = _page("devices")
     assert "29 devices" in at.caption[0].value
-    modes = at.dataframe[-1].value.data if hasattr(at.dataframe[-1].value, "data") else at.dataframe[-1].value
+    modes = _frame(at, "Mode ID", "Power budget (W)")
     assert len(modes) >= 16 and "Jetson AGX Xavier" in set(modes["Device name"])
     with Store.open(db) as store:
         before = queries.devices(store)

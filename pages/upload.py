@@ -26,7 +26,7 @@ with st.expander("Attach a power log (optional)"):
                                                      "cpu_package"], key="log_boundary",
                                 help="empty: wall for a meter CSV, else what the log says")
 if not files:
-    st.info("Known formats: " + "; ".join(importers.known_formats()))
+    st.info("Known formats: " + esc("; ".join(importers.known_formats())))
     st.stop()
 try:
     given = upload.hints(device, boundary, precision, mode)

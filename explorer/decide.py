@@ -219,8 +219,8 @@ class DeviceAnswer:
     cost_energy: Figure  # the J/example the cost uses
     terms: CostTerms | None = None
     cost_missing: str = ""
-    ooms: list[str] = field(default_factory=list)
-    price_note: str = ""
+    ooms: list[str] = field(default_factory=list)  # configurations recorded as out of memory
+    oom_basis: str = ""
 
     def cost_at(self, u: float) -> float | None:
         return None if self.terms is None else self.terms.at(u)
@@ -242,7 +242,7 @@ def _cap_w(row: dict[str, Any], modes: pl.DataFrame, tdp_w: float | None) -> tup
         if found.height:
             budget = float(found["power_budget_w"][0])
             return budget, f"mode {row['power_mode']} budget {budget:g} W"
-    if tdp_w:
+    if tdp_w and tdp_w > 0:
         return float(tdp_w), f"TDP {tdp_w:g} W (catalog)"
     return None
 
@@ -322,7 +322,9 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
     p99 = (_from_row(device, "p99 latency per batch (lowest)", "latency_p99_ms", "ms", with_p99.row(0, named=True))
            if with_p99.height else _missing(device, "p99 latency per batch (lowest)", "ms",
                                             f"no latency percentiles for {scope}"))
-    ooms = [config_label(r) for r in rows.filter(pl.col("status") == "oom").iter_rows(named=True)]
+    oom_rows = rows.filter(pl.col("status") == "oom")
+    ooms = [config_label(r) for r in oom_rows.iter_rows(named=True)]
+    oom_basis = " and ".join(sorted({basis_of(k) for k in oom_rows["source_kind"].to_list()}))
 
     # power drawn while running: measured average, else the cap of the setting, else TDP
     with_pw = ok.filter(pl.col("avg_power_w").is_not_null()).sort("avg_power_w")
@@ -341,7 +343,7 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
         power = _missing(device, "Power while running", "W", "no power measurement and no TDP in the catalog")
 
     answer = DeviceAnswer(device, cat.get("kind"), throughput, j_sample, j_iter, idle_fig, price, memory, p99,
-                          power, throughput, j_sample, ooms=ooms)
+                          power, throughput, j_sample, ooms=ooms, oom_basis=oom_basis)
     _operating_point(answer, ok, energy_row, modes, cat, settings)
     return answer
 
@@ -807,9 +809,29 @@ def constraint_sentences(answer: Answer) -> list[str]:
     return ["**Constraints:** " + lines[0], *lines[1:]] if lines else []
 
 
+def headline(answer: Answer) -> str:
+    """One sentence: who is faster, who uses fewer joules, who is cheapest per sample at the
+    chosen utilisation (each only where the data can say)."""
+    parts = []
+    fast = _leader(answer.devices, answer.speed)
+    if fast:
+        parts.append(f"{_name(fast)} is faster")
+    frugal = _leader(answer.devices, answer.energy)
+    if frugal:
+        parts.append(f"{_name(frugal)} uses fewer joules" if frugal != fast else "and uses fewer joules")
+    costed = answer.costed()
+    u = answer.settings.utilisation
+    if len(costed) >= 2:
+        parts.append(f"{_name(costed[0])} costs least per sample at {u * 100:.0f}% utilisation")
+    if not parts:
+        return "**In short:** the data cannot compare these devices for this job yet; see what is missing below."
+    text = "; ".join(parts).replace("is faster; and uses", "is faster and uses")
+    return f"**In short:** {text}. The reasons and the basis of each figure follow."
+
+
 def verdict(answer: Answer) -> list[str]:
     """The answer in sentences (Markdown, every name and citation escaped)."""
-    return [*speed_sentences(answer), *energy_sentences(answer), *cost_sentences(answer),
+    return [headline(answer), *speed_sentences(answer), *energy_sentences(answer), *cost_sentences(answer),
             *constraint_sentences(answer)]
 
 
@@ -842,6 +864,10 @@ def figure_table(answer: Answer) -> pl.DataFrame:
                          "Boundary": f.boundary, "Configuration": f.config,
                          "Source or derivation": f.source if f.known else f.missing_reason,
                          "n": f.n, "ci_low": f.ci_low, "ci_high": f.ci_high, "grade": f.grade})
+        if ans.ooms:
+            rows.append({"Device": d, "Figure": "Out of memory (a recorded outcome)", "Value": "; ".join(ans.ooms[:4]),
+                         "Basis": ans.oom_basis, "Boundary": "", "Configuration": "",
+                         "Source or derivation": f"{len(ans.ooms)} configuration(s) ran out of memory"})
     frame = pl.DataFrame(rows, schema={"Device": pl.String, "Figure": pl.String, "Value": pl.String,
                                        "Basis": pl.String, "Boundary": pl.String, "Configuration": pl.String,
                                        "Source or derivation": pl.String, "n": pl.Int64, "ci_low": pl.Float64,

@@ -199,6 +199,14 @@ def currencies(path: str) -> list[str]:
     return sorted(found)
 
 
+def selection_csv(frame: pl.DataFrame) -> bytes:
+    """A selection as CSV for download, text cells a spreadsheet would run as formulas defused."""
+    from db.export import defuse_formulas
+
+    lists = [c for c, t in frame.schema.items() if isinstance(t, pl.List)]
+    return defuse_formulas(frame.drop(lists)).write_csv().encode()
+
+
 def selection_document(path: str, run_ids: tuple[str, ...]) -> bytes:
     """A result file (gzip) of the given runs, for download."""
     import gzip

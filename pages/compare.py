@@ -171,7 +171,7 @@ else:
                  column_config={"Run": st.column_config.LinkColumn("Run", display_text="open")})
 ids = tuple(chosen["run_id"].to_list())
 c1, c2 = st.columns(2)
-c1.download_button("Download selection (CSV)", lambda: chosen.drop("flags").write_csv().encode(),
+c1.download_button("Download selection (CSV)", lambda: data.selection_csv(chosen),
                    "joulebench-selection.csv", "text/csv", on_click="ignore")
 c2.download_button("Download selection (result file)", lambda: data.selection_document(path, ids),
                    "joulebench-selection.json.gz", "application/gzip", on_click="ignore")

@@ -281,7 +281,7 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     page.get_by_role("button", name="Start").click()
     _wait_text(page, "0 of 1 run(s) done")
     _wait_text(page, "measured step", timeout_ms=60_000)  # the runner's own step progress
-    page.get_by_text(re.compile(r"about [\d.]+ (s|min|h) left")).first.wait_for(timeout=30_000)  # its time left
+    page.get_by_text(re.compile(r"about [\d.]+ (s|min|h) left")).first.wait_for(timeout=90_000)  # its time left
     page.get_by_role("button", name="Cancel run").click()
     _wait_text(page, "Cancelled: 1 run(s) recorded", timeout_ms=60_000)
     _shot(page, output_dir / "new-run-cancelled.png")

@@ -1,5 +1,7 @@
 """Compare: devices, precisions and power settings side by side, with nothing narrowed unseen."""
 
+from dataclasses import replace
+
 import polars as pl
 import streamlit as st
 
@@ -20,7 +22,7 @@ unknown = compare.unknown_values(all_runs, params)
 settings, setting_problems = CostSettings.from_query(params)
 if settings.currency not in data.currencies(path):
     setting_problems.append(f"currency {settings.currency!r}")
-    settings = CostSettings()
+    settings = replace(settings, currency=CostSettings().currency)  # the other settings stand
 if unknown or setting_problems:
     st.warning(esc("This link asks for " + "; ".join(unknown + setting_problems) + ", not in this database: "
                    "not applied. The filters show what is applied."))

@@ -1,5 +1,7 @@
 """Cost & buying guide: cost per 1M samples in one currency, with the duty cycle, ranked."""
 
+from dataclasses import replace
+
 import polars as pl
 import streamlit as st
 
@@ -24,7 +26,7 @@ settings_url, problems = CostSettings.from_query({k: v for k, v in url.params.it
 url.problems += problems
 if settings_url.currency not in currencies:
     url.problems.append(f"currency {settings_url.currency!r} (no price or exchange rate in it)")
-    settings_url = CostSettings()
+    settings_url = replace(settings_url, currency=CostSettings().currency)  # the other settings stand
 workloads = compare.options(runs.filter(pl.col("mode") != "idle"), "workload")
 workload_url = url.one("workload", workloads, "workload")
 

@@ -1,5 +1,7 @@
 """Decide: which device to buy for a job, answered in sentences, then the figures and their basis."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from explorer import charts, data, decide, nav
@@ -27,7 +29,7 @@ settings_from_url, setting_problems = CostSettings.from_query(
 url.problems += setting_problems
 if settings_from_url.currency not in currencies:
     url.problems.append(f"currency {settings_from_url.currency!r} (no price or exchange rate in it)")
-    settings_from_url = CostSettings()
+    settings_from_url = replace(settings_from_url, currency=CostSettings().currency)  # the other settings stand
 
 top = st.columns([3, 1])
 devices = top[0].multiselect("Candidate devices (2 to 6)", device_options, default=picked_from_url,

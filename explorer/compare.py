@@ -310,7 +310,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
         pl.col("mode").replace_strict(MODE_NAMES, default=pl.col("mode")),
         pl.when(pl.col("grad_accum_steps").fill_null(1) > 1)
         .then(pl.col("grad_accum_steps").cast(pl.String) + "x" + pl.col("batch_size").cast(pl.String))
-        .otherwise(pl.col("batch_size").cast(pl.String)).alias("batch"),
+        .otherwise(pl.col("batch_size").cast(pl.String)).fill_null("not stated").alias("batch"),
     )
     order = [metric.column] if metric.column in named.columns else []
     named = named.sort([*order, "device_name"], descending=[metric.higher_is_better] * len(order) + [False],

@@ -26,8 +26,9 @@ from typing import Any
 
 import polars as pl
 
+from explorer.markdown import md
 from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
-from explorer.text import basis_of, batch_label, boundary_name, esc, money, precision_name, ratio, sig
+from explorer.text import basis_of, batch_label, boundary_name, money, precision_name, ratio, sig
 
 MAX_DEVICES = 6
 ESTIMATE = "estimate"
@@ -651,16 +652,16 @@ def decide(runs: pl.DataFrame, findings: pl.DataFrame, catalog: pl.DataFrame, mo
 # --- what the page says -------------------------------------------------------------------
 
 def _name(device: str) -> str:
-    return f"**{esc(device)}**"
+    return f"**{md(device)}**"
 
 
 def _comparison_sentence(c: Comparison, what: str, quoted: set[str]) -> str:
     """One comparison; a source's quote is given once per page section."""
     text = (f"{_name(c.winner)} {what} {_name(c.loser)}: {ratio(c.factor)} "
-            f"(*{esc(c.basis)}*: {esc(c.detail)})")
+            f"(*{md(c.basis)}*: {md(c.detail)})")
     if c.quote and c.quote not in quoted:
         quoted.add(c.quote)
-        text += f" — “{esc(c.quote)}”"
+        text += f" — “{md(c.quote)}”"
     return text
 
 
@@ -713,10 +714,10 @@ def cost_sentences(answer: Answer) -> list[str]:
     for d in answer.devices:
         ans = answer.per_device[d]
         if ans.terms is None:
-            parts.append(f"{_name(d)} not known ({esc(ans.cost_missing)})")
+            parts.append(f"{_name(d)} not known ({md(ans.cost_missing)})")
             continue
         bases = sorted({ans.cost_throughput.basis, ans.cost_energy.basis})
-        parts.append(f"{_name(d)} {esc(money(ans.cost_at(u), cur))} (*{esc(' and '.join(bases))}*)")
+        parts.append(f"{_name(d)} {md(money(ans.cost_at(u), cur))} (*{md(' and '.join(bases))}*)")
     lines = [head + " " + "; ".join(parts) + "."]
     if len(costed) >= 2:
         best, second = costed[0], costed[1]
@@ -745,9 +746,9 @@ def estimate_caveats(answer: Answer, tolerance: float = 0.25) -> list[str]:
         stated = [c.factor if c.winner == a else 1 / c.factor for c in trusted]
         if all(abs(est / s - 1) > tolerance for s in stated):
             shown = " to ".join(ratio(x) for x in sorted({round(max(v, 1 / v), 1) for v in stated}))
-            lines.append(f"*Caveat:* the estimated throughputs behind these costs ({esc(sig(ta.value))} vs "
-                         f"{esc(sig(tb.value))} samples/s, {ratio(max(est, 1 / est))}) disagree with the "
-                         f"{esc(trusted[0].basis)} ({shown}) between {_name(a)} and {_name(b)}: treat the "
+            lines.append(f"*Caveat:* the estimated throughputs behind these costs ({md(sig(ta.value))} vs "
+                         f"{md(sig(tb.value))} samples/s, {ratio(max(est, 1 / est))}) disagree with the "
+                         f"{md(trusted[0].basis)} ({shown}) between {_name(a)} and {_name(b)}: treat the "
                          "costs as rough until a run measures throughput and energy together.")
     return lines
 
@@ -767,9 +768,9 @@ def duty_cycle_sentences(answer: Answer) -> list[str]:
         split = ans.terms.split(u)
         total = ans.terms.at(u)
         idle_w = f"{sig(ans.idle_power.value)} W idle" if ans.idle_power.known else "idle power not measured"
-        idle_cost = esc(money(split["electricity while idle"], cur))
-        parts.append(f"{_name(d)} ({esc(idle_w)}): idle electricity {idle_cost}, "
-                     f"hardware {esc(money(split['hardware'], cur))} of {esc(money(total, cur))}")
+        idle_cost = md(money(split["electricity while idle"], cur))
+        parts.append(f"{_name(d)} ({md(idle_w)}): idle electricity {idle_cost}, "
+                     f"hardware {md(money(split['hardware'], cur))} of {md(money(total, cur))}")
     if u >= 0.999:
         head = ("**Duty cycle:** busy all the time, so idle power costs nothing and the price is spread over the "
                 "most samples")
@@ -805,7 +806,7 @@ def constraint_sentences(answer: Answer) -> list[str]:
                   "unknown" if any(s == "unknown" for s, _ in checks) else "fits")
         word = {"fits": "fits the constraints", "fails": "does not fit",
                 "unknown": "may fit (not all is known)"}[status]
-        lines.append(f"{_name(d)} {word}: " + "; ".join(esc(t) for _, t in checks) + ".")
+        lines.append(f"{_name(d)} {word}: " + "; ".join(md(t) for _, t in checks) + ".")
     return ["**Constraints:** " + lines[0], *lines[1:]] if lines else []
 
 

@@ -1,36 +1,78 @@
-"""Run detail: split one run's row into the sections the page shows."""
+"""Run detail: split one run's row into the sections the page shows, as text.
+
+A label the file did not state shows as 'not stated'; a label a person (or a folder name)
+supplied says so beside the value; a figure stored corrected shows what the source printed.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from db import columns
-from explorer.text import human_field, sig
+from explorer.text import NOT_MEASURED, human_field, sig
+from joulebench.labels import NOT_STATED
 
 PROVENANCE_FIELDS = ("source_kind", "source_file", "source_format", "source_sha256", "source_imported_at",
                      "origin_kind", "origin_file_name", "origin_format", "origin_tool", "origin_tool_version",
                      "origin_sha256", "origin_imported_at", "citation")
 ENERGY_FIELDS = ("energy_j", "energy_missing_reason", "energy_boundary", "energy_method", "avg_power_w",
                  "j_per_sample", "j_per_iteration", "idle_power_w", "net_j_per_sample")
-
-
-def sections(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Configuration, performance, energy, environment, provenance; missing values shown as such."""
-    metrics = [k for k in columns.metric_fields() if k not in ENERGY_FIELDS]
-    return {
-        "Configuration": {k: run.get(k) for k in ("device_name", "device_kind", *columns.config_fields())},
-        "Performance": {k: run.get(k) for k in metrics},
-        "Energy": {k: run.get(k) for k in ENERGY_FIELDS},
-        "Environment": {k: run.get(k) for k in columns.environment_fields()},
-        "Provenance": {k: run.get(k) for k in PROVENANCE_FIELDS},
-    }
+LABEL_OF_FIELD = {"device_name": "device", "mode": "mode", "precision": "precision", "batch_size": "batch_size",
+                  "energy_boundary": "energy_boundary"}
+AS_PRINTED = {"weak_scaling": "weak_scaling_as_printed"}  # corrected figure -> the value the source printed
 
 
 MEASURED_SECTIONS = ("Performance", "Energy")
 
 
-def as_rows(section: dict[str, Any], missing: str = "not stated") -> list[dict[str, str]]:
-    """Field and value for a person: names with units, numbers to four significant figures, and
-    missing values as words ('not measured' for measurements, 'not stated' for the rest)."""
-    return [{"Field": human_field(k), "Value": missing if v is None else
-             sig(v, 4) if isinstance(v, float) else str(v)} for k, v in section.items()]
+def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[str, dict[str, str]]:
+    """Configuration, performance, energy, environment, provenance; missing values shown as words
+    ('not measured' for a measurement, 'not stated' for the rest), numbers to four significant
+    figures."""
+    by_label = {} if supplied is None else {r["label"]: r for r in supplied.iter_rows(named=True)}
+    not_stated = set(run.get("labels_not_stated") or ())
+    measured = {k for title in MEASURED_SECTIONS for k in (ENERGY_FIELDS if title == "Energy" else
+                                                            columns.metric_fields())}
+
+    def shown(key: str) -> str:
+        label = LABEL_OF_FIELD.get(key)
+        if label in not_stated:
+            return NOT_STATED
+        value = run.get(key)
+        if value is None:
+            text = NOT_MEASURED if key in measured else NOT_STATED
+        else:
+            text = sig(value, 4) if isinstance(value, float) else str(value)
+        if label in by_label:
+            text += f" ({supplied_note(by_label[label])})"
+        printed = run.get(AS_PRINTED.get(key, ""))
+        if printed is not None:
+            text += f" (corrected; the source printed {printed:g}, see the notes)"
+        return text
+
+    metrics = [k for k in columns.metric_fields() if k not in ENERGY_FIELDS and k not in AS_PRINTED.values()]
+    keys = {
+        "Configuration": ("device_name", "device_kind", *columns.config_fields()),
+        "Performance": tuple(metrics),
+        "Energy": ENERGY_FIELDS,
+        "Environment": tuple(columns.environment_fields()),
+        "Provenance": PROVENANCE_FIELDS,
+    }
+    return {title: {k: shown(k) for k in fields} for title, fields in keys.items()}
+
+
+def supplied_note(row: dict[str, Any]) -> str:
+    """'supplied by alice on 2026-11-23 with joulebench label' / 'from the folder name, at import'."""
+    how = {"import": "at import", "cli": "with joulebench label", "upload_page": "on the Upload page",
+           "run_detail_page": "on Run detail"}.get(row["via"], row["via"])
+    when = row["supplied_at"].strftime("%Y-%m-%d %H:%M UTC") if row.get("supplied_at") is not None else "?"
+    if row["origin"] == "folder_name":
+        return f"not in the file: from the folder name, {how} on {when}"
+    return f"not in the file: supplied by {row['supplied_by']} {how} on {when}"
+
+
+def as_rows(section: dict[str, str]) -> list[dict[str, str]]:
+    """Field names for a person (with units), values as the section gives them."""
+    return [{"Field": human_field(k), "Value": v} for k, v in section.items()]

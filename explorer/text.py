@@ -1,37 +1,11 @@
-"""Text the pages show: escaping what comes from files or the database, and numbers, units and
-labels written for a person.
-
-Everything a page passes to st.markdown / st.caption / st.info / st.error / st.success or to a
-widget label is Markdown. A device name, a note, a citation or a file name comes from a file
-someone else wrote: `esc()` makes it literal text, so `![x](http://example.invalid/a.png)` shows
-those characters and never loads an image or makes a link.
-"""
+"""Text the pages show: numbers, units and labels written for a person, and text for plotly.
+(Escaping text for Markdown is explorer.markdown.md.)"""
 
 from __future__ import annotations
 
 import math
-import re
-
-# Every ASCII punctuation character may be backslash-escaped in CommonMark; these are the ones
-# that start Markdown, HTML, math ($) or Streamlit's :colour[...] / :material/...: directives.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&=\"'^%@])")
 
 NOT_MEASURED = "not measured"
-# GitHub-flavoured Markdown turns bare URLs, 'www.' and e-mail addresses into links even when every
-# character is escaped; an invisible word joiner inside each trigger keeps them text.
-WORD_JOINER = "\u2060"
-_AUTOLINK_TRIGGERS = re.compile(r"(://|www\.|@)", re.IGNORECASE)
-
-
-def esc(text: object) -> str:
-    """`text` as literal Markdown: every special character backslash-escaped (so no line can
-    start a heading, a list or a quote, and no link or image can form), bare URLs and e-mail
-    addresses kept from becoming links, runs of spaces collapsed, line breaks kept as breaks."""
-    if text is None:
-        return ""
-    lines = [" ".join(line.split()) for line in str(text).splitlines()]
-    lines = [_AUTOLINK_TRIGGERS.sub(lambda m: m.group(0)[0] + WORD_JOINER + m.group(0)[1:], line) for line in lines]
-    return "  \n".join(_MARKDOWN_SPECIAL.sub(r"\\\1", line) for line in lines if line)
 
 
 def plot_text(text: object) -> str:

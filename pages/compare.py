@@ -6,10 +6,11 @@ import polars as pl
 import streamlit as st
 
 from explorer import charts, compare, cost, data, nav
+from explorer.markdown import md
 from explorer.metrics import pareto_front
 from explorer.money import CostSettings
 from explorer.tables import styled
-from explorer.text import BASIS_NAMES, BOUNDARY_NAMES, esc
+from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 st.title("Compare")
 path = data.db_path()
@@ -24,7 +25,7 @@ if settings.currency not in data.currencies(path):
     setting_problems.append(f"currency {settings.currency!r}")
     settings = replace(settings, currency=CostSettings().currency)  # the other settings stand
 if unknown or setting_problems:
-    st.warning(esc("This link asks for " + "; ".join(unknown + setting_problems) + ", not in this database: "
+    st.warning(md("This link asks for " + "; ".join(unknown + setting_problems) + ", not in this database: "
                    "not applied. The filters show what is applied."))
 initial = compare.Selection.from_query(params)
 
@@ -69,7 +70,7 @@ if params.get("currency"):
 st.query_params.from_dict(query)
 
 applied = "; ".join(f"{compare.FILTER_LABELS[k].lower()}: {', '.join(v)}" for k, v in selection.filters.items())
-st.caption(esc(f"{chosen.height} of {runs.height} runs: " + (applied if applied else "no filter, every run")
+st.caption(md(f"{chosen.height} of {runs.height} runs: " + (applied if applied else "no filter, every run")
                + ". Change the filters in the sidebar."))
 
 with st.expander("What the data holds: devices × workloads × metrics (run counts)",
@@ -88,7 +89,7 @@ if table.height > shown_table.height:
                f"{metric.label.lower()}); narrow the filters for the rest.")
 st.caption(f"Sorted by {metric.label.split(' (')[0].lower()}, {'highest' if metric.higher_is_better else 'lowest'} "
            f"first; click a "
-           f"header to sort by it. Cost at {esc(settings.describe())}, catalog prices in {settings.currency}.")
+           f"header to sort by it. Cost at {md(settings.describe())}, catalog prices in {settings.currency}.")
 help_texts = compare.table_help(settings.currency)
 st.dataframe(styled(shown_table, not_stated=("Sequence length", "GPUs")), hide_index=True, width="stretch",
              column_config={k: st.column_config.Column(help=v) for k, v in help_texts.items()})
@@ -111,7 +112,7 @@ if bar_frame.is_empty():
             + " Pick another chart metric in the sidebar.")
 else:
     if shared:
-        st.caption(f"All bars: {esc(shared)}. Bars are means over repeats; hover for basis, boundary and source.")
+        st.caption(f"All bars: {md(shared)}. Bars are means over repeats; hover for basis, boundary and source.")
     boundaries = compare.mixed_boundaries(labelled, metric)
     if len(boundaries) > 1:
         st.warning(f"This comparison mixes measurement boundaries ({', '.join(boundaries)}): wall power includes the "
@@ -123,7 +124,7 @@ else:
     if ratios.is_empty():
         st.caption("No two series were measured on the same configuration, so no ratio is stated.")
     else:
-        st.markdown("\n".join(f"- {esc(line)}" for line in ratios["Statement"].head(6)))
+        st.markdown("\n".join(f"- {md(line)}" for line in ratios["Statement"].head(6)))
         st.dataframe(styled(ratios), hide_index=True)
 
 stated = compare.findings_for(findings, named_devices)
@@ -132,7 +133,7 @@ if not stated.is_empty():
     st.caption("Ratios and percentages the sources give where they give no absolute pair of figures; each with its "
                "quote and citation.")
     for f in stated.head(8).iter_rows(named=True):
-        st.markdown(f"- {esc(compare.finding_sentence(f))}: “{esc(f['quote'])}” — *{esc(f['citation'])}*")
+        st.markdown(f"- {md(compare.finding_sentence(f))}: “{md(f['quote'])}” — *{md(f['citation'])}*")
     if stated.height > 8:
         st.caption(f"{stated.height - 8} more in the table below.")
     ratio_bars = compare.stated_ratio_bars(stated)

@@ -6,10 +6,11 @@ import polars as pl
 import streamlit as st
 
 from explorer import charts, compare, cost, data, nav
+from explorer.markdown import md
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
 from explorer.tables import styled
-from explorer.text import batch_label, esc, money, precision_name
+from explorer.text import batch_label, money, precision_name
 
 st.title("Cost & buying guide")
 st.caption("Cost per 1M samples of every device's cheapest configuration for a workload, in one currency: "
@@ -67,7 +68,7 @@ with st.sidebar:
 
 warning = url.warning()
 if warning:
-    st.warning(esc(warning))
+    st.warning(md(warning))
 settings = CostSettings(currency, kwh, pue, years, util_pct / 100)
 query = {"workload": [workload], "mode": [mode], **settings.to_query()}
 query.update({k: [f"{v:g}"] for k, v in (("max_w", max_power), ("min_mem", min_mem), ("max_p99", max_p99),
@@ -85,9 +86,9 @@ with st.expander(f"Device prices ({currency})", expanded=False):
     overrides: dict[str, float | None] = {}
     grid = st.columns(3)
     for i, name in enumerate(in_use["device_name"].to_list()):
-        value = grid[i % 3].number_input(f"{esc(name)} ({currency})", 0.0, 1e7, round(base_prices.get(name, 0.0), 2),
+        value = grid[i % 3].number_input(f"{md(name)} ({currency})", 0.0, 1e7, round(base_prices.get(name, 0.0), 2),
                                          50.0, key=f"price_{currency}_{name}",
-                                         help=esc(price_missing.get(name, "")) or None)
+                                         help=md(price_missing.get(name, "")) or None)
         overrides[name] = value or None
 prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
 costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate, budgets)
@@ -95,26 +96,26 @@ limits = cost.Constraints(max_power or None, min_mem or None, max_p99 or None, b
 ranked, not_ranked = cost.rank(costed, limits)
 
 mode_word = "training" if mode == "train" else "inference"
-st.subheader(f"Ranking for {esc(workload)}, {mode_word}")
+st.subheader(f"Ranking for {md(workload)}, {mode_word}")
 if ranked.is_empty():
     st.info("No device here has a throughput, an energy figure and a price in " + currency
             + (" that meets the constraints" if any([max_power, min_mem, max_p99, budget]) else "")
             + ", so nothing can be ranked. See why below; enter prices above, or fill gaps with labelled estimates.")
 else:
     best = ranked.row(0, named=True)
-    st.markdown(f"**Cheapest: {esc(best['device_name'])}** at {esc(money(best['cost_per_1m_samples'], currency))} "
-                f"per 1M samples ({esc(precision_name(best['precision']))}, "
-                f"{esc(batch_label(best['batch_size'], best['grad_accum_steps']))}, "
-                f"{esc(best['power_setting'])}; throughput {esc(best['throughput_basis'])}, energy "
-                f"{esc(best['energy_basis'])}) at {util_pct}% utilisation.")
+    st.markdown(f"**Cheapest: {md(best['device_name'])}** at {md(money(best['cost_per_1m_samples'], currency))} "
+                f"per 1M samples ({md(precision_name(best['precision']))}, "
+                f"{md(batch_label(best['batch_size'], best['grad_accum_steps']))}, "
+                f"{md(best['power_setting'])}; throughput {md(best['throughput_basis'])}, energy "
+                f"{md(best['energy_basis'])}) at {util_pct}% utilisation.")
     st.dataframe(styled(cost.ranking_table(ranked, currency)), hide_index=True)
     st.plotly_chart(charts.cost_ranking(ranked, currency), width="stretch")
     flips = cost.crossovers(ranked, settings)
     for low, high, u in flips:
-        st.markdown(f"**Crossover:** below {u * 100:.0f}% utilisation **{esc(low)}** is cheaper per sample; above "
-                    f"it, **{esc(high)}**.")
+        st.markdown(f"**Crossover:** below {u * 100:.0f}% utilisation **{md(low)}** is cheaper per sample; above "
+                    f"it, **{md(high)}**.")
     if len(ranked) > 1 and not flips:
-        st.caption(f"No crossover: {esc(best['device_name'])} stays the cheapest from 1% to 100% utilisation.")
+        st.caption(f"No crossover: {md(best['device_name'])} stays the cheapest from 1% to 100% utilisation.")
     st.subheader("How the ranking moves")
     which = st.radio("Vary", ["utilisation", "electricity price"], horizontal=True, key="vary")
     if which == "utilisation":

@@ -5,9 +5,10 @@ from dataclasses import replace
 import streamlit as st
 
 from explorer import charts, data, decide, nav
+from explorer.markdown import md
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
-from explorer.text import esc, precision_name
+from explorer.text import precision_name
 
 st.title("Decide what to buy")
 st.caption("Pick two to six candidate devices and the job. The answer comes first in sentences, then every "
@@ -75,7 +76,7 @@ with st.sidebar:
 
 warning = url.warning()
 if warning:
-    st.warning(esc(warning))
+    st.warning(md(warning))
 
 settings = CostSettings(currency, kwh, pue, years, util_pct / 100)
 constraints = decide.Constraints(budget or None, max_w or None, min_mem or None, max_p99 or None)
@@ -97,7 +98,7 @@ if len(devices) < 2:
 job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision)
 answer = decide.decide(runs, findings, catalog, modes, rates, devices, job, settings, constraints)
 
-st.subheader(f"The answer for {esc(job.describe())}")
+st.subheader(f"The answer for {md(job.describe())}")
 st.caption("Single-device figures only (multi-GPU system rows are left out). Sources' ratios are used where no "
            "pair of absolute figures exists, and labelled so; estimates say how they were made.")
 for line in decide.verdict(answer):
@@ -107,7 +108,7 @@ if answer.gaps:
     st.subheader("What the data cannot answer yet")
     for gap in answer.gaps:
         cols = st.columns([3, 2])
-        cols[0].markdown(f"**{esc(gap.device)}**: {esc(gap.what)}.")
+        cols[0].markdown(f"**{md(gap.device)}**: {md(gap.what)}.")
         if gap.fill == "run":
             cols[1].page_link(nav.NEW_RUN, label="Measure it on this machine (New run, prefilled)",
                               icon=":material/play_arrow:", query_params=gap.prefill)

@@ -5,8 +5,9 @@ import streamlit as st
 
 from db.queries import EDITABLE_DEVICE_COLUMNS
 from explorer import data
+from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import esc, human_field
+from explorer.text import human_field
 from joulebench.errors import JouleBenchError
 
 st.title("Devices")
@@ -34,12 +35,12 @@ edited = st.data_editor(shown, disabled=locked, hide_index=True, key="catalog", 
 
 changed = data.changed_rows(shown, edited)
 if changed.height:
-    st.caption(f"{changed.height} device(s) edited: " + esc(", ".join(changed["device_name"].to_list())))
+    st.caption(f"{changed.height} device(s) edited: " + md(", ".join(changed["device_name"].to_list())))
     if st.button("Save changes", type="primary"):
         try:
             data.save_device_edits(path, changed)
         except JouleBenchError as e:
-            st.error(esc(e.format_message()))
+            st.error(md(e.format_message()))
         else:
             st.success(f"Saved {changed.height} device(s); the change is in the edit history below.")
             st.rerun()
@@ -60,7 +61,7 @@ if not rates_edited.equals(rates) and st.button("Save exchange rates", type="pri
     try:
         data.save_exchange_rates(path, rates_edited)
     except JouleBenchError as e:
-        st.error(esc(e.format_message()))
+        st.error(md(e.format_message()))
     else:
         st.success(f"Saved {rates_edited.height} exchange rate(s).")
         st.rerun()

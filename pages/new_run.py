@@ -7,8 +7,8 @@ import streamlit as st
 
 from explorer import charts, data, jobs, nav
 from explorer.jobs import FORM_LABELS as LABEL
+from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import esc
 from joulebench import defaults
 from joulebench.errors import JouleBenchError
 
@@ -29,8 +29,8 @@ def progress() -> None:
         st.rerun(scope="app")  # the run ended: redraw the whole page (form enabled, fresh data)
     st.session_state["job_running"] = state.running
     if state.running:
-        st.progress(state.fraction_done, text=esc(state.describe()))
-        st.caption(f"Started {esc(job.started_at)}, PID {job.pid}"
+        st.progress(state.fraction_done, text=md(state.describe()))
+        st.caption(f"Started {md(job.started_at)}, PID {job.pid}"
                    + (f"; plus {job.planned_idle} idle baseline(s), not counted as runs" if job.planned_idle else ""))
         if st.button("Cancel run", type="secondary", key="cancel"):
             jobs.cancel(db, wait_s=10)
@@ -112,6 +112,6 @@ if submitted:
     try:
         jobs.start(db, request)
     except JouleBenchError as e:
-        st.error(esc(e.format_message()))
+        st.error(md(e.format_message()))
     else:
         st.rerun()

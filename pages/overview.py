@@ -4,8 +4,8 @@ import streamlit as st
 
 from db.queries import HEADLINE
 from explorer import charts, data, nav
+from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import esc
 
 st.title("JouleBench")
 st.caption("Throughput, joules per example and cost per sample of deep-learning hardware: "
@@ -51,11 +51,13 @@ with left:
     st.dataframe(styled(ov.runs_by_source_kind.rename({"source_kind": "Source", "runs": "Runs"})), hide_index=True)
     st.subheader("Workloads")
     st.dataframe(styled(ov.workloads.rename({"workload": "Workload", "mode": "Mode", "runs": "Runs",
-                                             "devices": "Devices"})), hide_index=True)
+                                             "devices": "Devices", "device_not_stated": "Device not stated"},
+                                            strict=False)), hide_index=True)
 with right:
     st.plotly_chart(charts.runs_per_device(ov.runs_by_device), width="stretch")
 
 st.subheader("Sources")
-st.dataframe(styled(ov.sources.rename({"kind": "Kind", "file_name": "File", "format": "Format", "runs": "Runs",
-                                       "findings": "Findings", "imported_at": "Imported at"})), hide_index=True)
-st.caption(f"Database: {esc(ov.db_path)}")
+st.dataframe(styled(ov.sources.rename({"source_id": "Source", "kind": "Kind", "file_name": "File", "format": "Format",
+                                       "runs": "Runs", "findings": "Findings", "not_stated": "Not stated",
+                                       "imported_at": "Imported at"}, strict=False)), hide_index=True)
+st.caption(f"Database: {md(ov.db_path)}")

@@ -3,7 +3,9 @@
 import streamlit as st
 
 from explorer import charts, data, detail
-from explorer.text import esc, sig
+from explorer.label_form import label_form
+from explorer.markdown import md
+from explorer.text import sig
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())
@@ -14,7 +16,7 @@ labels = dict(zip(ids, (runs["device_name"] + " · " + runs["workload"] + " · "
                         + runs["precision"].fill_null("precision not stated") + " · batch "
                         + runs["batch_size"].cast(str).fill_null("not stated") + " · " + runs["run_id"]).to_list()))
 if wanted is not None and wanted not in labels:
-    st.error(f"No run with id {esc(wanted)} in this database. Pick a run below.")
+    st.error(f"No run with id {md(wanted)} in this database. Pick a run below.")
 known = wanted if wanted in labels else None
 run_id = st.selectbox("Run", ids, index=ids.index(known) if known else None, format_func=lambda r: labels[r],
                       key="run", placeholder="pick a run")
@@ -22,28 +24,39 @@ if run_id is None:
     st.info("Pick a run to see its configuration, power timeline, step times and provenance.")
     st.stop()
 st.query_params["run_id"] = run_id
-run, samples, steps = data.run_detail(data.db_path(), run_id)
+found = data.run_detail(data.db_path(), run_id)
+run = found.run
 if run is None:
-    st.error(f"No run with id {esc(run_id)} in this database.")
+    st.error(f"No run with id {md(run_id)} in this database.")
     st.stop()
 
 status = run["status"]
-(st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {esc(run['error'])}" if run["error"] else ""))
+(st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {md(run['error'])}" if run["error"] else ""))
 if run["flags"]:
-    st.warning("Validity flags: " + esc(", ".join(run["flags"])))
+    st.warning("Validity flags: " + md(", ".join(run["flags"])))
 headline = [("Throughput (samples/s)", "throughput_sps"), ("p99 latency (ms)", "latency_p99_ms"),
             ("Energy per example (J)", "j_per_sample"), ("Average power (W)", "avg_power_w")]
 for col, (label, key) in zip(st.columns(4), headline):
     col.metric(label, sig(run[key], 4), help=None if run[key] is not None else
-               esc(run.get("energy_missing_reason") or "the run or its source did not measure it"))
+               md(run.get("energy_missing_reason") or "the run or its source did not measure it"))
 if run["j_per_sample"] is not None:
-    st.caption(f"Energy measured at boundary **{esc(run['energy_boundary'])}** by method "
-               f"**{esc(run['energy_method'])}**.")
+    st.caption(f"Energy measured at boundary **{md(run['energy_boundary'] or 'not stated')}** "
+               f"by method **{md(run['energy_method'])}**.")
 elif run["energy_missing_reason"]:
-    st.caption(f"Energy not measured: {esc(run['energy_missing_reason'])}")
+    st.caption(f"Energy not measured: {md(run['energy_missing_reason'])}")
 
-panels = [("Power timeline", samples, "No power samples stored for this run.", charts.power_timeline),
-          ("Step times", steps, "No per-step times stored for this run.", charts.step_time_histogram)]
+if run["weak_scaling_as_printed"] is not None:
+    st.caption(f"Weak scaling {run['weak_scaling']:g}, corrected: the source printed "
+               f"{run['weak_scaling_as_printed']:g} (see the notes).")
+
+gaps = data.source_gaps(data.db_path(), run["source_id"])
+if gaps is not None and (run["labels_not_stated"] or "label_run_source_done" in st.session_state):
+    if run["labels_not_stated"]:
+        st.subheader("Not stated by its file")
+    label_form(gaps, key="label_run_source", via="run_detail_page")
+
+panels = [("Power timeline", found.samples, "No power samples stored for this run.", charts.power_timeline),
+          ("Step times", found.steps, "No per-step times stored for this run.", charts.step_time_histogram)]
 for col, (title, frame, empty, chart) in zip(st.columns(2), panels):
     with col:
         st.subheader(title)
@@ -52,9 +65,9 @@ for col, (title, frame, empty, chart) in zip(st.columns(2), panels):
         else:
             st.plotly_chart(chart(frame), width="stretch")
 
-for title, section in detail.sections(run).items():
-    with st.expander(title, expanded=title in ("Configuration", "Provenance")):
-        missing = "not measured" if title in detail.MEASURED_SECTIONS else "not stated"
-        st.dataframe(detail.as_rows(section, missing), hide_index=True, width="stretch")
+for title, section in detail.sections(run, found.supplied).items():
+    corrected = title == "Performance" and run["weak_scaling_as_printed"] is not None
+    with st.expander(title, expanded=title in ("Configuration", "Provenance") or corrected):
+        st.dataframe(detail.as_rows(section), hide_index=True, width="stretch")
 if run["notes"]:
-    st.info(esc(run["notes"]))
+    st.info(md(run["notes"]))

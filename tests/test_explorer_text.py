@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 
 from explorer import charts, decide
+from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import esc, human_field, plot_text, sig
+from explorer.text import human_field, plot_text, sig
 from tests.helpers import shown
 
 
@@ -19,7 +20,7 @@ from tests.helpers import shown
                                   ":red[colour] $x^2$ `code`", "line one\nline two", "www.example.invalid",
                                   "someone@example.invalid"])
 def test_esc_keeps_every_markdown_construct_literal(text: str) -> None:
-    escaped = esc(text)
+    escaped = md(text)
     unescaped = re.findall(r"(?<!\\)[\[\]()!#*_`$<>:.\-]", escaped)
     assert unescaped == [], escaped  # every character that could start Markdown is backslash-escaped
     assert "://" not in escaped and "www." not in escaped and "@e" not in escaped  # no autolink can form

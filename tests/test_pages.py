@@ -271,14 +271,18 @@ def test_upload_another_tools_file_with_a_device_hint(db: Path) -> None:
     log = FIXTURES / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
     at = _page("upload")
     at.file_uploader[0].upload(log.name, log.read_bytes())
-    at.run()
-    assert "does not say which dev" in shown(at.error[0].value)  # the form must say what the log cannot
     at.selectbox(key="h_mode").set_value("infer")
     at.text_input(key="h_device").set_value("Jetson AGX Orin").run()
     assert not at.error
     assert any("jtop" in m.value and "1 run(s)" in m.value for m in at.markdown)
     at.button[0].click().run()
     assert f"{log.name}: 1 run(s) added" in shown(at.success[0].value)
+    with Store.open(db) as store:
+        row = store.query("SELECT device_name, mode FROM runs WHERE origin_format = 'jtop'").row(0)
+        supplied = store.query("SELECT label, value, origin, via FROM run_labels ORDER BY label").rows()
+    assert row == ("Jetson AGX Orin", "infer")
+    assert ("device", "Jetson AGX Orin", "user", "import") in supplied
+    assert ("mode", "infer", "user", "import") in supplied
 
 
 def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
@@ -345,3 +349,80 @@ def test_exchange_rates_are_stored_with_date_and_source_and_checked(db: Path) ->
         with pytest.raises(InvalidEditError):
             data.save_exchange_rates(str(db), bad)
     assert data.exchange_rates(str(db))["rate"].to_list() == [0.75, 1.1]  # a refused edit changes nothing
+
+
+def test_upload_without_labels_imports_then_the_review_fills_them(db: Path) -> None:
+    log = FIXTURES / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
+    at = _page("upload")
+    at.file_uploader[0].upload(log.name, log.read_bytes())
+    at.run()
+    assert not at.error  # a log does not say which device ran or what: imported anyway, the gap shown
+    captions = " ".join(shown(c.value) for c in at.caption)
+    assert "Not stated in this file: device (its run), mode (its run), precision (its run), batch size" in captions
+    at.button[0].click().run()
+    assert f"{log.name}: 1 run(s) added" in shown(at.success[0].value)
+    assert at.subheader[0].value == "Review: what the imported files do not state"
+    device_input = next(w for w in at.text_input if str(w.key).startswith("label_source_"))
+    form = str(device_input.key).removesuffix("_device")
+    device_input.set_value("Jetson AGX Orin 64GB")
+    at.selectbox(key=f"{form}_mode").set_value("idle")
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert not at.exception and not at.error
+    done = shown(at.success[-1].value)
+    assert "device = Jetson AGX Orin 64GB (1 filled)" in done and "mode = idle (1 filled)" in done
+    assert "Every label is now stated or supplied" in done  # an idle run takes no precision or batch size
+    with Store.open(db) as store:
+        run = store.query("SELECT r.device_name, r.mode, d.kind FROM runs r JOIN devices d USING (device_name) "
+                          "WHERE origin_format = 'jtop'").row(0)
+        supplied = store.query("SELECT label, origin, via FROM run_labels ORDER BY label").rows()
+    assert run == ("Jetson AGX Orin 64GB", "idle", "jetson")  # kind from the name: a new catalog entry
+    assert supplied == [("device", "user", "upload_page"), ("mode", "user", "upload_page")]
+
+
+def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
+    report = import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)
+    at = _page("run_detail", run_id=report.run_ids[0])
+    assert at.subheader[0].value == "Not stated by its file"
+    config = at.dataframe[0].value
+    fields = dict(zip(config["Field"], config["Value"]))
+    assert fields["Device name"] == "not stated" and fields["Mode"] == "not stated"
+    at.text_input(key="label_run_source_device").set_value("Jetson Nano 4GB")
+    at.selectbox(key="label_run_source_mode").set_value("infer")
+    at.selectbox(key="label_run_source_precision").set_value("fp32")
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert not at.exception and not at.error
+    assert "Still not stated: batch size 1" in shown(at.success[-1].value)
+    config = at.dataframe[0].value
+    fields = dict(zip(config["Field"], config["Value"]))
+    assert fields["Device name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
+    assert "on Run detail" in fields["Mode"] and fields["Batch size"] == "not stated"
+
+
+def test_run_detail_shows_a_corrected_figure_beside_what_the_source_printed(db: Path) -> None:
+    at = _page("run_detail", run_id="ref:runs_nvidia_bert_training:dgx1-16gb-squad-g4-fp16")
+    assert any("Weak scaling 3.27, corrected: the source printed 3.62" in shown(c.value) for c in at.caption)
+    performance = next(df.value for df in at.dataframe if "Weak scaling" in set(df.value["Field"]))
+    fields = dict(zip(performance["Field"], performance["Value"]))
+    assert fields["Weak scaling"] == "3.27 (corrected; the source printed 3.62, see the notes)"
+    assert "Weak scaling as printed" not in fields
+
+
+def test_compare_shows_runs_whose_file_did_not_state_the_device(db: Path) -> None:
+    log = FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv"
+    import_file(log, db=db)
+    at = _page("compare", mode="not stated", metric="power")
+    assert "not stated" in at.multiselect(key="f_mode").options
+    table = _frame(at, "Average power (W)", "Power setting")
+    assert table["Device"].tolist() == [f"not stated ({log.name})"] and table["Batch"].tolist() == ["not stated"]
+    assert at.get("plotly_chart")  # its power is charted, not hidden
+
+
+def test_every_page_opens_with_runs_whose_labels_are_not_stated(db: Path) -> None:
+    import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)  # no device, mode
+    overview = _page("overview")
+    sources = _frame(overview, "Not stated", "File")
+    assert "device 1, mode 1, precision 1, batch size 1" in set(sources["Not stated"])
+    workloads = _frame(overview, "Workload", "Mode")
+    assert "not stated" in set(workloads["Mode"])
+    for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run"):
+        assert not _page(page).exception, page

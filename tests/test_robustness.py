@@ -148,19 +148,14 @@ def test_a_damaged_database_gives_a_clear_message(seeded_db: Path, tmp_path: Pat
 
 # --- 8. memory: archives are read one member at a time, files sized before they are read ----------
 
-# The probe's own peak: VmHWM of its address space. (ru_maxrss is carried across fork and exec, so
-# it would report the pytest process's size whenever that is larger, making the test depend on
-# which tests ran before it.)
+# VmHWM, the peak of this process image: ru_maxrss carries over the forking parent's peak (a pytest
+# process that imported torch reads 600+ MB before the child has done anything)
 MEMORY_PROBE = """
-import resource, sys
+import sys
 from cli.main import main
 code = main(sys.argv[1:])
-try:
-    hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
-    peak_mb = int(hwm.split()[1]) / 1024
-except (OSError, StopIteration):
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print("PEAK_RSS_MB", peak_mb, file=sys.stderr)
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print("PEAK_RSS_MB", int(hwm.split()[1]) / 1024, file=sys.stderr)
 sys.exit(code)
 """
 

@@ -45,19 +45,29 @@ def build(path: Path, runs: int, samples_per_run: int) -> float:
 
 
 def compare_figures(runs, selection):  # type: ignore[no-untyped-def]
-    """What pages/compare.py computes for one rerun, minus the Streamlit calls."""
-    from explorer import charts, compare
-    from explorer.metrics import CostInputs, pareto_front, with_cost
+    """What pages/compare.py computes for one rerun, minus the Streamlit calls (the pandas
+    Styler of the table, at most compare.MAX_TABLE_ROWS rows, is left out)."""
+    import polars as pl
 
-    costed = with_cost(runs, CostInputs())
-    selection = compare.default_selection(costed, selection)
-    chosen, _ = compare.limit_series(compare.with_series(compare.apply(costed, selection)))
+    from explorer import charts, compare, cost
+    from explorer.metrics import pareto_front
+    from explorer.money import CostSettings
+
+    settings = CostSettings()
+    costed = cost.with_cost(runs, {}, {}, cost.idle_power_by_device(runs), settings)
+    chosen = compare.apply(costed, selection)
+    measured = chosen.filter(pl.col("mode") != "idle")
     metric = compare.METRICS[selection.metric]
-    bar_frame = compare.bars(chosen, metric)
-    figures = [charts.metric_bars(bar_frame, metric.label)]
+    compare.coverage(chosen, pl.DataFrame(schema={"subject_device": pl.String, "baseline_device": pl.String}))
+    compare.config_table(measured, None, metric, settings.currency).head(compare.MAX_TABLE_ROWS)
+    labelled, _ = compare.with_labels(measured)
+    labelled, _ = compare.limit(labelled, "series", compare.MAX_SERIES)
+    labelled, _ = compare.limit(labelled, "config", compare.MAX_CONFIGS)
+    bar_frame = compare.bars(labelled, metric)
+    figures = [charts.metric_bars(bar_frame, metric.label, metric.higher_is_better)]
     compare.ratio_table(bar_frame, metric)
-    figures.append(charts.power_vs_throughput(chosen))
-    points = compare.energy_time_points(chosen)
+    figures.append(charts.power_vs_throughput(labelled))
+    points = compare.energy_time_points(labelled)
     figures.append(charts.energy_vs_time(points, pareto_front(points, "s_per_sample", "j_per_sample")))
     for fig in figures:
         fig.to_json()  # what Streamlit serialises for the browser

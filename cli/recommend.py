@@ -53,7 +53,7 @@ def _num(value: float | None, digits: int = 3) -> str:
 def cmd_recommend(args: argparse.Namespace) -> int:
     from db import Store
     from explorer import power_settings as ps
-    from explorer.metrics import CostInputs
+    from explorer.money import CostSettings
     from joulebench.errors import PredictionRefusedError, RunConfigError
     from joulebench.paths import resolve_db_path
     from joulebench.text import table
@@ -62,7 +62,8 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     if not 0.0 <= args.eta <= 1.0:
         raise RunConfigError(f"--eta: {args.eta:g} is not between 0 and 1")
     try:
-        inputs = CostInputs(args.price_kwh, args.pue, args.lifetime_years, args.utilisation)
+        inputs = CostSettings(electricity_per_kwh=args.price_kwh, pue=args.pue, lifetime_years=args.lifetime_years,
+                              utilisation=args.utilisation)
     except ValueError as e:
         raise RunConfigError(f"cost inputs: {e}") from e
     path = resolve_db_path(args.db)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import math
+import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import duckdb
 import polars as pl
@@ -11,6 +14,7 @@ import polars as pl
 from db.connection import damaged
 from db.labels import NOT_STATED_SQL, supplied_for_run
 from db.store import Store
+from joulebench.errors import InvalidEditError
 from joulebench.labels import NOT_STATED
 
 
@@ -70,7 +74,8 @@ _RUN_COLUMNS = f"""
     r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
     r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.flags, r.citation, r.notes,
     s.kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
-    CASE WHEN r.power_limit_w IS NOT NULL THEN 'PL ' || CAST(r.power_limit_w AS VARCHAR) || ' W'
+    CASE WHEN r.power_limit_w IS NOT NULL
+         THEN 'PL ' || regexp_replace(CAST(r.power_limit_w AS VARCHAR), '[.]0$', '') || ' W'
          WHEN r.power_mode IS NOT NULL THEN 'mode ' || r.power_mode ELSE 'default' END AS power_setting
 """
 
@@ -110,8 +115,8 @@ def step_times(store: Store, run_id: str) -> pl.DataFrame:
 
 def findings(store: Store) -> pl.DataFrame:
     return store.query(
-        "SELECT finding_id, metric, relation, value, subject_device, subject_desc, baseline_device, "
-        "baseline_desc, quote, citation FROM findings ORDER BY finding_id")
+        "SELECT finding_id, metric, relation, value, subject_device, subject_desc, subject_run_id, baseline_device, "
+        "baseline_desc, baseline_run_id, quote, citation FROM findings ORDER BY finding_id")
 
 
 def devices(store: Store) -> pl.DataFrame:
@@ -126,19 +131,76 @@ def power_modes(store: Store) -> pl.DataFrame:
 
 EDITABLE_DEVICE_COLUMNS = ("price_amount", "price_currency", "price_kind", "price_source", "price_date",
                            "tdp_w", "memory_gb", "notes")
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+
+
+def _number_problem(value: object, *, allow_zero: bool) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "is not a number"
+    if value < 0 or (value == 0 and not allow_zero):
+        return "must be 0 or more" if allow_zero else "must be above 0"
+    return None
+
+
+def device_edit_problems(edits: pl.DataFrame) -> list[str]:
+    """What is wrong with edited catalog rows: TDP and memory above 0, prices 0 or more, a
+    three-letter currency code beside every price."""
+    problems = []
+    for row in edits.iter_rows(named=True):
+        name = row.get("device_name")
+        for column, label, allow_zero in (("tdp_w", "TDP (W)", False), ("memory_gb", "memory (GB)", False),
+                                          ("price_amount", "price", True)):
+            if column in row:
+                bad = _number_problem(row[column], allow_zero=allow_zero)
+                if bad:
+                    problems.append(f"{name}: {label} {row[column]!r} {bad}")
+        currency = row.get("price_currency")
+        if currency is not None and not _CURRENCY.match(str(currency)):
+            problems.append(f"{name}: currency {currency!r} is not a three-letter code such as USD, EUR or CAD")
+        if row.get("price_amount") is not None and currency is None and "price_currency" in row:
+            problems.append(f"{name}: a price needs its currency")
+    return problems
+
+
+def _as_text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def update_devices(store: Store, edits: pl.DataFrame) -> int:
-    """Write user edits of catalog fields back (one transaction); returns rows changed."""
+    """Write user edits of catalog fields back, with one history row per changed field, in one
+    transaction; refuse the whole edit (InvalidEditError) when any field breaks a rule."""
     cols = [c for c in EDITABLE_DEVICE_COLUMNS if c in edits.columns]
     if not cols or edits.is_empty():
         return 0
+    edits = edits.select(["device_name", *cols])
+    if "price_currency" in cols:
+        edits = edits.with_columns(pl.col("price_currency").str.strip_chars().str.to_uppercase()
+                                   .replace("", None))
+    problems = device_edit_problems(edits)
+    if problems:
+        raise InvalidEditError(problems)
+    before = {r["device_name"]: r for r in store.query(
+        f"SELECT device_name, {', '.join(cols)} FROM devices").iter_rows(named=True)}
+    history = []
+    now = datetime.now(UTC)
+    for row in edits.iter_rows(named=True):
+        old = before.get(row["device_name"])
+        if old is None:
+            raise InvalidEditError([f"{row['device_name']}: no such device in the catalog"])
+        for c in cols:
+            if _as_text(old[c]) != _as_text(row[c]):
+                history.append([now, row["device_name"], c, _as_text(old[c]), _as_text(row[c])])
     assignments = ", ".join(f"{c} = e.{c}" for c in cols)
-    store.con.register("_device_edits", edits.select(["device_name", *cols]).to_arrow())
+    store.con.register("_device_edits", edits.to_arrow())
     try:
         store.con.execute("BEGIN TRANSACTION")
         store.con.execute(f"UPDATE devices SET {assignments} FROM _device_edits e "
                           "WHERE devices.device_name = e.device_name")
+        if history:
+            store.con.executemany("INSERT INTO device_edits (edited_at, device_name, column_name, old_value, "
+                                  "new_value) VALUES (?, ?, ?, ?, ?)", history)
         store.con.execute("COMMIT")
     except duckdb.Error as e:
         with contextlib.suppress(duckdb.Error):
@@ -208,3 +270,64 @@ def device_catalog_row(store: Store, device: str) -> dict | None:
     """The catalog row of one device (price, TDP, kind), or None."""
     frame = store.query("SELECT * FROM devices WHERE device_name = ?", [device])
     return frame.row(0, named=True) if frame.height else None
+
+
+def device_edits(store: Store, limit: int = 200) -> pl.DataFrame:
+    """The catalog's edit history, newest first."""
+    return store.query("SELECT edited_at, device_name, column_name, old_value, new_value FROM device_edits "
+                       "ORDER BY edit_id DESC LIMIT ?", [limit])
+
+
+def exchange_rates(store: Store) -> pl.DataFrame:
+    return store.query("SELECT from_currency, to_currency, rate, rate_date, source, updated_at FROM exchange_rates "
+                       "ORDER BY from_currency, to_currency")
+
+
+def exchange_rate_problems(rates: pl.DataFrame) -> list[str]:
+    problems = []
+    seen = set()
+    for i, row in enumerate(rates.iter_rows(named=True), start=1):
+        a, b = row.get("from_currency"), row.get("to_currency")
+        where = f"rate {i} ({a or '?'} to {b or '?'})"
+        for code in (a, b):
+            if code is None or not _CURRENCY.match(str(code)):
+                problems.append(f"{where}: {code!r} is not a three-letter currency code such as USD")
+        if a is not None and a == b:
+            problems.append(f"{where}: a rate joins two different currencies")
+        bad = _number_problem(row.get("rate"), allow_zero=False)
+        if row.get("rate") is None or bad:
+            problems.append(f"{where}: the rate {row.get('rate')!r} {bad or 'is missing'}")
+        if not (row.get("rate_date") or "").strip():
+            problems.append(f"{where}: give the date the rate holds for (YYYY-MM-DD)")
+        if not (row.get("source") or "").strip():
+            problems.append(f"{where}: give the rate's source")
+        if (a, b) in seen:
+            problems.append(f"{where}: this pair is given twice")
+        seen.add((a, b))
+    return problems
+
+
+def replace_exchange_rates(store: Store, rates: pl.DataFrame) -> int:
+    """Replace the exchange-rate table with the user's edited one (validated, one transaction)."""
+    rates = rates.select(
+        pl.col("from_currency").cast(pl.String).str.strip_chars().str.to_uppercase(),
+        pl.col("to_currency").cast(pl.String).str.strip_chars().str.to_uppercase(),
+        pl.col("rate").cast(pl.Float64, strict=False),
+        pl.col("rate_date").cast(pl.String).str.strip_chars(),
+        pl.col("source").cast(pl.String).str.strip_chars(),
+    )
+    problems = exchange_rate_problems(rates)
+    if problems:
+        raise InvalidEditError(problems)
+    now = datetime.now(UTC)
+    try:
+        store.con.execute("BEGIN TRANSACTION")
+        store.con.execute("DELETE FROM exchange_rates")
+        store.con.executemany("INSERT INTO exchange_rates VALUES (?, ?, ?, ?, ?, ?)",
+                              [[*row, now] for row in rates.iter_rows()])
+        store.con.execute("COMMIT")
+    except duckdb.Error as e:
+        with contextlib.suppress(duckdb.Error):
+            store.con.execute("ROLLBACK")
+        raise damaged(store.path, e) from e
+    return rates.height

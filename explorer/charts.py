@@ -1,4 +1,8 @@
-"""Chart builders: pure functions from polars frames to plotly figures."""
+"""Chart builders: pure functions from polars frames to plotly figures.
+
+Every axis names its unit, every chart says whether higher or lower is better, money axes carry
+their currency, and text from the data (device names, series) is made literal for plotly.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,36 @@ import plotly.express as px
 import plotly.graph_objects as go
 import polars as pl
 
+from explorer.text import plot_text
+
 
 def _render(frame: pl.DataFrame) -> str:
     return "webgl" if frame.height > 2000 else "svg"
 
 
+def _literal(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
+    """String columns shown by plotly (legend, axis, hover) made literal text."""
+    present = [c for c in columns if c in frame.columns and frame[c].dtype == pl.String]
+    return frame.with_columns([pl.col(c).map_elements(plot_text, return_dtype=pl.String) for c in present])
+
+
+def better(label: str, higher_is_better: bool) -> str:
+    """An axis or chart title that says which way is better."""
+    return f"{label} — {'higher' if higher_is_better else 'lower'} is better"
+
+
+def _legend_below(fig: go.Figure, title: str | None = None) -> go.Figure:
+    fig.update_layout(legend={"orientation": "h", "y": -0.3, "title": {"text": ""}},
+                      margin={"t": 50 if title else 30}, title=title)
+    return fig
+
+
 def throughput_by_batch(runs: pl.DataFrame, title: str) -> go.Figure:
     """Grouped bars: throughput (samples/s) per batch size, one colour per device."""
-    frame = runs.with_columns(pl.col("batch_size").cast(pl.String))
+    frame = _literal(runs.with_columns(pl.col("batch_size").cast(pl.String)), "device_name", "citation")
     fig = px.bar(frame, x="batch_size", y="throughput_sps", color="device_name", barmode="group",
                  hover_data=["latency_p99_ms", "citation"], title=title,
-                 labels={"batch_size": "batch size", "throughput_sps": "throughput (samples/s)",
+                 labels={"batch_size": "batch size", "throughput_sps": better("throughput (samples/s)", True),
                          "device_name": "device", "latency_p99_ms": "p99 latency (ms)"})
     fig.update_layout(legend_title_text="device", margin={"t": 60, "b": 40})
     fig.update_xaxes(type="category")
@@ -24,48 +47,70 @@ def throughput_by_batch(runs: pl.DataFrame, title: str) -> go.Figure:
 
 
 def runs_per_device(counts: pl.DataFrame) -> go.Figure:
-    fig = px.bar(counts, x="runs", y="device_name", color="kind", orientation="h",
-                 labels={"device_name": "device", "runs": "runs", "kind": "kind"}, title="Runs per device")
+    frame = _literal(counts, "device_name")
+    fig = px.bar(frame, x="runs", y="device_name", color="kind", orientation="h",
+                 labels={"device_name": "device", "runs": "runs in the database", "kind": "kind"},
+                 title="Runs per device")
     fig.update_layout(yaxis={"categoryorder": "total ascending"}, margin={"t": 60, "b": 40})
     return fig
 
 
-def metric_bars(bar_frame: pl.DataFrame, metric_label: str) -> go.Figure:
-    """Grouped bars of a metric by batch size, one colour per series, boundary in the hover."""
-    frame = bar_frame.with_columns(pl.col("batch_size").cast(pl.String).fill_null("not stated"))
-    fig = px.bar(frame, x="batch_size", y="value", color="series", barmode="group",
-                 hover_data={"runs": True, "boundary": True, "method": True, "citation": True},
-                 labels={"batch_size": "batch size", "value": metric_label, "series": ""})
-    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
+def metric_bars(bar_frame: pl.DataFrame, metric_label: str, higher_is_better: bool, log_y: bool = False,
+                title: str | None = None) -> go.Figure:
+    """Grouped bars of a metric by configuration (x), one colour per series; boundary, basis and
+    source in the hover. Where the frame carries a 95% interval (`ci_low`, `ci_high`, from repeat
+    statistics), it is drawn as error bars."""
+    frame = _literal(bar_frame, "series", "config", "citation")
+    errors = {}
+    if {"ci_low", "ci_high"} <= set(frame.columns):
+        frame = frame.with_columns((pl.col("ci_high") - pl.col("value")).alias("_err_plus"),
+                                   (pl.col("value") - pl.col("ci_low")).alias("_err_minus"))
+        errors = {"error_y": "_err_plus", "error_y_minus": "_err_minus"}
+    fig = px.bar(frame, x="config", y="value", color="series", barmode="group", log_y=log_y,
+                 hover_data={"runs": True, "boundary": True, "method": True, "basis": True, "citation": True},
+                 labels={"config": "configuration", "value": better(metric_label, higher_is_better), "series": ""},
+                 **errors)
     fig.update_xaxes(type="category")
-    return fig
+    return _legend_below(fig, title)
 
 
-def power_vs_throughput(runs: pl.DataFrame) -> go.Figure:
+def stated_ratios(frame: pl.DataFrame, log_y: bool = False) -> go.Figure:
+    """The sources' stated ratios, one bar per finding (1 = equal)."""
+    shown = _literal(frame, "pair", "scope", "citation", "metric", "finding")
+    fig = px.bar(shown, x="finding", y="value", color="pair", barmode="group", log_y=log_y,
+                 hover_data={"scope": True, "metric": True, "citation": True},
+                 labels={"finding": "the subject's configuration, as the source states it",
+                         "value": "stated ratio (×, subject ÷ baseline) — throughput: higher is better",
+                         "pair": ""})
+    fig.add_hline(y=1, line_dash="dot", line_color="grey")
+    return _legend_below(fig)
+
+
+def power_vs_throughput(runs: pl.DataFrame, log: bool = False) -> go.Figure:
     """Average power against throughput (the blog's wall-power-vs-speed plot)."""
-    frame = runs.drop_nulls(["avg_power_w", "throughput_sps"])
+    frame = _literal(runs.drop_nulls(["avg_power_w", "throughput_sps"]), "series", "config")
     fig = px.scatter(frame, x="avg_power_w", y="throughput_sps", color="series", render_mode=_render(frame),
-                     hover_data=["batch_size", "power_setting", "energy_boundary", "energy_method"],
-                     labels={"avg_power_w": "average power (W)", "throughput_sps": "throughput (samples/s)",
-                             "series": ""})
-    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
-    return fig
+                     log_x=log, log_y=log, hover_data=["config", "power_setting", "energy_boundary", "energy_method"],
+                     labels={"avg_power_w": "average power (W) — lower is better",
+                             "throughput_sps": better("throughput (samples/s)", True), "series": ""})
+    return _legend_below(fig)
 
 
-def energy_vs_time(points: pl.DataFrame, front: pl.DataFrame) -> go.Figure:
+def energy_vs_time(points: pl.DataFrame, front: pl.DataFrame, log: bool = False) -> go.Figure:
     """Energy per example against time per example, with the Pareto front (the Jetson paper's Fig. 8)."""
-    fig = px.scatter(points, x="s_per_sample", y="j_per_sample", color="series", render_mode=_render(points),
-                     hover_data=["batch_size", "power_setting", "energy_boundary"],
-                     labels={"s_per_sample": "time per example (s)", "j_per_sample": "energy per example (J)",
-                             "series": ""})
+    frame = _literal(points, "series", "config")
+    fig = px.scatter(frame, x="s_per_sample", y="j_per_sample", color="series", render_mode=_render(frame),
+                     log_x=log, log_y=log, hover_data=["config", "power_setting", "energy_boundary"],
+                     labels={"s_per_sample": "time per example (s) — lower is better",
+                             "j_per_sample": better("energy per example (J)", False), "series": ""})
     fig.add_trace(go.Scatter(x=front["s_per_sample"].to_list(), y=front["j_per_sample"].to_list(),
-                             mode="lines", name="Pareto front", line={"dash": "dash", "color": "black"}))
-    fig.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"t": 30})
-    return fig
+                             mode="lines", name="Pareto front (best trade-offs)",
+                             line={"dash": "dash", "color": "black"}))
+    return _legend_below(fig)
 
 
 def power_timeline(samples: pl.DataFrame) -> go.Figure:
-    fig = px.line(samples, x="t_s", y="power_w", color="domain",
+    fig = px.line(_literal(samples, "domain"), x="t_s", y="power_w", color="domain",
                   labels={"t_s": "time since window start (s)", "power_w": "power (W)", "domain": "sensor"})
     fig.update_layout(margin={"t": 30})
     return fig
@@ -73,22 +118,44 @@ def power_timeline(samples: pl.DataFrame) -> go.Figure:
 
 def step_time_histogram(steps: pl.DataFrame) -> go.Figure:
     fig = px.histogram(steps, x="duration_ms", nbins=min(50, max(5, steps.height // 2)),
-                       labels={"duration_ms": "step time (ms)"})
+                       labels={"duration_ms": "step time (ms) — lower is better"})
     fig.update_layout(margin={"t": 30}, yaxis_title="steps")
     return fig
 
 
-def cost_ranking(ranked: pl.DataFrame) -> go.Figure:
-    fig = px.bar(ranked, x="cost_per_1m_samples", y="device_name", orientation="h",
-                 color="energy_cost_share", color_continuous_scale="Viridis",
-                 labels={"cost_per_1m_samples": "cost per 1M samples", "device_name": "",
-                         "energy_cost_share": "energy share"})
-    fig.update_layout(yaxis={"categoryorder": "total descending"}, margin={"t": 30})
-    return fig
+def cost_ranking(ranked: pl.DataFrame, currency: str) -> go.Figure:
+    """Stacked bars: each ranked device's cost per 1M samples split into its parts."""
+    parts = {"energy_cost_per_1m": "electricity while busy", "idle_cost_per_1m": "electricity while idle",
+             "hardware_cost_per_1m": "hardware"}
+    long = (_literal(ranked, "device_name").select("device_name", *parts)
+            .unpivot(index="device_name", variable_name="part", value_name="cost")
+            .with_columns(pl.col("part").replace_strict(parts)))
+    fig = px.bar(long, x="cost", y="device_name", color="part", orientation="h",
+                 labels={"cost": better(f"cost per 1M samples ({currency})", False), "device_name": "", "part": ""},
+                 category_orders={"device_name": ranked["device_name"].map_elements(
+                     plot_text, return_dtype=pl.String).to_list()})
+    return _legend_below(fig)
 
 
-def cost_sensitivity(frame: pl.DataFrame, x_label: str) -> go.Figure:
-    fig = px.line(frame, x="x", y="cost_per_1m_samples", color="device_name", markers=True,
-                  labels={"x": x_label, "cost_per_1m_samples": "cost per 1M samples", "device_name": ""})
-    fig.update_layout(margin={"t": 30})
-    return fig
+def cost_sensitivity(frame: pl.DataFrame, x_label: str, currency: str) -> go.Figure:
+    fig = px.line(_literal(frame, "device_name"), x="x", y="cost_per_1m_samples", color="device_name", markers=True,
+                  labels={"x": x_label, "cost_per_1m_samples": better(f"cost per 1M samples ({currency})", False),
+                          "device_name": ""})
+    return _legend_below(fig)
+
+
+def cost_vs_utilisation(curve: pl.DataFrame, currency: str, chosen_u: float,
+                        crossovers: list[tuple[str, str, float]], log_y: bool = False) -> go.Figure:
+    """Cost per 1M samples against utilisation, one line per device, the chosen utilisation and
+    any crossover marked."""
+    frame = _literal(curve, "device").with_columns((pl.col("utilisation") * 100).alias("utilisation_pct"))
+    fig = px.line(frame, x="utilisation_pct", y="cost", color="device", log_y=log_y,
+                  labels={"utilisation_pct": "utilisation (% of the time busy)",
+                          "cost": better(f"cost per 1M samples ({currency})", False), "device": ""},
+                  hover_data={"cost": ":.3g"})
+    fig.add_vline(x=chosen_u * 100, line_dash="dot", line_color="grey",
+                  annotation_text=f"{chosen_u * 100:.0f}% chosen", annotation_position="top")
+    for _low, _high, u in crossovers:
+        fig.add_vline(x=u * 100, line_dash="dash", line_color="black",
+                      annotation_text=f"crossover {u * 100:.0f}%", annotation_position="bottom right")
+    return _legend_below(fig)

@@ -1,4 +1,11 @@
-"""Compare logic (pure, polars): filters, series, aggregation, ratios, boundary checks."""
+"""Compare logic (pure, polars): filters, coverage, the all-devices table, series, like-for-like
+ratios, the sources' stated findings.
+
+Nothing is narrowed behind the user's back: what the filters hold is what is shown. A chart's
+x axis is the configuration (only the fields that vary, each named: 'FP16 · batch 8 · seq 384'),
+its colours are the series (device, plus system, power setting or source where those vary), and
+ratios are stated only between series measured on the same configuration.
+"""
 
 from __future__ import annotations
 
@@ -8,32 +15,51 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from explorer.text import BOUNDARY_NAMES, MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
+
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
     "workload": "workload", "mode": "mode", "precision": "precision", "batch": "batch_size",
     "seq": "seq_len", "device": "device_name", "power": "power_setting", "source": "source_kind",
+    "run": "run_id",
 }
 FILTER_LABELS = {"workload": "Workload", "mode": "Mode", "precision": "Precision", "batch": "Batch size",
                  "seq": "Sequence length", "device": "Device", "power": "Power limit / mode",
-                 "source": "Source"}
+                 "source": "Source", "run": "Runs"}
+# The configuration of a run, compared like for like (the device and its power setting are what varies).
+CONFIG = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
 
 
 @dataclass(frozen=True)
 class Metric:
     column: str
-    label: str
+    label: str  # with its unit
     higher_is_better: bool
     energy: bool = False
+    missing: str = ""  # why a cell is empty, for the column's hover help
+
+    def title(self) -> str:
+        return f"{self.label}, {'higher' if self.higher_is_better else 'lower'} is better"
 
 
 METRICS: dict[str, Metric] = {
-    "throughput": Metric("throughput_sps", "Throughput (samples/s)", True),
-    "j_per_sample": Metric("j_per_sample", "Energy per example (J)", False, energy=True),
-    "net_j_per_sample": Metric("net_j_per_sample", "Net energy per example, idle subtracted (J)", False, energy=True),
-    "cost": Metric("cost_per_1m_samples", "Cost per 1M samples", False, energy=True),
-    "p99": Metric("latency_p99_ms", "p99 latency per batch (ms)", False),
-    "power": Metric("avg_power_w", "Average power (W)", False, energy=True),
+    "throughput": Metric("throughput_sps", "Throughput (samples/s)", True,
+                         missing="not measured: the run or the source gives no throughput"),
+    "j_per_sample": Metric("j_per_sample", "Energy per example (J)", False, energy=True,
+                           missing="not measured: no energy figure per example (the reference tables give none; "
+                                   "local runs and the blog's figures do)"),
+    "j_per_iteration": Metric("j_per_iteration", "Energy per iteration (J)", False, energy=True,
+                              missing="not measured: no energy figure per optimizer step"),
+    "net_j_per_sample": Metric("net_j_per_sample", "Net energy per example, idle subtracted (J)", False, energy=True,
+                               missing="not measured: needs an idle baseline at the same power setting"),
+    "p99": Metric("latency_p99_ms", "p99 latency per batch (ms)", False,
+                  missing="not measured: no latency percentiles for this run"),
+    "power": Metric("avg_power_w", "Average power (W)", False, energy=True,
+                    missing="not measured: no power measurement for this run"),
+    "cost": Metric("cost_per_1m_samples", "Cost per 1M samples", False, energy=True,
+                   missing="not known: needs throughput, energy and a price convertible to the display currency"),
 }
+TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "cost")
 
 
 @dataclass(frozen=True)
@@ -56,34 +82,12 @@ class Selection:
 
 
 MAX_SERIES = 20
+MAX_CONFIGS = 40
+MAX_TABLE_ROWS = 400  # rows drawn with formatted numbers (pandas Styler costs ~0.1 ms a cell)
 
 
-def default_selection(runs: pl.DataFrame, selection: Selection) -> Selection:
-    """Without a workload or mode filter, compare within the most common workload and mode:
-    one chart across every workload would mix incomparable numbers."""
-    filters = dict(selection.filters)
-    for key in ("workload", "mode"):
-        if not filters.get(key):
-            scope = apply(runs, Selection(filters))
-            if scope.is_empty():
-                break
-            common = scope[FILTERS[key]].drop_nulls().value_counts(sort=True)
-            if common.height:
-                filters[key] = (str(common[FILTERS[key]][0]),)
-    return Selection(filters, selection.metric)
-
-
-def limit_series(runs: pl.DataFrame, limit: int = MAX_SERIES) -> tuple[pl.DataFrame, int]:
-    """Keep the `limit` series with the most runs; return how many series were left out."""
-    counts = runs["series"].value_counts(sort=True)
-    if counts.height <= limit:
-        return runs, 0
-    keep = counts["series"].head(limit)
-    return runs.filter(pl.col("series").is_in(keep.to_list())), counts.height - limit
-
-
-def _as_text(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns([pl.col(c).cast(pl.String).alias(f"_{k}") for k, c in FILTERS.items()])
+def _text(column: str) -> pl.Expr:
+    return pl.col(column).cast(pl.String)
 
 
 def options(runs: pl.DataFrame, key: str) -> list[str]:
@@ -93,31 +97,133 @@ def options(runs: pl.DataFrame, key: str) -> list[str]:
 
 
 def apply(runs: pl.DataFrame, selection: Selection) -> pl.DataFrame:
-    frame = _as_text(runs)
+    frame = runs
     for key, values in selection.filters.items():
         if values:
-            frame = frame.filter(pl.col(f"_{key}").is_in(list(values)))
-    return frame.drop([f"_{k}" for k in FILTERS])
+            frame = frame.filter(_text(FILTERS[key]).is_in(list(values)))
+    return frame
 
 
-def with_series(runs: pl.DataFrame) -> pl.DataFrame:
-    """A label per compared series: the device, plus whatever else varies in the selection."""
-    parts = [pl.col("device_name")]
-    for col in ("system_name", "workload", "mode", "precision", "power_setting", "seq_len", "source_kind"):
-        if runs[col].n_unique() > 1:
-            parts.append(pl.col(col).cast(pl.String))
-    return runs.with_columns(pl.concat_str(parts, separator=" · ", ignore_nulls=True).alias("series"))
+def unknown_values(runs: pl.DataFrame, params: Mapping[str, list[str]]) -> list[str]:
+    """Values a link asks for that this database does not hold (reported, never replaced)."""
+    problems = []
+    for key, values in params.items():
+        if key in FILTERS:
+            known = set(options(runs, key))
+            missing = [v for v in values if v not in known]
+            if missing:
+                problems.append(f"{FILTER_LABELS[key].lower()} {', '.join(repr(v) for v in missing)}")
+        elif key == "metric" and values and values[0] not in METRICS:
+            problems.append(f"metric {values[0]!r}")
+    return problems
+
+
+def run_labels(runs: pl.DataFrame) -> dict[str, str]:
+    """A short label per run id for the Runs filter: device · workload · mode · id."""
+    labels = runs.select("run_id", pl.concat_str([pl.col("device_name"), pl.col("workload"), pl.col("mode"),
+                                                  pl.col("run_id").str.slice(0, 8)], separator=" · ",
+                                                 ignore_nulls=True).alias("label"))
+    return dict(labels.iter_rows())
+
+
+# --- coverage ------------------------------------------------------------------------------
+
+def coverage(runs: pl.DataFrame, findings: pl.DataFrame) -> pl.DataFrame:
+    """What exists: per device, workload and mode, how many runs and how many measured each metric."""
+    measured = runs.filter(pl.col("mode") != "idle")
+    table = (measured.group_by("device_name", "workload", "mode")
+             .agg(pl.len().alias("Runs"),
+                  *[pl.col(METRICS[k].column).is_not_null().sum().alias(METRICS[k].label)
+                    for k in ("throughput", "j_per_sample", "j_per_iteration", "p99", "power")],
+                  (pl.col("status") == "oom").sum().alias("Out of memory")))
+    idle = (runs.filter(pl.col("mode") == "idle").group_by("device_name").agg(pl.len().alias("Idle measurements")))
+    stated = pl.concat([findings.select(pl.col("subject_device").alias("device_name")),
+                        findings.select(pl.col("baseline_device").alias("device_name"))]) \
+        .drop_nulls().group_by("device_name").agg(pl.len().alias("Stated findings"))
+    out = (table.join(idle, on="device_name", how="left").join(stated, on="device_name", how="left")
+           .with_columns(pl.col("Idle measurements").fill_null(0), pl.col("Stated findings").fill_null(0))
+           .sort(["device_name", "workload", "mode"]))
+    return out.rename({"device_name": "Device", "workload": "Workload", "mode": "Mode"})
+
+
+# --- series and configurations ----------------------------------------------------------------
+
+def _varies(runs: pl.DataFrame, column: str) -> bool:
+    return runs[column].n_unique() > 1
+
+
+def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """Add `series` (device, plus system / power setting / source where they vary) and `config`
+    (the configuration fields that vary, each named); return the fields all rows share, as text."""
+    series = [pl.col("device_name")]
+    for col in ("system_name", "power_setting", "source_kind"):
+        if _varies(runs, col):
+            text = pl.col(col).cast(pl.String)
+            if col == "power_setting":
+                text = text.replace("default", "default power")
+            elif col == "source_kind":
+                text = text.replace_strict({k: basis_of(k) for k in ("local", "upload", "reference")}, default=text)
+            series.append(text)
+    parts: list[pl.Expr] = []
+    shared: list[str] = []
+    first = runs.row(0, named=True) if runs.height else {}
+    fields = (("workload", lambda c: pl.col(c)), ("mode", lambda c: pl.col(c).replace_strict(
+                  MODE_NAMES, default=pl.col(c))),
+              ("precision", lambda c: pl.col(c).replace_strict(
+                  {k: precision_name(k) for k in ("fp32", "tf32", "fp16", "bf16", "fp16-weights")},
+                  default=pl.col(c))),
+              ("batch_size", lambda c: pl.concat_str(
+                  [pl.lit("batch "), pl.when(pl.col("grad_accum_steps").fill_null(1) > 1)
+                   .then(pl.col("grad_accum_steps").cast(pl.String) + "x").otherwise(pl.lit("")),
+                   pl.col(c).cast(pl.String).fill_null("not stated")])),
+              ("seq_len", lambda c: pl.lit("seq ") + pl.col(c).cast(pl.String)),
+              ("gpu_count", lambda c: pl.col(c).cast(pl.String) + " GPUs"))
+    for col, expr in fields:
+        if runs.height and (_varies(runs, col) or (col == "batch_size" and _varies(runs, "grad_accum_steps"))):
+            parts.append(expr(col))
+        elif first.get(col) is not None and col != "gpu_count":
+            shared.append(_shared_text(col, first))
+    labelled = runs.with_columns(
+        pl.concat_str(series, separator=" · ", ignore_nulls=True).alias("series"),
+        (pl.concat_str(parts, separator=" · ", ignore_nulls=True) if parts else pl.lit("all runs")).alias("config"))
+    return labelled, " · ".join(shared)
+
+
+def _shared_text(col: str, row: dict) -> str:
+    value = row[col]
+    if col == "mode":
+        return MODE_NAMES.get(value, value)
+    if col == "precision":
+        return precision_name(value)
+    if col == "batch_size":
+        return batch_label(value, row.get("grad_accum_steps"))
+    if col == "seq_len":
+        return f"seq {value}"
+    return str(value)
+
+
+def limit(runs: pl.DataFrame, column: str, most: int) -> tuple[pl.DataFrame, int]:
+    """Keep the `most` values of `column` with the most runs; return how many were left out."""
+    counts = runs[column].value_counts(sort=True)
+    if counts.height <= most:
+        return runs, 0
+    keep = counts[column].head(most)
+    return runs.filter(pl.col(column).is_in(keep.to_list())), counts.height - most
 
 
 def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
-    """Mean of the metric per series and batch size over the runs that measured it."""
+    """Mean of the metric per series and configuration over the runs that measured it."""
     measured = runs.filter(pl.col(metric.column).is_not_null() & (pl.col("status") == "ok"))
-    return (measured.group_by(["series", "batch_size"])
+    return (measured.group_by(["series", "config"])
             .agg(pl.col(metric.column).mean().alias("value"), pl.len().alias("runs"),
                  pl.col("energy_boundary").drop_nulls().unique().sort().str.join(", ").alias("boundary"),
                  pl.col("energy_method").drop_nulls().unique().sort().str.join(", ").alias("method"),
-                 pl.col("citation").drop_nulls().first().alias("citation"))
-            .sort(["series", "batch_size"]))
+                 pl.col("source_kind").drop_nulls().unique().sort().str.join(", ").alias("basis"),
+                 pl.col("citation").drop_nulls().first().alias("citation"),
+                 pl.col("batch_size").first().alias("batch_size"), pl.col("seq_len").first().alias("seq_len"))
+            .with_columns(pl.col("basis").str.replace_all("reference", basis_of("reference"))
+                          .str.replace_all("upload", basis_of("upload")).str.replace_all("local", basis_of("local")))
+            .sort(["config", "series"]))
 
 
 def mixed_boundaries(runs: pl.DataFrame, metric: Metric) -> list[str]:
@@ -129,39 +235,159 @@ def mixed_boundaries(runs: pl.DataFrame, metric: Metric) -> list[str]:
 
 
 def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
-    """Each series against each other on the batch sizes both measured (geometric mean of ratios)."""
-    wide = bar_frame.pivot(on="series", index="batch_size", values="value")
-    series = [c for c in wide.columns if c != "batch_size"]
+    """Each series against each other over the configurations both measured (geometric mean):
+    only like for like, never across sequence lengths, precisions or batch sizes."""
+    wide = bar_frame.pivot(on="series", index="config", values="value")
+    series = [c for c in wide.columns if c != "config"]
     rows = []
     for a in series:
         for b in series:
             if a == b:
                 continue
-            pairs = wide.select(a, b).drop_nulls()
-            if pairs.is_empty():
-                continue
-            ratios = [x / y for x, y in pairs.iter_rows() if x and y]
+            pairs = wide.select("config", a, b).drop_nulls()
+            ratios = [x / y for _, x, y in pairs.iter_rows() if x and y]
             if not ratios:
                 continue
-            ratio = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            if (ratio >= 1) != metric.higher_is_better and not math.isclose(ratio, 1):
+            r = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
+            if (r >= 1) != metric.higher_is_better and not math.isclose(r, 1):
                 continue  # state each pair once, from the better side
-            rows.append({"A": a, "B": b, "ratio": round(ratio, 2), "batch sizes compared": pairs.height,
-                         "statement": _statement(a, b, ratio, metric)})
-    return pl.DataFrame(rows, schema={"A": pl.String, "B": pl.String, "ratio": pl.Float64,
-                                      "batch sizes compared": pl.Int64, "statement": pl.String})
+            configs = pairs["config"].to_list()
+            rows.append({"A": a, "B": b, "Ratio (A ÷ B)": round(r, 3), "Like-for-like configurations": len(configs),
+                         "Configurations": ", ".join(configs[:6]) + (" …" if len(configs) > 6 else ""),
+                         "Statement": _statement(a, b, r, len(configs), metric)})
+    return pl.DataFrame(rows, schema={"A": pl.String, "B": pl.String, "Ratio (A ÷ B)": pl.Float64,
+                                      "Like-for-like configurations": pl.Int64, "Configurations": pl.String,
+                                      "Statement": pl.String})
 
 
-def _statement(a: str, b: str, ratio: float, metric: Metric) -> str:
-    what = metric.label[0].lower() + metric.label[1:]  # "energy per example (J)": units keep their case
+def _statement(a: str, b: str, r: float, n: int, metric: Metric) -> str:
+    over = f"over {n} like-for-like configuration{'s' if n != 1 else ''}"
     if metric.column == "throughput_sps":
-        return f"{a} is {ratio:.1f}x faster than {b}"
+        return f"{a} is {ratio(r)} faster than {b} ({over})"
+    what = metric.label[0].lower() + metric.label[1:]  # "energy per example (J)": units keep their case
     if metric.higher_is_better:
-        return f"{a} has {ratio:.1f}x the {what} of {b}"
-    return f"{a} needs {ratio:.2f}x the {what} of {b} ({1 / ratio:.1f}x better)"
+        return f"{a} has {ratio(r)} the {what} of {b} ({over})"
+    return f"{a} needs {r:.2f}x the {what} of {b}, {ratio(1 / r)} better ({over})"
 
 
 def energy_time_points(runs: pl.DataFrame) -> pl.DataFrame:
     """Time per example (s) and energy per example (J) for runs that measured both."""
     return (runs.filter(pl.col("throughput_sps").is_not_null() & pl.col("j_per_sample").is_not_null())
             .with_columns((1.0 / pl.col("throughput_sps")).alias("s_per_sample")))
+
+
+# --- the all-devices table -------------------------------------------------------------------
+
+def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, currency: str) -> pl.DataFrame:
+    """One row per device, system, power setting, source and configuration, several metrics at
+    once (means over repeats, `Runs` counting them), plus the chosen metric relative to the
+    `reference` device on the same configuration (Lambda style). Missing stays missing."""
+    keys = ["device_name", "system_name", "power_setting", "source_kind", *CONFIG]
+    measured = runs.filter((pl.col("status") == "ok") & (pl.col("mode") != "idle"))
+    cols = [METRICS[k] for k in TABLE_METRICS]
+    grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in ("batch_size", "grad_accum_steps",
+                                                                        "seq_len", "gpu_count")])
+               .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
+                                   pl.col("energy_boundary").drop_nulls().first())
+               .with_columns([pl.col(c).replace(-1, None) for c in ("batch_size", "grad_accum_steps",
+                                                                    "seq_len", "gpu_count")]))
+    rel_label = None
+    if reference:
+        rel_label = f"{metric.label.split(' (')[0]} relative to {reference} (×)"
+        ref = (grouped.filter(pl.col("device_name") == reference)
+               .group_by([pl.col(c).fill_null(-1) for c in CONFIG]).agg(pl.col(metric.column).mean().alias("_ref")))
+        grouped = (grouped.with_columns([pl.col(c).fill_null(-1).alias(f"_{c}") for c in CONFIG])
+                   .join(ref.rename({c: f"_{c}" for c in CONFIG}), on=[f"_{c}" for c in CONFIG], how="left")
+                   .with_columns((pl.col(metric.column) / pl.col("_ref")).alias(rel_label))
+                   .drop([f"_{c}" for c in CONFIG] + ["_ref"]))
+    named = grouped.with_columns(
+        pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=pl.col("energy_boundary")),
+        pl.col("source_kind").replace_strict({k: basis_of(k) for k in ("local", "upload", "reference")},
+                                             default=pl.col("source_kind")),
+        pl.col("precision").replace_strict({k: precision_name(k) for k in ("fp32", "tf32", "fp16", "bf16",
+                                                                            "fp16-weights")},
+                                           default=pl.col("precision")),
+        pl.col("mode").replace_strict(MODE_NAMES, default=pl.col("mode")),
+        pl.when(pl.col("grad_accum_steps").fill_null(1) > 1)
+        .then(pl.col("grad_accum_steps").cast(pl.String) + "x" + pl.col("batch_size").cast(pl.String))
+        .otherwise(pl.col("batch_size").cast(pl.String)).fill_null("not stated").alias("batch"),
+    )
+    order = [metric.column] if metric.column in named.columns else []
+    named = named.sort([*order, "device_name"], descending=[metric.higher_is_better] * len(order) + [False],
+                       nulls_last=True)
+    renames = {"device_name": "Device", "system_name": "System", "workload": "Workload", "mode": "Mode",
+               "precision": "Precision", "batch": "Batch", "seq_len": "Sequence length", "gpu_count": "GPUs",
+               "power_setting": "Power setting", "source_kind": "Basis", "n": "Runs",
+               "energy_boundary": "Energy measured at"}
+    for m in cols:
+        renames[m.column] = m.label if m.column != "cost_per_1m_samples" else f"{m.label} ({currency})"
+    shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", "gpu_count",
+             "power_setting", "source_kind", "n", *[m.column for m in cols],
+             *([rel_label] if rel_label else []), "energy_boundary"]
+    return named.select(shown).rename(renames)
+
+
+def table_help(currency: str) -> dict[str, str]:
+    """Hover help per column of the table: what it is, and why a cell can say 'not measured'."""
+    out = {m.label: f"{m.title()}. Empty cells: {m.missing}." for m in (METRICS[k] for k in TABLE_METRICS)}
+    cost = METRICS["cost"]
+    out[f"{cost.label} ({currency})"] = (f"{cost.title()}, at the Cost page's default settings in {currency}. "
+                                         f"Empty cells: {cost.missing}.")
+    out["Runs"] = "Runs averaged in this row (repeats of the same configuration)"
+    out["Basis"] = "measured here (a run on this machine), imported (an uploaded file), or reference table"
+    return out
+
+
+# --- what the sources state --------------------------------------------------------------------
+
+_RELATION_WORDS = {"throughput_sps": "throughput", "j_per_iteration": "energy per iteration",
+                   "j_per_sample": "energy per example", "iterations_per_s": "iterations per second",
+                   "avg_power_w": "average power"}
+
+
+def finding_sentence(f: dict) -> str:
+    """A stated finding as a sentence (plain text; the page escapes it)."""
+    what = _RELATION_WORDS.get(f["metric"], f["metric"])
+    subject, baseline = f.get("subject_device") or "", f.get("baseline_device") or ""
+    s_desc, b_desc = f.get("subject_desc") or "", f.get("baseline_desc") or ""
+    value = float(f["value"])
+    if f["relation"] == "scale_factor":
+        return f"{subject}: {s_desc}: scale factor {value:g} per added GPU"
+    if f["relation"] == "ratio":
+        amount = f"{sig(value)}x the {what} of"
+    elif value == 0:
+        amount = f"the same {what} as"
+    else:
+        amount = f"{abs(value):g}% {'more' if value > 0 else 'less'} {what} than"
+    if subject and subject == baseline:
+        return f"{subject}: {s_desc} has {amount} {b_desc}"
+    return f"{subject or 'the subject'} ({s_desc}) has {amount} {baseline or 'the baseline'} ({b_desc})"
+
+
+def findings_for(findings: pl.DataFrame, devices: list[str]) -> pl.DataFrame:
+    """Findings that name any of the devices (as subject or baseline); those between two of the
+    devices first, then those between two settings of one device."""
+    chosen = findings.filter(pl.col("subject_device").is_in(devices) | pl.col("baseline_device").is_in(devices))
+    return (chosen.with_columns((pl.col("subject_device") == pl.col("baseline_device")).fill_null(True).alias("_same"))
+            .sort(["_same", "metric", "finding_id"]).drop("_same"))
+
+
+def findings_table(findings: pl.DataFrame) -> pl.DataFrame:
+    return findings.select(
+        pl.col("subject_device").alias("Subject"), pl.col("subject_desc").alias("Subject configuration"),
+        pl.col("baseline_device").alias("Baseline"), pl.col("baseline_desc").alias("Baseline configuration"),
+        pl.col("metric").replace_strict(_RELATION_WORDS, default=pl.col("metric")).alias("Metric"),
+        pl.col("relation").replace_strict({"ratio": "ratio (×)", "change_pct": "change (%)",
+                                           "scale_factor": "scale factor"}, default=pl.col("relation"))
+        .alias("Stated as"), pl.col("value").alias("Value"), pl.col("quote").alias("Quote"),
+        pl.col("citation").alias("Citation"))
+
+
+def stated_ratio_bars(findings: pl.DataFrame) -> pl.DataFrame:
+    """The stated ratios as bars: one per finding, labelled subject vs baseline and its scope."""
+    ratios = findings.filter((pl.col("relation") == "ratio") & (pl.col("subject_device") != pl.col("baseline_device")))
+    return ratios.select(
+        (pl.col("subject_device") + " vs " + pl.col("baseline_device")).alias("pair"),
+        pl.col("metric").replace_strict(_RELATION_WORDS, default=pl.col("metric")).alias("metric"),
+        pl.col("value"), pl.col("subject_desc").alias("scope"),
+        pl.col("subject_desc").str.slice(0, 48).alias("finding"), pl.col("citation"))

@@ -1,12 +1,21 @@
-"""Cost & buying guide: rank devices by cost per sample under the user's prices and constraints."""
+"""Cost & buying guide: cost per 1M samples for every run, in one currency, with the duty cycle;
+a ranking of the cheapest qualifying configuration per device that ranks only what has a cost.
+
+A run is costed when it has a throughput and an energy figure (measured, or, when the user asks,
+estimated and labelled) and a device price convertible to the display currency. Everything else
+is listed apart with the reason, never ranked.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import polars as pl
 
-from explorer.metrics import CostInputs, with_cost
+from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
+from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
+from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 
 @dataclass(frozen=True)
@@ -14,57 +23,185 @@ class Constraints:
     max_power_w: float | None = None
     min_memory_gb: float | None = None
     max_p99_ms: float | None = None
-    budget: float | None = None
+    budget: float | None = None  # per device, display currency
 
 
-def _energy(runs: pl.DataFrame, estimate_from_tdp: bool) -> pl.DataFrame:
-    """Energy per example used for cost: measured, else (if asked) TDP / throughput, labelled."""
-    tdp_j = pl.col("tdp_w") * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
-    measured = pl.col("j_per_sample").is_not_null()
-    return runs.with_columns(
-        pl.when(measured).then(pl.col("j_per_sample"))
-        .when(pl.lit(estimate_from_tdp)).then(tdp_j).otherwise(None).alias("j_per_sample_used"),
-        pl.when(measured).then(pl.lit("measured: ") + pl.col("energy_boundary").fill_null("?"))
-        .when(pl.lit(estimate_from_tdp) & tdp_j.is_not_null()).then(pl.lit("estimated: TDP ÷ throughput"))
-        .otherwise(pl.lit("missing")).alias("energy_basis"),
+def idle_power_by_device(runs: pl.DataFrame) -> dict[str, float]:
+    """Each device's idle power (W), the mean of its idle measurements."""
+    idle = runs.filter((pl.col("mode") == "idle") & pl.coalesce("avg_power_w", "idle_power_w").is_not_null())
+    return dict(idle.group_by("device_name").agg(pl.coalesce("avg_power_w", "idle_power_w").mean().alias("w"))
+                .iter_rows())
+
+
+def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
+                     overrides: Mapping[str, float | None] | None = None) -> tuple[dict[str, float], dict[str, str]]:
+    """Device prices in `currency` (overrides are already in it), and why the others have none."""
+    prices: dict[str, float] = {}
+    missing: dict[str, str] = {}
+    for row in catalog.iter_rows(named=True):
+        name = row["device_name"]
+        conv = rates.convert(row["price_amount"], row["price_currency"], currency)
+        given = overrides.get(name) if overrides is not None else conv.amount
+        if given is not None and given < 0:
+            missing[name] = "a negative price in the catalog (fix it on the Devices page)"
+        elif given is not None:
+            prices[name] = float(given)
+        else:
+            reason = conv.missing_reason if conv.amount is None else "price set to 0 (unknown) on this page"
+            missing[name] = reason or "no price"
+    return prices, missing
+
+
+def mode_budgets(modes: pl.DataFrame) -> dict[str, float]:
+    """'device|mode id' -> the Jetson power mode's budget (W), where the source states one."""
+    known = modes.filter(pl.col("power_budget_w").is_not_null())
+    return {f"{d}|{m}": float(w) for d, m, w in known.select("device_name", "mode_id", "power_budget_w").iter_rows()}
+
+
+def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Mapping[str, str],
+              idle_w: Mapping[str, float], settings: CostSettings, estimate: bool = False,
+              budgets: Mapping[str, float] | None = None) -> pl.DataFrame:
+    """Add price, throughput_used and j_per_sample_used with their basis, the cost parts per 1M
+    samples (electricity while busy, while idle, hardware), cost_per_1m_samples, and cost_missing
+    (the reason). With `estimate`, gaps are filled and labelled: energy = TDP ÷ throughput (an
+    upper bound) where a run measured none; throughput = (the setting's power cap, plus idle power
+    when the energy is at the wall) ÷ J/example where a source gives energy but no throughput."""
+    u = settings.utilisation
+    per_joule = settings.electricity_per_kwh * settings.pue / J_PER_KWH * 1e6
+    lifetime_s = settings.lifetime_years * SECONDS_PER_YEAR
+    idle = pl.col("device_name").replace_strict(dict(idle_w), default=None, return_dtype=pl.Float64)
+    budget = (pl.concat_str([pl.col("device_name"), pl.lit("|"), pl.col("power_mode").str.split(" ").list.first()])
+              .replace_strict(dict(budgets or {}), default=None, return_dtype=pl.Float64))
+    tdp = pl.when(pl.col("tdp_w") > 0).then(pl.col("tdp_w"))  # a TDP of 0 or below is no figure
+    cap = pl.coalesce(pl.col("power_limit_w"), budget, tdp * pl.col("gpu_count").fill_null(1))
+    wall = pl.col("energy_boundary").is_in(["wall", "system"])
+    cap_tp = (cap + pl.when(wall).then(idle).otherwise(0.0)) / pl.col("j_per_sample")
+    has_tp, has_j = pl.col("throughput_sps").is_not_null(), pl.col("j_per_sample").is_not_null()
+    tdp_j = tdp * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
+    frame = runs.with_columns(
+        pl.col("device_name").replace_strict(dict(prices), default=None, return_dtype=pl.Float64).alias("price"),
+        idle.alias("idle_power_used_w"),
+        pl.when(has_tp).then(pl.col("throughput_sps")).when(pl.lit(estimate)).then(cap_tp).otherwise(None)
+        .alias("throughput_used"),
+        pl.when(has_tp).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")))
+        .when(pl.lit(estimate) & cap_tp.is_not_null())
+        .then(pl.lit("estimate: power cap ÷ J/example")).otherwise(pl.lit("not measured")).alias("throughput_basis"),
+        pl.when(has_j).then(pl.col("j_per_sample"))
+        .when(pl.lit(estimate)).then(tdp_j).otherwise(None).alias("j_per_sample_used"),
+        pl.when(has_j).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")) + " · "
+                            + pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default="boundary not stated"))
+        .when(pl.lit(estimate) & tdp_j.is_not_null()).then(pl.lit("estimate: TDP ÷ throughput"))
+        .otherwise(pl.lit("not measured")).alias("energy_basis"),
     )
-
-
-def rank(runs: pl.DataFrame, inputs: CostInputs, prices: dict[str, float | None], constraints: Constraints,
-         estimate_from_tdp: bool = False) -> pl.DataFrame:
-    """The cheapest qualifying configuration per device, ranked by cost per 1M samples (missing last)."""
-    frame = runs.filter(pl.col("status") == "ok")
     frame = frame.with_columns(
-        pl.col("device_name").replace_strict(prices, default=None, return_dtype=pl.Float64).alias("price"))
-    frame = _energy(frame, estimate_from_tdp)
-    c = constraints
+        (pl.col("j_per_sample_used") * per_joule).alias("energy_cost_per_1m"),
+        (pl.col("idle_power_used_w").fill_null(0) / pl.col("throughput_used") * (1 - u) / u * per_joule)
+        .alias("idle_cost_per_1m"),
+        (pl.col("price") / (pl.col("throughput_used") * lifetime_s * u) * 1e6).alias("hardware_cost_per_1m"),
+    ).with_columns(
+        (pl.col("energy_cost_per_1m") + pl.col("idle_cost_per_1m") + pl.col("hardware_cost_per_1m"))
+        .alias("cost_per_1m_samples"),
+        pl.when(pl.col("throughput_used").is_null())
+        .then(pl.lit("no throughput" + ("" if estimate else " (turn on estimates to derive one from energy)")))
+        .when(pl.col("j_per_sample_used").is_null())
+        .then(pl.lit("no energy per example" + (" and no TDP to estimate one" if estimate else "")))
+        .when(pl.col("price").is_null())
+        .then(pl.col("device_name").replace_strict(dict(price_missing), default="no price", return_dtype=pl.String))
+        .otherwise(None).alias("cost_missing"),
+    )
+    return frame
+
+
+def terms_of(row: Mapping[str, object], settings: CostSettings) -> CostTerms:
+    """A costed run's cost as A + B ÷ u (for the crossover and the utilisation curve)."""
+    idle = row.get("idle_power_used_w")
+    return cost_terms(float(row["j_per_sample_used"]), float(row["throughput_used"]),  # type: ignore[arg-type]
+                      None if idle is None else float(idle), float(row["price"]), settings)  # type: ignore[arg-type]
+
+
+def _qualifying(costed: pl.DataFrame, c: Constraints) -> pl.DataFrame:
+    frame = costed
     if c.max_power_w is not None:
-        frame = frame.filter(pl.coalesce("avg_power_w", "tdp_w") <= c.max_power_w)
+        frame = frame.filter(pl.coalesce("avg_power_w", "power_limit_w", "tdp_w") <= c.max_power_w)
     if c.min_memory_gb is not None:
         frame = frame.filter(pl.col("memory_gb") >= c.min_memory_gb)
     if c.max_p99_ms is not None:
         frame = frame.filter(pl.col("latency_p99_ms") <= c.max_p99_ms)
     if c.budget is not None:
         frame = frame.filter(pl.col("price") <= c.budget)
-    costed = with_cost(frame.drop("j_per_sample").rename({"j_per_sample_used": "j_per_sample"}),
-                       inputs, price_column="price")
-    costed = costed.with_columns(
-        (pl.col("energy_cost_per_1m") / pl.col("cost_per_1m_samples")).alias("energy_cost_share"))
-    best = (costed.sort(["cost_per_1m_samples", "throughput_sps"], descending=[False, True], nulls_last=True)
+    return frame
+
+
+def rank(runs: pl.DataFrame, constraints: Constraints) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(ranked, not ranked). Ranked: the cheapest qualifying costed configuration per device,
+    cheapest first, numbered. Not ranked: devices with runs here but no cost, and why."""
+    ok = runs.filter(pl.col("status") == "ok")
+    costed = _qualifying(ok.filter(pl.col("cost_per_1m_samples").is_not_null()), constraints)
+    best = (costed.sort(["cost_per_1m_samples", "throughput_used"], descending=[False, True])
             .group_by("device_name", maintain_order=True).first())
-    return best.select(
-        "device_name", "precision", "batch_size", "power_setting", "throughput_sps", "j_per_sample",
-        "energy_basis", "price", "price_currency", "energy_cost_per_1m", "hardware_cost_per_1m",
-        "cost_per_1m_samples", "energy_cost_share", "latency_p99_ms", "memory_gb", "run_id",
-    ).with_row_index("rank", offset=1)
+    ranked = best.with_row_index("rank", offset=1).with_columns(pl.col("rank").cast(pl.Int64))
+    others = ok.filter(~pl.col("device_name").is_in(ranked["device_name"].to_list()))
+    reasons = (others.with_columns(pl.coalesce("cost_missing", pl.lit("fails a constraint")).alias("why"))
+               .group_by("device_name").agg(pl.col("why").unique().sort().str.join("; ").alias("why"),
+                                            pl.len().alias("runs"))
+               .sort("device_name"))
+    return ranked, reasons
 
 
-def sensitivity(runs: pl.DataFrame, inputs: CostInputs, prices: dict[str, float | None], constraints: Constraints,
-                estimate_from_tdp: bool, parameter: str, values: list[float]) -> pl.DataFrame:
-    """Cost per 1M samples per device as one input (`electricity_per_kwh` or `utilisation`) moves."""
+def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
+    """The ranking with human headers and units (numbers stay numbers, for sorting)."""
+    money = f"({currency} per 1M samples)"
+    return ranked.select(
+        pl.col("rank").alias("Rank"), pl.col("device_name").alias("Device"),
+        pl.col("precision").alias("Precision"), pl.col("batch_size").alias("Batch"),
+        pl.col("seq_len").alias("Sequence length"), pl.col("power_setting").alias("Power setting"),
+        pl.col("throughput_used").alias("Throughput (samples/s)"), pl.col("throughput_basis").alias("Throughput basis"),
+        pl.col("j_per_sample_used").alias("Energy per example (J)"), pl.col("energy_basis").alias("Energy basis"),
+        pl.col("idle_power_used_w").alias("Idle power (W)"),
+        pl.col("price").alias(f"Price ({currency})"),
+        pl.col("energy_cost_per_1m").alias(f"Electricity while busy {money}"),
+        pl.col("idle_cost_per_1m").alias(f"Electricity while idle {money}"),
+        pl.col("hardware_cost_per_1m").alias(f"Hardware {money}"),
+        pl.col("cost_per_1m_samples").alias(f"Cost {money}"),
+        pl.col("latency_p99_ms").alias("p99 latency (ms)"), pl.col("memory_gb").alias("Memory (GB)"),
+        pl.col("run_id").alias("Run"),
+    )
+
+
+def crossovers(ranked: pl.DataFrame, settings: CostSettings) -> list[tuple[str, str, float]]:
+    """For the cheapest device against each other ranked one: the utilisation where they swap."""
+    rows = list(ranked.iter_rows(named=True))
+    out: list[tuple[str, str, float]] = []
+    if len(rows) < 2:
+        return out
+    first = terms_of(rows[0], settings)
+    for other in rows[1:]:
+        t = terms_of(other, settings)
+        u = crossover(first, t)
+        if u is not None:
+            low = rows[0]["device_name"] if first.at(u / 2) < t.at(u / 2) else other["device_name"]
+            high = other["device_name"] if low == rows[0]["device_name"] else rows[0]["device_name"]
+            out.append((low, high, u))
+    return out
+
+
+def utilisation_curve(ranked: pl.DataFrame, settings: CostSettings, start_pct: int = 5) -> pl.DataFrame:
+    rows = []
+    for r in ranked.iter_rows(named=True):
+        t = terms_of(r, settings)
+        rows += [{"device": r["device_name"], "utilisation": p / 100, "cost": t.at(p / 100)}
+                 for p in range(start_pct, 101)]
+    return pl.DataFrame(rows, schema={"device": pl.String, "utilisation": pl.Float64, "cost": pl.Float64})
+
+
+def sensitivity(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Mapping[str, str],
+                idle_w: Mapping[str, float], settings: CostSettings, constraints: Constraints,
+                estimate: bool, values: list[float], budgets: Mapping[str, float] | None = None) -> pl.DataFrame:
+    """Cost per 1M samples of each device's cheapest configuration as the electricity price moves."""
     frames = []
     for value in values:
-        ranked = rank(runs, replace(inputs, **{parameter: value}), prices, constraints, estimate_from_tdp)
-        frames.append(ranked.filter(pl.col("cost_per_1m_samples").is_not_null())
-                      .select("device_name", "cost_per_1m_samples", "rank").with_columns(pl.lit(value).alias("x")))
+        moved = replace(settings, electricity_per_kwh=value)
+        ranked, _ = rank(with_cost(runs, prices, price_missing, idle_w, moved, estimate, budgets), constraints)
+        frames.append(ranked.select("device_name", "cost_per_1m_samples", "rank")
+                      .with_columns(pl.lit(value).alias("x")))
     return pl.concat(frames) if frames else pl.DataFrame()

@@ -22,6 +22,7 @@ from db import Store, labels, queries
 from db.connection import data_version
 from db.queries import HEADLINE, overview_counts, runs_for_chart
 from explorer.markdown import md
+from explorer.money import Rates
 from ingest import housekeeping_pending, open_store
 from ingest.inbox import pending
 from ingest.labels import label_source, label_values
@@ -213,8 +214,53 @@ def changed_rows(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
 
 
 def save_device_edits(path: str, edits: pl.DataFrame) -> int:
+    """Validated (InvalidEditError names every problem, nothing saved) and recorded in the history."""
     with Store.open(path) as store:
         return queries.update_devices(store, edits)
+
+
+def device_history(path: str) -> pl.DataFrame:
+    return _device_history(path, version(path))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _device_history(path: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
+        return queries.device_edits(store)
+
+
+def exchange_rates(path: str) -> pl.DataFrame:
+    return _exchange_rates(path, version(path))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _exchange_rates(path: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
+        return queries.exchange_rates(store)
+
+
+def rates(path: str) -> Rates:
+    return Rates.from_frame(exchange_rates(path))
+
+
+def save_exchange_rates(path: str, table: pl.DataFrame) -> int:
+    with Store.open(path) as store:
+        return queries.replace_exchange_rates(store, table)
+
+
+def currencies(path: str) -> list[str]:
+    """Currencies a view can be shown in: those of the exchange rates and the catalog prices."""
+    catalog, _ = devices(path)
+    found = set(rates(path).currencies()) | set(catalog["price_currency"].drop_nulls().to_list()) | {"USD"}
+    return sorted(found)
+
+
+def selection_csv(frame: pl.DataFrame) -> bytes:
+    """A selection as CSV for download, text cells a spreadsheet would run as formulas defused."""
+    from db.export import defuse_formulas
+
+    lists = [c for c, t in frame.schema.items() if isinstance(t, pl.List)]
+    return defuse_formulas(frame.drop(lists)).write_csv().encode()
 
 
 def selection_document(path: str, run_ids: tuple[str, ...]) -> bytes:

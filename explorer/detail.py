@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 
 from db import columns
+from explorer.text import NOT_MEASURED, human_field, sig
 from joulebench.labels import NOT_STATED
 
 PROVENANCE_FIELDS = ("source_kind", "source_file", "source_format", "source_sha256", "source_imported_at",
@@ -23,17 +24,27 @@ LABEL_OF_FIELD = {"device_name": "device", "mode": "mode", "precision": "precisi
 AS_PRINTED = {"weak_scaling": "weak_scaling_as_printed"}  # corrected figure -> the value the source printed
 
 
+MEASURED_SECTIONS = ("Performance", "Energy")
+
+
 def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[str, dict[str, str]]:
-    """Configuration, performance, energy, environment, provenance; missing values shown as such."""
+    """Configuration, performance, energy, environment, provenance; missing values shown as words
+    ('not measured' for a measurement, 'not stated' for the rest), numbers to four significant
+    figures."""
     by_label = {} if supplied is None else {r["label"]: r for r in supplied.iter_rows(named=True)}
     not_stated = set(run.get("labels_not_stated") or ())
+    measured = {k for title in MEASURED_SECTIONS for k in (ENERGY_FIELDS if title == "Energy" else
+                                                            columns.metric_fields())}
 
     def shown(key: str) -> str:
         label = LABEL_OF_FIELD.get(key)
         if label in not_stated:
             return NOT_STATED
         value = run.get(key)
-        text = "missing" if value is None else str(value)
+        if value is None:
+            text = NOT_MEASURED if key in measured else NOT_STATED
+        else:
+            text = sig(value, 4) if isinstance(value, float) else str(value)
         if label in by_label:
             text += f" ({supplied_note(by_label[label])})"
         printed = run.get(AS_PRINTED.get(key, ""))
@@ -63,4 +74,5 @@ def supplied_note(row: dict[str, Any]) -> str:
 
 
 def as_rows(section: dict[str, str]) -> list[dict[str, str]]:
-    return [{"field": k, "value": v} for k, v in section.items()]
+    """Field names for a person (with units), values as the section gives them."""
+    return [{"Field": human_field(k), "Value": v} for k, v in section.items()]

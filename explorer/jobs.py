@@ -25,11 +25,30 @@ from typing import Any
 from joulebench import defaults, processes
 from joulebench.errors import FileWriteError, RunConfigError, RunInProgressError
 from joulebench.files import write_atomic
-from joulebench.paths import REPO_ROOT, job_file, results_dir
+from joulebench.paths import REPO_ROOT, job_file, progress_file, results_dir
 
 # Popen objects of the runs this server started, so finished ones are reaped and their exit
 # codes known; a run left over from an earlier server is followed by its PID.
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+# The New run form's labels, and the `joulebench run` option each fills: the runner's messages
+# name options, the page shows them with the form's own labels.
+FORM_LABELS: dict[str, str] = {
+    "--workload": "Workload(s)", "--mode": "Mode(s)", "--precision": "Precision(s)",
+    "--batch-size": "Batch size(s)", "--seq-len": "Sequence length(s)", "--tag": "Tag",
+    "--steps": "Measured steps", "--warmup": "Warmup steps", "--repeats": "Repeats",
+    "--idle-seconds": "Idle baseline (s), 0 = off", "--power-limit": "GPU power limit(s), W",
+    "--power-mode": "Jetson power mode(s)",
+}
+
+
+def in_form_words(message: str) -> str:
+    """A runner message with its option names replaced by the form's labels ('--batch-size: 0 is
+    not valid' -> 'Batch size(s): 0 is not valid')."""
+    for flag in sorted(FORM_LABELS, key=len, reverse=True):
+        message = message.replace(flag, FORM_LABELS[flag])
+    return message
 
 
 @dataclass(frozen=True)
@@ -78,7 +97,8 @@ class RunRequest:
                               env=dict(os.environ, HF_HUB_OFFLINE="1"))
         if done.returncode != 0:
             lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-            problems = [line.removeprefix("error:").strip() for line in lines if not line.startswith("invalid run")]
+            problems = [in_form_words(line.removeprefix("error:").strip()) for line in lines
+                        if not line.startswith("invalid run")]
             raise RunConfigError([p for p in problems if p] or [f"the runner refused the options ({done.returncode})"])
         found = json.loads(done.stdout.strip().splitlines()[-1])
         return Plan(int(found["measured_runs"]), int(found["idle_runs"]), list(found["runs"]))
@@ -111,10 +131,46 @@ class JobStatus:
     running: bool
     runs: list[dict[str, Any]]  # finished measured runs (idle baselines left out), as the result file holds them
     log_tail: list[str]
+    progress: dict[str, Any] = field(default_factory=dict)  # the runner's own progress file, when written
 
     @property
     def fraction_done(self) -> float:
-        return min(1.0, len(self.runs) / self.job.planned_runs) if self.job.planned_runs else 1.0
+        """Runs done plus the share of the current run's measured steps (never over 1)."""
+        if not self.job.planned_runs:
+            return 1.0
+        done = float(len(self.runs))
+        steps, planned = self.progress.get("steps_done"), self.progress.get("steps_planned")
+        if self.running and steps and planned and self.progress.get("phase") == "measuring":
+            done += min(1.0, steps / planned)
+        return min(1.0, done / self.job.planned_runs)
+
+    def describe(self) -> str:
+        """'Run 1 of 2: bert-tiny infer fp32 batch 2 seq 128 · measured step 3 of 5 · about 12 s left'."""
+        p = self.progress
+        head = f"{len(self.runs)} of {self.job.planned_runs} run(s) done"
+        parts = [head]
+        if p.get("phase") == "idle baseline":
+            parts.append(f"measuring the idle baseline ({p.get('window_s') or 0:g} s)")
+        elif p.get("current"):
+            now = f"run {len(self.runs) + 1}: {p['current']}"
+            if p.get("phase") == "measuring" and p.get("steps_done"):
+                goal = (f" of {p['steps_planned']}" if p.get("steps_planned")
+                        else f" ({p.get('window_s') or 0:g} s window)")
+                now += f" · measured step {p['steps_done']}{goal}"
+            elif p.get("phase"):
+                now += f" · {p['phase']}"
+            parts.append(now)
+        if p.get("eta_s") is not None:
+            parts.append(f"about {_duration(float(p['eta_s']))} left")
+        return " · ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _save(db: Path, job: Job) -> None:
@@ -192,7 +248,13 @@ def status(db: Path) -> JobStatus | None:
         lines = Path(job.log_path).read_text(errors="replace").splitlines()[-12:]
     except OSError:
         lines = []
-    return JobStatus(job, alive, runs, lines)
+    progress: dict[str, Any] = {}
+    try:
+        found = json.loads(progress_file(Path(job.out_path)).read_text())
+        progress = found if isinstance(found, dict) else {}
+    except (OSError, ValueError):
+        pass  # not written yet, or a run from before the runner reported progress
+    return JobStatus(job, alive, runs, lines, progress)
 
 
 def cancel(db: Path, *, wait_s: float = 0.0) -> bool:
@@ -210,16 +272,18 @@ def cancel(db: Path, *, wait_s: float = 0.0) -> bool:
 
 
 def summary_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per finished run for the page's table; missing values stay None."""
+    """One row per finished run for the page's table, with headers a person reads; missing
+    values stay None (the table shows them as 'not measured')."""
     rows = []
     for run in runs:
         cfg, m = run.get("config", {}), run.get("metrics", {})
         throughput = m.get("throughput_sps")
         rows.append({
-            "status": run.get("status"), "workload": cfg.get("workload"), "mode": cfg.get("mode"),
-            "precision": cfg.get("precision"), "batch_size": cfg.get("batch_size"), "seq_len": cfg.get("seq_len"),
-            "throughput_sps": None if throughput is None or not math.isfinite(throughput) else throughput,
-            "latency_p99_ms": m.get("latency_p99_ms"), "j_per_sample": m.get("j_per_sample"),
-            "energy": m.get("energy_boundary") or m.get("energy_missing_reason"), "run_id": run.get("run_id"),
+            "Status": run.get("status"), "Workload": cfg.get("workload"), "Mode": cfg.get("mode"),
+            "Precision": cfg.get("precision"), "Batch": cfg.get("batch_size"), "Sequence length": cfg.get("seq_len"),
+            "Throughput (samples/s)": None if throughput is None or not math.isfinite(throughput) else throughput,
+            "p99 latency (ms)": m.get("latency_p99_ms"), "Energy per example (J)": m.get("j_per_sample"),
+            "Energy measured at, or why not": m.get("energy_boundary") or m.get("energy_missing_reason"),
+            "Run": run.get("run_id"),
         })
     return rows

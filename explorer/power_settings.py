@@ -14,7 +14,8 @@ from typing import Any
 import polars as pl
 
 from db import Store, queries
-from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR, CostInputs
+from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
+from explorer.money import CostSettings
 from joulebench.errors import PredictionRefusedError
 from tuning import (
     POWER_LIMIT,
@@ -68,7 +69,7 @@ def load(store: Store, selection: Selection) -> Loaded:
                   queries.device_catalog_row(store, selection.device))
 
 
-def cost_goal(inputs: CostInputs, device_price: float | None) -> Goal:
+def cost_goal(inputs: CostSettings, device_price: float | None) -> Goal:
     """The cost goal's weights: electricity per joule and the device's price per second of use."""
     if not device_price:
         raise PredictionRefusedError("the cost goal needs the device's price: set it in the Devices catalog or "
@@ -78,10 +79,10 @@ def cost_goal(inputs: CostInputs, device_price: float | None) -> Goal:
     return Goal("cost", usd_per_j=usd_per_j, usd_per_s=usd_per_s)
 
 
-def make_goal(name: str, eta: float = 0.5, inputs: CostInputs | None = None,
+def make_goal(name: str, eta: float = 0.5, inputs: CostSettings | None = None,
               device_price: float | None = None) -> Goal:
     if name == "cost":
-        return cost_goal(inputs or CostInputs(), device_price)
+        return cost_goal(inputs or CostSettings(), device_price)
     return Goal(name, eta=eta)
 
 
@@ -149,7 +150,7 @@ def model_summary(rec: Recommendation) -> str:
 
 
 def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name: str = "energy", *,
-                  eta: float = 0.5, inputs: CostInputs | None = None, constraints: Constraints | None = None,
+                  eta: float = 0.5, inputs: CostSettings | None = None, constraints: Constraints | None = None,
                   mode: str | None = None, precision: str | None = None,
                   batch_size: int | None = None) -> pl.DataFrame:
     """For the buying guide: each device's recommended power setting for the goal, one row per device

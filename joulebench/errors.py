@@ -11,6 +11,7 @@ JouleBenchError
       +-- PowerControlPermissionError   the setting needs privileges: the message names the command
  +-- RunInProgressError   a run started from the app is still going; one at a time
  +-- FileWriteError       a file cannot be written (disk full, permission, read-only file system)
+ +-- InvalidEditError     a user's edit (device catalog, exchange rate) breaks a rule; nothing is saved
  +-- LabelError           a label cannot be applied: no such source, or a value that is not valid
  +-- PredictionRefusedError  a power setting is not predicted: too few settings measured, or outside
                              the measured range (tuning); the message says which and what to measure
@@ -106,6 +107,21 @@ class FileWriteError(JouleBenchError):
         self.path = path
         self.error = error
         super().__init__(f"{path}: cannot write it ({os_reason(error)})")
+
+
+class InvalidEditError(JouleBenchError):
+    """Edits that break a rule (a TDP of 0, a negative price, an unknown currency code); each
+    problem names the row and the field. Nothing of the edit is saved."""
+
+    exit_code = 2
+    title = "Edit not saved"
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__(self.format_message())
+
+    def format_message(self) -> str:
+        return "Not saved: " + "; ".join(self.problems)
 
 
 class LabelError(JouleBenchError):

@@ -5,7 +5,8 @@ the database (one place, so no module invents its own):
     <dir>/joulebench.inbox/            result files waiting for the database (rejected/ inside)
     <dir>/joulebench.sweeps/           one marker per running sweep, for recovery after a kill
     <dir>/joulebench.job.json          the run the app started
-    <dir>/results/                     result files the runner writes (and the app's run logs)
+    <dir>/results/                     result files the runner writes (and the app's run logs), each
+                                       with its progress beside it while it runs (x.progress.json)
     <dir>/power-restore.json           the power setting to restore, with its owner (PID)
     <dir>/jetson-clocks.conf           clocks stored by `jetson_clocks --store` before a sweep
 """
@@ -59,6 +60,15 @@ def sweeps_dir(db_path: Path) -> Path:
 def job_file(db_path: Path) -> Path:
     """The run the app started (PID, result file, log)."""
     return db_path.with_name(db_path.stem + ".job.json")
+
+
+def progress_file(result_file: Path) -> Path:
+    """The progress the runner reports beside the result file it writes (steps done, time left):
+    `x.json` -> `x.progress.json`. The app reads it; the runner never needs the app."""
+    stem = result_file.name
+    for suffix in (".gz", ".json"):
+        stem = stem.removesuffix(suffix)
+    return result_file.with_name(stem + ".progress.json")
 
 
 def results_dir(db_path: Path) -> Path:

@@ -1,70 +1,135 @@
-"""Cost & buying guide: $ per 1M samples and J/example under your prices and constraints."""
+"""Cost & buying guide: cost per 1M samples in one currency, with the duty cycle, ranked."""
+
+from dataclasses import replace
 
 import polars as pl
 import streamlit as st
 
-from explorer import charts, compare, cost, data
+from explorer import charts, compare, cost, data, nav
 from explorer.markdown import md
-from explorer.metrics import COST_FORMULA, CostInputs
+from explorer.money import COST_FORMULA, CostSettings
+from explorer.params import UrlReader
+from explorer.tables import styled
+from explorer.text import batch_label, money, precision_name
 
 st.title("Cost & buying guide")
-runs = data.or_stop(data.runs, data.db_path())
+st.caption("Cost per 1M samples of every device's cheapest configuration for a workload, in one currency: "
+           "electricity while busy, electricity while idle (the duty cycle) and the purchase price spread over "
+           "the samples of its lifetime. To weigh a few candidates for a job, use Decide.")
+path = data.db_path()
+runs = data.or_stop(data.runs, path)
+catalog, power_modes = data.devices(path)
+budgets = cost.mode_budgets(power_modes)
+currencies = data.currencies(path)
+
+url = UrlReader.of(st.query_params)
+settings_url, problems = CostSettings.from_query({k: v for k, v in url.params.items() if k in CostSettings.QUERY})
+url.problems += problems
+if settings_url.currency not in currencies:
+    url.problems.append(f"currency {settings_url.currency!r} (no price or exchange rate in it)")
+    settings_url = replace(settings_url, currency=CostSettings().currency)  # the other settings stand
+workloads = compare.options(runs.filter(pl.col("mode") != "idle"), "workload")
+workload_url = url.one("workload", workloads, "workload")
 
 c1, c2, c3 = st.columns(3)
-workload = c1.selectbox("Workload", compare.options(runs, "workload"), key="workload")
+workload = c1.selectbox("Workload", workloads, key="workload",
+                        index=workloads.index(workload_url) if workload_url else 0)
 of_workload = runs.filter(pl.col("workload") == workload)
-mode = c2.selectbox("Mode", compare.options(of_workload, "mode"), key="mode")
-chosen = of_workload.filter(pl.col("mode") == mode)
-estimate = c3.toggle("Estimate missing energy from TDP", key="tdp",
-                     help="Where a run has no measured energy, use TDP ÷ throughput (an upper bound), labelled.")
+modes = compare.options(of_workload, "mode")
+mode_url = url.one("mode", ["train", "infer"], "mode")
+mode = c2.selectbox("Mode", modes, key="mode", index=modes.index(mode_url) if mode_url in modes else 0,
+                    format_func=lambda m: "training" if m == "train" else "inference")
+estimate = c3.toggle("Fill gaps with labelled estimates", key="tdp", value=url.params.get("tdp", ["0"])[0] == "1",
+                     help="Energy = TDP ÷ throughput where a run measured none (an upper bound); throughput = the "
+                          "setting's power cap (plus idle power for figures at the wall) ÷ J/example where a source "
+                          "gives energy but no throughput. Both are labelled 'estimate' in the ranking.")
 
 with st.sidebar:
     st.header("Your numbers")
-    price_kwh = st.number_input("Electricity price per kWh", 0.0, 10.0, 0.15, 0.01, key="kwh")
-    pue = st.number_input("PUE (facility overhead)", 1.0, 3.0, 1.0, 0.05, key="pue")
-    years = st.number_input("Lifetime (years)", 0.25, 15.0, 3.0, 0.25, key="years")
-    util = st.slider("Utilisation", 0.05, 1.0, 0.5, 0.05, key="util")
+    currency = st.selectbox("Currency", currencies, index=currencies.index(settings_url.currency), key="currency",
+                            help="Every amount on this page; catalog prices are converted with the exchange rates "
+                                 "on the Devices page, never added across currencies.")
+    kwh = st.number_input(f"Electricity price ({currency} per kWh)", 0.0, 10.0, settings_url.electricity_per_kwh,
+                          0.01, key="kwh")
+    pue = st.number_input("PUE (facility overhead, 1 = none)", 1.0, 3.0, settings_url.pue, 0.05, key="pue")
+    years = st.number_input("Lifetime (years)", 0.25, 15.0, settings_url.lifetime_years, 0.25, key="years")
+    util_pct = st.number_input("Utilisation (% of the time busy)", 1, 100, round(settings_url.utilisation * 100), 5,
+                               key="util")
     st.header("Constraints")
-    max_power = st.number_input("Max power (W), 0 = none", 0.0, 5000.0, 0.0, key="max_power")
-    min_mem = st.number_input("Min memory (GB), 0 = none", 0.0, 1000.0, 0.0, key="min_mem")
-    max_p99 = st.number_input("Max p99 latency (ms), 0 = none", 0.0, 1e6, 0.0, key="max_p99")
-    budget = st.number_input("Budget per device, 0 = none", 0.0, 1e7, 0.0, key="budget")
+    st.caption("0 means no constraint.")
+    max_power = st.number_input("Power cap (W)", 0.0, 5000.0, url.number("max_w", "power cap", 0, 5000) or 0.0,
+                                key="max_power")
+    min_mem = st.number_input("Memory at least (GB)", 0.0, 1000.0, url.number("min_mem", "memory", 0, 1000) or 0.0,
+                              key="min_mem")
+    max_p99 = st.number_input("p99 latency at most (ms)", 0.0, 1e6, url.number("max_p99", "p99", 0, 1e6) or 0.0,
+                              key="max_p99")
+    budget = st.number_input(f"Budget per device ({currency})", 0.0, 1e7,
+                             url.number("budget", "budget", 0, 1e7) or 0.0, key="budget")
 
-catalog, _ = data.devices(data.db_path())
+warning = url.warning()
+if warning:
+    st.warning(md(warning))
+settings = CostSettings(currency, kwh, pue, years, util_pct / 100)
+query = {"workload": [workload], "mode": [mode], **settings.to_query()}
+query.update({k: [f"{v:g}"] for k, v in (("max_w", max_power), ("min_mem", min_mem), ("max_p99", max_p99),
+                                          ("budget", budget)) if v})
+if estimate:
+    query["tdp"] = ["1"]
+st.query_params.from_dict(query)
+
+chosen = of_workload.filter(pl.col("mode") == mode)
 in_use = catalog.filter(pl.col("device_name").is_in(chosen["device_name"].unique().to_list()))
-with st.expander("Device prices", expanded=True):
-    st.caption("Defaults from the catalog, in the currency shown; 0 means unknown. Use one currency throughout.")
-    prices = {}
+base_prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency)
+with st.expander(f"Device prices ({currency})", expanded=False):
+    st.caption(f"Catalog prices converted to {currency}; change one here for this page only (0 = unknown), or "
+               "edit the catalog and exchange rates on the Devices page.")
+    overrides: dict[str, float | None] = {}
     grid = st.columns(3)
-    for i, dev in enumerate(in_use.iter_rows(named=True)):
-        label = f"{dev['device_name']} ({dev['price_currency'] or 'no catalog price'})"
-        value = grid[i % 3].number_input(label, 0.0, 1e7, float(dev["price_amount"] or 0.0), 50.0,
-                                         key=f"price_{dev['device_name']}")
-        prices[dev["device_name"]] = value or None
-
-inputs = CostInputs(price_kwh, pue, years, util)
+    for i, name in enumerate(in_use["device_name"].to_list()):
+        value = grid[i % 3].number_input(f"{md(name)} ({currency})", 0.0, 1e7, round(base_prices.get(name, 0.0), 2),
+                                         50.0, key=f"price_{currency}_{name}",
+                                         help=md(price_missing.get(name, "")) or None)
+        overrides[name] = value or None
+prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
+costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate, budgets)
 limits = cost.Constraints(max_power or None, min_mem or None, max_p99 or None, budget or None)
-ranked = cost.rank(chosen, inputs, prices, limits, estimate)
-st.subheader(f"Ranking for {md(workload)} ({md(mode)})")
+ranked, not_ranked = cost.rank(costed, limits)
+
+mode_word = "training" if mode == "train" else "inference"
+st.subheader(f"Ranking for {md(workload)}, {mode_word}")
 if ranked.is_empty():
-    st.info("No device meets these constraints for this workload. Relax a constraint.")
-    st.stop()
-st.dataframe(ranked, hide_index=True)
-costed = ranked.filter(pl.col("cost_per_1m_samples").is_not_null())
-if costed.is_empty():
-    st.info("No device here has both a price and an energy figure, so no total cost can be ranked. "
-            "Enter prices above, or estimate missing energy from TDP.")
+    st.info("No device here has a throughput, an energy figure and a price in " + currency
+            + (" that meets the constraints" if any([max_power, min_mem, max_p99, budget]) else "")
+            + ", so nothing can be ranked. See why below; enter prices above, or fill gaps with labelled estimates.")
 else:
-    best = costed.row(0, named=True)
-    st.markdown(f"**Cheapest: {md(best['device_name'])}** at {best['cost_per_1m_samples']:.4g} per 1M samples "
-                f"({best['precision']}, batch {best['batch_size']}, {best['power_setting']}; "
-                f"energy {best['energy_basis']}).")
-    st.plotly_chart(charts.cost_ranking(costed), width="stretch")
+    best = ranked.row(0, named=True)
+    st.markdown(f"**Cheapest: {md(best['device_name'])}** at {md(money(best['cost_per_1m_samples'], currency))} "
+                f"per 1M samples ({md(precision_name(best['precision']))}, "
+                f"{md(batch_label(best['batch_size'], best['grad_accum_steps']))}, "
+                f"{md(best['power_setting'])}; throughput {md(best['throughput_basis'])}, energy "
+                f"{md(best['energy_basis'])}) at {util_pct}% utilisation.")
+    st.dataframe(styled(cost.ranking_table(ranked, currency)), hide_index=True)
+    st.plotly_chart(charts.cost_ranking(ranked, currency), width="stretch")
+    flips = cost.crossovers(ranked, settings)
+    for low, high, u in flips:
+        st.markdown(f"**Crossover:** below {u * 100:.0f}% utilisation **{md(low)}** is cheaper per sample; above "
+                    f"it, **{md(high)}**.")
+    if len(ranked) > 1 and not flips:
+        st.caption(f"No crossover: {md(best['device_name'])} stays the cheapest from 1% to 100% utilisation.")
     st.subheader("How the ranking moves")
-    which = st.radio("Vary", ["electricity price", "utilisation"], horizontal=True, key="vary")
-    param, values = (("electricity_per_kwh", [0.05 * i for i in range(1, 11)]) if which == "electricity price"
-                     else ("utilisation", [0.1 * i for i in range(1, 11)]))
-    moves = cost.sensitivity(chosen, inputs, prices, limits, estimate, param, values)
-    st.plotly_chart(charts.cost_sensitivity(moves, which), width="stretch")
+    which = st.radio("Vary", ["utilisation", "electricity price"], horizontal=True, key="vary")
+    if which == "utilisation":
+        st.plotly_chart(charts.cost_vs_utilisation(cost.utilisation_curve(ranked, settings), currency,
+                                                   settings.utilisation, flips), width="stretch")
+    else:
+        moves = cost.sensitivity(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, limits,
+                                 estimate, [0.05 * i for i in range(1, 11)], budgets)
+        st.plotly_chart(charts.cost_sensitivity(moves, f"electricity price ({currency} per kWh)", currency),
+                        width="stretch")
+if not not_ranked.is_empty():
+    st.subheader("Not ranked, and why")
+    st.dataframe(styled(not_ranked.rename({"device_name": "Device", "why": "Why not ranked", "runs": "Runs"})),
+                 hide_index=True)
+    st.page_link(nav.DEVICES, label="Enter prices and exchange rates (Devices)", icon=":material/memory:")
 st.subheader("Formula")
 st.code(COST_FORMULA, language=None)

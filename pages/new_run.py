@@ -6,6 +6,10 @@ import polars as pl
 import streamlit as st
 
 from explorer import charts, data, jobs, nav
+from explorer.jobs import FORM_LABELS as LABEL
+from explorer.markdown import md
+from explorer.tables import styled
+from joulebench import defaults
 from joulebench.errors import JouleBenchError
 
 st.title("New run")
@@ -25,8 +29,9 @@ def progress() -> None:
         st.rerun(scope="app")  # the run ended: redraw the whole page (form enabled, fresh data)
     st.session_state["job_running"] = state.running
     if state.running:
-        st.progress(state.fraction_done, text=f"{len(state.runs)} of {job.planned_runs} run(s) done "
-                                               f"(started {job.started_at}, PID {job.pid})")
+        st.progress(state.fraction_done, text=md(state.describe()))
+        st.caption(f"Started {md(job.started_at)}, PID {job.pid}"
+                   + (f"; plus {job.planned_idle} idle baseline(s), not counted as runs" if job.planned_idle else ""))
         if st.button("Cancel run", type="secondary", key="cancel"):
             jobs.cancel(db, wait_s=10)
             st.rerun()
@@ -37,7 +42,8 @@ def progress() -> None:
     else:
         st.success(f"Done: {len(state.runs)} run(s) recorded.")
     if state.runs:
-        st.dataframe(pl.DataFrame(jobs.summary_rows(state.runs), infer_schema_length=None), hide_index=True)
+        st.dataframe(styled(pl.DataFrame(jobs.summary_rows(state.runs), infer_schema_length=None),
+                            not_stated=("Sequence length", "Batch")), hide_index=True)
         traces = [t for t in state.runs[-1].get("power_traces", [])]
         if traces:
             samples = pl.concat([pl.DataFrame({"domain": t["domain"], "t_s": t["t_s"], "power_w": t["power_w"]})
@@ -47,37 +53,55 @@ def progress() -> None:
     with st.expander("Runner output", expanded=not state.running and job.exit_code not in (None, 0)):
         st.code("\n".join(state.log_tail) or "(no output yet)", language=None)
     if not state.running and state.runs:
-        if st.session_state.get("refreshed_after") != job.pid:  # new runs: read the database afresh, once
-                    st.session_state["refreshed_after"] = job.pid
-        st.page_link(nav.COMPARE, label="See these runs in Compare", icon=":material/bar_chart:",
-                     query_params={"source": "local", "workload": state.runs[0]["config"]["workload"]})
+        run_ids = [r["run_id"] for r in state.runs if r.get("run_id")]
+        st.page_link(nav.COMPARE, label=f"See these {len(run_ids)} run(s) in Compare", icon=":material/bar_chart:",
+                     query_params={"run": run_ids})
+        st.page_link(nav.RUN_DETAIL, label="Open the last run's detail", icon=":material/search:",
+                     query_params={"run_id": run_ids[-1]})
+
+
+def _given(key: str, default: str) -> str:
+    """A form default from the link (Decide's 'measure it' links prefill the form)."""
+    value = st.query_params.get(key)
+    return value if value is not None else default
+
+
+def _number(key: str, default: float) -> float:
+    try:
+        return float(st.query_params.get(key, default))
+    except ValueError:
+        return default
 
 
 progress()
 running = jobs.running(db)
+if any(k in st.query_params for k in ("workload", "mode", "precision", "batch", "seq")):
+    st.info("The form is filled in from the link you followed; check it, then start.")
 with st.form("new_run"):
     c = st.columns(3)
-    workload = c[0].text_input("Workload(s)", "bert-tiny", help="e.g. bert-base-ner,gpt2; see `joulebench workloads`",
-                               key="workload")
-    mode = c[1].text_input("Mode(s)", "infer", help="train, infer or train,infer", key="mode")
-    precision = c[2].text_input("Precision(s)", "fp32", key="precision",
+    workload = c[0].text_input(LABEL["--workload"], _given("workload", defaults.WORKLOAD),
+                               help="e.g. bert-base-ner,gpt2; see `joulebench workloads`", key="workload")
+    mode = c[1].text_input(LABEL["--mode"], _given("mode", defaults.MODE), help="train, infer or train,infer",
+                           key="mode")
+    precision = c[2].text_input(LABEL["--precision"], _given("precision", defaults.PRECISION), key="precision",
                                 help="fp32, tf32, fp16, bf16, fp16-weights; CPU: fp32, bf16")
     c = st.columns(3)
-    batch = c[0].text_input("Batch size(s)", "8", key="batch")
-    seq = c[1].text_input("Sequence length(s)", "", help="empty: the workload's default", key="seq")
-    tag = c[2].text_input("Tag", "", key="tag")
+    batch = c[0].text_input(LABEL["--batch-size"], _given("batch", str(defaults.BATCH_SIZE)), key="batch")
+    seq = c[1].text_input(LABEL["--seq-len"], _given("seq", ""), help="empty: the workload's default", key="seq")
+    tag = c[2].text_input(LABEL["--tag"], "", key="tag")
     c = st.columns(4)
-    steps = c[0].number_input("Measured steps", 1, 100_000, 20, key="steps")
-    warmup = c[1].number_input("Warmup steps", 0, 10_000, 3, key="warmup")
-    repeats = c[2].number_input("Repeats", 1, 100, 1, key="repeats")
-    idle = c[3].number_input("Idle baseline (s), 0 = off", 0.0, 600.0, 10.0,
-                             help="Idle power measured at each power setting before its runs, for net J/example",
-                             key="idle")
+    steps = c[0].number_input(LABEL["--steps"], 1, 100_000, defaults.STEPS, key="steps")
+    warmup = c[1].number_input(LABEL["--warmup"], 0, 10_000, defaults.WARMUP_STEPS, key="warmup")
+    repeats = c[2].number_input(LABEL["--repeats"], 1, 100, defaults.REPEATS, key="repeats")
+    idle_default = min(600.0, max(0.0, _number("idle", defaults.IDLE_S)))
+    idle = c[3].number_input(LABEL["--idle-seconds"], 0.0, 600.0, idle_default,
+                             help="Idle power measured at each power setting before its runs, for net J/example and "
+                                  "the cost of idle time", key="idle")
     c = st.columns(2)
-    limits = c[0].text_input("GPU power limit(s), W", "", help="e.g. 100,125,150; needs an NVIDIA GPU and the "
+    limits = c[0].text_input(LABEL["--power-limit"], "", help="e.g. 100,125,150; needs an NVIDIA GPU and the "
                              "privilege to set it (the runner says which command to run if it lacks it)",
                              key="power_limit")
-    modes = c[1].text_input("Jetson power mode(s)", "", help="nvpmodel mode ids, e.g. 0,6; Jetson only",
+    modes = c[1].text_input(LABEL["--power-mode"], "", help="nvpmodel mode ids, e.g. 0,6; Jetson only",
                             key="power_mode")
     submitted = st.form_submit_button("Start", type="primary", disabled=running)
 if running:
@@ -88,6 +112,6 @@ if submitted:
     try:
         jobs.start(db, request)
     except JouleBenchError as e:
-        st.error(e.format_message())
+        st.error(md(e.format_message()))
     else:
         st.rerun()

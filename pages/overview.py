@@ -5,6 +5,7 @@ import streamlit as st
 from db.queries import HEADLINE
 from explorer import charts, data, nav
 from explorer.markdown import md
+from explorer.tables import styled
 
 st.title("JouleBench")
 st.caption("Throughput, joules per example and cost per sample of deep-learning hardware: "
@@ -13,11 +14,18 @@ st.caption("Throughput, joules per example and cost per sample of deep-learning 
 ov = data.or_stop(data.overview, data.db_path())
 headline = data.or_stop(data.headline_runs, data.db_path())
 
+with st.container(border=True):
+    st.markdown("#### Which device should you buy?")
+    st.caption("Pick two to six devices and the job: which is faster, which uses fewer joules and what a sample "
+               "costs over the device's life, with the basis of every figure.")
+    st.page_link(nav.DECIDE, label="**Decide what to buy**", icon=":material/check_circle:")
+
 cols = st.columns(4)
 cols[0].metric("Runs", ov.runs)
 cols[1].metric("Devices in catalog", ov.devices)
 cols[2].metric("Sources", ov.sources.height)
 cols[3].metric("Stated ratios (findings)", ov.findings)
+st.caption("Or explore: many devices and metrics side by side, costs, results of your own.")
 links = st.columns(5)
 links[0].page_link(nav.COMPARE, label="Compare devices", icon=":material/bar_chart:")
 links[1].page_link(nav.COST, label="Cost & buying guide", icon=":material/payments:")
@@ -40,12 +48,16 @@ else:
 left, right = st.columns(2)
 with left:
     st.subheader("Runs by source")
-    st.dataframe(ov.runs_by_source_kind, hide_index=True)
+    st.dataframe(styled(ov.runs_by_source_kind.rename({"source_kind": "Source", "runs": "Runs"})), hide_index=True)
     st.subheader("Workloads")
-    st.dataframe(ov.workloads, hide_index=True)
+    st.dataframe(styled(ov.workloads.rename({"workload": "Workload", "mode": "Mode", "runs": "Runs",
+                                             "devices": "Devices", "device_not_stated": "Device not stated"},
+                                            strict=False)), hide_index=True)
 with right:
     st.plotly_chart(charts.runs_per_device(ov.runs_by_device), width="stretch")
 
 st.subheader("Sources")
-st.dataframe(ov.sources, hide_index=True)
+st.dataframe(styled(ov.sources.rename({"source_id": "Source", "kind": "Kind", "file_name": "File", "format": "Format",
+                                       "runs": "Runs", "findings": "Findings", "not_stated": "Not stated",
+                                       "imported_at": "Imported at"}, strict=False)), hide_index=True)
 st.caption(f"Database: {md(ov.db_path)}")

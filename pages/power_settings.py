@@ -7,7 +7,7 @@ import streamlit as st
 from explorer import data, jobs
 from explorer import power_charts as charts
 from explorer import power_settings as ps
-from explorer.metrics import CostInputs
+from explorer.money import CostSettings
 from joulebench.errors import JouleBenchError
 from tuning import GOALS, Constraints
 
@@ -38,7 +38,7 @@ if device and workload:
     min_rate = c[3].number_input("Min throughput (samples/s), 0 = none", 0.0, 1e9, 0.0, key="ps_min_rate")
     try:
         price = (loaded.catalog or {}).get("price_amount")
-        goal = ps.make_goal(goal_name, eta, CostInputs(), price)
+        goal = ps.make_goal(goal_name, eta, CostSettings(), price)
         rec = ps.recommendation(loaded, goal, Constraints(max_power or None, min_rate or None))
     except JouleBenchError as e:
         st.error(e.format_message())

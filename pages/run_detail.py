@@ -5,6 +5,7 @@ import streamlit as st
 from explorer import charts, data, detail
 from explorer.label_form import label_form
 from explorer.markdown import md
+from explorer.text import sig
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())
@@ -12,10 +13,16 @@ runs = data.or_stop(data.runs, data.db_path())
 ids = runs["run_id"].to_list()
 wanted = st.query_params.get("run_id")
 labels = dict(zip(ids, (runs["device_name"] + " · " + runs["workload"] + " · " + runs["mode"] + " · "
-                        + runs["precision"].fill_null("-") + " · bs "
-                        + runs["batch_size"].cast(str).fill_null("-") + " · " + runs["run_id"]).to_list()))
-run_id = st.selectbox("Run", ids, index=ids.index(wanted) if wanted in ids else 0,
-                      format_func=lambda r: labels[r], key="run")
+                        + runs["precision"].fill_null("precision not stated") + " · batch "
+                        + runs["batch_size"].cast(str).fill_null("not stated") + " · " + runs["run_id"]).to_list()))
+if wanted is not None and wanted not in labels:
+    st.error(f"No run with id {md(wanted)} in this database. Pick a run below.")
+known = wanted if wanted in labels else None
+run_id = st.selectbox("Run", ids, index=ids.index(known) if known else None, format_func=lambda r: labels[r],
+                      key="run", placeholder="pick a run")
+if run_id is None:
+    st.info("Pick a run to see its configuration, power timeline, step times and provenance.")
+    st.stop()
 st.query_params["run_id"] = run_id
 found = data.run_detail(data.db_path(), run_id)
 run = found.run
@@ -30,12 +37,13 @@ if run["flags"]:
 headline = [("Throughput (samples/s)", "throughput_sps"), ("p99 latency (ms)", "latency_p99_ms"),
             ("Energy per example (J)", "j_per_sample"), ("Average power (W)", "avg_power_w")]
 for col, (label, key) in zip(st.columns(4), headline):
-    col.metric(label, "missing" if run[key] is None else f"{run[key]:.4g}")
+    col.metric(label, sig(run[key], 4), help=None if run[key] is not None else
+               md(run.get("energy_missing_reason") or "the run or its source did not measure it"))
 if run["j_per_sample"] is not None:
     st.caption(f"Energy measured at boundary **{md(run['energy_boundary'] or 'not stated')}** "
                f"by method **{md(run['energy_method'])}**.")
 elif run["energy_missing_reason"]:
-    st.caption(f"Energy missing: {md(run['energy_missing_reason'])}")
+    st.caption(f"Energy not measured: {md(run['energy_missing_reason'])}")
 
 if run["weak_scaling_as_printed"] is not None:
     st.caption(f"Weak scaling {run['weak_scaling']:g}, corrected: the source printed "

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from joulebench.text import table
@@ -28,33 +32,109 @@ def outcome_line(record: dict[str, Any]) -> str:
 
 class Progress:
     """`[#####---------------] 3/8 bert-tiny train fp32 batch 4 seq 128` per run; on a terminal,
-    the step count of the run in progress is updated in place."""
+    the step count of the run in progress is updated in place.
 
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+    With `progress_path`, the same progress is also kept in a small JSON file beside the result
+    file while the sweep runs (at most twice a second, never fsynced; removed at the end): runs
+    done and planned, the run in progress with its steps done and planned (or its window in
+    seconds), and an estimate of the time left. The app reads it; nothing in the runner waits on
+    it, and a failure to write it is ignored.
+    """
+
+    def __init__(self, total: int, stream: TextIO | None = None, progress_path: Path | None = None,
+                 idle_runs: int = 0, idle_s: float = 0.0) -> None:
         self.total = total
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._last_draw = 0.0
+        self.path = progress_path
+        self.idle_left = idle_runs
+        self.idle_s = idle_s
+        self.done = 0
+        self._run_walls: list[float] = []
+        self._state: dict[str, Any] = {}
+        self._run_started = self._window_started = 0.0
+        self._last_write = 0.0
 
     def _bar(self, done: int) -> str:
         filled = round(BAR_WIDTH * done / self.total) if self.total else BAR_WIDTH
         return "[" + "#" * filled + "-" * (BAR_WIDTH - filled) + "]"
 
+    # --- the progress file ---------------------------------------------------------------
+    def _eta_s(self, current_left_s: float | None) -> float | None:
+        """Time left: the run in progress, the runs after it (the mean of the finished ones, else
+        this one's projected length) and the idle baselines still to come."""
+        runs_after = max(0, self.total - self.done - (1 if self._state.get("phase") != "idle baseline" else 0))
+        if self._run_walls:
+            per_run = sum(self._run_walls) / len(self._run_walls)
+        elif current_left_s is not None and self._run_started:
+            per_run = time.monotonic() - self._run_started + current_left_s
+        else:
+            return None
+        return (current_left_s or 0.0) + runs_after * per_run + self.idle_left * self.idle_s
+
+    def _write(self, force: bool = False, current_left_s: float | None = None) -> None:
+        if self.path is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_write < 0.5:
+            return
+        self._last_write = now
+        eta = self._eta_s(current_left_s)
+        doc = {"runs_done": self.done, "runs_planned": self.total, **self._state,
+               "eta_s": None if eta is None else round(eta, 1), "updated_at": time.time()}
+        tmp = self.path.with_name(f".{self.path.name}.partial")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(doc))
+            os.replace(tmp, self.path)
+
+    def idle(self, seconds: float) -> None:
+        """An idle baseline starts (it is not a run: it is not counted in runs done)."""
+        self._state = {"phase": "idle baseline", "current": f"idle baseline, {seconds:g} s", "steps_done": None,
+                       "steps_planned": None, "window_s": seconds}
+        self.idle_left = max(0, self.idle_left - 1)
+        self._write(force=True, current_left_s=seconds)
+
+    def close(self) -> None:
+        """The sweep is over: its progress file goes (the result file and the job say the rest)."""
+        if self.path is not None:
+            for leftover in (self.path, self.path.with_name(f".{self.path.name}.partial")):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+
+    # --- per run --------------------------------------------------------------------------
     def start(self, index: int, cfg: RunConfig) -> None:
         print(f"{self._bar(index)} run {index + 1}/{self.total}: {cfg.label()}", file=self.stream, flush=True)
+        self._run_started = time.monotonic()
+        self._window_started = 0.0
+        self._state = {"phase": "building and warming up", "current": cfg.label(), "steps_done": 0,
+                       "steps_planned": cfg.steps, "window_s": cfg.duration_s}
+        self._write(force=True)
 
     def step_callback(self, cfg: RunConfig) -> Callable[[int], None] | None:
-        """A per-step callback for a terminal (None otherwise: no cost inside the timed loop)."""
-        if not self.tty:
+        """A per-step callback for a terminal or a progress file (None otherwise: no cost inside
+        the timed loop); it draws or writes at most twice a second."""
+        if not self.tty and self.path is None:
             return None
         goal = f"/{cfg.steps}" if cfg.steps else f" in {cfg.duration_s:g} s"
 
         def on_step(done: int) -> None:
             now = time.monotonic()
-            if now - self._last_draw >= 0.5:
+            if not self._window_started:
+                self._window_started = now  # the end of the first measured step
+                self._state["phase"] = "measuring"
+            if self.tty and now - self._last_draw >= 0.5:
                 self._last_draw = now
                 self.stream.write(f"\r    measured step {done}{goal}")
                 self.stream.flush()
+            if self.path is not None and now - self._last_write >= 0.5:
+                elapsed = now - self._window_started
+                if cfg.steps:
+                    left = elapsed / (done - 1) * (cfg.steps - done) if done > 1 else None
+                else:
+                    left = max(0.0, (cfg.duration_s or 0.0) - elapsed)
+                self._state.update(steps_done=done, window_elapsed_s=round(elapsed, 1))
+                self._write(current_left_s=left)
 
         return on_step
 
@@ -63,6 +143,11 @@ class Progress:
         print(f"{clear}    {outcome_line(record)}", file=self.stream, flush=True)
         if index + 1 == self.total:
             print(f"{self._bar(self.total)} {self.total}/{self.total} done", file=self.stream, flush=True)
+        self.done = index + 1
+        if self._run_started:
+            self._run_walls.append(time.monotonic() - self._run_started)
+        self._state = {"phase": "between runs", "current": None}
+        self._write(force=True, current_left_s=0.0)
 
 
 def summary(records: Sequence[dict[str, Any]]) -> str:

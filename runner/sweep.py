@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from joulebench.errors import JouleBenchError
+from joulebench.paths import progress_file
 from runner import record
 from runner.control import PowerSettings, restore_leftover, state_path_for
 from runner.execute import execute
@@ -75,7 +76,8 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
     sink = ResultSink(options.out or unique_out_path(options.db), options.db, stream)
     result = SweepResult(out_path=sink.out_path)
     settings: list[Any] = list(options.power_values() or [None])
-    progress = Progress(len(configs) * len(settings), stream)
+    progress = Progress(len(configs) * len(settings), stream, progress_file(sink.out_path),
+                        idle_runs=len(settings) if options.idle else 0, idle_s=options.idle_s)
     control = options.make_control()
     own_meter = meter is None
     meter = meter or make_meter(options, stream)
@@ -85,6 +87,7 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
             with PowerSettings(control, state_path, stream) if control else contextlib.nullcontext() as power:
                 _loop(options, configs, settings, control, power, meter, guard, progress, result, sink, stream)
         finally:
+            progress.close()
             if own_meter:
                 meter.close()
             if control is not None:
@@ -134,6 +137,7 @@ def _loop(options: SweepOptions, configs: list[Any], settings: list[Any], contro
         idle_w = None
         if options.idle and guard.pending is None:
             print(f"    idle baseline: {options.idle_s:g} s", file=stream, flush=True)
+            progress.idle(options.idle_s)
             idle = measure_idle(meter, options.idle_s, options.resolved_device(), guard=guard,
                                 requested=requested, tag=options.tag)
             result.runs.append(idle)

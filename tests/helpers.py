@@ -43,3 +43,10 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def shown(markdown: str) -> str:
+    """The text a reader sees in a Markdown string the app escaped (backslash escapes removed)."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")  # escapes and the word joiners of esc()

@@ -1,8 +1,14 @@
-"""End to end in a real browser: Debian's Chromium driven by Playwright against `joulebench app`."""
+"""End to end in a real browser: Debian's Chromium driven by Playwright against `joulebench app`.
+
+Each test is a user's task with the answer checked on the page. `test_screenshots_of_every_page`
+refreshes docs/screenshots/<page>-1400.png and -390.png (desktop and phone width).
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,9 +25,10 @@ pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-
-
 FIXTURES = Path(__file__).parent / "fixtures"
+DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+STUDENT = "device=GeForce+RTX+3060&device=Jetson+AGX+Xavier"
+MAX_SHOT_HEIGHT = 5000
 
 
 @pytest.fixture
@@ -70,37 +77,147 @@ def page(output_dir: Path):  # type: ignore[no-untyped-def]
             browser.close()
 
 
+def _wait_text(page, text: str, timeout_ms: int = 60_000) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_ms)
+
+
+def _settled(page) -> None:  # type: ignore[no-untyped-def]
+    """The page's script finished its rerun (no 'running' indicator) and the charts are drawn."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
+    page.wait_for_timeout(700)
+
+
+def _body(page) -> str:  # type: ignore[no-untyped-def]
+    return str(page.inner_text("body"))
+
+
+def _shot(page, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Screenshot the whole page once it is drawn (the viewport stretched to the content, which
+    Streamlit scrolls inside its own container)."""
+    page.locator('[data-testid="stSidebarNav"], [data-testid="stSidebarCollapsedControl"], '
+                 '[data-testid="stExpandSidebarButton"]').first.wait_for(state="attached")
+    _settled(page)
+    width = page.viewport_size["width"]
+    height = page.evaluate("() => Math.max(...[...document.querySelectorAll("
+                           "'[data-testid=stMain], [data-testid=stAppViewContainer]')].map(e => e.scrollHeight), 600)")
+    page.set_viewport_size({"width": width, "height": min(int(height) + 40, MAX_SHOT_HEIGHT)})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": width, "height": 1000})
+
+
+def _set_number(page, label: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+    _settled(page)
+
+
+def _pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Choose an option of a multiselect the way a user does: open it, type, press Enter."""
+    page.get_by_label(label).first.click()
+    page.keyboard.type(option)
+    page.get_by_role("option", name=option, exact=True).first.click()
+    page.keyboard.press("Escape")
+    _settled(page)
+
+
 def test_overview_renders_reference_data_in_a_real_browser(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
     page.goto(server)
     page.get_by_role("heading", name="JouleBench").wait_for(timeout=60_000)
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
     page.wait_for_timeout(1500)
-    body = page.inner_text("body")
-    assert "BERT-Large question answering" in body
-    assert "A100 40GB" in page.locator(".js-plotly-plot").first.inner_text() or "A100 40GB" in body
+    body = _body(page)
+    assert "BERT-Large question answering" in body and "Decide what to buy" in body
     _shot(page, output_dir / "overview.png")
     assert (output_dir / "overview.png").stat().st_size > 10_000
 
 
-def _wait_text(page, text: str, timeout_ms: int = 60_000) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_text(text, exact=False).first.wait_for(timeout=timeout_ms)
+def test_student_decides_between_rtx3060_and_jetson_agx_xavier(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """On a fresh database: RTX 3060 vs Jetson AGX Xavier, training, 0.30 per kWh, 3 years."""
+    page.goto(f"{server}/decide")
+    _wait_text(page, "Pick at least two devices")
+    _pick(page, "Candidate devices (2 to 6)", "GeForce RTX 3060")
+    _pick(page, "Candidate devices (2 to 6)", "Jetson AGX Xavier")
+    page.get_by_text("Training", exact=True).click()
+    _set_number(page, "Electricity price (USD per kWh)", "0.30")
+    _set_number(page, "Lifetime (years)", "3")
+    _set_number(page, "Utilisation (% of the time busy)", "10")
+    _wait_text(page, "at 10% utilisation over 3 years")
+    low = _body(page)
+    # which is faster, by how much, on what basis
+    assert re.search(r"Faster: GeForce RTX 3060 is faster at training than Jetson AGX Xavier: 3\.0x "
+                     r"\(stated ratio", low)
+    # which uses fewer joules, on what basis
+    assert re.search(r"Fewer joules: Jetson AGX Xavier uses fewer joules than GeForce RTX 3060: 1\.5x "
+                     r"\(reference table: 283 vs 420 J per iteration, at the wall", low)
+    # the cost per 1M samples of each, in one currency, with its basis
+    costs = re.search(r"Cost per 1M samples at 10% utilisation over 3 years, 0\.3 USD per kWh: "
+                      r"GeForce RTX 3060 ([\d.,]+) USD \(estimate\); Jetson AGX Xavier ([\d.,]+) USD \(estimate\)", low)
+    assert costs, low[:3000]
+    assert "CAD" not in low.split("Every figure")[0]  # one currency in the answer
+    # the duty cycle at 10%: idle most of the time
+    assert "each device idles 90% of the time" in low and "(26 W idle)" in low and "(6 W idle)" in low
+    assert "Every figure, with its basis" in low
+    _shot(page, output_dir / "decide-student-10pct.png")
+
+    _set_number(page, "Utilisation (% of the time busy)", "90")
+    _wait_text(page, "at 90% utilisation over 3 years")
+    high = _body(page)
+    assert "each device idles 10% of the time" in high and "add little per sample" in high
+    costs_high = re.search(r"GeForce RTX 3060 ([\d.,]+) USD \(estimate\); Jetson AGX Xavier ([\d.,]+) USD", high)
+    assert costs_high and float(costs_high.group(1)) < float(costs.group(1))  # busier: cheaper per sample
+    assert "util=0.9" in page.url and "kwh=0.3" in page.url  # the decision is a link
+    _shot(page, output_dir / "decide-student-90pct.png")
 
 
-def _shot(page, path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Screenshot once the navigation is drawn."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Cost & buying guide").wait_for()
-    page.screenshot(path=str(path), full_page=True)
+def test_compare_with_only_the_two_devices_shows_data(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{server}/compare")
+    _wait_text(page, "What the data holds")
+    _pick(page, "Device", "GeForce RTX 3060")
+    _pick(page, "Device", "Jetson AGX Xavier")
+    _wait_text(page, "What the sources state")
+    page.locator(".js-plotly-plot").first.wait_for()
+    body = _body(page)
+    assert "No run in this selection" not in body
+    assert "has 3x the throughput of Jetson AGX Xavier" in body and "Performance Analysis" in body
+    assert "device=GeForce+RTX+3060" in page.url
+    _shot(page, output_dir / "compare-rtx3060-vs-agx.png")
 
 
-def test_compare_two_reference_devices(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    query = ("workload=bert-large-squad&mode=infer&precision=fp16&seq=384"
-             "&device=A100+40GB&device=Tesla+T4&metric=throughput")
-    page.goto(f"{server}/compare?{query}")
+def test_compare_a100_and_t4_by_link_shows_a_multi_metric_table(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{server}/compare?device=A100+40GB&device=Tesla+T4")
+    _wait_text(page, "All devices, several metrics")
     _wait_text(page, "faster than Tesla T4")
     page.locator(".js-plotly-plot").first.wait_for()
-    assert "A100 40GB" in page.inner_text("body")
-    assert "device=A100+40GB" in page.url or "device=A100%2040GB" in page.url  # shareable by link
+    header = page.locator('[data-testid="stDataFrame"] [role="columnheader"]')
+    header.filter(has_text="Throughput (samples/s)").first.wait_for(state="attached", timeout=60_000)
+    headers = header.all_inner_texts()
+    assert {"Device", "Throughput (samples/s)", "Runs", "Precision", "Batch"} <= set(headers)
+    assert "No run in this selection" not in _body(page)
     _shot(page, output_dir / "compare-a100-vs-t4.png")
+
+
+def test_a_device_named_with_markdown_shows_as_text(seeded_db: Path, page, request: pytest.FixtureRequest) -> None:  # type: ignore[no-untyped-def]
+    from ingest import import_file
+
+    evil = "![x](http://example.invalid/a.png)"
+    doc = json.loads((FIXTURES / "result_v1_cost_tradeoff.json").read_text())
+    doc["devices"][0]["name"] = evil
+    for run in doc["runs"]:
+        if run["device"]["name"] == "Test GPU Frugal":
+            run["device"]["name"] = evil
+    path = seeded_db.parent / "evil.json"
+    path.write_text(json.dumps(doc))
+    import_file(path, db=seeded_db)
+    server = request.getfixturevalue("server")
+    page.goto(f"{server}/decide?device=%21%5Bx%5D%28http%3A%2F%2Fexample.invalid%2Fa.png%29"
+              "&device=Test+GPU+Efficient&mode=infer&job=workload%3Abert-base-squad")
+    _wait_text(page, "The answer for")
+    assert evil in _body(page).replace("\u2060", "")  # shown as written (an invisible joiner keeps URLs text)
+    assert page.locator('img[src*="example.invalid"]').count() == 0
+    assert page.locator('a[href^="http://example.invalid"]').count() == 0  # no link made of it
 
 
 def test_upload_an_exported_result_file(server: str, page, output_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -128,21 +245,17 @@ def test_cost_ranking_moves_with_electricity_price(seeded_db: Path, page, output
 
     import_file(FIXTURES / "result_v1_cost_tradeoff.json", db=seeded_db)
     server = request.getfixturevalue("server")
-    page.goto(f"{server}/cost")
-    _wait_text(page, "Device prices")
-    page.get_by_label("Workload").first.click()
-    page.keyboard.type("bert-base-squad")
-    page.keyboard.press("Enter")
-    kwh = page.get_by_label("Electricity price per kWh")
-    kwh.fill("0.10")
-    kwh.press("Enter")
+    page.goto(f"{server}/cost?workload=bert-base-squad&mode=infer")
+    _wait_text(page, "Ranking for bert-base-squad")
+    _set_number(page, "Electricity price (USD per kWh)", "0.10")
     _wait_text(page, "Cheapest: Test GPU Frugal")
+    assert re.search(r"Cheapest: Test GPU Frugal at [\d.]+ USD per 1M samples", _body(page))
     _shot(page, output_dir / "cost-cheap-power.png")
-    kwh.fill("1.50")
-    kwh.press("Enter")
+    _set_number(page, "Electricity price (USD per kWh)", "1.50")
     _wait_text(page, "Cheapest: Test GPU Efficient")
     _shot(page, output_dir / "cost-dear-power.png")
-    assert "Cheapest: Test GPU Frugal" not in page.inner_text("body")
+    assert "Cheapest: Test GPU Frugal" not in _body(page)
+    assert "kwh=1.5" in page.url
 
 
 def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
@@ -152,14 +265,15 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     page.get_by_label("Measured steps").fill("5")
     page.get_by_role("spinbutton", name="Idle baseline (s), 0 = off").fill("0")
     page.get_by_role("button", name="Start").click()
-    _wait_text(page, "run(s) done")  # live progress
+    _wait_text(page, "0 of 1 run(s) done")  # live progress, the idle baseline not counted
     _shot(page, output_dir / "new-run-progress.png")
     _wait_text(page, "Done: 1 run(s) recorded.", timeout_ms=120_000)
     _shot(page, output_dir / "new-run-done.png")
-    page.get_by_text("See these runs in Compare").click()
-    _wait_text(page, "Showing")
+    page.get_by_text("See these 1 run(s) in Compare").click()
+    _wait_text(page, "1 of ")
     page.locator(".js-plotly-plot").first.wait_for()
-    assert "bert-tiny" in page.url
+    assert "run=" in page.url and "No run in this selection" not in _body(page)
+    assert "bert-tiny" in _body(page)
     _shot(page, output_dir / "new-run-in-compare.png")
 
     page.goto(f"{server}/new_run")
@@ -168,7 +282,38 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     page.get_by_role("spinbutton", name="Idle baseline (s), 0 = off").fill("0")
     page.get_by_role("button", name="Start").click()
     _wait_text(page, "0 of 1 run(s) done")
-    page.wait_for_timeout(3000)  # let the runner reach its measured loop
+    _wait_text(page, "measured step", timeout_ms=60_000)  # the runner's own step progress
+    page.get_by_text(re.compile(r"about [\d.]+ (s|min|h) left")).first.wait_for(timeout=90_000)  # its time left
     page.get_by_role("button", name="Cancel run").click()
     _wait_text(page, "Cancelled: 1 run(s) recorded", timeout_ms=60_000)
     _shot(page, output_dir / "new-run-cancelled.png")
+
+
+# Every page, as a user reaches it, for docs/screenshots at desktop and phone width.
+PAGES = [
+    ("overview", ""),
+    ("decide", f"decide?{STUDENT}&mode=train&kwh=0.3&years=3&util=0.5&currency=USD"),
+    ("compare", f"compare?{STUDENT}"),
+    ("run-detail", "run_detail?run_id=ref%3Aruns_rtx3060_vs_agx_xavier%3Artx3060-pl100-infer-fp16-energy"),
+    ("new-run", "new_run"),
+    ("upload", "upload"),
+    ("cost", "cost?workload=bert-large-squad&mode=infer&tdp=1"),
+    ("devices", "devices"),
+]
+
+
+def test_screenshots_of_every_page(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+    for width in (1400, 390):
+        page.set_viewport_size({"width": width, "height": 1000})
+        for name, path in PAGES:
+            page.goto(f"{server}/{path}")
+            page.locator("h1").first.wait_for(timeout=60_000)
+            if name in ("overview", "decide", "compare"):
+                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+            body = _body(page)
+            assert "Traceback" not in body and "Error" not in body.split("\n")[0], name
+            shot = DOCS_SHOTS / f"{name}-{width}.png"
+            _shot(page, shot)
+            assert shot.stat().st_size > 5_000, shot
+    shutil.copy(DOCS_SHOTS / "overview-1400.png", DOCS_SHOTS.parent / "screenshot-overview.png")

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from db import Store
 from explorer import jobs
 from joulebench.errors import RunConfigError, RunInProgressError
+from tests.helpers import shown
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -64,7 +65,10 @@ def test_start_a_bert_tiny_run_from_the_page_and_see_it_recorded(db: Path) -> No
     assert local["mode"].to_list() == ["idle", "infer", "train"]
     done = _page()
     assert "Done: 2 run(s) recorded." in done.success[0].value
-    assert done.dataframe[0].value["status"].tolist() == ["ok", "ok"]
+    assert done.dataframe[0].value["Status"].tolist() == ["ok", "ok"]
+    links = {link.proto.label: link.proto.query_string for link in done.get("page_link")}
+    run_ids = [r["run_id"] for r in state.runs]
+    assert links["See these 2 run(s) in Compare"] == "&".join(f"run={i}" for i in run_ids)  # not the idle baseline
 
 
 def test_bad_options_fail_before_anything_starts(db: Path) -> None:
@@ -74,11 +78,12 @@ def test_bad_options_fail_before_anything_starts(db: Path) -> None:
     at = _page()
     at.text_input(key="precision").set_value("fp16")
     at.button[0].click().run()
-    assert "--precision: fp16 is not available on a CPU" in at.error[0].value
+    assert "Precision(s): fp16 is not available on a CPU" in shown(at.error[0].value)  # the form's own label
     at.text_input(key="precision").set_value("fp32")
     at.text_input(key="power_limit").set_value("100,150")
     at.button[0].click().run()
-    assert "--power-limit" in at.error[0].value  # no NVIDIA GPU here: refused before anything starts
+    said = shown(at.error[0].value)
+    assert "GPU power limit(s), W" in said and "--power-limit" not in said  # no NVIDIA GPU: refused before it starts
     assert jobs.current(db) is None
 
 
@@ -97,3 +102,51 @@ def test_second_run_is_refused_and_cancel_keeps_an_interrupted_record(db: Path) 
         statuses = store.query("SELECT status FROM runs r JOIN sources s USING (source_id) WHERE s.kind = 'local'")
     assert statuses["status"].to_list() == ["interrupted"]
     assert "Cancelled" in _page().warning[0].value
+
+
+def test_the_runner_reports_steps_and_time_left_in_a_progress_file(tmp_path: Path) -> None:
+    import io
+    import json
+
+    from joulebench.paths import progress_file
+    from runner.options import RunConfig
+    from runner.report import Progress
+
+    path = progress_file(tmp_path / "sweep.json")
+    assert path.name == "sweep.progress.json"
+    progress = Progress(2, io.StringIO(), path, idle_runs=1, idle_s=10.0)
+    progress.idle(10.0)
+    assert json.loads(path.read_text())["phase"] == "idle baseline"
+    cfg = RunConfig("bert-tiny", "infer", "fp32", 2, 1, 128, "cpu", False, 0, 5, None, 0)
+    progress.start(0, cfg)
+    on_step = progress.step_callback(cfg)
+    assert on_step is not None  # a progress file asks for steps even without a terminal
+    for done in (1, 2, 3):
+        progress._last_write = 0.0  # let every step write (the runner writes at most twice a second)
+        on_step(done)
+        time.sleep(0.05)
+    state = json.loads(path.read_text())
+    assert (state["runs_done"], state["runs_planned"], state["steps_done"], state["steps_planned"]) == (0, 2, 3, 5)
+    assert state["phase"] == "measuring" and state["eta_s"] is not None and state["eta_s"] > 0
+    progress.finish(0, {"status": "ok", "metrics": {}})
+    assert json.loads(path.read_text())["runs_done"] == 1
+    progress.close()
+    assert not path.exists()  # gone when the sweep ends
+
+
+def test_job_status_reads_runs_without_the_idle_baseline_and_says_the_time_left() -> None:
+    job = jobs.Job(pid=1, started_at="2026-11-23T10:00:00+00:00", planned_runs=1, out_path="x.json",
+                   log_path="x.log", planned_idle=1)
+    progress = {"runs_done": 0, "runs_planned": 1, "phase": "measuring", "current": "bert-tiny infer fp32 batch 2",
+                "steps_done": 3, "steps_planned": 5, "eta_s": 12.4}
+    state = jobs.JobStatus(job, True, [], [], progress)
+    assert state.describe() == ("0 of 1 run(s) done · run 1: bert-tiny infer fp32 batch 2 · measured step 3 of 5 "
+                                "· about 12 s left")
+    assert state.fraction_done == pytest.approx(0.6)
+    idle = jobs.JobStatus(job, True, [], [], {"phase": "idle baseline", "window_s": 10.0, "eta_s": 40})
+    assert "measuring the idle baseline (10 s)" in idle.describe() and idle.fraction_done == 0.0
+
+
+def test_runner_messages_use_the_forms_labels() -> None:
+    assert jobs.in_form_words("--batch-size: 0 is not valid") == "Batch size(s): 0 is not valid"
+    assert jobs.in_form_words("--idle-seconds: -1 is not valid") == "Idle baseline (s), 0 = off: -1 is not valid"

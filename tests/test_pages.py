@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import math
-import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import Store
 from ingest import import_file
+from tests.helpers import shown
 
 REPO = Path(__file__).resolve().parent.parent
 APP = str(REPO / "app.py")
@@ -37,48 +37,107 @@ def _page(page: str, **query: str | list[str]) -> AppTest:
     return at
 
 
-def _plain(markdown: str) -> str:
-    """Text the pages escaped for Markdown (explorer.markdown.md), as it reads on screen."""
-    return re.sub(r"\\(.)", r"\1", markdown)
-
-
 def _reference(file: str) -> list[dict[str, str]]:
     with open(REPO / "sample_data" / file, newline="") as f:
         return list(csv.DictReader(f))
 
 
+def _frame(at: AppTest, *columns: str):  # type: ignore[no-untyped-def]
+    """The first dataframe on the page that has all `columns` (pandas, as AppTest gives it)."""
+    for df in at.dataframe:
+        value = df.value
+        data = getattr(value, "data", value)  # a Styler holds its frame in .data
+        if set(columns) <= set(data.columns):
+            return data
+    raise AssertionError(f"no dataframe with columns {columns!r}")
+
+
+def _plotted(chart) -> list[float]:  # type: ignore[no-untyped-def]
+    """Every y value of a plotly chart on the page (plotly sends arrays base64-encoded)."""
+    import base64
+    import json
+
+    import numpy as np
+
+    values: list[float] = []
+    for trace in json.loads(chart.proto.spec)["data"]:
+        y = trace.get("y")
+        if isinstance(y, dict) and "bdata" in y:
+            values += np.frombuffer(base64.b64decode(y["bdata"]), dtype=np.dtype(y["dtype"])).tolist()
+        elif isinstance(y, list):
+            values += [v for v in y if isinstance(v, (int, float))]
+    return values
+
+
 def test_compare_a100_vs_t4_bert_large_inference(db: Path) -> None:
     at = _page("compare", workload="bert-large-squad", mode="infer", precision="fp16", seq="384",
                device=["A100 40GB", "Tesla T4"])
-    bars = at.dataframe[0].value
-    assert sorted(bars["batch_size"].unique().tolist()) == [1, 2, 4, 8]
+    table = _frame(at, "Throughput (samples/s)", "Batch")
+    assert sorted(table["Batch"].unique().tolist()) == ["1", "2", "4", "8"]
+    assert {"p99 latency per batch (ms)", "Energy per example (J)", "Cost per 1M samples (USD)"} <= set(table.columns)
     rows = [r for r in _reference("runs_nvidia_bert_inference.csv")
             if (r["workload"], r["precision"], r["seq_len"]) == ("bert-large-squad", "fp16", "384")]
     a100 = {r["batch_size"]: float(r["throughput_sps"]) for r in rows if r["device_name"] == "A100 40GB"}
     t4 = {r["batch_size"]: float(r["throughput_sps"]) for r in rows if r["device_name"] == "Tesla T4"}
     expected = math.exp(sum(math.log(a100[b] / t4[b]) for b in t4) / len(t4))
-    ratios = at.dataframe[1].value
-    statement = ratios["statement"].iloc[0]
+    statement = _frame(at, "Statement")["Statement"].iloc[0]
     assert statement.startswith("A100 40GB") and f"is {expected:.1f}x faster than Tesla T4" in statement
+    assert "over 4 like-for-like configurations" in statement  # batch 1, 2, 4, 8: same seq, same precision
     assert at.get("plotly_chart")
     assert at.query_params["device"] == ["A100 40GB", "Tesla T4"]  # the selection is in the URL
 
 
+def test_compare_a100_vs_t4_link_shows_a_multi_metric_table_relative_to_t4(db: Path) -> None:
+    at = _page("compare", device=["A100 40GB", "Tesla T4"], ref="Tesla T4")
+    table = _frame(at, "Throughput relative to Tesla T4 (×)")
+    assert {"Throughput (samples/s)", "p99 latency per batch (ms)", "Runs", "Sequence length"} <= set(table.columns)
+    t4 = table[table["Device"] == "Tesla T4"]["Throughput relative to Tesla T4 (×)"].dropna()
+    assert len(t4) > 0 and all(abs(v - 1) < 1e-9 for v in t4)  # T4 against itself
+    a100 = table[(table["Device"] == "A100 40GB") & (table["Precision"] == "FP16")
+                 & (table["Workload"] == "bert-large-squad")]
+    assert (a100["Throughput relative to Tesla T4 (×)"].dropna() > 1).all()
+    tf32 = table[(table["Device"] == "A100 40GB") & (table["Precision"] == "TF32")]
+    assert tf32["Throughput relative to Tesla T4 (×)"].isna().all()  # the T4 has no TF32: no like-for-like pair
+    assert not at.info  # no dead end
+
+
 def test_compare_blog_joules_per_example_with_boundary(db: Path) -> None:
     at = _page("compare", device=["GeForce RTX 3060", "Jetson AGX Xavier"], mode="infer", metric="j_per_sample")
-    bars = at.dataframe[0].value
-    by_series = dict(zip(bars["series"], bars["Energy per example (J)"]))
-    assert any(v == 6.9 and "RTX 3060" in k for k, v in by_series.items())
-    assert any(v == 11.5 and "AGX" in k for k, v in by_series.items())
-    assert set(bars["boundary"]) == {"wall"} and set(bars["method"]) == {"reported"}
-    assert "1.7x better" in " ".join(at.dataframe[1].value["statement"])
+    table = _frame(at, "Energy per example (J)", "Power setting")
+    energy = table.dropna(subset=["Energy per example (J)"])
+    assert sorted(energy["Energy per example (J)"]) == [6.9, 11.5]
+    assert set(energy["Energy measured at"]) == {"at the wall"}
+    assert "1.7x better" in " ".join(_frame(at, "Statement")["Statement"])
 
 
-def test_compare_defaults_to_the_most_common_workload(db: Path) -> None:
+def test_compare_rtx3060_vs_agx_shows_data_and_the_stated_findings(db: Path) -> None:
+    at = _page("compare", device=["GeForce RTX 3060", "Jetson AGX Xavier"])
+    assert not [i for i in at.info if "No run" in i.value]  # no dead end with only the devices picked
+    assert at.get("plotly_chart")
+    said = " ".join(shown(m.value) for m in at.markdown)
+    assert "GeForce RTX 3060 (BERT-Large CoNLL-2003 FP16 training, default PL 170 W) has 3x the throughput of " \
+           "Jetson AGX Xavier" in said
+    assert "000_62b0c31cb218ba3e.txt · Performance Analysis" in said  # with its citation
+    coverage = _frame(at, "Stated findings")
+    assert set(coverage["Device"]) == {"GeForce RTX 3060", "Jetson AGX Xavier"}
+    j_it = at.selectbox(key="metric").set_value("j_per_iteration").run()
+    assert not j_it.exception and not j_it.info
+    assert sorted(_plotted(j_it.get("plotly_chart")[0])) == [283.0, 420.0]  # J/iteration, charted
+
+
+def test_compare_narrows_nothing_unseen(db: Path) -> None:
     at = _page("compare")
-    assert "workload bert-large-squad, mode infer (the most common)" in _plain(at.caption[0].value)
-    devices = {label.split(" · ")[0] for label in at.dataframe[0].value["series"]}
-    assert devices == {"A100 40GB", "Tesla T4", "Tesla V100 16GB", "Tesla V100 32GB"}
+    assert "350 of 350 runs" in shown(at.caption[0].value) or "no filter, every run" in shown(at.caption[0].value)
+    coverage = _frame(at, "Stated findings")
+    assert {"A100 40GB", "GeForce RTX 3060", "Jetson AGX Xavier", "Tesla T4"} <= set(coverage["Device"])
+    assert "bert-large-ner" in set(coverage["Workload"]) and "bert-large-squad" in set(coverage["Workload"])
+
+
+def test_compare_reports_unknown_link_values(db: Path) -> None:
+    at = _page("compare", device=["Tesla T4", "Nonexistent GPU"], metric="bogus")
+    warned = shown(at.warning[0].value)
+    assert "'Nonexistent GPU'" in warned and "'bogus'" in warned
+    assert at.multiselect(key="f_device").value == ["Tesla T4"]  # what is applied is in the filter
 
 
 def test_compare_empty_selection_explains(db: Path) -> None:
@@ -96,15 +155,23 @@ def test_compare_warns_when_boundaries_mix(db: Path, fixture_file: Path) -> None
 def test_run_detail_shows_timeline_steps_and_provenance(db: Path, fixture_file: Path) -> None:
     report = import_file(fixture_file, db=db)
     at = _page("run_detail", run_id=report.run_ids[0])
+    assert not at.error
     assert at.success[0].value == "Status: ok"
     assert {m.label: m.value for m in at.metric}["Throughput (samples/s)"] == "615.4"
     assert len(at.get("plotly_chart")) == 2
-    assert "window_short_for_sensor" in _plain(at.warning[0].value)
-    shown = " ".join(str(df.value.to_dict()) for df in at.dataframe)
-    assert fixture_file.name in shown and "estimated" in shown
+    assert "window_short_for_sensor" in shown(at.warning[0].value)
+    tables = " ".join(str(df.value.to_dict()) for df in at.dataframe)
+    assert fixture_file.name in tables and "estimated" in tables
     oom = _page("run_detail", run_id=report.run_ids[1])
     assert oom.error[0].value.startswith("Status: oom")
-    assert {m.label: m.value for m in oom.metric}["Energy per example (J)"] == "missing"
+    assert {m.label: m.value for m in oom.metric}["Energy per example (J)"] == "not measured"
+
+
+def test_run_detail_reports_an_unknown_run_id_instead_of_showing_another(db: Path) -> None:
+    at = _page("run_detail", run_id="no-such-run")
+    assert "No run with id no-such-run" in shown(at.error[0].value)
+    assert at.selectbox(key="run").value is None
+    assert not at.metric  # no other run's figures
 
 
 def test_upload_previews_and_imports_good_and_refuses_bad(db: Path, fixture_file: Path) -> None:
@@ -112,10 +179,10 @@ def test_upload_previews_and_imports_good_and_refuses_bad(db: Path, fixture_file
     at.file_uploader[0].upload(fixture_file.name, fixture_file.read_bytes())
     at.file_uploader[0].upload("broken.json", b'{"format": "joulebench-result", "schema_version": 1, "runs": [{}]}')
     at.run()
-    assert "broken.json: runs[0]" in _plain(at.error[0].value)
+    assert "broken.json: runs[0]" in shown(at.error[0].value)
     assert any("2 run(s)" in m.value for m in at.markdown)
     at.button[0].click().run()
-    assert "result_v1_cpu_runs.json: 2 run(s) added" in _plain(at.success[0].value)
+    assert "result_v1_cpu_runs.json: 2 run(s) added" in shown(at.success[0].value)
     with Store.open(db) as store:
         assert store.query("SELECT count(*) AS n FROM sources WHERE file_name = 'broken.json'")["n"][0] == 0
 
@@ -127,16 +194,51 @@ def test_cost_ranking_moves_with_electricity_price(db: Path) -> None:
     at.selectbox(key="mode").set_value("infer").run()
 
     def order() -> list[str]:
-        ranked = at.dataframe[0].value
-        return [d for d in ranked["device_name"] if d.startswith("Test GPU")]
+        ranked = _frame(at, "Rank")
+        return [d for d in ranked["Device"] if d.startswith("Test GPU")]
 
     at.number_input(key="kwh").set_value(0.10).run()
     assert order() == ["Test GPU Frugal", "Test GPU Efficient"]
     at.number_input(key="kwh").set_value(1.50).run()
     assert order() == ["Test GPU Efficient", "Test GPU Frugal"]
     assert "3,600,000" in at.code[0].value
+    assert "Cheapest: Test GPU Efficient** at " in shown(at.markdown[0].value)
+    assert " USD per 1M samples" in shown(at.markdown[0].value)  # the currency with the figure
+    assert at.query_params["kwh"] == "1.5" and at.query_params["workload"] == "bert-base-squad"  # kept in the URL
     at.number_input(key="max_power").set_value(100.0).run()
     assert order() == ["Test GPU Efficient"]
+
+
+def test_cost_ranks_only_what_has_a_cost_in_one_currency(db: Path) -> None:
+    blog = _page("cost", workload="bert-large-ner", mode="infer", currency="USD")
+    assert "nothing can be ranked" in blog.info[0].value  # J/example but no throughput: no rank 1 and 2
+    why = _frame(blog, "Why not ranked")
+    assert set(why["Device"]) >= {"GeForce RTX 3060", "Jetson AGX Xavier"}
+    assert all("no throughput" in w for w in why["Why not ranked"])
+    estimated = _page("cost", workload="bert-large-ner", mode="infer", tdp="1")
+    ranked = _frame(estimated, "Rank")
+    assert list(ranked["Device"]) == ["GeForce RTX 3060", "Jetson AGX Xavier"]  # 6.9 vs 11.5 J/example, estimated
+    assert set(ranked["Throughput basis"]) == {"estimate: power cap ÷ J/example"}
+    assert set(ranked["Energy basis"]) == {"reference table · at the wall"}
+    import_file(FIXTURES / "result_v1_cost_tradeoff.json", db=db)
+    at = _page("cost", workload="bert-base-squad", mode="infer")
+    ranked = _frame(at, "Rank")
+    assert set(ranked["Device"]) == {"Test GPU Frugal", "Test GPU Efficient"}
+    assert ranked["Cost (USD per 1M samples)"].notna().all()  # nothing without a cost is ranked
+    assert "A100 40GB" in set(_frame(at, "Why not ranked")["Device"])
+    at.number_input(key="util").set_value(10).run()
+    assert not at.exception and at.query_params["util"] == "0.1"
+
+
+def test_cost_settings_come_from_the_link(db: Path) -> None:
+    import_file(FIXTURES / "result_v1_cost_tradeoff.json", db=db)
+    at = _page("cost", workload="bert-base-squad", mode="infer", kwh="0.3", util="0.9", currency="CAD")
+    assert at.number_input(key="kwh").value == 0.3 and at.number_input(key="util").value == 90
+    assert at.selectbox(key="currency").value == "CAD"
+    assert "Cost (CAD per 1M samples)" in _frame(at, "Rank").columns  # USD prices converted at the stored rate
+    bad = _page("cost", kwh="-3", currency="XYZ")
+    warned = shown(bad.warning[0].value)
+    assert "kwh='-3'" in warned and "'XYZ'" in warned
 
 
 def test_devices_catalog_and_edit_persists(db: Path) -> None:
@@ -147,12 +249,14 @@ def test_devices_catalog_and_edit_persists(db: Path) -> None:
 
     at = _page("devices")
     assert "29 devices" in at.caption[0].value
-    modes = at.dataframe[-1].value
-    assert len(modes) >= 16 and "Jetson AGX Xavier" in set(modes["device_name"])
+    modes = _frame(at, "Mode ID", "Power budget (W)")
+    assert len(modes) >= 16 and "Jetson AGX Xavier" in set(modes["Device name"])
     with Store.open(db) as store:
         before = queries.devices(store)
     is_t4 = pl.col("device_name") == "Tesla T4"
-    edited = before.with_columns(pl.when(is_t4).then(2199.0).otherwise(pl.col("price_amount")).alias("price_amount"))
+    edited = before.with_columns(pl.when(is_t4).then(2199.0).otherwise(pl.col("price_amount")).alias("price_amount"),
+                                 pl.when(is_t4).then(pl.lit("USD")).otherwise(pl.col("price_currency"))
+                                 .alias("price_currency"))
     changed = data.changed_rows(before, edited)
     assert changed["device_name"].to_list() == ["Tesla T4"]
     data.save_device_edits(str(db), changed)
@@ -172,41 +276,13 @@ def test_upload_another_tools_file_with_a_device_hint(db: Path) -> None:
     assert not at.error
     assert any("jtop" in m.value and "1 run(s)" in m.value for m in at.markdown)
     at.button[0].click().run()
-    assert f"{log.name}: 1 run(s) added" in _plain(at.success[0].value)
+    assert f"{log.name}: 1 run(s) added" in shown(at.success[0].value)
     with Store.open(db) as store:
         row = store.query("SELECT device_name, mode FROM runs WHERE origin_format = 'jtop'").row(0)
         supplied = store.query("SELECT label, value, origin, via FROM run_labels ORDER BY label").rows()
     assert row == ("Jetson AGX Orin", "infer")
     assert ("device", "Jetson AGX Orin", "user", "import") in supplied
     assert ("mode", "infer", "user", "import") in supplied
-
-
-def test_upload_without_labels_imports_then_the_review_fills_them(db: Path) -> None:
-    log = FIXTURES / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
-    at = _page("upload")
-    at.file_uploader[0].upload(log.name, log.read_bytes())
-    at.run()
-    assert not at.error  # a log does not say which device ran or what: imported anyway, the gap shown
-    shown = " ".join(_plain(c.value) for c in at.caption)
-    assert "Not stated in this file: device (its run), mode (its run), precision (its run), batch size" in shown
-    at.button[0].click().run()
-    assert f"{log.name}: 1 run(s) added" in _plain(at.success[0].value)
-    assert at.subheader[0].value == "Review: what the imported files do not state"
-    device_input = next(w for w in at.text_input if str(w.key).startswith("label_source_"))
-    form = str(device_input.key).removesuffix("_device")
-    device_input.set_value("Jetson AGX Orin 64GB")
-    at.selectbox(key=f"{form}_mode").set_value("idle")
-    next(b for b in at.button if b.label == "Save labels").click().run()
-    assert not at.exception and not at.error
-    done = _plain(at.success[-1].value)
-    assert "device = Jetson AGX Orin 64GB (1 filled)" in done and "mode = idle (1 filled)" in done
-    assert "Every label is now stated or supplied" in done  # an idle run takes no precision or batch size
-    with Store.open(db) as store:
-        run = store.query("SELECT r.device_name, r.mode, d.kind FROM runs r JOIN devices d USING (device_name) "
-                          "WHERE origin_format = 'jtop'").row(0)
-        supplied = store.query("SELECT label, origin, via FROM run_labels ORDER BY label").rows()
-    assert run == ("Jetson AGX Orin 64GB", "idle", "jetson")  # kind from the name: a new catalog entry
-    assert supplied == [("device", "user", "upload_page"), ("mode", "user", "upload_page")]
 
 
 def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
@@ -217,12 +293,90 @@ def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
     at.file_uploader(key="power_log").upload(NVIDIA_SMI.name, NVIDIA_SMI.read_bytes())
     at.run()
     assert not at.error
-    assert any("power log" in c.value and "attached to 2 of 4 run(s)" in _plain(c.value) for c in at.caption)
+    assert any("power log" in shown(c.value) and "attached to 2 of 4 run(s)" in shown(c.value) for c in at.caption)
     at.button[0].click().run()
-    assert "sweep.json: 4 run(s) added" in _plain(at.success[0].value)
+    assert "sweep.json: 4 run(s) added" in shown(at.success[0].value)
     with Store.open(db) as store:
         run = store.query("SELECT energy_j, energy_boundary, energy_method FROM runs WHERE run_id = 'a'").row(0)
     assert run[0] == pytest.approx(9.94284, rel=1e-6) and run[1:] == ("gpu_board", "sampled")  # awk, see there
+
+
+def test_devices_refuses_a_tdp_of_zero_or_a_negative_price_and_keeps_a_history(db: Path) -> None:
+    import polars as pl
+
+    from db import queries
+    from explorer import data
+    from joulebench.errors import InvalidEditError
+
+    with Store.open(db) as store:
+        before = queries.devices(store)
+    t4 = pl.col("device_name") == "Tesla T4"
+    for column, value in (("tdp_w", 0.0), ("tdp_w", -5.0), ("price_amount", -1.0), ("memory_gb", 0.0)):
+        bad = before.filter(t4).with_columns(pl.lit(value).alias(column), pl.lit("USD").alias("price_currency"))
+        with pytest.raises(InvalidEditError, match="Tesla T4"):
+            data.save_device_edits(str(db), bad)
+    with Store.open(db) as store:
+        assert queries.devices(store).filter(t4)["tdp_w"].to_list() == before.filter(t4)["tdp_w"].to_list()
+        assert queries.device_edits(store).is_empty()  # nothing of a refused edit is kept
+    good = before.filter(t4).with_columns(pl.lit(70.0).alias("tdp_w"), pl.lit(" usd ").alias("price_currency"),
+                                          pl.lit(2199.0).alias("price_amount"))
+    data.save_device_edits(str(db), good)
+    with Store.open(db) as store:
+        history = queries.device_edits(store)
+        row = queries.devices(store).filter(t4).row(0, named=True)
+    assert (row["tdp_w"], row["price_currency"]) == (70.0, "USD")
+    assert sorted(history["column_name"].to_list()) == ["price_amount", "price_currency", "tdp_w"]
+    assert history.filter(pl.col("column_name") == "tdp_w")["new_value"].to_list() == ["70.0"]
+    at = _page("devices")
+    assert not at.exception and "Edit history" in [e.label for e in at.expander]
+
+
+def test_exchange_rates_are_stored_with_date_and_source_and_checked(db: Path) -> None:
+    import polars as pl
+
+    from explorer import data
+    from joulebench.errors import InvalidEditError
+
+    rates = data.exchange_rates(str(db))
+    assert rates.select("from_currency", "to_currency", "rate_date").row(0) == ("CAD", "USD", "2021-03-16")
+    assert rates["source"][0]
+    table = pl.DataFrame({"from_currency": ["CAD", "eur"], "to_currency": ["USD", "USD"], "rate": [0.75, 1.1],
+                          "rate_date": ["2024-05-01", "2024-05-01"], "source": ["my bank", "my bank"]})
+    data.save_exchange_rates(str(db), table)
+    assert data.rates(str(db)).convert(100.0, "EUR", "CAD").amount == pytest.approx(110 / 0.75)
+    for bad in (table.with_columns(pl.lit(0.0).alias("rate")), table.with_columns(pl.lit("").alias("source")),
+                table.with_columns(pl.lit("DOLLARS").alias("to_currency"))):
+        with pytest.raises(InvalidEditError):
+            data.save_exchange_rates(str(db), bad)
+    assert data.exchange_rates(str(db))["rate"].to_list() == [0.75, 1.1]  # a refused edit changes nothing
+
+
+def test_upload_without_labels_imports_then_the_review_fills_them(db: Path) -> None:
+    log = FIXTURES / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
+    at = _page("upload")
+    at.file_uploader[0].upload(log.name, log.read_bytes())
+    at.run()
+    assert not at.error  # a log does not say which device ran or what: imported anyway, the gap shown
+    captions = " ".join(shown(c.value) for c in at.caption)
+    assert "Not stated in this file: device (its run), mode (its run), precision (its run), batch size" in captions
+    at.button[0].click().run()
+    assert f"{log.name}: 1 run(s) added" in shown(at.success[0].value)
+    assert at.subheader[0].value == "Review: what the imported files do not state"
+    device_input = next(w for w in at.text_input if str(w.key).startswith("label_source_"))
+    form = str(device_input.key).removesuffix("_device")
+    device_input.set_value("Jetson AGX Orin 64GB")
+    at.selectbox(key=f"{form}_mode").set_value("idle")
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert not at.exception and not at.error
+    done = shown(at.success[-1].value)
+    assert "device = Jetson AGX Orin 64GB (1 filled)" in done and "mode = idle (1 filled)" in done
+    assert "Every label is now stated or supplied" in done  # an idle run takes no precision or batch size
+    with Store.open(db) as store:
+        run = store.query("SELECT r.device_name, r.mode, d.kind FROM runs r JOIN devices d USING (device_name) "
+                          "WHERE origin_format = 'jtop'").row(0)
+        supplied = store.query("SELECT label, origin, via FROM run_labels ORDER BY label").rows()
+    assert run == ("Jetson AGX Orin 64GB", "idle", "jetson")  # kind from the name: a new catalog entry
+    assert supplied == [("device", "user", "upload_page"), ("mode", "user", "upload_page")]
 
 
 def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
@@ -230,27 +384,27 @@ def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
     at = _page("run_detail", run_id=report.run_ids[0])
     assert at.subheader[0].value == "Not stated by its file"
     config = at.dataframe[0].value
-    shown = dict(zip(config["field"], config["value"]))
-    assert shown["device_name"] == "not stated" and shown["mode"] == "not stated"
+    fields = dict(zip(config["Field"], config["Value"]))
+    assert fields["Device name"] == "not stated" and fields["Mode"] == "not stated"
     at.text_input(key="label_run_source_device").set_value("Jetson Nano 4GB")
     at.selectbox(key="label_run_source_mode").set_value("infer")
     at.selectbox(key="label_run_source_precision").set_value("fp32")
     next(b for b in at.button if b.label == "Save labels").click().run()
     assert not at.exception and not at.error
-    assert "Still not stated: batch size 1" in _plain(at.success[-1].value)
+    assert "Still not stated: batch size 1" in shown(at.success[-1].value)
     config = at.dataframe[0].value
-    shown = dict(zip(config["field"], config["value"]))
-    assert shown["device_name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
-    assert "on Run detail" in shown["mode"] and shown["batch_size"] == "not stated"
+    fields = dict(zip(config["Field"], config["Value"]))
+    assert fields["Device name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
+    assert "on Run detail" in fields["Mode"] and fields["Batch size"] == "not stated"
 
 
 def test_run_detail_shows_a_corrected_figure_beside_what_the_source_printed(db: Path) -> None:
     at = _page("run_detail", run_id="ref:runs_nvidia_bert_training:dgx1-16gb-squad-g4-fp16")
-    assert any("Weak scaling 3.27, corrected: the source printed 3.62" in _plain(c.value) for c in at.caption)
-    performance = next(df.value for df in at.dataframe if "weak_scaling" in set(df.value["field"]))
-    shown = dict(zip(performance["field"], performance["value"]))
-    assert shown["weak_scaling"] == "3.27 (corrected; the source printed 3.62, see the notes)"
-    assert "weak_scaling_as_printed" not in shown
+    assert any("Weak scaling 3.27, corrected: the source printed 3.62" in shown(c.value) for c in at.caption)
+    performance = next(df.value for df in at.dataframe if "Weak scaling" in set(df.value["Field"]))
+    fields = dict(zip(performance["Field"], performance["Value"]))
+    assert fields["Weak scaling"] == "3.27 (corrected; the source printed 3.62, see the notes)"
+    assert "Weak scaling as printed" not in fields
 
 
 def test_compare_shows_runs_whose_file_did_not_state_the_device(db: Path) -> None:
@@ -258,16 +412,17 @@ def test_compare_shows_runs_whose_file_did_not_state_the_device(db: Path) -> Non
     import_file(log, db=db)
     at = _page("compare", mode="not stated", metric="power")
     assert "not stated" in at.multiselect(key="f_mode").options
-    bars = at.dataframe[0].value
-    assert bars["series"].tolist() == [f"not stated ({log.name})"] and bars["batch_size"].isna().all()
+    table = _frame(at, "Average power (W)", "Power setting")
+    assert table["Device"].tolist() == [f"not stated ({log.name})"] and table["Batch"].tolist() == ["not stated"]
+    assert at.get("plotly_chart")  # its power is charted, not hidden
 
 
 def test_every_page_opens_with_runs_whose_labels_are_not_stated(db: Path) -> None:
     import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)  # no device, mode
     overview = _page("overview")
-    sources = overview.dataframe[-1].value
-    assert "device 1, mode 1, precision 1, batch size 1" in set(sources["not_stated"])
-    workloads = overview.dataframe[1].value
-    assert "not stated" in set(workloads["mode"])
-    for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run", "power_settings"):
+    sources = _frame(overview, "Not stated", "File")
+    assert "device 1, mode 1, precision 1, batch size 1" in set(sources["Not stated"])
+    workloads = _frame(overview, "Workload", "Mode")
+    assert "not stated" in set(workloads["Mode"])
+    for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run", "power_settings", "decide"):
         assert not _page(page).exception, page

@@ -1,0 +1,256 @@
+"""Decide: the buying question answered from the reference data, with the basis of every figure,
+the duty cycle and its crossover, one currency, and text from files shown as text."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db import Store, queries
+from explorer import decide
+from explorer.money import CostSettings, CostTerms, Rate, Rates, cost_terms, crossover
+from ingest import import_file
+from tests.helpers import shown
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app.py")
+FIXTURES = Path(__file__).parent / "fixtures"
+STUDENT = ["GeForce RTX 3060", "Jetson AGX Xavier"]
+
+
+@pytest.fixture
+def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    return seeded_db
+
+
+def _answer(db: Path, devices: list[str], mode: str, **settings: float | str) -> decide.Answer:
+    with Store.open(db) as store:
+        runs, findings = queries.runs_table(store), queries.findings(store)
+        catalog, modes = queries.devices(store), queries.power_modes(store)
+        rates = Rates.from_frame(queries.exchange_rates(store))
+    job = decide.job_from(mode, decide.default_scope(runs, devices, mode), None)
+    return decide.decide(runs, findings, catalog, modes, rates, devices, job, CostSettings(**settings),  # type: ignore[arg-type]
+                         decide.Constraints())
+
+
+def _page(**query: str | list[str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page("pages/decide.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _said(at: AppTest) -> str:
+    return "\n".join(shown(m.value) for m in at.markdown)
+
+
+# --- the student's question, from the reference data alone ---------------------------------
+
+def test_student_training_answer_names_the_faster_the_frugal_and_the_basis(db: Path) -> None:
+    answer = _answer(db, STUDENT, "train", electricity_per_kwh=0.30, lifetime_years=3.0, utilisation=0.9)
+    assert answer.job.model == "bert-large"  # the model class both devices have rows for
+    speed = answer.speed[tuple(STUDENT)]  # type: ignore[index]
+    assert [(c.winner, c.factor, c.basis) for c in speed] == [
+        ("GeForce RTX 3060", 3.0, "stated ratio"), ("GeForce RTX 3060", 4.0, "stated ratio")]  # FP16 and FP32
+    energy = answer.energy[tuple(STUDENT)][0]  # type: ignore[index]
+    assert (energy.winner, energy.basis) == ("Jetson AGX Xavier", "reference table")
+    assert "283 vs 420 J per iteration, at the wall" in energy.detail and "50% more power" in energy.quote
+    rtx, agx = (answer.per_device[d] for d in STUDENT)
+    # J/iteration ÷ the 24 examples of one iteration (12x2 and 3x8: the blog's total batches), an estimate
+    assert rtx.j_per_sample.value == pytest.approx(420 / 24) and rtx.j_per_sample.basis == "estimate"
+    assert agx.j_per_sample.value == pytest.approx(283 / 24)
+    # throughput for cost: (power cap + idle at the wall) ÷ J/example, an estimate that says so
+    assert rtx.cost_throughput.value == pytest.approx((100 + 26) / (420 / 24))
+    assert agx.cost_throughput.value == pytest.approx((30 + 6) / (283 / 24))
+    assert "power limit 100 W + idle 26 W" in rtx.cost_throughput.source
+    assert (rtx.idle_power.value, agx.idle_power.value) == (26.0, 6.0)
+    # one currency: the RTX 3060's CAD price converted at the stored, dated rate
+    assert rtx.price.value == pytest.approx(420 * 0.80) and rtx.price.unit == "USD"
+    assert "420 CAD converted at 1 CAD = 0.8 USD (2021-03-16" in rtx.price.source
+    cost_rtx, cost_agx = rtx.cost_at(0.9), agx.cost_at(0.9)
+    assert cost_rtx is not None and cost_agx is not None and cost_rtx < cost_agx
+
+
+def test_student_verdict_reflects_the_duty_cycle(db: Path) -> None:
+    low = decide.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.1))
+    high = decide.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.9))
+    low_text, high_text = shown("\n".join(low)), shown("\n".join(high))
+    assert "idles 90% of the time" in low_text and "weigh heavily" in low_text
+    assert "idles 10% of the time" in high_text and "add little per sample" in high_text
+    assert "(26 W idle)" in low_text and "(6 W idle)" in low_text
+    for text in (low_text, high_text):
+        assert "**Faster:** **GeForce RTX 3060** is faster at training than **Jetson AGX Xavier**: 3.0x" in text
+        assert "**Fewer joules:** **Jetson AGX Xavier** uses fewer joules" in text
+        assert "USD (*estimate*)" in text  # cost per 1M samples in one currency, with its basis
+
+
+def test_the_idle_share_grows_as_utilisation_falls(db: Path) -> None:
+    for u_low, u_high in ((0.1, 0.9), (0.3, 0.6)):
+        low = _answer(db, STUDENT, "train", utilisation=u_low).per_device["GeForce RTX 3060"]
+        high = _answer(db, STUDENT, "train", utilisation=u_high).per_device["GeForce RTX 3060"]
+        assert low.terms is not None and high.terms is not None
+        assert low.terms.split(u_low)["electricity while idle"] > high.terms.split(u_high)["electricity while idle"]
+
+
+def test_inference_uses_the_blogs_joules_per_example_as_stated(db: Path) -> None:
+    answer = _answer(db, STUDENT, "infer", electricity_per_kwh=0.30)
+    energy = answer.energy[tuple(STUDENT)][0]  # type: ignore[index]
+    assert energy.winner == "GeForce RTX 3060" and energy.factor == pytest.approx(11.5 / 6.9)
+    assert answer.per_device["GeForce RTX 3060"].j_per_sample.basis == "reference table"
+    assert answer.speed[tuple(STUDENT)][0].factor == 7.0  # type: ignore[index]
+
+
+def test_like_for_like_beats_stated_and_multi_gpu_rows_are_left_out(db: Path) -> None:
+    answer = _answer(db, ["A100 40GB", "Tesla V100 32GB"], "train")
+    (speed,) = answer.speed[("A100 40GB", "Tesla V100 32GB")]
+    assert speed.basis == "reference table" and "configuration(s) both measured" in speed.detail
+    with Store.open(db) as store:
+        runs = queries.runs_table(store)
+    rows = decide.job_rows(runs, "A100 40GB", decide.Job("train", "bert-large"))
+    assert set(rows["gpu_count"].fill_null(1).to_list()) == {1}
+
+
+def test_missing_data_is_named_with_the_run_that_would_fill_it(db: Path) -> None:
+    answer = _answer(db, ["A100 40GB", "Tesla T4"], "infer")
+    gaps = {(g.device, g.what, g.fill) for g in answer.gaps}
+    assert ("Tesla T4", "no energy figure", "run") in gaps
+    assert ("A100 40GB", "no price in the catalog: enter one on the Devices page", "devices") in gaps
+    run_gap = next(g for g in answer.gaps if g.fill == "run")
+    assert run_gap.prefill["mode"] == "infer" and run_gap.prefill["workload"].startswith("bert-")
+    table = decide.figure_table(answer)
+    t4_cost = table.filter((table["Device"] == "Tesla T4") & table["Figure"].str.starts_with("Cost"))
+    assert t4_cost["Value"].to_list() == ["not measured"]  # never 0
+    assert t4_cost["Source or derivation"][0]  # with the reason
+
+
+# --- money and the duty cycle ---------------------------------------------------------------
+
+def test_crossover_utilisation_is_where_the_ranking_flips() -> None:
+    s = CostSettings(electricity_per_kwh=1.5)
+    hungry_idle = cost_terms(0.3, 200.0, 100.0, 2500.0, s)  # efficient busy, 100 W idle, dear
+    frugal_idle = cost_terms(1.25, 200.0, 5.0, 800.0, s)  # power-hungry busy, 5 W idle, cheap
+    u = crossover(frugal_idle, hungry_idle)
+    assert u is not None and 0.4 < u < 0.6
+    assert frugal_idle.at(u - 0.05) < hungry_idle.at(u - 0.05)  # below: the low idle power wins
+    assert frugal_idle.at(u + 0.05) > hungry_idle.at(u + 0.05)  # above: the efficient one
+    assert frugal_idle.at(u) == pytest.approx(hungry_idle.at(u))
+    same = CostTerms(1.0, 0.1, 1.0)
+    assert crossover(same, same) is None
+
+
+def test_cost_terms_add_idle_power_over_the_idle_share() -> None:
+    s = CostSettings(electricity_per_kwh=0.30, lifetime_years=3.0, utilisation=0.25)
+    t = cost_terms(10.0, 5.0, 20.0, 1000.0, s)
+    per_joule = 0.30 / 3.6e6 * 1e6
+    parts = t.split(0.25)
+    assert parts["electricity while busy"] == pytest.approx(10.0 * per_joule)
+    assert parts["electricity while idle"] == pytest.approx(20.0 / 5.0 * 3 * per_joule)  # idle 3 s per busy s
+    assert parts["hardware"] == pytest.approx(1000.0 / (5.0 * 3 * 365.25 * 86400 * 0.25) * 1e6)
+    assert t.at(0.25) == pytest.approx(sum(parts.values()))
+
+
+def test_rates_convert_both_ways_and_through_a_third_currency_never_silently() -> None:
+    rates = Rates([Rate("CAD", "USD", 0.8, "2021-03-16", "test"), Rate("EUR", "USD", 1.1, "2024-01-02", "test")])
+    assert rates.convert(100.0, "CAD", "USD").amount == pytest.approx(80.0)
+    assert rates.convert(80.0, "USD", "CAD").amount == pytest.approx(100.0)
+    assert rates.convert(100.0, "CAD", "EUR").amount == pytest.approx(80.0 / 1.1)
+    missing = rates.convert(100.0, "GBP", "USD")
+    assert missing.amount is None and "no GBP to USD exchange rate" in (missing.missing_reason or "")
+
+
+def test_cost_settings_from_a_link_report_what_they_cannot_use() -> None:
+    settings, problems = CostSettings.from_query({"kwh": ["0.3"], "util": ["7"], "years": ["x"], "currency": ["eur"]})
+    assert (settings.electricity_per_kwh, settings.currency) == (0.3, "EUR")
+    assert settings.utilisation == CostSettings().utilisation and settings.lifetime_years == 3.0
+    assert any("util='7'" in p for p in problems) and any("years='x'" in p for p in problems)
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+def test_decide_page_answers_the_student_in_sentences_then_a_table(db: Path) -> None:
+    at = _page(device=STUDENT, mode="train", kwh="0.3", years="3", util="0.1", currency="USD")
+    said = _said(at)
+    assert ("**Faster:** **GeForce RTX 3060** is faster at training than **Jetson AGX Xavier**: 3.0x "
+            "(*stated ratio*") in said
+    assert "**Fewer joules:** **Jetson AGX Xavier**" in said
+    assert "at 10% utilisation over 3 years, 0.3 USD per kWh" in said
+    assert "idles 90% of the time" in said
+    table = at.dataframe[0].value
+    assert {"Device", "Figure", "Value", "Basis", "Source or derivation"} <= set(table.columns)
+    assert "not measured" in set(table["Value"]) and "0" not in set(table["Value"])
+    assert set(table["Basis"]) >= {"reference table", "estimate", "catalog", "not measured"}
+    assert at.get("plotly_chart")  # cost against utilisation
+    links = {link.proto.label: link.proto.query_string for link in at.get("page_link")}
+    prefill = parse_qs(links["Measure it on this machine (New run, prefilled)"])
+    assert prefill["workload"] == ["bert-large-ner"] and prefill["mode"] == ["train"]
+    at.number_input(key="util").set_value(90).run()
+    assert "idles 10% of the time" in _said(at) and at.query_params["util"] == "0.9"  # the setting is in the URL
+
+
+def test_decide_page_shows_the_crossover_when_idle_power_decides(db: Path) -> None:
+    doc = json.loads((FIXTURES / "result_v1_cost_tradeoff.json").read_text())
+    for run in list(doc["runs"]):
+        idle = copy.deepcopy(run)
+        idle["run_id"] = run["run_id"] + "-idle"
+        idle["config"] = {"workload": "idle", "mode": "idle"}
+        watts = 5.0 if run["device"]["name"] == "Test GPU Frugal" else 100.0
+        idle["metrics"] = {"duration_s": 30.0, "energy_j": watts * 30, "energy_boundary": "gpu_board",
+                           "energy_method": "counter", "avg_power_w": watts}
+        doc["runs"].append(idle)
+    path = db.parent / "tradeoff_with_idle.json"
+    path.write_text(json.dumps(doc))
+    import_file(path, db=db)
+    at = _page(device=["Test GPU Frugal", "Test GPU Efficient"], mode="infer", job="workload:bert-base-squad",
+               kwh="1.5", util="0.2")
+    said = _said(at)
+    assert "**Crossover:** below 4" in said and "utilisation **Test GPU Frugal** is cheaper per sample" in said
+    assert "**Cheapest per sample at 20% utilisation:** **Test GPU Frugal**" in said
+    high = _page(device=["Test GPU Frugal", "Test GPU Efficient"], mode="infer", job="workload:bert-base-squad",
+                 kwh="1.5", util="0.9")
+    assert "**Cheapest per sample at 90% utilisation:** **Test GPU Efficient**" in _said(high)
+
+
+def test_decide_page_reports_unknown_link_values(db: Path) -> None:
+    at = _page(device=["GeForce RTX 3060", "No Such GPU"], mode="fly", currency="XYZ", util="3")
+    warned = shown(at.warning[0].value)
+    assert "'No Such GPU'" in warned and "'fly'" in warned and "'XYZ'" in warned and "util='3'" in warned
+    assert at.multiselect(key="devices").value == ["GeForce RTX 3060"]
+    assert "Pick at least two devices" in at.info[0].value
+
+
+def test_markdown_in_a_device_name_is_shown_as_text_never_rendered(db: Path) -> None:
+    evil = "![x](http://example.invalid/a.png)"
+    doc = json.loads((FIXTURES / "result_v1_cost_tradeoff.json").read_text())
+    doc["devices"][0]["name"] = evil
+    doc["devices"][0]["notes"] = "[click](http://example.invalid/) **bold**"
+    for run in doc["runs"]:
+        if run["device"]["name"] == "Test GPU Frugal":
+            run["device"]["name"] = evil
+    path = db.parent / "evil.json"
+    path.write_text(json.dumps(doc))
+    import_file(path, db=db)
+    at = _page(device=[evil, "Test GPU Efficient"], mode="infer", job="workload:bert-base-squad")
+    texts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning]
+    assert any("\\!\\[x\\]\\(http\\:" in t for t in texts)  # escaped where it appears
+    assert not any("![x](" in t or "](http" in t for t in texts)  # never raw Markdown
+    assert evil in shown("\n".join(texts))  # and the reader sees the name as written
+    for page in ("compare", "cost", "devices"):
+        other = AppTest.from_file(APP, default_timeout=60)
+        other.query_params.update({"device": [evil]} if page == "compare" else {})
+        other.run()
+        other.switch_page(f"pages/{page}.py").run()
+        assert not other.exception
+        rendered = [m.value for m in other.markdown] + [c.value for c in other.caption]
+        assert not any("![x](" in t for t in rendered), page

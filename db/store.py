@@ -19,6 +19,7 @@ import polars as pl
 
 from db import seed
 from db.connection import connect, first_row
+from db.grading import grade_runs
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
 from joulebench.errors import DatabaseError
@@ -37,6 +38,9 @@ class DbInfo:
     runs_by_source_kind: pl.DataFrame
     runs_by_device: pl.DataFrame
     intake: pl.DataFrame  # the import service's own actions, newest first
+
+
+GRADES_VERSION = 5  # the migration that added trust grades
 
 
 class Store:
@@ -59,7 +63,10 @@ class Store:
         con = connect(path)
         store = cls(con, path)
         try:
-            created = 1 in apply_migrations(con)  # the initial migration ran now: a new database
+            applied = apply_migrations(con)
+            created = 1 in applied  # the initial migration ran now: a new database
+            if GRADES_VERSION in applied and not created:
+                store.grade_all()  # a database from before trust grades: grade what it holds, once
             if seed_reference and created:
                 store.seed(sample_data)
         except BaseException:
@@ -96,6 +103,17 @@ class Store:
             return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
         return ingest_loaded(self.con, loaded, source_kind=source_kind)
 
+    def grade_all(self) -> int:
+        """(Re)compute every run's trust grade and every configuration's aggregate, in one transaction."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            graded = grade_runs(self.con, None)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        return graded
+
     def seed(self, folder: Path) -> list[IngestReport]:
         reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]
         modes = folder / "power_modes.csv"
@@ -118,7 +136,8 @@ class Store:
 
     def log_intake(self, action: str, file_name: str, runs_added: int = 0, message: str | None = None) -> None:
         """Record what the import service did on its own (drained, rejected, recovered)."""
-        self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) VALUES (?, ?, ?, ?, ?)",
+        self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) "
+                         "VALUES (?, ?, ?, ?, ?)",
                          [datetime.now(UTC), action, file_name[:500], runs_added, (message or "")[:2000] or None])
 
     # --- reading -------------------------------------------------------------------------
@@ -157,5 +176,6 @@ class Store:
                 "SELECT r.device_name, d.kind, count(*) AS runs FROM runs r JOIN devices d USING (device_name) "
                 "GROUP BY 1, 2 ORDER BY runs DESC, 1"),
             intake=self.query(
-                "SELECT happened_at, action, file_name, runs_added, message FROM intake_log ORDER BY event_id DESC LIMIT 20"),
+                "SELECT happened_at, action, file_name, runs_added, message FROM intake_log "
+                "ORDER BY event_id DESC LIMIT 20"),
         )

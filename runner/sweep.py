@@ -20,8 +20,8 @@ from runner.control import PowerSettings, restore_leftover, state_path_for
 from runner.execute import execute
 from runner.idle import idle_power_w, measure_idle
 from runner.interrupts import InterruptGuard, exit_code, signal_name
-from runner.options import SweepOptions
-from runner.power import PowerMeter
+from runner.options import RunConfig, SweepOptions
+from runner.power import PowerMeter, has_sensor
 from runner.report import Progress
 
 
@@ -56,6 +56,23 @@ def make_meter(options: SweepOptions, stream: TextIO) -> PowerMeter:
     return meter
 
 
+def _describe_plan(configs: list[RunConfig], stream: TextIO) -> None:
+    """One line on how each run warms up and how long it measures."""
+    if not configs:
+        return
+    cfg = configs[0]
+    warmup = "until power and step time are steady" if cfg.warmup_steps is None else f"{cfg.warmup_steps} step(s)"
+    if cfg.steps is not None:
+        window = f"{cfg.steps} step(s)"
+    elif cfg.duration_s is not None:
+        window = f"{cfg.duration_s:g} s"
+    else:
+        window = f"at least {cfg.min_window_s:g} s"
+    repeats = 1 + max(c.repeat_index for c in configs)
+    print(f"each run: warmup {warmup}, window {window}; {repeats} repeat(s) per configuration", file=stream,
+          flush=True)
+
+
 def _wait(seconds: float, guard: InterruptGuard) -> None:
     deadline = time.monotonic() + seconds
     while guard.pending is None and time.monotonic() < deadline:
@@ -70,14 +87,15 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
     state_path = state_path_for(options.db)
     restore_leftover(state_path, stream)  # a setting a killed sweep left behind
     options.validate()
-    configs = options.expand()
+    control = options.make_control()
+    own_meter = meter is None
+    meter = meter or make_meter(options, stream)
+    configs = options.expand(sensor=has_sensor(meter))
     out_path = options.out or record.default_out_path(options.db)
     result = SweepResult(out_path=out_path)
     settings: list[Any] = list(options.power_values() or [None])
     progress = Progress(len(configs) * len(settings), stream)
-    control = options.make_control()
-    own_meter = meter is None
-    meter = meter or make_meter(options, stream)
+    _describe_plan(configs, stream)
     with InterruptGuard() as guard:
         try:
             with PowerSettings(control, state_path, stream) if control else contextlib.nullcontext() as power:

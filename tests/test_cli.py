@@ -39,7 +39,8 @@ def test_bad_file_exits_nonzero_naming_file_and_field(seeded_db: Path, fixture_f
     doc["runs"][0]["status"] = "great"
     bad = tmp_path / "bad_status.json"
     bad.write_text(json.dumps(doc))
-    proc = subprocess.run([str(Path(sys.executable).with_name("joulebench")), "import", str(bad), "--db", str(seeded_db)],
+    joulebench = str(Path(sys.executable).with_name("joulebench"))
+    proc = subprocess.run([joulebench, "import", str(bad), "--db", str(seeded_db)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "bad_status.json: runs[0].status: 'great' is not one of" in proc.stderr

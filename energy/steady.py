@@ -1,7 +1,7 @@
 """Steady state and sensor update periods, from time series (power samples, step times).
 
-- `is_steady`: the rolling mean over the last `span_s` and the one over the span before it
-  agree within `tolerance_pct`. The runner's time-based warmup ends when both power and step
+- `is_steady`: the rolling means over the last three spans of `span_s` agree within
+  `tolerance_pct`. The runner's time-based warmup ends when both power and step
   time are steady (with a cap); see runner.measure.
 - `drift_pct`: how much a window's mean changes between its first and second half (signed:
   positive when it rises). The trust grade uses it to see a window that began before power
@@ -17,6 +17,7 @@ import statistics
 from collections.abc import Sequence
 
 MIN_POINTS_PER_SPAN = 2
+STEADY_SPANS = 3
 
 
 def _mean_between(t_s: Sequence[float], values: Sequence[float], lo: float, hi: float) -> tuple[float, int]:
@@ -27,19 +28,26 @@ def _mean_between(t_s: Sequence[float], values: Sequence[float], lo: float, hi: 
 
 
 def is_steady(t_s: Sequence[float], values: Sequence[float], *, span_s: float, tolerance_pct: float,
-              min_points: int = MIN_POINTS_PER_SPAN) -> bool:
-    """Whether the mean of the last `span_s` is within `tolerance_pct` of the mean of the span
-    before it. False until the series covers two spans with `min_points` values in each."""
+              spans: int = STEADY_SPANS, min_points: int = MIN_POINTS_PER_SPAN) -> bool:
+    """Whether the means over the last `spans` consecutive spans of `span_s` agree within
+    `tolerance_pct` (largest minus smallest, against their mean). Three spans, not two: two
+    adjacent means of a swinging signal can match at one phase, three cannot. False until the
+    series covers the spans with `min_points` values in each."""
     if not t_s or len(t_s) != len(values):
         return False
     end = t_s[-1]
-    if end - t_s[0] < 2 * span_s:
+    if end - t_s[0] < spans * span_s:
         return False
-    recent, n_recent = _mean_between(t_s, values, end - span_s, end)
-    before, n_before = _mean_between(t_s, values, end - 2 * span_s, end - span_s)
-    if n_recent < min_points or n_before < min_points or before == 0:
+    means = []
+    for k in range(spans):
+        mean, n = _mean_between(t_s, values, end - (k + 1) * span_s, end - k * span_s)
+        if n < min_points:
+            return False
+        means.append(mean)
+    overall = sum(means) / len(means)
+    if overall == 0:
         return False
-    return abs(recent - before) / abs(before) * 100.0 <= tolerance_pct
+    return (max(means) - min(means)) / abs(overall) * 100.0 <= tolerance_pct
 
 
 def drift_pct(t_s: Sequence[float], values: Sequence[float], *, min_points: int = 4) -> float | None:

@@ -24,8 +24,8 @@ SAMPLE_HZ = 10.0
 MIN_WINDOW_S = DECISION_WINDOW_S  # the measured window lasts at least this long (--min-window)
 SENSOR_REPEATS = REPEATS_A  # repeats per configuration (--repeats)
 WARMUP_MIN_STEPS = 3  # steps before steadiness is judged (compilation, first allocations)
-WARMUP_SPAN_S = 1.0  # the rolling mean's span; the last span is compared with the one before
-WARMUP_TOLERANCE_PCT = 3.0  # steady: the two spans' means within this, for power and step time
+WARMUP_SPAN_S = 1.0  # the rolling mean's span; the last three spans are compared
+WARMUP_TOLERANCE_PCT = 3.0  # steady: the three spans' means within this, for power and step time
 WARMUP_MAX_S = 60.0  # the warmup's time cap; a run that reaches it is flagged warmup_not_steady
 
 # --- the estimate only (no sensor): short runs -------------------------------------------------

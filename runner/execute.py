@@ -87,9 +87,8 @@ def train_step(model: torch.nn.Module, inputs: dict[str, torch.Tensor], cfg: Run
 def window_plan(cfg: RunConfig, meter: PowerMeter) -> WindowPlan:
     """The warmup and window for `cfg` on this meter: on a real sensor each window starts at a
     random offset within one sensor update period, so repeats see the sensor at different phases."""
-    offset = float(getattr(meter, "update_period_s", 0.0) or 0.0) if has_sensor(meter) else 0.0
     return WindowPlan(steps=cfg.steps, duration_s=cfg.duration_s, min_window_s=cfg.min_window_s,
-                      warmup_steps=cfg.warmup_steps, offset_period_s=offset)
+                      warmup_steps=cfg.warmup_steps, random_offset=has_sensor(meter))
 
 
 def measure_config(cfg: RunConfig, device: torch.device, meter: PowerMeter,

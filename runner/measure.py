@@ -3,9 +3,9 @@ both edges.
 
 Warmup (`WindowPlan.warmup_steps` None): a few steps (compilation, first allocations), then
 steps in chunks of a quarter span with the device synchronised after each, until the rolling
-mean of the step time and of the sensor's power over the last span are both within the
-tolerance of the span before (`energy.steady.is_steady`), or the time cap is reached (then the
-run is flagged `warmup_not_steady`). A fixed number of warmup steps (`--warmup N`) skips this.
+means of the step time and of the sensor's power over the last three spans agree within the
+tolerance (`energy.steady.is_steady`), or the time cap is reached (then the run is flagged
+`warmup_not_steady`). A fixed number of warmup steps (`--warmup N`) skips this.
 On a sensor, the window then starts after a random extra time in [0, one sensor update
 period), so repeats sample the sensor at different phases and its edge errors average out.
 
@@ -80,7 +80,7 @@ class WindowPlan:
     warmup_span_s: float = defaults.WARMUP_SPAN_S
     warmup_tolerance_pct: float = defaults.WARMUP_TOLERANCE_PCT
     warmup_max_s: float = defaults.WARMUP_MAX_S
-    offset_period_s: float = 0.0  # random start offset drawn from [0, this): one sensor update period
+    random_offset: bool = False  # start the window at a random offset within one sensor update period
 
     def __post_init__(self) -> None:
         if self.steps is not None and self.duration_s is not None:
@@ -154,8 +154,9 @@ def warm_up(step: Callable[[], object], sync: Callable[[], None], plan: WindowPl
                 if steady or c1 - begin >= plan.warmup_max_s:
                     out.steady = bool(steady)
                     break
-    if plan.offset_period_s > 0:
-        out.start_offset_s = rng.uniform(0.0, plan.offset_period_s)
+    period = float(getattr(meter, "update_period_s", 0.0) or 0.0)  # observed by the watch when one ran
+    if plan.random_offset and period > 0:
+        out.start_offset_s = rng.uniform(0.0, period)
         sync()
         o0 = clock.now()
         while clock.now() - o0 < out.start_offset_s:  # keep the device busy: no idle dip before the window

@@ -2,10 +2,10 @@
 
 The board behaves as the H100 evidence shows (../shared/evidence/h100): its true power ramps
 linearly from idle to load over `rise_s` when work starts (and back when it stops), with a
-little fast noise (and, if asked, a slow swing that never settles); the sensor updates every `update_s` (100 ms), and at each update latches
-the energy counter (mJ, the exact integral of the true power so far), the instantaneous power
-(mW) and the averaged power reading (mW, the mean over the last `average_s`: a one-second
-lag). Reads between updates return the latched values, as NVML does.
+little fast noise (and, if asked, a slow swing that never settles). The sensor updates every
+`update_s` (100 ms); at each update it latches the energy counter (mJ, the exact integral of
+the true power so far), the instantaneous power (mW) and the averaged power reading (mW, the
+mean over the last `average_s`: a one-second lag). Reads between updates return the latched values, as NVML does.
 
 `patched_pynvml(gpu)` patches `runner.sensors.nvml.pynvml` (autospec, as tests/test_sensors.py
 does) with reads from the simulation. A step of the workload is `gpu.step(seconds)`: the board

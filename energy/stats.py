@@ -92,11 +92,11 @@ class RatioInterval:
             return None
         return self.low <= 1.0 <= self.high
 
-    def as_text(self, digits: int = 2) -> str:
-        """'1.9x (1.8-2.0)' or '1.9x (single runs: no interval)'."""
+    def as_text(self, decimals: int = 2) -> str:
+        """'1.95x (1.93-1.97)', or '1.95x (no interval: n 1 and 3)'."""
         if self.low is None or self.high is None:
-            return f"{self.ratio:.{digits}g}x (no interval: n {self.n_a} and {self.n_b})"
-        return f"{self.ratio:.{digits}g}x ({self.low:.{digits}g}-{self.high:.{digits}g})"
+            return f"{self.ratio:.{decimals}f}x (no interval: n {self.n_a} and {self.n_b})"
+        return f"{self.ratio:.{decimals}f}x ({self.low:.{decimals}f}-{self.high:.{decimals}f})"
 
 
 def ratio_interval(a: Iterable[float | None], b: Iterable[float | None],

@@ -41,18 +41,25 @@ class RunRequest:
     precision: str = defaults.PRECISION
     batch_size: str = str(defaults.BATCH_SIZE)
     seq_len: str = ""
-    steps: int = defaults.STEPS
-    warmup: int = defaults.WARMUP_STEPS
-    repeats: int = defaults.REPEATS
+    # None: the runner's defaults for the power meter it finds (joulebench.defaults): on a sensor,
+    # windows of at least MIN_WINDOW_S after a warmup until steady, SENSOR_REPEATS repeats; on the
+    # estimate, STEPS steps after WARMUP_STEPS warmup steps, REPEATS repeat
+    steps: int | None = None
+    warmup: int | None = None
+    repeats: int | None = None
     tag: str = ""
     idle_seconds: float = defaults.IDLE_S  # idle baseline before the runs; 0 switches it off
     power_limit: str = ""  # GPU power limits in W, a comma list sweeps them
     power_mode: str = ""  # Jetson nvpmodel modes, a comma list sweeps them
+    min_window_s: float | None = None
 
     def argv(self, db: Path, out: Path) -> list[str]:
         args = [sys.executable, "-m", "runner", "run", "--workload", self.workload, "--mode", self.mode,
-                "--precision", self.precision, "--batch-size", self.batch_size, "--steps", str(self.steps),
-                "--warmup", str(self.warmup), "--repeats", str(self.repeats), "--db", str(db), "--out", str(out)]
+                "--precision", self.precision, "--batch-size", self.batch_size, "--db", str(db), "--out", str(out)]
+        for option, value in (("--steps", self.steps), ("--warmup", self.warmup), ("--repeats", self.repeats),
+                              ("--min-window", self.min_window_s)):
+            if value is not None:
+                args += [option, f"{value:g}" if isinstance(value, float) else str(value)]
         if self.seq_len.strip():
             args += ["--seq-len", self.seq_len.strip()]
         if self.tag.strip():
@@ -203,6 +210,16 @@ def cancel(db: Path, *, wait_s: float = 0.0) -> bool:
     return True
 
 
+def _grade(run: dict[str, Any]) -> str | None:
+    """The run's trust grade by the rules ingest applies (energy.grades)."""
+    from energy.grades import RunFacts, grade_run
+
+    try:
+        return grade_run(RunFacts.from_result_run(run, origin_kind="local")).grade
+    except (KeyError, TypeError):  # a run the runner is still writing: graded when it lands
+        return None
+
+
 def summary_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per finished run for the page's table; missing values stay None."""
     rows = []
@@ -214,6 +231,7 @@ def summary_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "precision": cfg.get("precision"), "batch_size": cfg.get("batch_size"), "seq_len": cfg.get("seq_len"),
             "throughput_sps": None if throughput is None or not math.isfinite(throughput) else throughput,
             "latency_p99_ms": m.get("latency_p99_ms"), "j_per_sample": m.get("j_per_sample"),
-            "energy": m.get("energy_boundary") or m.get("energy_missing_reason"), "run_id": run.get("run_id"),
+            "energy": m.get("energy_boundary") or m.get("energy_missing_reason"),
+            "repeat": cfg.get("repeat_index"), "grade": _grade(run), "run_id": run.get("run_id"),
         })
     return rows

@@ -6,6 +6,7 @@ import polars as pl
 import streamlit as st
 
 from explorer import charts, data, jobs, nav
+from joulebench import defaults
 from joulebench.errors import JouleBenchError
 
 st.title("New run")
@@ -57,20 +58,31 @@ progress()
 running = jobs.running(db)
 with st.form("new_run"):
     c = st.columns(3)
-    workload = c[0].text_input("Workload(s)", "bert-tiny", help="e.g. bert-base-ner,gpt2; see `joulebench workloads`",
-                               key="workload")
-    mode = c[1].text_input("Mode(s)", "infer", help="train, infer or train,infer", key="mode")
-    precision = c[2].text_input("Precision(s)", "fp32", key="precision",
+    workload = c[0].text_input("Workload(s)", defaults.WORKLOAD, key="workload",
+                               help="e.g. bert-base-ner,gpt2; see `joulebench workloads`")
+    mode = c[1].text_input("Mode(s)", defaults.MODE, help="train, infer or train,infer", key="mode")
+    precision = c[2].text_input("Precision(s)", defaults.PRECISION, key="precision",
                                 help="fp32, tf32, fp16, bf16, fp16-weights; CPU: fp32, bf16")
     c = st.columns(3)
-    batch = c[0].text_input("Batch size(s)", "8", key="batch")
+    batch = c[0].text_input("Batch size(s)", str(defaults.BATCH_SIZE), key="batch")
     seq = c[1].text_input("Sequence length(s)", "", help="empty: the workload's default", key="seq")
     tag = c[2].text_input("Tag", "", key="tag")
-    c = st.columns(4)
-    steps = c[0].number_input("Measured steps", 1, 100_000, 20, key="steps")
-    warmup = c[1].number_input("Warmup steps", 0, 10_000, 3, key="warmup")
-    repeats = c[2].number_input("Repeats", 1, 100, 1, key="repeats")
-    idle = c[3].number_input("Idle baseline (s), 0 = off", 0.0, 600.0, 10.0,
+    st.caption(f"Leave steps, warmup and repeats empty for the defaults: with a power sensor (NVIDIA GPU, Jetson, "
+               f"RAPL) each window lasts at least {defaults.MIN_WINDOW_S:g} s after a warmup that ends when power "
+               f"and step time are steady, {defaults.SENSOR_REPEATS} repeats; without one (energy estimated) "
+               f"{defaults.STEPS} steps after {defaults.WARMUP_STEPS} warmup steps, {defaults.REPEATS} repeat.")
+    c = st.columns(5)
+    steps = c[0].number_input("Measured steps", 1, 10_000_000, None, key="steps", placeholder="automatic",
+                              help="exactly this many steps; a window under the minimum is flagged")
+    min_window = c[1].number_input("Minimum window (s)", 0.0, 3600.0, None, key="min_window",
+                                   placeholder=f"{defaults.MIN_WINDOW_S:g} with a sensor",
+                                   help="without a step count, measure this long; 0 switches the minimum off")
+    warmup = c[2].number_input("Warmup steps", 0, 10_000, None, key="warmup", placeholder="until steady",
+                               help=f"empty: until power and step time are steady (at most {defaults.WARMUP_MAX_S:g}"
+                                    f" s) with a sensor, {defaults.WARMUP_STEPS} steps without")
+    repeats = c[3].number_input("Repeats", 1, 100, None, key="repeats", placeholder="automatic",
+                                help=f"empty: {defaults.SENSOR_REPEATS} with a sensor, {defaults.REPEATS} without")
+    idle = c[4].number_input("Idle baseline (s), 0 = off", 0.0, 600.0, defaults.IDLE_S,
                              help="Idle power measured at each power setting before its runs, for net J/example",
                              key="idle")
     c = st.columns(2)
@@ -83,8 +95,9 @@ with st.form("new_run"):
 if running:
     st.info("A run is in progress: one at a time. Cancel it above or wait for it to finish.")
 if submitted:
-    request = jobs.RunRequest(workload, mode, precision, batch, seq, int(steps), int(warmup), int(repeats), tag,
-                              float(idle), limits, modes)
+    request = jobs.RunRequest(workload, mode, precision, batch, seq, None if steps is None else int(steps),
+                              None if warmup is None else int(warmup), None if repeats is None else int(repeats), tag,
+                              float(idle), limits, modes, None if min_window is None else float(min_window))
     try:
         jobs.start(db, request)
     except JouleBenchError as e:

@@ -97,3 +97,17 @@ def test_second_run_is_refused_and_cancel_keeps_an_interrupted_record(db: Path) 
         statuses = store.query("SELECT status FROM runs r JOIN sources s USING (source_id) WHERE s.kind = 'local'")
     assert statuses["status"].to_list() == ["interrupted"]
     assert "Cancelled" in _page().warning[0].value
+
+
+def test_empty_fields_leave_the_window_to_the_runner_defaults(db: Path) -> None:
+    from joulebench import defaults
+
+    argv = jobs.RunRequest().argv(db, db.parent / "out.json")
+    assert not {"--steps", "--warmup", "--repeats", "--min-window"} & set(argv)  # the runner picks per sensor
+    chosen = jobs.RunRequest(steps=50, warmup=5, repeats=3, min_window_s=2.5).argv(db, db.parent / "out.json")
+    assert chosen[chosen.index("--steps") + 1] == "50" and chosen[chosen.index("--min-window") + 1] == "2.5"
+    assert jobs.RunRequest().plan(db).measured_runs == defaults.REPEATS  # no sensor here: one short run
+    at = _page()
+    shown = " ".join(c.value for c in at.caption)
+    assert f"at least {defaults.MIN_WINDOW_S:g} s" in shown and f"{defaults.SENSOR_REPEATS} repeats" in shown
+    assert at.number_input(key="steps").value is None and at.number_input(key="repeats").value is None

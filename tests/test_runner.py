@@ -102,8 +102,14 @@ def test_cli_sweep_prints_a_summary_and_writes_next_to_the_database(
     assert code == 0, err
     assert "run 1/2: bert-tiny infer fp32 batch 1 seq 16" in err and "2/2 done" in err
     lines = out.splitlines()
-    assert lines[0].split()[:3] == ["workload", "mode", "precision"]
-    assert [line.split()[3] for line in lines[2:4]] == ["1", "2"] and all("ok" in line for line in lines[2:4])
+    assert lines[0].split()[:5] == ["#", "workload", "mode", "precision", "batch"]
+    assert [line.split()[4] for line in lines[2:4]] == ["1", "2"] and all("ok" in line for line in lines[2:4])
+    header = lines[0].split()
+    for line in lines[2:4]:  # one repeat each, estimated energy: n 1, grade D (not a measurement)
+        cells = line.split()
+        assert cells[header.index("n")] == "1" and cells[-2:] in (["D", "estimated"], ["C", "-"])
+    assert "mean ± 95 % confidence interval" in out and "  A: decision grade" in out
+    assert "why below A:" in out and "boundary: energy estimated from utilisation x TDP" in out
     assert "database: imported, 2 run(s) added" in out
     files = list((seeded_db.parent / "results").glob("joulebench-run-*Z.json"))
     assert len(files) == 1 and f"result file: {files[0]}" in out

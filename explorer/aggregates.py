@@ -14,6 +14,7 @@ Grades: `GRADE_COLORS` and `GRADE_MEANINGS` give a badge and its legend.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
@@ -86,9 +87,10 @@ def ratio_statement(a_label: str, a_values: list[float], b_label: str, b_values:
     return f"{a_label} is {text} {what} {b_label} ({'better' if better else 'worse'})", r
 
 
-def reason_rows(reasons: list[str] | None) -> list[dict[str, str]]:
-    """Stored reasons as rows for a table: check, the best grade it allows, and why (limiting first)."""
-    parsed = [Reason.parse(r) for r in reasons or []]
+def reason_rows(reasons: Iterable[str] | None) -> list[dict[str, str]]:
+    """Stored reasons (a list, or a polars list cell) as rows for a table: check, the best grade it
+    allows, and why (limiting first)."""
+    parsed = [Reason.parse(r) for r in (list(reasons) if reasons is not None else [])]
     parsed.sort(key=lambda r: -GRADES.index(r.cap))
     return [{"check": r.check, "allows": r.cap, "why": r.text} for r in parsed]
 

@@ -206,3 +206,50 @@ def test_the_simulated_sensor_updates_as_often_as_the_h100s() -> None:
 
     assert SimulatedGpu(ManualClock()).update_s * 1000 == pytest.approx(periods["energy_counter"]["median_ms"],
                                                                         abs=1)
+
+
+# --- where the grades show: the CLI summary and the explorer's aggregate functions -----------------
+
+def test_cli_summary_aggregates_repeats_with_interval_n_and_grade() -> None:
+    from runner.report import summary
+
+    runs = [*json.loads((H100 / "repeats-short-windows.json").read_text())["runs"],
+            *json.loads((H100 / "repeats-10s-windows.json").read_text())["runs"]]
+    lines = summary(runs).splitlines()
+    header = lines[0].split()
+    rows = [line for line in lines[2:6] if "bert-large-squad" in line]
+    assert len(rows) == 2  # five short repeats in one row, three 10 s repeats in another
+    short, long = rows
+    assert " 5  ok " in short and "0.5789 ± 0.0763" in short and short.split()[-2:] == ["D", "gpu_board"]
+    assert " 3  ok " in long and "0.6430 ± 0.0289" in long and long.split()[-2:] == ["A", "gpu_board"]
+    assert header[:2] == ["#", "workload"] and "grade" in header and "n" in header
+    text = "\n".join(lines)
+    assert "spread: J/sample varies by 11 % (CoV)" in text and "5 run(s) agreement (D)" in text
+
+
+def test_explorer_aggregates_per_configuration_stored_and_computed(seeded_db: Path) -> None:
+    from db import queries
+    from explorer.aggregates import by_configuration, ratio_statement, reason_rows, stored
+
+    _import(seeded_db, "repeats-short-windows.json", "repeats-10s-windows.json")
+    with Store.open_read_only(seeded_db) as store:
+        configs = queries.configurations(store)
+        runs = queries.runs_table(store)
+    h100 = runs.filter(runs["device_name"] == "NVIDIA H100 80GB HBM3")
+    points = by_configuration(h100, "j_per_sample").sort("n")
+    assert points["n"].to_list() == [3, 5] and points["grade"].to_list() == ["A", "D"]
+    assert points["mean"].to_list() == [pytest.approx(0.6430, abs=1e-4), pytest.approx(0.5789, abs=1e-4)]
+    assert all(lo < m < hi for lo, m, hi in zip(points["ci95_low"], points["mean"], points["ci95_high"]))
+    saved = stored(configs, "j_per_sample").filter(stored(configs, "j_per_sample")["device_name"]
+                                                   == "NVIDIA H100 80GB HBM3").sort("n")
+    assert saved["n"].to_list() == [3, 5] and saved["grade"].to_list() == ["A", "D"]
+    assert saved["ci95_low"].to_list() == pytest.approx(points["ci95_low"].to_list())  # one module, same numbers
+    assert "throughput_sps_mean" not in saved.columns and "mean" in saved.columns
+    assert reason_rows(saved["reasons"][1])[0]["allows"] == "D"
+    long_runs, short_runs = points["run_ids"][0], points["run_ids"][1]
+    values = dict(zip(h100["run_id"], h100["j_per_sample"]))
+    text, r = ratio_statement("10 s windows", [values[i] for i in long_runs], "30-step windows",
+                              [values[i] for i in short_runs], what="the energy per example of",
+                              higher_is_better=False)
+    assert r is not None and r.low is not None and text.startswith("10 s windows")
+    assert ("within the noise" in text) == r.within_noise

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from energy.grades import RunFacts, grade_aggregate, grade_run
 from energy.stats import aggregate
+from energy.steady import drift_from_halves
 
 CONFIG_KEY_FIELDS = ("device_name", "env_id", "workload", "mode", "precision", "batch_size", "grad_accum_steps",
                      "seq_len", "image_size", "gpu_count", "compile", "power_limit_w", "power_mode", "tag",
@@ -59,21 +60,37 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pl.Da
     return con.sql(sql, params=params or None).pl()
 
 
-def _series(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[dict, dict]:
-    """Per run: the boundary trace (first total domain) and the step times."""
+def stored_drifts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[dict, dict]:
+    """Per run, `energy.steady.drift_pct` computed in the database (a stored trace can hold
+    millions of samples): of the boundary's power trace (its first total domain), and of the step
+    times stamped at each step's start. The same rule: sample means of the halves split at the
+    middle of the time span, their difference over the overall mean, in %; at least 4 samples."""
     where, params = _in_list(run_ids, "p.run_id")
-    traces = _frame(con, (
-        "SELECT p.run_id, p.domain, p.t_s, p.power_w FROM power_samples p JOIN power_traces t USING (run_id, domain) "
-        f"WHERE t.boundary IS NOT NULL AND {where} ORDER BY p.run_id, p.domain, p.t_s"), params)
+    power = con.execute(
+        "WITH span AS (SELECT p.run_id, p.domain, (min(p.t_s) + max(p.t_s)) / 2 AS mid, count(*) AS n, "
+        "max(p.t_s) > min(p.t_s) AS wide FROM power_samples p SEMI JOIN power_traces t "
+        f"ON t.run_id = p.run_id AND t.domain = p.domain AND t.boundary IS NOT NULL WHERE {where} GROUP BY ALL) "
+        "SELECT p.run_id, p.domain, any_value(span.n), any_value(span.wide), "
+        "avg(p.power_w) FILTER (WHERE p.t_s <= span.mid), avg(p.power_w) FILTER (WHERE p.t_s > span.mid), "
+        f"avg(p.power_w) FROM power_samples p JOIN span USING (run_id, domain) WHERE {where} "
+        "GROUP BY ALL ORDER BY p.run_id, p.domain", params + params).fetchall()
     where, params = _in_list(run_ids)
-    by_run: dict[str, tuple[list[float], list[float]]] = {}
-    for (run_id, _domain), part in traces.partition_by(["run_id", "domain"], as_dict=True, maintain_order=True).items():
-        by_run.setdefault(run_id, (part["t_s"].to_list(), part["power_w"].to_list()))
-    steps = _frame(con, f"SELECT run_id, duration_ms FROM step_times WHERE {where} ORDER BY run_id, step_index",
-                   params)
-    step_by_run = {k[0]: part["duration_ms"].to_list()
-                   for k, part in steps.partition_by("run_id", as_dict=True, maintain_order=True).items()}
-    return by_run, step_by_run
+    steps = con.execute(
+        "WITH st AS (SELECT run_id, duration_ms, coalesce(sum(duration_ms) OVER (PARTITION BY run_id "
+        "ORDER BY step_index ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS start_ms "
+        f"FROM step_times WHERE {where}), "
+        "span AS (SELECT run_id, (min(start_ms) + max(start_ms)) / 2 AS mid, count(*) AS n, "
+        "max(start_ms) > min(start_ms) AS wide FROM st GROUP BY ALL) "
+        "SELECT st.run_id, any_value(span.n), any_value(span.wide), "
+        "avg(st.duration_ms) FILTER (WHERE st.start_ms <= span.mid), "
+        "avg(st.duration_ms) FILTER (WHERE st.start_ms > span.mid), avg(st.duration_ms) "
+        "FROM st JOIN span USING (run_id) GROUP BY ALL", params).fetchall()
+    power_by_run: dict[str, float | None] = {}
+    for run_id, _domain, n, wide, first, second, mean in power:
+        power_by_run.setdefault(run_id, drift_from_halves(n, wide, first, second, mean))  # the first domain
+    step_by_run = {run_id: drift_from_halves(n, wide, first, second, mean)
+                   for run_id, n, wide, first, second, mean in steps}
+    return power_by_run, step_by_run
 
 
 def grade_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> int:
@@ -88,12 +105,11 @@ def grade_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = N
     rows = _frame(con, f"SELECT {', '.join(columns)} FROM runs WHERE {where}", params)
     if rows.is_empty():
         return 0
-    traces, steps = _series(con, run_ids)
+    power_drift, step_drift = stored_drifts(con, run_ids)
     out: dict[str, list[Any]] = {"run_id": [], "config_key": [], "trust_grade": [], "trust_reasons": []}
     for row in rows.iter_rows(named=True):
-        t, p = traces.get(row["run_id"], ((), ()))
-        facts = RunFacts.from_fields(row, trace_t_s=t or None, trace_power_w=p or None,
-                                     step_times_ms=steps.get(row["run_id"]))
+        facts = RunFacts.from_fields(row, power_drift_pct=power_drift.get(row["run_id"]),
+                                     step_time_drift_pct=step_drift.get(row["run_id"]))
         grade = grade_run(facts)
         out["run_id"].append(row["run_id"])
         out["config_key"].append(config_key(row))

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from energy.figures import DISAGREEMENT_LIMIT_PCT, MIN_SENSOR_PERIODS
 from energy.stats import Aggregate
 from energy.steady import drift_pct
@@ -121,6 +123,10 @@ class RunFacts:
     trace_t_s: Sequence[float] = field(default_factory=tuple)  # the boundary's power trace, if any
     trace_power_w: Sequence[float] = field(default_factory=tuple)
     step_times_ms: Sequence[float] = field(default_factory=tuple)
+    # or, instead of the series, their drifts already computed (energy.steady.drift_pct: the store
+    # computes them in the database for traces of millions of samples)
+    power_drift_pct: float | None = None
+    step_time_drift_pct: float | None = None
 
     @classmethod
     def from_fields(cls, row: Mapping[str, Any], **extra: Any) -> RunFacts:
@@ -232,14 +238,14 @@ def _steady(f: RunFacts) -> Reason:
         parts.append(("A", "warmup ended when power and step time were steady"))
     elif f.warmup_steady is False:
         parts.append(("B", "warmup hit its time cap before power and step time were steady"))
-    series = ("power", f.trace_t_s, f.trace_power_w)
-    if len(f.trace_t_s) < 4 and len(f.step_times_ms) >= 4:
-        times = [0.0]
-        for ms in f.step_times_ms[:-1]:
-            times.append(times[-1] + ms / 1000.0)
-        series = ("step time", times, f.step_times_ms)
-    what, ts, vs = series
-    drift = drift_pct(ts, vs)
+    what, drift = "power", f.power_drift_pct
+    if len(f.trace_t_s) >= 4:
+        drift = drift_pct(f.trace_t_s, f.trace_power_w)
+    if drift is None:
+        what, drift = "step time", f.step_time_drift_pct
+        if len(f.step_times_ms) >= 4:
+            ms = np.asarray(f.step_times_ms, dtype=float)
+            drift = drift_pct(np.concatenate(([0.0], np.cumsum(ms[:-1]) / 1000.0)), ms)  # at each step's start
     if drift is not None:
         # a workload's window that begins before power has risen reads low: rising halves count;
         # a fall is the workload's own (throughput, power cap) and shows in the spread. An idle

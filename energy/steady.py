@@ -16,7 +16,11 @@ import bisect
 import statistics
 from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 MIN_POINTS_PER_SPAN = 2
+MIN_DRIFT_POINTS = 4
 STEADY_SPANS = 3
 
 
@@ -50,20 +54,29 @@ def is_steady(t_s: Sequence[float], values: Sequence[float], *, span_s: float, t
     return (max(means) - min(means)) / abs(overall) * 100.0 <= tolerance_pct
 
 
-def drift_pct(t_s: Sequence[float], values: Sequence[float], *, min_points: int = 4) -> float | None:
+def drift_pct(t_s: ArrayLike, values: ArrayLike, *, min_points: int = MIN_DRIFT_POINTS) -> float | None:
     """(mean of the second half - mean of the first half) / overall mean, in % (positive: rising),
-    with the halves split at the middle of the time span. None with fewer than `min_points` values."""
-    if len(t_s) < min_points or len(t_s) != len(values) or t_s[-1] <= t_s[0]:
+    with the halves split at the middle of the time span (a value stamped at the middle belongs to
+    the first half). None with fewer than `min_points` values. Takes lists or numpy arrays, in any
+    order. The store computes the same halves in SQL and finishes with `drift_from_halves`."""
+    t = np.asarray(t_s, dtype=float)
+    v = np.asarray(values, dtype=float)
+    if len(t) != len(v) or not len(t):
         return None
-    mid = (t_s[0] + t_s[-1]) / 2.0
-    first = [v for t, v in zip(t_s, values) if t <= mid]
-    second = [v for t, v in zip(t_s, values) if t > mid]
-    if not first or not second:
+    mid = (float(t.min()) + float(t.max())) / 2.0
+    later = t > mid
+    return drift_from_halves(len(t), bool(t.max() > t.min()), float(v[~later].mean()) if (~later).any() else None,
+                             float(v[later].mean()) if later.any() else None, float(v.mean()), min_points)
+
+
+def drift_from_halves(n: int, spans_time: bool, first_mean: float | None, second_mean: float | None,
+                      overall_mean: float | None, min_points: int = MIN_DRIFT_POINTS) -> float | None:
+    """The drift from the halves' means (see drift_pct)."""
+    if n < min_points or not spans_time or first_mean is None or second_mean is None or overall_mean is None:
         return None
-    overall = sum(values) / len(values)
-    if overall <= 0:
+    if overall_mean <= 0:
         return None
-    return (sum(second) / len(second) - sum(first) / len(first)) / overall * 100.0
+    return (second_mean - first_mean) / overall_mean * 100.0
 
 
 def update_period_s(t_s: Sequence[float], values: Sequence[float], *, min_changes: int = 3) -> float | None:

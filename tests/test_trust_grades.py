@@ -253,3 +253,21 @@ def test_explorer_aggregates_per_configuration_stored_and_computed(seeded_db: Pa
                               higher_is_better=False)
     assert r is not None and r.low is not None and text.startswith("10 s windows")
     assert ("within the noise" in text) == r.within_noise
+
+
+def test_the_store_computes_the_same_drift_in_sql_as_the_runner_in_numpy(seeded_db: Path) -> None:
+    from db.grading import stored_drifts
+    from energy.steady import drift_pct
+
+    _import(seeded_db, "repeats-short-windows.json", "repeats-10s-windows.json")
+    runs = [r for name in ("repeats-short-windows.json", "repeats-10s-windows.json")
+            for r in json.loads((H100 / name).read_text())["runs"]]
+    with Store.open(seeded_db) as store:
+        power, steps = stored_drifts(store.con, [r["run_id"] for r in runs])
+    for run in runs:
+        trace = next(t for t in run["power_traces"] if t["boundary"])
+        assert power[run["run_id"]] == pytest.approx(drift_pct(trace["t_s"], trace["power_w"]), abs=1e-9)
+        ms = run.get("step_times_ms") or []
+        starts = [sum(ms[:i]) / 1000 for i in range(len(ms))]
+        expected = drift_pct(starts, ms) if ms else None
+        assert steps.get(run["run_id"]) == (pytest.approx(expected, abs=1e-9) if expected is not None else None)

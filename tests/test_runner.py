@@ -270,6 +270,9 @@ BAD = [
     (["--steps", "5", "--duration", "2"], ["--steps and --duration: give one of them"]),
     (["--steps", "0"], ["--steps: 0 is not valid"]),
     (["--repeats", "0"], ["--repeats: 0 is not valid"]),
+    (["--warmup", "soon"], ["--warmup: 'soon' is not valid", "expected auto"]),
+    (["--warmup", "-2"], ["--warmup: -2 is not valid"]),
+    (["--min-window", "-1"], ["--min-window: -1.0 is not valid"]),
 ]
 
 

@@ -29,6 +29,14 @@ def _t_quantile(confidence: float, dof: float) -> float:
     return float(stats.t.ppf(0.5 + confidence / 2.0, dof))
 
 
+def significant(x: float, digits: int) -> str:
+    """`x` to `digits` significant figures, without an exponent: 586.3, 167, 0.076, 12,345."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{decimals}f}"
+
+
 def _clean(values: Iterable[float | None]) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
@@ -52,12 +60,12 @@ class Aggregate:
         return (self.ci95_high - self.ci95_low) / 2.0
 
     def as_text(self, digits: int = 3) -> str:
-        """'0.643 +- 0.024 (n 3)', or '0.643 (n 1)' without an interval."""
+        """'0.643 ± 0.024 (n 3)': the mean to `digits` significant figures, the interval's half
+        width to two; '0.643 (n 1)' without an interval."""
         half = self.ci95_half
-        mean = f"{self.mean:.{digits}g}" if abs(self.mean) < 1000 else f"{self.mean:,.0f}"
         if half is None:
-            return f"{mean} (n {self.n})"
-        return f"{mean} ± {half:.2g} (n {self.n})"
+            return f"{significant(self.mean, digits)} (n {self.n})"
+        return f"{significant(self.mean, digits)} ± {significant(half, 2)} (n {self.n})"
 
 
 def aggregate(values: Iterable[float | None], confidence: float = CONFIDENCE) -> Aggregate | None:

@@ -172,3 +172,24 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     page.get_by_role("button", name="Cancel run").click()
     _wait_text(page, "Cancelled: 1 run(s) recorded", timeout_ms=60_000)
     _shot(page, output_dir / "new-run-cancelled.png")
+
+
+def test_run_detail_shows_the_trust_grade_and_its_reasons(seeded_db: Path, page, output_dir: Path,  # type: ignore[no-untyped-def]
+                                                          request: pytest.FixtureRequest) -> None:
+    from db import Store
+    from ingest import import_file
+
+    import_file(FIXTURES / "h100" / "repeats-short-windows.json", db=seeded_db)
+    with Store.open_read_only(seeded_db) as store:
+        run_id = store.query("SELECT run_id FROM runs WHERE origin_file_name = 'repeats-short-windows.json' "
+                             "AND workload != 'idle' ORDER BY started_at LIMIT 1").item()
+    server = request.getfixturevalue("server")
+    page.goto(f"{server}/run_detail?run_id={run_id}")
+    _wait_text(page, "Trust grade D")
+    _wait_text(page, "Why this grade")
+    _wait_text(page, "This configuration: 5 of 5 run(s) ok")
+    _wait_text(page, "Provenance")  # the last section: the page is drawn
+    body = page.inner_text("body")
+    assert "Aggregate trust grade D" in body and "This configuration: 5 of 5 run(s) ok" in body
+    assert "configuration: 0.5789 ± 0.076 (n 5)" in body  # the repeats' mean with its 95 % interval
+    _shot(page, output_dir / "run-detail-grade.png")

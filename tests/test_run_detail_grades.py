@@ -75,5 +75,5 @@ def test_a_ten_second_repeat_shows_grade_a(db: Path) -> None:
     at = _detail(_first_run(db, "repeats-10s-windows.json"))
     text = _text(at)
     assert ":green-badge[Trust grade A]" in text and ":green-badge[Aggregate trust grade A]" in text
-    assert "configuration: 0.643 ± 0.029 (n 3)" in text
+    assert "configuration: 0.6430 ± 0.029 (n 3)" in text
     assert "grade A" in at.selectbox(key="run").format_func(at.selectbox(key="run").value)

@@ -40,7 +40,8 @@ def test_one_value_has_no_spread_missing_values_are_not_zeros() -> None:
     assert aggregate([]) is None and aggregate([None, float("nan")]) is None
     with_gaps = aggregate([1.0, None, 3.0, float("nan")])
     assert with_gaps is not None and (with_gaps.n, with_gaps.mean) == (2, 2.0)
-    assert "± " in (aggregate([1.0, 1.1, 0.9]) or one).as_text()
+    assert (aggregate([1.0, 1.1, 0.9]) or one).as_text() == "1.00 ± 0.25 (n 3)"
+    assert (aggregate([436.5, 745.6, 592.0]) or one).as_text(4) == "591.4 ± 384 (n 3)"  # no exponent
 
 
 def test_the_interval_covers_the_true_mean_95_percent_of_the_time() -> None:

@@ -129,7 +129,11 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--threads", type=int, help="torch CPU threads (default: torch's; 1 is steadier on a "
+                                                "machine shared with other work)")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     cfg = RunConfig(args.workload, "infer", args.precision, args.batch_size, 1, args.seq_len, args.device, False,
                     args.warmup, args.steps, None, 0)

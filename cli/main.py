@@ -52,6 +52,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 2
     failed = 0
     tables = 0
+    skipped = 0
     for path in args.paths:
         try:
             sources = sources_from_path(path)
@@ -78,13 +79,16 @@ def cmd_import(args: argparse.Namespace) -> int:
                 report, imported = import_source(source, db=args.db, source_kind=args.kind, hints=hints,
                                                  power_log=power_log)
             except ResultFileError as e:
+                source.release()
                 if walked and "not a format JouleBench knows" in e.format_message():
                     print(f"{source.name}: skipped (not a known format)")
+                    skipped += 1
                     continue
                 failed += 1
                 print(f"{source.name}: rejected", file=sys.stderr)
                 print(e.format_message(), file=sys.stderr)
                 continue
+            source.release()  # one file's bytes in memory at a time
             tables += 1
             rows = [
                 ("format detected", imported.format),
@@ -102,7 +106,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"\n{imported.name if power_log is not None else source.name}")
             print(table(("field", "value"), rows))
     if not tables and not failed:
-        print("no files found in the given paths", file=sys.stderr)
+        print(f"{skipped} file(s) looked at, none in a format JouleBench knows" if skipped
+              else "no files found in the given paths", file=sys.stderr)
         return 2
     return 2 if failed else 0
 
@@ -158,12 +163,36 @@ def cmd_db_info(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
+    from explorer.access import ALLOWED_HOSTS_ENV, LOCAL_HOSTS, PASSWORD_ENV
+
     env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(args.db))})
     env.setdefault("HF_HUB_OFFLINE", "1")
+    if args.password_file is not None:
+        try:
+            env[PASSWORD_ENV] = args.password_file.read_text().strip()
+        except OSError as e:
+            print(f"error: --password-file {args.password_file}: cannot read it ({e.strerror})", file=sys.stderr)
+            return 2
+        if not env[PASSWORD_ENV]:
+            print(f"error: --password-file {args.password_file} is empty", file=sys.stderr)
+            return 2
+    local = args.address in LOCAL_HOSTS
+    if not local and not env.get(PASSWORD_ENV):
+        print(f"error: --address {args.address} lets other machines start runs (and change power limits) and edit "
+              "the catalog; set a password first: --password-file FILE (or $" + PASSWORD_ENV + "). "
+              "Without one the app listens on localhost only.", file=sys.stderr)
+        return 2
+    hosts = [h for h in args.allow_host if h]
+    if not local and args.address not in ("0.0.0.0", "::"):
+        hosts.append(args.address)
+    if not local and not hosts:
+        hosts = ["*"]  # bound to every interface without a host list: the password guards it
+    env[ALLOWED_HOSTS_ENV] = ",".join(hosts)
     cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
            "--server.headless", "true", "--server.fileWatcherType", "none"]
-    print(f"JouleBench explorer at http://{args.address}:{args.port} (database {env[DB_ENV_VAR]})")
+    print(f"JouleBench explorer at http://{args.address}:{args.port} (database {env[DB_ENV_VAR]})"
+          + ("" if local else "; password required"))
     return subprocess.call(cmd, env=env, cwd=REPO_ROOT)  # cwd: Streamlit reads .streamlit/config.toml there
 
 
@@ -238,7 +267,12 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Start the JouleBench explorer web app.")
     p.add_argument("--db", help=db_help)
     p.add_argument("--port", type=int, default=8501)
-    p.add_argument("--address", default="localhost")
+    p.add_argument("--address", default="localhost",
+                   help="interface to listen on (default: localhost); any other needs a password")
+    p.add_argument("--password-file", type=Path,
+                   help="a file holding the password the app asks for (or set $JOULEBENCH_APP_PASSWORD)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a host name browsers use to reach the app (repeatable); others are refused")
     p.set_defaults(func=cmd_app)
 
     from runner.cli import add_subcommands as add_runner_subcommands  # run, workloads

@@ -34,19 +34,24 @@ def connect(db_path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnect
                     f"{db_path} is held by another process ({_holder(str(e))}). Close that process "
                     "(the app, or another joulebench command) and try again; result files are queued, not lost."
                 ) from e
-            raise DatabaseError(f"{db_path}: cannot open the database: {_first_line(e)}") from e
+            raise damaged(db_path, e) from e
         except duckdb.Error as e:
-            raise DatabaseError(
-                f"{db_path}: not a usable JouleBench database ({_first_line(e)}). If the file is damaged, move it "
-                "away and import your result files again (`joulebench import results/`)") from e
+            raise damaged(db_path, e) from e
         except OSError as e:
             raise DatabaseError(f"{db_path}: cannot open the database ({os_reason(e)})") from e
     try:
         con.execute("SET TimeZone = 'UTC'")
     except duckdb.Error as e:
         con.close()
-        raise DatabaseError(f"{db_path}: not a usable JouleBench database ({_first_line(e)})") from e
+        raise damaged(db_path, e) from e
     return con
+
+
+def damaged(db_path: Path, e: BaseException) -> DatabaseError:
+    """The error for a database file DuckDB cannot read (truncated, overwritten, checksum mismatch)."""
+    return DatabaseError(f"{db_path}: the database file is damaged or unreadable ({_first_line(e)}). Move it "
+                         "away (JouleBench creates a new one) and import your result files again "
+                         "(`joulebench import results/`)")
 
 
 def data_version(db_path: Path) -> str:

@@ -167,6 +167,21 @@ def write_tables(store: Store, path: Path, selection: Selection = Selection()) -
         if path.suffix == ".parquet":
             frame.write_parquet(target)
         else:
-            frame.write_csv(target)
+            defuse_formulas(frame).write_csv(target)
         written.append(target)
     return written
+
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def defuse_formulas(frame: pl.DataFrame) -> pl.DataFrame:
+    """Text cells a spreadsheet would run as a formula (=cmd|..., +, -, @, tab, CR) get a leading
+    apostrophe, so a device name or note from someone else's file stays text (OWASP CSV injection)."""
+    text = [c for c, t in frame.schema.items() if t == pl.String]
+    if not text:
+        return frame
+    risky = pl.col(text).str.starts_with(FORMULA_PREFIXES[0])
+    for prefix in FORMULA_PREFIXES[1:]:
+        risky = risky | pl.col(text).str.starts_with(prefix)
+    return frame.with_columns(pl.when(risky).then(pl.lit("'") + pl.col(text)).otherwise(pl.col(text)).name.keep())

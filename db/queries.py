@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
+import duckdb
 import polars as pl
 
+from db.connection import damaged
 from db.grading import STAT_METRICS
 from db.store import Store
 
@@ -151,9 +154,11 @@ def update_devices(store: Store, edits: pl.DataFrame) -> int:
         store.con.execute(f"UPDATE devices SET {assignments} FROM _device_edits e "
                           "WHERE devices.device_name = e.device_name")
         store.con.execute("COMMIT")
-    except BaseException:
-        store.con.execute("ROLLBACK")
-        raise
+    except duckdb.Error as e:
+        with contextlib.suppress(duckdb.Error):
+            store.con.execute("ROLLBACK")
+        raise damaged(store.path, e) from e
     finally:
-        store.con.unregister("_device_edits")
+        with contextlib.suppress(duckdb.Error):
+            store.con.unregister("_device_edits")
     return edits.height

@@ -8,23 +8,42 @@ blocks a writer for longer than its query.
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import polars as pl
 
 from db import seed
-from db.connection import connect, first_row
+from db.connection import connect, damaged, first_row
 from db.grading import grade_runs
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
-from joulebench.errors import DatabaseError
+from joulebench.errors import DatabaseError, ResultFileError
 from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
 from joulebench.resultfile import LoadedResultFile
+
+T = TypeVar("T")
+
+# Errors a file's own values cause at ingest (not the database's fault): the file is refused.
+_DATA_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException, duckdb.InvalidInputException,
+                duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+
+
+def _translated(method: Callable[..., T]) -> Callable[..., T]:
+    """DuckDB errors of a damaged file become a DatabaseError naming it (never a traceback)."""
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except duckdb.Error as e:
+            raise damaged(self.path, e) from e
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,9 @@ class Store:
                 store.grade_all()  # a database from before trust grades: grade what it holds, once
             if seed_reference and created:
                 store.seed(sample_data)
+        except duckdb.Error as e:
+            con.close()
+            raise damaged(path, e) from e
         except BaseException:
             con.close()
             raise
@@ -99,9 +121,16 @@ class Store:
 
     # --- writing -------------------------------------------------------------------------
     def ingest(self, loaded: LoadedResultFile, source_kind: str, file_format: str | None = None) -> IngestReport:
-        if file_format:
-            return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
-        return ingest_loaded(self.con, loaded, source_kind=source_kind)
+        """Store a validated document (one transaction). A value the database cannot hold refuses the
+        file (ResultFileError); a damaged database raises DatabaseError."""
+        try:
+            if file_format:
+                return ingest_loaded(self.con, loaded, source_kind=source_kind, file_format=file_format)
+            return ingest_loaded(self.con, loaded, source_kind=source_kind)
+        except _DATA_ERRORS as e:
+            raise ResultFileError(loaded.name, [f"a value cannot be stored: {str(e).splitlines()[0][:300]}"]) from e
+        except duckdb.Error as e:
+            raise damaged(self.path, e) from e
 
     def grade_all(self) -> int:
         """(Re)compute every run's trust grade and every configuration's aggregate, in one transaction."""
@@ -114,6 +143,7 @@ class Store:
             raise
         return graded
 
+    @_translated
     def seed(self, folder: Path) -> list[IngestReport]:
         reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]
         modes = folder / "power_modes.csv"
@@ -121,6 +151,7 @@ class Store:
             self.add_power_modes(seed.power_mode_rows(modes))
         return reports
 
+    @_translated
     def add_power_modes(self, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
@@ -134,6 +165,7 @@ class Store:
         finally:
             self.con.unregister("_modes")
 
+    @_translated
     def log_intake(self, action: str, file_name: str, runs_added: int = 0, message: str | None = None) -> None:
         """Record what the import service did on its own (drained, rejected, recovered)."""
         self.con.execute("INSERT INTO intake_log (happened_at, action, file_name, runs_added, message) "
@@ -141,6 +173,7 @@ class Store:
                          [datetime.now(UTC), action, file_name[:500], runs_added, (message or "")[:2000] or None])
 
     # --- reading -------------------------------------------------------------------------
+    @_translated
     def schema_version(self) -> int:
         try:
             row = first_row(self.con, "SELECT max(version) FROM schema_migrations")
@@ -148,13 +181,16 @@ class Store:
             return 0
         return int(row[0]) if row and row[0] is not None else 0
 
+    @_translated
     def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
         return self.con.sql(sql, params=params or None).pl()
 
+    @_translated
     def newest_source_id(self) -> int:
         row = first_row(self.con, "SELECT coalesce(max(source_id), 0) FROM sources")
         return int(row[0]) if row else 0
 
+    @_translated
     def info(self) -> DbInfo:
         def count(table: str) -> int:
             row = first_row(self.con, f"SELECT count(*) FROM {table}")

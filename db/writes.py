@@ -8,6 +8,7 @@ aggregates of the configurations they belong to (`db.grading`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -122,7 +123,8 @@ def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, s
         )
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        with contextlib.suppress(duckdb.Error):  # a damaged file may refuse the rollback too
+            con.execute("ROLLBACK")
         raise
     return report
 

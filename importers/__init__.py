@@ -26,7 +26,11 @@ from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImpor
 from importers.tqdm_log import TqdmImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import ResultFileError
-from joulebench.resultfile import LoadedResultFile, validate_document
+from joulebench.resultfile import LoadedResultFile, schema, validate_document
+
+_TRACE_ITEMS = schema()["$defs"]["power_trace"]["properties"]
+MAX_TRACE_POWER_W = float(_TRACE_ITEMS["power_w"]["items"]["maximum"])
+MAX_TRACE_T_S = float(_TRACE_ITEMS["t_s"]["items"]["maximum"])
 
 # Fixed detection order: the strictest signatures first, free text (tqdm) last.
 IMPORTERS: tuple[Importer, ...] = (
@@ -191,6 +195,13 @@ def validate_imported(document: dict[str, Any], name: str) -> None:
                     problems.append(f"{where}: non-finite value")
                 elif np.any(np.diff(tt) < 0):
                     problems.append(f"{where}.t_s: times must not go backwards; sort the samples")
+                elif tt.min() < 0 or tt.max() > MAX_TRACE_T_S:
+                    problems.append(f"{where}.t_s: {tt.min() if tt.min() < 0 else tt.max():g} s is outside 0 to "
+                                    f"{MAX_TRACE_T_S:g} s")
+                elif pp.min() < 0 or pp.max() > MAX_TRACE_POWER_W:
+                    bad = pp.min() if pp.min() < 0 else pp.max()
+                    problems.append(f"{where}.power_w: {bad:g} W is outside the physical range 0 to "
+                                    f"{MAX_TRACE_POWER_W:g} W; check the unit (mW read as W?)")
                 trace = {**trace, "t_s": t[:8], "power_w": p[:8]}
             short.append(trace)
         shallow_runs.append({**run, "power_traces": short})

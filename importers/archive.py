@@ -4,24 +4,28 @@ A folder or archive is walked; a directory holding an MLPerf `mlperf_log_summary
 grouped into one folder source rooted above its run directories (`run_1`, `ranging`,
 `performance`), an optimum-benchmark `benchmark_report.json` with the `benchmark_config.json`
 beside it makes one source, every other file is its own source. Archives are read in memory only, never
-extracted: members are capped in count and size (total uncompressed bytes too, which stops
-zip bombs), and absolute paths, `..`, links and encrypted members are refused.
+extracted, one member at a time (`LazyFiles`): members are capped in count and size from the
+archive's directory before anything is read (total uncompressed bytes too, which stops zip
+bombs), and absolute paths, `..`, links and encrypted members are refused. Files on disk are
+checked for size before they are read.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import stat
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from importers.base import Source
+from importers.base import MAX_FILE_BYTES, LazyFiles, Source
 from joulebench.errors import ResultFileError
 
 MAX_MEMBERS = 10_000
-MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # uncompressed, per archive or folder
-MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_TOTAL_BYTES = 4 * 1024 * 1024 * 1024  # uncompressed, per archive or folder (read one file at a time)
+MAX_MEMBER_BYTES = MAX_FILE_BYTES  # one file, as read (a gzip member may unpack to as much again)
 MAX_RATIO = 200  # compressed -> uncompressed, per member
 RUN_DIR = re.compile(r"^(run_\d+|ranging|accuracy|performance|power)$", re.IGNORECASE)
 MLPERF_SUMMARY = "mlperf_log_summary.txt"
@@ -38,57 +42,57 @@ def _safe_member(name: str, archive: str) -> str:
     return "/".join(p for p in parts if p not in ("", "."))
 
 
-def read_zip(data: bytes, name: str) -> dict[str, bytes]:
-    """Members of a zip archive as {relative path: bytes}, with bomb and traversal protection."""
+def read_zip(data: bytes, name: str) -> LazyFiles:
+    """Members of a zip archive as {relative path: bytes}, read one at a time when asked for, with
+    bomb and traversal protection: every member is checked from the archive's directory before
+    anything is read, and each read stops at the size the directory declares."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, OSError) as e:
         raise ResultFileError(name, [f"not a readable zip archive ({e})"]) from e
     with zf:
         infos = zf.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise ResultFileError(name, [f"{len(infos)} members; at most {MAX_MEMBERS} are read"])
-        declared = sum(i.file_size for i in infos)
-        if declared > MAX_TOTAL_BYTES:
+    if len(infos) > MAX_MEMBERS:
+        raise ResultFileError(name, [f"{len(infos)} members; at most {MAX_MEMBERS} are read"])
+    declared = sum(i.file_size for i in infos)
+    if declared > MAX_TOTAL_BYTES:
+        raise ResultFileError(
+            name, [f"unpacks to {declared / 2**20:.0f} MiB; at most {MAX_TOTAL_BYTES // 2**20} MiB are read"]
+        )
+    loaders: dict[str, Callable[[], bytes]] = {}
+    for info in infos:
+        if info.is_dir():
+            continue
+        rel = _safe_member(info.filename, name)
+        if not rel:
+            continue
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise ResultFileError(name, [f"{rel}: symbolic link in the archive; refused"])
+        if info.flag_bits & 0x1:
+            raise ResultFileError(name, [f"{rel}: encrypted member; refused"])
+        if info.file_size > MAX_MEMBER_BYTES or (
+            info.compress_size
+            and info.file_size / max(info.compress_size, 1) > MAX_RATIO
+            and info.file_size > 1024 * 1024
+        ):
             raise ResultFileError(
-                name, [f"unpacks to {declared / 2**20:.0f} MiB; at most {MAX_TOTAL_BYTES // 2**20} MiB are read"]
+                name,
+                [f"{rel}: unpacks to {info.file_size} bytes from {info.compress_size}; "
+                 "refused as a possible archive bomb"],
             )
-        out: dict[str, bytes] = {}
-        total = 0
-        for info in infos:
-            if info.is_dir():
-                continue
-            rel = _safe_member(info.filename, name)
-            if not rel:
-                continue
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise ResultFileError(name, [f"{rel}: symbolic link in the archive; refused"])
-            if info.flag_bits & 0x1:
-                raise ResultFileError(name, [f"{rel}: encrypted member; refused"])
-            if info.file_size > MAX_MEMBER_BYTES or (
-                info.compress_size
-                and info.file_size / max(info.compress_size, 1) > MAX_RATIO
-                and info.file_size > 1024 * 1024
-            ):
-                raise ResultFileError(
-                    name,
-                    [
-                        f"{rel}: unpacks to {info.file_size} bytes from {info.compress_size}; "
-                        "refused as a possible archive bomb"
-                    ],
-                )
-            try:
-                with zf.open(info) as f:
-                    blob = f.read(info.file_size + 1)
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
-                raise ResultFileError(name, [f"{rel}: cannot be read ({e})"]) from e
-            if len(blob) > info.file_size:
-                raise ResultFileError(name, [f"{rel}: larger than its header says; refused"])
-            total += len(blob)
-            if total > MAX_TOTAL_BYTES:
-                raise ResultFileError(name, [f"unpacks to more than {MAX_TOTAL_BYTES // 2**20} MiB; refused"])
-            out[rel] = blob
-        return out
+        loaders[rel] = functools.partial(_read_member, data, info, rel, name)
+    return LazyFiles(loaders)
+
+
+def _read_member(data: bytes, info: zipfile.ZipInfo, rel: str, name: str) -> bytes:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf, zf.open(info) as f:
+            blob = f.read(info.file_size + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
+        raise ResultFileError(name, [f"{rel}: cannot be read ({e})"]) from e
+    if len(blob) > info.file_size:
+        raise ResultFileError(name, [f"{rel}: larger than its header says; refused"])
+    return blob
 
 
 def read_file(path: Path, limit_bytes: int = MAX_MEMBER_BYTES) -> bytes:
@@ -107,8 +111,10 @@ def read_file(path: Path, limit_bytes: int = MAX_MEMBER_BYTES) -> bytes:
     return data
 
 
-def read_folder(folder: Path) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
+def read_folder(folder: Path) -> LazyFiles:
+    """A folder's files (symbolic links and hidden files skipped), sizes checked first, each read
+    only when asked for."""
+    loaders: dict[str, Callable[[], bytes]] = {}
     total = 0
     for path in sorted(folder.rglob("*")):
         if path.is_symlink() or not path.is_file():
@@ -116,23 +122,29 @@ def read_folder(folder: Path) -> dict[str, bytes]:
         rel = path.relative_to(folder).as_posix()
         if any(part.startswith(".") for part in rel.split("/")):
             continue
-        if len(out) >= MAX_MEMBERS:
+        if len(loaders) >= MAX_MEMBERS:
             raise ResultFileError(str(folder), [f"more than {MAX_MEMBERS} files; import sub-folders separately"])
         size = path.stat().st_size
         total += size
-        if size > MAX_MEMBER_BYTES or total > MAX_TOTAL_BYTES:
+        if size > MAX_MEMBER_BYTES:
+            raise ResultFileError(str(folder), [f"{rel}: {size / 2**20:.0f} MiB; at most "
+                                                f"{MAX_MEMBER_BYTES // 2**20} MiB per file are read"])
+        if total > MAX_TOTAL_BYTES:
             raise ResultFileError(
                 str(folder),
-                [f"{rel}: the folder holds more than {MAX_TOTAL_BYTES // 2**20} MiB; import files separately"],
-            )
-        try:
-            out[rel] = path.read_bytes()
-        except OSError as e:
-            raise ResultFileError(str(folder), [f"{rel}: cannot be read: {e.strerror}"]) from e
-    return out
+                [f"{rel}: the folder holds more than {MAX_TOTAL_BYTES // 2**20} MiB; import sub-folders separately"])
+        loaders[rel] = functools.partial(_read_folder_file, folder, path, rel)
+    return LazyFiles(loaders)
 
 
-def group(files: dict[str, bytes], top: str, outer_dirs: tuple[str, ...]) -> list[Source]:
+def _read_folder_file(folder: Path, path: Path, rel: str) -> bytes:
+    try:
+        return read_file(path)
+    except ResultFileError as e:
+        raise ResultFileError(str(folder), [f"{rel}: {p}" for p in e.problems]) from e
+
+
+def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Source]:
     """Sources from a tree of files: MLPerf result folders grouped, other files one by one."""
     roots: set[str] = set()
     for rel in files:
@@ -149,11 +161,12 @@ def group(files: dict[str, bytes], top: str, outer_dirs: tuple[str, ...]) -> lis
         if any(root.startswith(r + "/") for r in roots if r and r != root) or (root and "" in roots):
             continue
         prefix = f"{root}/" if root else ""
-        members = {rel[len(prefix) :]: data for rel, data in files.items() if rel.startswith(prefix)}
-        claimed.update(prefix + m for m in members)
+        members = {rel[len(prefix) :]: rel for rel in files if rel.startswith(prefix)}
+        claimed.update(members.values())
         name = f"{top}/{root}" if root else top
         root_dirs = (*outer_dirs, top, *(root.split("/")[:-1] if root else []))
-        sources.append(Source(name=name, files=members, dirs=root_dirs if root else outer_dirs, is_folder=True))
+        sources.append(Source(name=name, files=files.subset(members), dirs=root_dirs if root else outer_dirs,
+                              is_folder=True))
     for report in sorted(rel for rel in files if rel.split("/")[-1] == OPTIMUM_REPORT):
         folder = report[: -len(OPTIMUM_REPORT)]
         config = folder + OPTIMUM_CONFIG
@@ -161,13 +174,14 @@ def group(files: dict[str, bytes], top: str, outer_dirs: tuple[str, ...]) -> lis
             claimed.update((report, config))
             parts = folder.strip("/").split("/") if folder else []
             sources.append(Source(name=f"{top}/{folder}{OPTIMUM_REPORT}",
-                                  files={OPTIMUM_REPORT: files[report], OPTIMUM_CONFIG: files[config]},
+                                  files=files.subset({OPTIMUM_REPORT: report, OPTIMUM_CONFIG: config}),
                                   dirs=(*outer_dirs, top, *parts), is_folder=True))
     for rel in sorted(files):
         if rel in claimed:
             continue
         parts = rel.split("/")
-        sources.append(Source.single(files[rel], f"{top}/{rel}", (*outer_dirs, top, *parts[:-1])))
+        sources.append(Source(name=f"{top}/{rel}", files=files.subset({parts[-1]: rel}),
+                              dirs=(*outer_dirs, top, *parts[:-1])))
     return sources
 
 

@@ -13,6 +13,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
@@ -77,6 +78,27 @@ class Hints:
         return bool(self.to_json())
 
 
+class LazyFiles(Mapping[str, bytes]):
+    """A folder's or an archive's files, read when asked for and not kept: importing a large
+    archive holds one member at a time in memory, not all of them."""
+
+    def __init__(self, loaders: dict[str, Callable[[], bytes]]) -> None:
+        self._loaders = loaders
+
+    def __getitem__(self, rel: str) -> bytes:
+        return self._loaders[rel]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaders)
+
+    def __len__(self) -> int:
+        return len(self._loaders)
+
+    def subset(self, names: dict[str, str]) -> LazyFiles:
+        """{new name: existing name} as a view (nothing read)."""
+        return LazyFiles({new: self._loaders[old] for new, old in names.items()})
+
+
 @dataclass
 class Source:
     """Bytes to import: one file, or a folder's files keyed by relative path ('/'-separated).
@@ -86,7 +108,7 @@ class Source:
     """
 
     name: str
-    files: dict[str, bytes]
+    files: Mapping[str, bytes]
     dirs: tuple[str, ...] = ()
     is_folder: bool = False
 
@@ -143,8 +165,13 @@ class Source:
     def base_name(self) -> str:
         return self.name.rstrip("/").rsplit("/", 1)[-1]
 
+    def release(self) -> None:
+        """Drop the bytes read so far (they are read again if needed)."""
+        for cached in ("data", "text", "head", "json"):
+            self.__dict__.pop(cached, None)
 
-def folder_sha256(files: dict[str, bytes]) -> str:
+
+def folder_sha256(files: Mapping[str, bytes]) -> str:
     """A stable hash over sorted (relative path, bytes) pairs."""
     h = hashlib.sha256()
     for rel in sorted(files):

@@ -65,13 +65,21 @@ def pending(db_path: Path) -> list[QueuedFile]:
     if not folder.is_dir():
         return []
     out = []
-    for path in sorted(folder.iterdir()):
+    for path in sorted(folder.iterdir(), key=_queued_order):
         if not path.is_file() or path.name.startswith("."):
             continue
         parts = path.name.split("__", 2)
         if len(parts) == 3:
             out.append(QueuedFile(path, parts[2], parts[1]))
     return out
+
+
+def _queued_order(path: Path) -> tuple[int, str]:
+    """First queued, first ingested."""
+    try:
+        return path.stat().st_mtime_ns, path.name
+    except OSError:
+        return 0, path.name
 
 
 def sidecar(item: QueuedFile) -> tuple[Any, tuple[str, ...], bool]:

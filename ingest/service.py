@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -80,8 +81,8 @@ def _convert_queued(data: bytes, item: inbox.QueuedFile) -> tuple[importers.Impo
     attach = inbox.attachment(item)
     if attach:
         files = read_zip(data, item.original_name)
-        result = {k.removeprefix("result/"): v for k, v in files.items() if k.startswith("result/")}
-        logs = [v for k, v in files.items() if k.startswith("power_log/")]
+        result = files.subset({k.removeprefix("result/"): k for k in files if k.startswith("result/")})
+        logs = [files[k] for k in files if k.startswith("power_log/")]
         if not result or len(logs) != 1:
             raise ResultFileError(item.original_name, ["its inbox archive lacks the result file or the power log"])
         name = str(attach.get("source_name") or item.original_name)
@@ -95,7 +96,7 @@ def _convert_queued(data: bytes, item: inbox.QueuedFile) -> tuple[importers.Impo
     return importers.load(data, item.original_name, hints=hints, dirs=dirs)
 
 
-def _folder_zip(files: dict[str, bytes]) -> bytes:
+def _folder_zip(files: Mapping[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for rel in sorted(files):

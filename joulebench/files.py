@@ -20,6 +20,9 @@ def write_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> Path:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.partial")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a file where the folder should be, permissions, a read-only file system
+        raise FileWriteError(path, e) from e
+    try:
         with open(tmp, "xb") as f:
             f.write(data)
             f.flush()

@@ -86,6 +86,13 @@ def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a number JSON allows; write null for a missing value")
 
 
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise ValueError(f"{token} is too large for a number (it would be infinite); write a finite value or null")
+    return value
+
+
 def parse_document(data: bytes, name: str) -> dict[str, Any]:
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ResultFileError(name, [f"larger than {MAX_DOCUMENT_BYTES // 2**20} MiB; split it"])
@@ -94,7 +101,7 @@ def parse_document(data: bytes, name: str) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise ResultFileError(name, [f"not UTF-8 text (byte {e.start}); is this a result file?"]) from e
     try:
-        document = json.loads(text, parse_constant=_reject_constant)
+        document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
         raise ResultFileError(
             name, [f"not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}; the file may be truncated"]
@@ -138,7 +145,14 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{where}: {error.message}; add it"
     expected = error.schema.get("description") if isinstance(error.schema, dict) else None
     fix = f"; expected {expected}" if expected else ""
+    bound = _BOUNDS.get(str(error.validator))
+    if bound and isinstance(error.instance, (int, float)):
+        return f"{where}: {error.instance:g} is {bound} {float(error.validator_value):g} (its physical range){fix}"
     return f"{where}: {error.message}{fix}"
+
+
+_BOUNDS = {"maximum": "above the maximum", "exclusiveMaximum": "not below the limit",
+           "minimum": "below the minimum", "exclusiveMinimum": "not above"}
 
 
 def validate_document(document: dict[str, Any], name: str) -> None:
@@ -214,11 +228,14 @@ def new_document(runs: list[dict[str, Any]], *, producer_version: str, created_a
     return doc
 
 
-def dump_document(document: dict[str, Any], path: Path) -> None:
-    """Write a document atomically; gzip when the name ends in .gz."""
+def dump_bytes(document: dict[str, Any], path: Path) -> bytes:
+    """The document as a file's bytes: gzip when the name ends in .gz, else indented JSON."""
     data = json.dumps(document, indent=None if path.suffix == ".gz" else 1, sort_keys=False).encode()
-    if path.suffix == ".gz":
-        data = gzip.compress(data, mtime=0)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    return gzip.compress(data, mtime=0) if path.suffix == ".gz" else data
+
+
+def dump_document(document: dict[str, Any], path: Path) -> None:
+    """Write a document atomically (FileWriteError naming the cause when it cannot be written)."""
+    from joulebench.files import write_atomic
+
+    write_atomic(path, dump_bytes(document, path))

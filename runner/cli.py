@@ -150,11 +150,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_idle(args: argparse.Namespace) -> int:
     from joulebench.errors import RunConfigError
-    from runner import record
     from runner.control import restore_leftover, state_path_for
     from runner.idle import measure_idle
     from runner.interrupts import InterruptGuard, exit_code
     from runner.options import SweepOptions
+    from runner.output import ResultSink, unique_out_path
     from runner.sweep import make_meter
 
     opts = SweepOptions(device=args.device, db=args.db, idle_s=args.seconds, power_log=args.power_log,
@@ -171,30 +171,23 @@ def cmd_idle(args: argparse.Namespace) -> int:
         raise RunConfigError(problems)
     restore_leftover(state_path_for(args.db))
     meter = make_meter(opts, sys.stderr)
+    sink = ResultSink(args.out or unique_out_path(args.db, "idle"), args.db)
     try:
         with InterruptGuard() as guard:
             run = measure_idle(meter, args.seconds, opts.resolved_device(), guard=guard, tag=args.tag)
     finally:
         meter.close()
-    out = args.out or record.default_out_path(args.db)
-    record.write([run], out)
+    sink.add(run)
     m = run["metrics"]
     if m.get("idle_power_w"):
         print(f"idle power: {m['idle_power_w']:.3f} W over {m['duration_s']:.1f} s "
               f"(boundary {m.get('energy_boundary')}, method {m.get('energy_method')})")
     else:
         print(f"idle power: not measured: {m.get('energy_missing_reason')}")
-    print(f"result file: {out}")
-    try:
-        report = record.ingest(out, args.db)
-        print(f"database: {report.status}")
-    except Exception as e:
-        from joulebench.errors import JouleBenchError
-
-        if not isinstance(e, JouleBenchError):
-            raise
-        print(f"error: could not import the result file: {e.format_message()}", file=sys.stderr)
-        return e.exit_code
+    if sink.write_error is None:
+        print(f"result file: {sink.out_path}")
+    report = sink.ingest()
+    print(f"database: {report.status}")
     return exit_code(guard.pending) if guard.pending is not None else 0
 
 

@@ -13,7 +13,6 @@ setting actually in effect.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import re
@@ -24,12 +23,15 @@ import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
+from joulebench import processes
 from joulebench.errors import PowerControlError, PowerControlPermissionError, PowerSensorError
+from joulebench.files import write_atomic
+from joulebench.paths import power_state_file, resolve_db_path
 
-STATE_FILE_NAME = "power-restore.json"
 CONTROLS: dict[str, Callable[[dict[str, Any]], PowerControl]] = {}  # KIND -> rebuild from state
 
 
@@ -38,9 +40,7 @@ def register_control(kind: str, factory: Callable[[dict[str, Any]], PowerControl
 
 
 def state_path_for(db: str | os.PathLike[str] | None) -> Path:
-    from joulebench.paths import resolve_db_path
-
-    return resolve_db_path(db).parent / STATE_FILE_NAME
+    return power_state_file(resolve_db_path(db))
 
 
 class PowerControl(ABC):
@@ -161,9 +161,8 @@ class JetsonPowerMode(PowerControl):
         self.modes = jetson_modes(conf)
         if not self.modes or not shutil.which("nvpmodel"):
             raise PowerControlError("--power-mode needs a Jetson with nvpmodel (no /etc/nvpmodel.conf modes found)")
-        self.jetson_clocks = jetson_clocks
+        self.jetson_clocks = jetson_clocks  # maximise clocks after each mode (restored at the end)
         self.clocks_file = clocks_file
-        self._clocks_stored = False
 
     def current(self) -> str:
         from runner.environment import jetson_power_mode
@@ -186,17 +185,20 @@ class JetsonPowerMode(PowerControl):
             raise PowerControlError(f"`{' '.join(args)}` failed: {(done.stderr or done.stdout).strip()[:300]}")
 
     def apply(self, value: Any) -> None:
+        """Set the nvpmodel mode (clocks are `max_clocks`' job, so a restore never maximises them)."""
         mode = str(value)
         self._run(["nvpmodel", "-m", mode], f"sudo nvpmodel -m {mode}")
-        if self.jetson_clocks and self.clocks_file is not None:
-            if not self._clocks_stored:
-                self._run(["jetson_clocks", "--store", str(self.clocks_file)], "sudo jetson_clocks --store")
-                self._clocks_stored = True
-            self._run(["jetson_clocks"], "sudo jetson_clocks")
 
-    def restore_clocks(self) -> None:
-        if self._clocks_stored and self.clocks_file is not None:
-            self._run(["jetson_clocks", "--restore", str(self.clocks_file)], "sudo jetson_clocks --restore")
+    def store_clocks(self, clocks_file: Path) -> None:
+        """`jetson_clocks --store FILE`: the clocks to put back after the sweep."""
+        self._run(["jetson_clocks", "--store", str(clocks_file)], f"sudo jetson_clocks --store {clocks_file}")
+
+    def max_clocks(self) -> None:
+        """`jetson_clocks`: CPU, GPU and memory clocks at their maximum for the current mode."""
+        self._run(["jetson_clocks"], "sudo jetson_clocks")
+
+    def restore_clocks(self, clocks_file: Path) -> None:
+        self._run(["jetson_clocks", "--restore", str(clocks_file)], f"sudo jetson_clocks --restore {clocks_file}")
 
     def state(self) -> dict[str, Any]:
         return {"kind": self.KIND, "conf": str(self.conf)}
@@ -210,34 +212,65 @@ register_control(JetsonPowerMode.KIND, lambda s: JetsonPowerMode(s.get("conf", "
 
 # --- the session that always restores ------------------------------------------------------------
 
+def _read_state(state_path: Path) -> dict[str, Any] | None:
+    try:
+        found = json.loads(state_path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}  # damaged: no owner can be proven alive
+    return found if isinstance(found, dict) else {}
+
+
+def _describe_owner(state: dict[str, Any]) -> str:
+    owner = state.get("owner") or {}
+    return f"PID {owner.get('pid', '?')}, since {state.get('since', '?')}"
+
+
 def restore_leftover(state_path: Path, stream: TextIO | None = None) -> bool:
-    """Put back a setting a killed run left behind (its state file); True when one was restored."""
+    """Put back a setting a killed sweep left behind (its state file, its owner gone); True when one
+    was restored. A state file whose owner still runs is that sweep's: left alone."""
     stream = stream or sys.stderr
-    if not state_path.exists():
+    state = _read_state(state_path)
+    if state is None or processes.alive(state.get("owner")):
+        return False
+    if not state.get("changed", True):  # the owner died before changing anything
+        state_path.unlink(missing_ok=True)
         return False
     try:
-        state = json.loads(state_path.read_text())
         control = CONTROLS[state["control"]["kind"]](state["control"])
-    except (OSError, ValueError, KeyError, PowerControlError) as e:
+    except (OSError, ValueError, KeyError, TypeError, PowerControlError) as e:
         print(f"warning: {state_path} records a power setting to restore, but it cannot be used ({e}); "
               f"check the setting by hand and delete the file", file=stream)
         return False
     try:
         control.apply(state["restore"])
-    except PowerControlPermissionError as e:
-        print(f"warning: a killed JouleBench run left {control.describe(state['restore'])} to restore: "
+        clocks = state.get("jetson_clocks_file")
+        if clocks and isinstance(control, JetsonPowerMode):
+            control.restore_clocks(Path(clocks))
+    except PowerControlError as e:
+        print(f"warning: a killed JouleBench sweep left {control.describe(state['restore'])} to restore: "
               f"{e.format_message()}", file=stream)
         return False
     finally:
         control.close()
     state_path.unlink(missing_ok=True)
-    print(f"restored {control.describe(state['restore'])}, left changed by a JouleBench run that was killed",
+    what = control.describe(state["restore"]) + (" and the Jetson clocks" if state.get("jetson_clocks_file") else "")
+    print(f"restored {what}, left changed by a JouleBench sweep that was killed ({_describe_owner(state)})",
           file=stream)
     return True
 
 
 class PowerSettings:
-    """`with PowerSettings(control, state_path) as s: s.apply(v)`; the original is put back."""
+    """`with PowerSettings(control, state_path) as s: s.apply(v)`; the original is put back.
+
+    One owner at a time: entering claims the state file (created exclusively, with this process's
+    PID and start time) and records the setting found; a second sweep that would change the power
+    setting while the owner runs is refused with a message, and a sweep that finds a dead owner's
+    file restores that setting first, so the setting restored at the end is always the one found
+    before any sweep changed it. `--jetson-clocks` stores the clocks first and records the file, so
+    they are restored after a normal end and, after a kill, at the next start.
+    """
 
     def __init__(self, control: PowerControl, state_path: Path, stream: TextIO | None = None) -> None:
         self.control = control
@@ -245,11 +278,42 @@ class PowerSettings:
         self.stream = stream or sys.stderr
         self.original: Any = None
         self.changed = False
+        self.clocks_file: Path | None = None
+        self._owned = False
         self._sigterm_installed = False
 
+    def _state(self) -> dict[str, Any]:
+        return {"owner": processes.identity(), "since": datetime.now(UTC).isoformat(timespec="seconds"),
+                "control": self.control.state(), "restore": self.original, "changed": self.changed,
+                "jetson_clocks_file": str(self.clocks_file) if self.clocks_file else None}
+
+    def _save(self) -> None:
+        write_atomic(self.state_path, json.dumps(self._state()).encode())
+
+    def _claim(self) -> None:
+        for _ in range(3):
+            restore_leftover(self.state_path, self.stream)  # first, so `original` is what no sweep set
+            state = _read_state(self.state_path)
+            if state is not None and processes.alive(state.get("owner")):
+                raise PowerControlError(
+                    f"another JouleBench sweep ({_describe_owner(state)}) is changing the power setting and will "
+                    f"restore {state.get('restore')!r} when it ends; wait for it, or stop it with "
+                    f"`kill -INT {(state.get('owner') or {}).get('pid', '<pid>')}` (its state: {self.state_path})")
+            if state is not None:  # a dead owner's file that could not be restored: keep it, do not guess
+                raise PowerControlError(f"{self.state_path} records a power setting a killed sweep left behind and "
+                                        "it could not be restored (see the warning above); restore it by hand and "
+                                        "delete the file")
+            self.original = self.control.current()
+            try:
+                write_atomic(self.state_path, json.dumps(self._state()).encode(), exclusive=True)
+            except FileExistsError:
+                continue  # another sweep claimed it this instant: look again
+            self._owned = True
+            return
+        raise PowerControlError(f"could not claim {self.state_path}; another sweep keeps changing it")
+
     def __enter__(self) -> PowerSettings:
-        restore_leftover(self.state_path, self.stream)
-        self.original = self.control.current()
+        self._claim()
         atexit.register(self.restore)
         if (threading.current_thread() is threading.main_thread()
                 and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)):
@@ -267,35 +331,50 @@ class PowerSettings:
 
     def apply(self, value: Any) -> bool:
         """Set `value`; False (after saying which command to run) when not permitted."""
-        if not self.changed:
-            self.state_path.parent.mkdir(parents=True, exist_ok=True)
-            self.state_path.write_text(json.dumps({"control": self.control.state(), "restore": self.original}))
+        first = not self.changed
+        if first:
+            self.changed = True  # recorded before the change, so a kill mid-change restores it
+            self._save()
         try:
             self.control.apply(value)
+            if isinstance(self.control, JetsonPowerMode) and self.control.jetson_clocks:
+                self._max_clocks()
         except PowerControlPermissionError as e:
-            if not self.changed:
-                self.state_path.unlink(missing_ok=True)
+            if first:  # nothing was changed: nothing to restore
+                self.changed = False
+                self._save()
             print(f"warning: {e.format_message()}\nthe runs record the setting actually in effect",
                   file=self.stream, flush=True)
             return False
-        self.changed = True
         return True
 
+    def _max_clocks(self) -> None:
+        assert isinstance(self.control, JetsonPowerMode)
+        if self.clocks_file is None:
+            clocks_file = self.control.clocks_file or self.state_path.with_name("jetson-clocks.conf")
+            self.control.store_clocks(clocks_file)
+            self.clocks_file = clocks_file
+            self._save()
+        self.control.max_clocks()
+
     def restore(self) -> None:
-        if not self.changed:
+        if not self._owned:
             return
-        with contextlib.suppress(PowerControlError):
-            if isinstance(self.control, JetsonPowerMode):
-                self.control.restore_clocks()
-        try:
-            self.control.apply(self.original)
-        except PowerControlError as e:
-            print(f"warning: could not restore {self.control.describe(self.original)}: {e.format_message()}; "
-                  f"it will be retried at the next start ({self.state_path})", file=self.stream)
-            return
+        if self.changed:
+            try:
+                self.control.apply(self.original)
+                if self.clocks_file is not None and isinstance(self.control, JetsonPowerMode):
+                    self.control.restore_clocks(self.clocks_file)
+            except PowerControlError as e:
+                print(f"warning: could not restore {self.control.describe(self.original)}: {e.format_message()}; "
+                      f"it will be retried at the next start ({self.state_path})", file=self.stream)
+                self._owned = False  # the file stays for the next start
+                return
+            what = self.control.describe(self.original) + (" and the Jetson clocks" if self.clocks_file else "")
+            print(f"restored {what}", file=self.stream, flush=True)
         self.changed = False
+        self._owned = False
         self.state_path.unlink(missing_ok=True)
-        print(f"restored {self.control.describe(self.original)}", file=self.stream, flush=True)
 
 
 def _sigterm_to_exit(signum: int, frame: object) -> None:

@@ -234,10 +234,10 @@ class SweepOptions:
                 raise control.PowerControlError(f"--power-limit needs a CUDA device; this sweep runs on {device}")
             return control.NvmlPowerLimit(int(device.split(":", 1)[1]) if ":" in device else 0)
         if self.power_modes:
-            from joulebench.paths import resolve_db_path
+            from joulebench.paths import jetson_clocks_file, resolve_db_path
 
             return control.JetsonPowerMode(jetson_clocks=self.jetson_clocks,
-                                           clocks_file=resolve_db_path(self.db).parent / "jetson-clocks.conf")
+                                           clocks_file=jetson_clocks_file(resolve_db_path(self.db)))
         return None
 
     def _control_problems(self) -> list[str]:

@@ -1,47 +1,24 @@
-"""Turning measurements into result-file runs, writing the sweep's file, ingesting it.
-
-One result file per sweep, written (atomically) after every run so that finished runs survive
-even a hard kill, then ingested through the one ingest path, `ingest.import_bytes`, which queues
-the file in the database's inbox when another process holds the database.
-"""
+"""Turning measurements into result-file runs: a typed RunRecord built in one place, for every
+measured configuration, the idle baseline, and the placeholder of a run in progress. Writing the
+sweep's file and importing it is `runner.output`'s job."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energy import EnergyReading, PowerTrace, idle_figures, reading_figures
-from joulebench import __version__
-from joulebench.paths import resolve_db_path
-from joulebench.resultfile import dump_document, new_document
 from runner.devices import MemoryPeak
 from runner.environment import Captured
 from runner.measure import Window, latency_stats
 from runner.options import RunConfig
 
 if TYPE_CHECKING:
-    from db import IngestReport
-
-RESULTS_DIR_NAME = "results"
-
+    pass
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat()
-
-
-def default_out_path(db: str | os.PathLike[str] | None) -> Path:
-    """`results/` next to the database, named by the UTC time the sweep started."""
-    folder = resolve_db_path(db).parent / RESULTS_DIR_NAME
-    stem = f"joulebench-run-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
-    path = folder / f"{stem}.json"
-    n = 2
-    while path.exists():
-        path = folder / f"{stem}-{n}.json"
-        n += 1
-    return path
 
 
 @dataclass
@@ -178,18 +155,10 @@ def idle_record(*, run_id: str, status: str, error: str | None, started_at: str,
     ).to_json()
 
 
-def document(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return new_document(runs, producer_version=__version__, created_at=now_iso())
+def placeholder(cfg: RunConfig, requested: dict[str, Any] | None) -> dict[str, Any]:
+    """The run about to start, as it is recorded if the process is killed during it."""
+    import uuid
 
-
-def write(runs: list[dict[str, Any]], path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    dump_document(document(runs), path)
-    return path
-
-
-def ingest(path: Path, db: str | os.PathLike[str] | None) -> IngestReport:
-    """Ingest the sweep's file as a local run (or queue it when the database is busy)."""
-    from ingest import import_bytes
-
-    return import_bytes(path.read_bytes(), path.name, db=db, source_kind="local")
+    return run_record(cfg, run_id=str(uuid.uuid4()), status="interrupted", error="killed", started_at=now_iso(),
+                      ended_at=now_iso(), captured=None, tf32_enabled=None, window=None, memory=None, flags=[],
+                      requested=requested)

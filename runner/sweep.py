@@ -21,6 +21,7 @@ from runner.execute import execute
 from runner.idle import idle_power_w, measure_idle
 from runner.interrupts import InterruptGuard, exit_code, signal_name
 from runner.options import RunConfig, SweepOptions
+from runner.output import ResultSink, unique_out_path
 from runner.power import PowerMeter, has_sensor
 from runner.report import Progress
 
@@ -90,16 +91,17 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
     control = options.make_control()
     own_meter = meter is None
     meter = meter or make_meter(options, stream)
-    configs = options.expand(sensor=has_sensor(meter))
-    out_path = options.out or record.default_out_path(options.db)
-    result = SweepResult(out_path=out_path)
+    configs = options.expand(sensor=has_sensor(meter))  # energy-grade defaults on a real sensor
+    sink = ResultSink(options.out or unique_out_path(options.db), options.db, stream)
+    result = SweepResult(out_path=sink.out_path)
     settings: list[Any] = list(options.power_values() or [None])
     progress = Progress(len(configs) * len(settings), stream)
     _describe_plan(configs, stream)
+    sink.start(recover=ingest)
     with InterruptGuard() as guard:
         try:
             with PowerSettings(control, state_path, stream) if control else contextlib.nullcontext() as power:
-                _loop(options, configs, settings, control, power, meter, guard, progress, result, out_path, stream)
+                _loop(options, configs, settings, control, power, meter, guard, progress, result, sink, stream)
         finally:
             if own_meter:
                 meter.close()
@@ -110,20 +112,29 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
             print(f"{signal_name(result.interrupted_by)} received: stopping; keeping {len(result.runs)} run(s)",
                   file=stream, flush=True)
         if not result.runs:
+            sink.finish_without_ingest()
             result.out_path = None
             return result
-        record.write(result.runs, out_path)
-        print(f"wrote {len(result.runs)} run(s) to {out_path}", file=stream, flush=True)
+        written = sink.write()
+        result.out_path = written
+        if written is not None:
+            print(f"wrote {len(result.runs)} run(s) to {written}", file=stream, flush=True)
         if ingest:
             try:
-                result.ingest = record.ingest(out_path, options.db)
+                result.ingest = sink.ingest()
             except JouleBenchError as e:
                 result.ingest_error = e
+            if written is None and result.ingest is None:
+                print("the runs could be neither written nor imported; here they are as a result file:",
+                      file=stream, flush=True)
+                sink.dump_to(sys.stdout)
+        else:
+            sink.finish_without_ingest()
     return result
 
 
 def _loop(options: SweepOptions, configs: list[Any], settings: list[Any], control: Any, power: Any,
-          meter: PowerMeter, guard: InterruptGuard, progress: Progress, result: SweepResult, out_path: Path,
+          meter: PowerMeter, guard: InterruptGuard, progress: Progress, result: SweepResult, sink: ResultSink,
           stream: TextIO) -> None:
     """Per power setting: set it and settle, the idle baseline, then every configuration."""
     index = 0
@@ -144,21 +155,23 @@ def _loop(options: SweepOptions, configs: list[Any], settings: list[Any], contro
             idle = measure_idle(meter, options.idle_s, options.resolved_device(), guard=guard,
                                 requested=requested, tag=options.tag)
             result.runs.append(idle)
+            sink.add(idle)
             idle_w = idle_power_w(idle)
             shown = f"{idle_w:.2f} W" if idle_w else idle["metrics"].get("energy_missing_reason", "-")
             print(f"    idle power: {shown}", file=stream, flush=True)
-            record.write(result.runs, out_path)
             if idle["status"] == "interrupted":
                 return
         for cfg in configs:
             if guard.pending is not None:
                 return
             progress.start(index, cfg)
+            sink.about_to_run(record.placeholder(cfg, requested))
             outcome = execute(cfg, meter=meter, guard=guard, on_step=progress.step_callback(cfg),
                               idle_power_w=idle_w, requested=requested)
             result.runs.append(outcome.record)
+            sink.add(outcome.record)  # finished runs survive even a hard kill
+            sink.about_to_run(None)
             progress.finish(index, outcome.record)
             index += 1
-            record.write(result.runs, out_path)  # finished runs survive even a hard kill
             if outcome.interrupted_by is not None:
                 return

@@ -40,8 +40,7 @@ def test_bad_file_exits_nonzero_naming_file_and_field(seeded_db: Path, fixture_f
     bad = tmp_path / "bad_status.json"
     bad.write_text(json.dumps(doc))
     joulebench = str(Path(sys.executable).with_name("joulebench"))
-    proc = subprocess.run([joulebench, "import", str(bad), "--db", str(seeded_db)],
-                          capture_output=True, text=True)
+    proc = subprocess.run([joulebench, "import", str(bad), "--db", str(seeded_db)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "bad_status.json: runs[0].status: 'great' is not one of" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from db import Store
 from importers import Hints, load, load_source
 from importers.archive import sources_from_bytes, sources_from_path
+from importers.base import Source
 from joulebench.errors import ResultFileError
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -87,10 +88,12 @@ def test_random_bytes(data: bytes, name: str) -> None:
 )
 def test_mlperf_folders_of_random_lines(lines: list[str]) -> None:
     root = FORMATS / "mlperf_inference" / "v3.0_NVIDIA_Orin_TRT_MaxQ_resnet50_SingleStream"
-    source = sources_from_path(root)[0]
+    original = sources_from_path(root)[0]
+    files = {rel: original.files[rel] for rel in original.files}
     text = "\n".join(lines).encode()
     for rel in ("run_1/mlperf_log_summary.txt", "run_1/spl.txt", "run_1/mlperf_log_detail.txt"):
-        source.files[rel] = text
+        files[rel] = text
+        source = Source(name=original.name, files=dict(files), dirs=original.dirs, is_folder=True)
         try:
             imported, fmt = load_source(source, HINTS)
         except ResultFileError as e:

@@ -174,3 +174,127 @@ def test_settle_wait_stops_on_a_signal() -> None:
     t = time.monotonic()
     _wait(30, guard)
     assert time.monotonic() - t < 1
+
+
+# --- one owner at a time (issue 9, case 4) --------------------------------------------------------
+
+def test_a_second_sweep_is_refused_while_the_first_holds_the_power_setting(tmp_path: Path) -> None:
+    device, state = tmp_path / "limit", tmp_path / "power-restore.json"
+    device.write_text("170.0")
+    first = _start("wait", device, state)
+    try:
+        assert first.stdout is not None and first.stdout.readline().strip() == "applied"
+        second = subprocess.run([sys.executable, "-c", FAKE, "wait", str(device), str(state)], cwd=REPO,
+                                env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
+        assert second.returncode != 0 and "applied" not in second.stdout
+        assert f"another JouleBench sweep (PID {first.pid}" in second.stderr and "will restore 170.0" in second.stderr
+        assert json.loads(state.read_text())["restore"] == 170.0  # what the first sweep found stays recorded
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert device.read_text() == "170.0" and not state.exists()
+
+
+def test_after_a_killed_sweep_the_next_one_restores_first_and_keeps_the_true_original(tmp_path: Path) -> None:
+    device, state = tmp_path / "limit", tmp_path / "power-restore.json"
+    device.write_text("170.0")
+    killed = _start("wait", device, state)
+    assert killed.stdout is not None and killed.stdout.readline().strip() == "applied"
+    killed.kill()
+    killed.wait(timeout=30)
+    assert device.read_text() == "100.0"  # left at the killed sweep's setting
+    second = _start("wait", device, state)
+    try:
+        assert second.stdout is not None and second.stdout.readline().strip() == "applied"
+        assert json.loads(state.read_text())["restore"] == 170.0  # not the 100 W the killed sweep left
+        second.send_signal(signal.SIGINT)
+        _, err = second.communicate(timeout=30)
+    finally:
+        if second.poll() is None:
+            second.kill()
+            second.wait()
+    assert "left changed by a JouleBench sweep that was killed" in err
+    assert device.read_text() == "170.0" and not state.exists()
+
+
+# --- Jetson clocks restored (issue 9, case 5) ------------------------------------------------------
+
+FAKE_TOOLS = {
+    "nvpmodel": '''#!/bin/sh
+if [ "$1" = "-q" ]; then echo "NV Power Mode: MODE$(cat "$FAKE/mode")"; cat "$FAKE/mode"; exit 0; fi
+if [ "$1" = "-m" ]; then echo "$2" > "$FAKE/mode"; echo "nvpmodel -m $2" >> "$FAKE/calls"; exit 0; fi
+exit 1
+''',
+    "jetson_clocks": '''#!/bin/sh
+echo "jetson_clocks $*" >> "$FAKE/calls"
+if [ "$1" = "--store" ]; then cat "$FAKE/clocks" > "$2"; exit 0; fi
+if [ "$1" = "--restore" ]; then cat "$2" > "$FAKE/clocks"; exit 0; fi
+echo max > "$FAKE/clocks"
+''',
+}
+
+JETSON = '''
+import sys, time
+from pathlib import Path
+from runner.control import JetsonPowerMode, PowerSettings
+conf, clocks, state, mode = sys.argv[1:5]
+control = JetsonPowerMode(conf, jetson_clocks=True, clocks_file=Path(clocks))
+with PowerSettings(control, Path(state)) as power:
+    power.apply(mode)
+    print("applied", flush=True)
+    if len(sys.argv) > 5:
+        time.sleep(60)
+'''
+
+
+@pytest.fixture
+def fake_jetson(tmp_path: Path) -> dict[str, Any]:
+    fake = tmp_path / "jetson"
+    bin_dir = fake / "bin"
+    bin_dir.mkdir(parents=True)
+    for name, text in FAKE_TOOLS.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    (fake / "mode").write_text("0\n")
+    (fake / "clocks").write_text("dynamic\n")
+    conf = fake / "nvpmodel.conf"
+    conf.write_text("< POWER_MODEL ID=0 NAME=MAXN >\n< POWER_MODEL ID=6 NAME=15W >\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO), FAKE=str(fake), PATH=f"{bin_dir}:{os.environ['PATH']}")
+    args = [str(conf), str(tmp_path / "jetson-clocks.conf"), str(tmp_path / "power-restore.json"), "6"]
+    return {"fake": fake, "env": env, "args": args, "state": tmp_path / "power-restore.json"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the power-mode control refuses without root, as on a Jetson")
+def test_jetson_clocks_are_restored_after_a_normal_end(fake_jetson: dict[str, Any]) -> None:
+    done = subprocess.run([sys.executable, "-c", JETSON, *fake_jetson["args"]], cwd=REPO, env=fake_jetson["env"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    fake = fake_jetson["fake"]
+    assert (fake / "mode").read_text().strip() == "0" and (fake / "clocks").read_text().strip() == "dynamic"
+    calls = (fake / "calls").read_text().splitlines()
+    assert calls[:3] == ["nvpmodel -m 6", f"jetson_clocks --store {fake.parent / 'jetson-clocks.conf'}",
+                         "jetson_clocks "]
+    assert calls[3:] == ["nvpmodel -m 0", f"jetson_clocks --restore {fake.parent / 'jetson-clocks.conf'}"]
+    assert "restored power mode 0 (MAXN) and the Jetson clocks" in done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the power-mode control refuses without root, as on a Jetson")
+def test_jetson_clocks_are_restored_at_the_next_start_after_a_kill(fake_jetson: dict[str, Any]) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", JETSON, *fake_jetson["args"], "wait"], cwd=REPO,
+                            env=fake_jetson["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "applied"
+    proc.kill()
+    proc.wait(timeout=30)
+    fake = fake_jetson["fake"]
+    assert (fake / "clocks").read_text().strip() == "max"
+    assert json.loads(fake_jetson["state"].read_text())["jetson_clocks_file"]
+    restore = ("import sys; from pathlib import Path; from runner.control import restore_leftover; "
+               "sys.exit(0 if restore_leftover(Path(sys.argv[1])) else 1)")
+    done = subprocess.run([sys.executable, "-c", restore, str(fake_jetson["state"])], cwd=REPO,
+                          env=fake_jetson["env"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (fake / "mode").read_text().strip() == "0" and (fake / "clocks").read_text().strip() == "dynamic"
+    assert not fake_jetson["state"].exists() and "and the Jetson clocks" in done.stderr

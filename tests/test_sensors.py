@@ -46,7 +46,7 @@ def test_replay_tegrastats_log_jetson_nano_uses_the_input_rail_only() -> None:
     assert log.totals == ["POM_5V_IN"] and log.boundary == "jetson_module"
     assert {t.domain for t in log.traces} == {"POM_5V_IN", "POM_5V_GPU", "POM_5V_CPU"}
     assert log.trace("POM_5V_IN").power_w[:3] == [0.92, 1.537, 2.793]  # "POM_5V_IN 920/920": mW instant -> W
-    # no times: 1 s apart (tegrastats' default)
+    # no times: samples 1 s apart (tegrastats' default)
     assert log.start_wall_s is None and log.trace("POM_5V_IN").t_s[-1] == 113
     # 114 samples; sum of POM_5V_IN = 505.788 W; trapezoid = sum - (first 0.920 + last 1.613) / 2 = 504.5215 J
     # (left sum 504.175 J). Never the sum of the three rails, which double-counts GPU and CPU.

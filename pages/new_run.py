@@ -72,8 +72,7 @@ with st.form("new_run"):
                f"and step time are steady, {defaults.SENSOR_REPEATS} repeats; without one (energy estimated) "
                f"{defaults.STEPS} steps after {defaults.WARMUP_STEPS} warmup steps, {defaults.REPEATS} repeat.")
     c = st.columns(5)
-    steps = c[0].number_input("Measured steps", 1, 10_000_000, None, key="steps", placeholder="automatic",
-                              help="exactly this many steps; a window under the minimum is flagged")
+    steps = c[0].number_input("Measured steps", 1, 10_000_000, None, key="steps", placeholder="automatic")
     min_window = c[1].number_input("Minimum window (s)", 0.0, 3600.0, None, key="min_window",
                                    placeholder=f"{defaults.MIN_WINDOW_S:g} with a sensor",
                                    help="without a step count, measure this long; 0 switches the minimum off")

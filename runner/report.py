@@ -55,7 +55,12 @@ class Progress:
         """A per-step callback for a terminal (None otherwise: no cost inside the timed loop)."""
         if not self.tty:
             return None
-        goal = f"/{cfg.steps}" if cfg.steps else f" in {cfg.duration_s:g} s"
+        if cfg.steps:
+            goal = f"/{cfg.steps}"
+        elif cfg.duration_s is not None:
+            goal = f" in {cfg.duration_s:g} s"
+        else:
+            goal = f" (window of at least {cfg.min_window_s:g} s)"
 
         def on_step(done: int) -> None:
             now = time.monotonic()

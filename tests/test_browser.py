@@ -24,6 +24,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+class _NoStatus:
+    log_tail: list[str] = []
+
+
 @pytest.fixture
 def server(seeded_db: Path, tmp_path: Path) -> Iterator[str]:
     port = free_port()
@@ -145,7 +149,8 @@ def test_cost_ranking_moves_with_electricity_price(seeded_db: Path, page, output
     assert "Cheapest: Test GPU Frugal" not in page.inner_text("body")
 
 
-def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output_dir: Path,  # type: ignore[no-untyped-def]
+                                                       seeded_db: Path) -> None:
     page.goto(f"{server}/new_run")
     _wait_text(page, "Runs on this machine")
     page.get_by_label("Batch size(s)").fill("2")
@@ -168,7 +173,14 @@ def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output
     page.get_by_role("spinbutton", name="Idle baseline (s), 0 = off").fill("0")
     page.get_by_role("button", name="Start").click()
     _wait_text(page, "0 of 1 run(s) done")
-    page.wait_for_timeout(3000)  # let the runner reach its measured loop
+    # let the runner reach its measured loop: on a loaded machine importing torch alone takes longer
+    # than a fixed wait, and a Ctrl-C before the run starts leaves nothing to record
+    from explorer import jobs
+
+    deadline = time.monotonic() + 120
+    while not any("run 1/1" in line for line in (jobs.status(seeded_db) or _NoStatus).log_tail):
+        assert time.monotonic() < deadline, "the runner did not start its run"
+        time.sleep(0.3)
     page.get_by_role("button", name="Cancel run").click()
     _wait_text(page, "Cancelled: 1 run(s) recorded", timeout_ms=60_000)
     _shot(page, output_dir / "new-run-cancelled.png")

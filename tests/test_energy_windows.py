@@ -172,3 +172,20 @@ def test_the_manual_clock_fires_tickers_at_their_times_in_order() -> None:
     fast.stop()
     clock.advance(1.0)
     assert seen == [("fast", 0.25), ("slow", 0.4), ("fast", 0.5), ("fast", 0.75), ("slow", 0.8), ("fast", 1.0)]
+
+
+def test_progress_on_a_terminal_names_the_minimum_window() -> None:
+    import io
+
+    from runner.report import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    (cfg,) = SweepOptions(device="cpu", repeats=1).expand(sensor=True)
+    callback = Progress(1, stream).step_callback(cfg)
+    assert callback is not None
+    callback(12)
+    assert "measured step 12 (window of at least 10 s)" in stream.getvalue()

@@ -1,12 +1,14 @@
-"""The `joulebench` command line: import, export, db info, app, run, idle, workloads."""
+"""The `joulebench` command line: import, label, export, db info, app, run, idle, workloads."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,15 +25,73 @@ if TYPE_CHECKING:  # imported where used: `joulebench --help` stays fast
 def _hints(args: argparse.Namespace) -> Hints:
     from importers import Hints
 
-    return Hints(device=args.device, boundary=args.boundary, precision=args.precision, mode=args.mode,
-                 workload=args.workload, batch_size=args.batch_size)
+    return Hints(device=args.device, device_kind=args.device_kind, boundary=args.boundary, precision=args.precision,
+                 mode=args.mode, workload=args.workload, batch_size=args.batch_size)
+
+
+@dataclass
+class _Outcome:
+    """One file's line in the import summary."""
+
+    name: str
+    result: str  # imported | already imported | queued | skipped | refused
+    runs: int = 0
+    not_stated: str = ""
+    why: str = ""
+
+
+def _fill_command(source: str, counts: dict[str, int]) -> str:
+    from joulebench.labels import LABEL_FLAGS
+
+    return f"joulebench label {shlex.quote(source)} " + " ".join(LABEL_FLAGS[k] for k in counts)
+
+
+def _nothing_to_import(problems: list[str]) -> str:
+    """'a temperature log without power (...)' / 'not a format JouleBench knows' from the error."""
+    first = problems[0] if problems else ""
+    for prefix in ("(whole file): ", "(whole folder): "):
+        first = first.removeprefix(prefix)
+    return first.split("; known formats:")[0].removesuffix("; no benchmark figure to import")
+
+
+def _report_rows(report: Any, imported: Any, power_log: Any) -> list[tuple[str, str]]:
+    from joulebench.labels import describe_not_stated
+
+    runs = imported.runs
+    counts = imported.not_stated()
+    status = report.status.replace("_", " ") + (f" (source {report.source_id})" if report.source_id else "")
+    devices = sorted({r["device"]["name"] for r in runs if r["device"] is not None})
+    if any(r["device"] is None for r in runs):
+        devices.append("not stated")
+    rows = [
+        ("format detected", imported.format),
+        ("status", status),
+        ("runs imported", f"{report.runs_added} of {len(runs)}"
+         + (f" ({report.runs_duplicate} already stored)" if report.runs_duplicate else "")),
+        ("devices", ", ".join(devices) or "none"),
+        ("not stated", describe_not_stated(counts, len(runs)) if counts else "nothing"),
+    ]
+    if counts and report.status != "already_imported":
+        rows.append(("fill them with", _fill_command(str(report.source_id or imported.name), counts)))
+    rows.append(("figures missing", ", ".join(imported.missing_fields()) or "none"))
+    other = [w for w in imported.warnings if not w.startswith("not stated in the file:")]
+    rows.append(("warnings", "; ".join(other) or "none"))
+    if report.message:
+        rows.append(("note", report.message))
+    if power_log is not None and report.runs_duplicate:
+        rows.append(("power log", f"{report.runs_duplicate} run(s) were stored before without this log "
+                                  "and are kept as stored"))
+    return rows
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Import files, folders and .zip archives of any known format; a table per file."""
+    """Import files, folders and .zip archives of any known format: a table per file (what came
+    in, what it does not state), then, for several files, one line each (imported, skipped or
+    refused, and why)."""
     from importers.archive import sources_from_path
     from ingest import import_source
-    from joulebench.errors import ResultFileError
+    from joulebench.errors import NothingToImportError, ResultFileError
+    from joulebench.labels import LABEL_TITLES
 
     hints = _hints(args)
     log = None
@@ -50,14 +110,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     elif args.power_log_boundary is not None:
         print("error: --power-log-boundary needs --power-log", file=sys.stderr)
         return 2
-    failed = 0
-    tables = 0
-    skipped = 0
+    outcomes: list[_Outcome] = []
     for path in args.paths:
         try:
             sources = sources_from_path(path)
         except ResultFileError as e:
-            failed += 1
+            outcomes.append(_Outcome(str(path), "refused", why=e.problems[0] if e.problems else ""))
             print(e.format_message(), file=sys.stderr)
             continue
         walked = path.is_dir() or len(sources) > 1
@@ -78,38 +136,72 @@ def cmd_import(args: argparse.Namespace) -> int:
             try:
                 report, imported = import_source(source, db=args.db, source_kind=args.kind, hints=hints,
                                                  power_log=power_log)
+            except NothingToImportError as e:
+                source.release()
+                why = _nothing_to_import(e.problems)
+                if walked:  # a folder holds other files too: skipped, not a failure
+                    outcomes.append(_Outcome(source.name, "skipped", why=why))
+                    print(f"{source.name}: skipped: {why}")
+                    continue
+                outcomes.append(_Outcome(source.name, "refused", why=why))
+                print(f"{source.name}: refused", file=sys.stderr)
+                print(e.format_message(), file=sys.stderr)
+                continue
             except ResultFileError as e:
                 source.release()
-                if walked and "not a format JouleBench knows" in e.format_message():
-                    print(f"{source.name}: skipped (not a known format)")
-                    skipped += 1
-                    continue
-                failed += 1
-                print(f"{source.name}: rejected", file=sys.stderr)
+                outcomes.append(_Outcome(source.name, "refused", why="; ".join(e.problems[:2])))
+                print(f"{source.name}: refused", file=sys.stderr)
                 print(e.format_message(), file=sys.stderr)
                 continue
             source.release()  # one file's bytes in memory at a time
-            tables += 1
-            rows = [
-                ("format detected", imported.format),
-                ("status", report.status),
-                ("runs imported", f"{report.runs_added} of {len(imported.runs)}"
-                 + (f" ({report.runs_duplicate} already stored)" if report.runs_duplicate else "")),
-                ("fields missing", ", ".join(imported.missing_fields()) or "none"),
-                ("warnings", "; ".join(imported.warnings) or "none"),
-            ]
-            if report.message:
-                rows.append(("note", report.message))
-            if power_log is not None and report.runs_duplicate:
-                rows.append(("power log", f"{report.runs_duplicate} run(s) were stored before without this log "
-                                          "and are kept as stored"))
-            print(f"\n{imported.name if power_log is not None else source.name}")
-            print(table(("field", "value"), rows))
-    if not tables and not failed:
-        print(f"{skipped} file(s) looked at, none in a format JouleBench knows" if skipped
-              else "no files found in the given paths", file=sys.stderr)
+            name = imported.name if power_log is not None else source.name
+            outcomes.append(_Outcome(name, report.status.replace("_", " "), report.runs_added,
+                                     ", ".join(LABEL_TITLES[k] for k in imported.not_stated()),
+                                     report.message if report.status == "queued" else ""))
+            print(f"\n{name}")
+            print(table(("field", "value"), _report_rows(report, imported, power_log)))
+    if not outcomes:
+        print("no files found in the given paths", file=sys.stderr)
         return 2
-    return 2 if failed else 0
+    if len(outcomes) > 1:
+        done = {r: sum(1 for o in outcomes if o.result == r) for r in dict.fromkeys(o.result for o in outcomes)}
+        print(f"\n{len(outcomes)} files: " + ", ".join(f"{n} {r}" for r, n in done.items())
+              + f"; {sum(o.runs for o in outcomes)} runs added")
+        print(table(("file", "result", "runs added", "not stated", "why"),
+                    [(o.name, o.result, o.runs, o.not_stated, o.why[:160]) for o in outcomes]))
+    if all(o.result == "skipped" for o in outcomes):
+        unknown = all(o.why.startswith("not a format JouleBench knows") for o in outcomes)
+        print(f"{len(outcomes)} file(s) looked at, none " + ("in a format JouleBench knows" if unknown
+                                                             else "with a benchmark figure to import"),
+              file=sys.stderr)
+        return 2
+    return 2 if any(o.result == "refused" for o in outcomes) else 0
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    """Fill labels the files of one source did not state, for all its runs, as user-supplied."""
+    from db.labels import describe_gaps
+    from ingest.labels import label_source, label_values
+    from joulebench.labels import LABEL_TITLES
+
+    values, kind = label_values(args.device, args.device_kind, args.mode, args.precision, args.batch_size,
+                                args.boundary)
+    report = label_source(args.source, values, kind, db=args.db, via="cli")
+    src = report.source
+    print(f"source {src.source_id}: {src.file_name} ({src.format}, {src.runs} runs)")
+    print(table(("label", "value", "runs filled", "runs changed"),
+                [(LABEL_TITLES[k], values[k], report.filled.get(k, 0), report.replaced.get(k, 0)) for k in values]))
+    for k in values:
+        if not report.filled.get(k) and not report.replaced.get(k):
+            print(f"nothing to fill for {LABEL_TITLES[k]}: every run of this source states it (a value the file "
+                  "states is never overwritten)" + (" or has no energy figure" if k == "energy_boundary" else ""))
+    if report.device_added:
+        print(f"device {values['device']!r} added to the catalog as a {kind}")
+    for note in report.notes:
+        print(f"note: {note}")
+    still = describe_gaps(report.still_not_stated)
+    print(f"still not stated: {still}" if still else "every label is now stated or supplied")
+    return 0
 
 
 def _selection(args: argparse.Namespace) -> Selection:
@@ -209,14 +301,19 @@ def build_parser() -> argparse.ArgumentParser:
                                    "MLPerf, CodeCarbon, Zeus, ML.ENERGY, Lambda, HF Trainer, dllogger, nvidia-smi, "
                                    "tegrastats, jtop, tqdm), detected by content. Each file is imported whole or not "
                                    "at all; the same file twice adds nothing. What a file does not say (device, "
-                                   "measurement boundary, precision, mode) comes from a folder named after it or "
-                                   "from the flags below; nothing is guessed. When another process holds the "
-                                   "database, files wait in its inbox and are ingested the next time it is opened.")
+                                   "measurement boundary, precision, mode, batch size) comes from a folder named "
+                                   "after it or from the flags below; nothing is guessed: without them it is "
+                                   "imported as 'not stated' and `joulebench label` fills it later. A file is "
+                                   "refused only when it holds no benchmark figure, or a bad one. When another "
+                                   "process holds the database, files wait in its inbox and are ingested the next "
+                                   "time it is opened.")
     p.add_argument("paths", nargs="+", type=Path, help="result files, folders or .zip archives")
     p.add_argument("--db", help=db_help)
     p.add_argument("--kind", choices=("upload", "local"), default="upload",
                    help="provenance recorded for these files (default: upload)")
     p.add_argument("--device", help="device that ran the files that do not name it, e.g. 'NVIDIA A100-SXM4-40GB'")
+    p.add_argument("--device-kind", choices=("gpu", "jetson", "cpu"),
+                   help="kind of the --device (default: from its name)")
     p.add_argument("--boundary", choices=("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated"),
                    help="where the power was measured, when the file does not say")
     p.add_argument("--precision", choices=("fp32", "tf32", "fp16", "bf16", "fp16-weights"),
@@ -238,6 +335,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="in folders and .zip archives, attach a power log to the result file beside it when a "
                         "folder holds exactly one of each")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("label", help="fill what a source's files did not state (device, mode, ...) for all its runs",
+                       description="Fill labels an imported source did not state, for every run of it that "
+                                   "does not state them: the device, mode, precision, batch size or where energy "
+                                   "was measured. Recorded as user-supplied (who, when). A value the file states "
+                                   "is never overwritten; a label supplied before (a flag at import, a folder name, "
+                                   "an earlier label) is replaced.")
+    p.add_argument("source", help="a source id or file name, as `joulebench db info` lists them")
+    p.add_argument("--device", help="the device that ran it, e.g. 'NVIDIA A100-SXM4-40GB'")
+    p.add_argument("--device-kind", choices=("gpu", "jetson", "cpu"),
+                   help="kind of a device new to the catalog (default: from its name)")
+    p.add_argument("--mode", choices=("train", "infer", "idle"), help="what ran")
+    p.add_argument("--precision", choices=("fp32", "tf32", "fp16", "bf16", "fp16-weights"), help="numeric precision")
+    p.add_argument("--batch-size", type=int, help="per-device batch size")
+    p.add_argument("--boundary", choices=("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated"),
+                   help="where the energy was measured, for runs with an energy figure")
+    p.add_argument("--db", help=db_help)
+    p.set_defaults(func=cmd_label)
 
     p = sub.add_parser("export", help="export runs as a result file, or as CSV / Parquet tables",
                        description="Write a selection of runs. json (or .json.gz) writes one result file; "

@@ -40,7 +40,7 @@ def runs_table(store: Store, selection: Selection = Selection()) -> pl.DataFrame
     env_cols = ", ".join(f"e.{c}" for c in columns.environment_fields())
     return store.query(
         f"SELECT r.*, d.kind AS device_kind, s.kind AS source_kind, s.file_name AS source_file, {env_cols} "
-        "FROM runs r JOIN sources s USING (source_id) JOIN devices d USING (device_name) "
+        "FROM runs r JOIN sources s USING (source_id) LEFT JOIN devices d USING (device_name) "
         f"LEFT JOIN environments e USING (env_id) WHERE {where} ORDER BY r.run_id",
         params,
     )
@@ -83,12 +83,13 @@ def build_document(store: Store, selection: Selection = Selection()) -> dict[str
             "run_id": row["run_id"], "status": row["status"],
             **_present({"error": row["error"], "started_at": _iso(row["started_at"]),
                         "ended_at": _iso(row["ended_at"])}, ("error", "started_at", "ended_at")),
-            "device": {"name": row["device_name"], "kind": row["device_kind"]},
+            "device": ({"name": row["device_name"], "kind": row["device_kind"]} if row["device_name"] is not None
+                       else None),  # not stated by the file it came from
         }
         env = _present(row, columns.environment_fields())
         if env:
             run["environment"] = env
-        run["config"] = _present(row, columns.config_fields())
+        run["config"] = {"mode": None, **_present(row, columns.config_fields())}  # mode: null when not stated
         metrics = _present(row, columns.metric_fields())
         if metrics:
             run["metrics"] = metrics
@@ -114,7 +115,7 @@ def build_document(store: Store, selection: Selection = Selection()) -> dict[str
 
     devices = store.query(
         "SELECT * FROM devices WHERE device_name IN (SELECT unnest(?::VARCHAR[])) ORDER BY device_name",
-        [sorted(set(table["device_name"].to_list()))])
+        [sorted(set(table["device_name"].drop_nulls().to_list()))])
     catalog = [{("name" if k == "device_name" else k): v for k, v in d.items() if v is not None}
                for d in devices.iter_rows(named=True)]
     findings = _findings(store, selection, run_ids)

@@ -34,7 +34,7 @@ CONFIG_KEY_FIELDS = ("device_name", "env_id", "workload", "mode", "precision", "
                      "energy_boundary", "origin_kind")
 # the figures aggregated per configuration (runs columns)
 STAT_METRICS = ("throughput_sps", "j_per_sample", "net_j_per_sample", "j_per_iteration", "avg_power_w",
-                "energy_j", "latency_p50_ms", "latency_p99_ms", "duration_s")
+                "energy_j", "latency_p50_ms", "latency_p99_ms", "duration_s", "tokens_per_s", "j_per_token")
 _FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool", "duration_s", "energy_j",
                  "energy_boundary", "energy_method", "sample_period_s", "sensor_update_period_s",
                  "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags")
@@ -142,11 +142,13 @@ def refresh_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) 
     for (key,), group in members.partition_by("config_key", as_dict=True, maintain_order=True).items():
         ok = group.filter(pl.col("status") == "ok")
         stats = {m: aggregate(ok[m].to_list()) for m in STAT_METRICS}
-        energy, label = stats["j_per_sample"], "J/sample"
-        if energy is None:
-            energy, label = stats["avg_power_w"], "average power"
+        # the figure whose spread grades the energy: per sample, else per token (LLM runs), else power (idle)
+        energy, label = next(((stats[m], text) for m, text in (("j_per_sample", "J/sample"), ("j_per_token", "J/token"),
+                                                                ("avg_power_w", "average power")) if stats[m]),
+                             (None, "J/sample"))
+        throughput = stats["throughput_sps"] or stats["tokens_per_s"]
         grade = grade_aggregate(ok["trust_grade"].to_list(), group["status"].to_list(),
-                                throughput=stats["throughput_sps"], energy=energy, energy_label=label)
+                                throughput=throughput, energy=energy, energy_label=label)
         config_rows.append({"config_key": key, "run_count": group.height, "ok_run_count": ok.height,
                             "trust_grade": grade.grade, "trust_reasons": grade.texts, "graded_at": now})
         for metric, agg in stats.items():

@@ -10,7 +10,9 @@ import polars as pl
 
 from db.connection import damaged
 from db.grading import STAT_METRICS
+from db.labels import NOT_STATED_SQL, supplied_for_run
 from db.store import Store
+from joulebench.labels import NOT_STATED
 
 
 @dataclass(frozen=True)
@@ -25,10 +27,18 @@ class ChartSelection:
 HEADLINE = ChartSelection(workload="bert-large-squad", mode="infer", precision="fp16", seq_len=384)
 
 
+# The labels a run does not state, as a list (e.g. ['device', 'mode']); empty when it states all.
+_NOT_STATED_LIST = ("list_filter([" + ", ".join(f"CASE WHEN {cond} THEN '{label}' END"
+                                                for label, cond in NOT_STATED_SQL.items())
+                    + "], lambda x: x IS NOT NULL) AS labels_not_stated")
+
+
 def overview_counts(store: Store) -> pl.DataFrame:
-    """Runs per workload and mode, with the devices that ran them."""
+    """Runs per workload and mode, with the devices that ran them (a mode or device the file did
+    not state counts as 'not stated')."""
     return store.query(
-        "SELECT workload, mode, count(*) AS runs, count(DISTINCT device_name) AS devices "
+        f"SELECT workload, coalesce(mode, '{NOT_STATED}') AS mode, count(*) AS runs, "
+        "count(DISTINCT device_name) AS devices, count(*) FILTER (WHERE device_name IS NULL) AS device_not_stated "
         "FROM runs GROUP BY 1, 2 ORDER BY runs DESC, workload, mode")
 
 
@@ -43,18 +53,25 @@ def runs_for_chart(store: Store, chosen: ChartSelection) -> pl.DataFrame:
         [chosen.workload, chosen.mode, chosen.precision, chosen.seq_len])
 
 
-# Columns the explorer compares on; one row per run with its device and source.
-_RUN_COLUMNS = """
-    r.run_id, r.status, r.error, r.started_at, r.device_name, d.kind AS device_kind, d.architecture,
-    d.memory_gb, d.tdp_w, d.price_amount, d.price_currency, r.workload, r.model, r.task, r.mode,
-    r.precision, r.batch_size, r.grad_accum_steps, r.seq_len, r.image_size, r.gpu_count,
+# Columns the explorer compares on; one row per run with its device and source. A label the file
+# did not state is shown as 'not stated', never hidden: a device as 'not stated (<file>)', so the
+# unlabelled runs of different files are not compared as one device; precision only where it
+# applies (not for idle runs). `labels_not_stated` lists them; `source_id` is what to label.
+_RUN_COLUMNS = f"""
+    r.run_id, r.status, r.error, r.started_at,
+    coalesce(r.device_name, '{NOT_STATED} (' || s.file_name || ')') AS device_name, d.kind AS device_kind,
+    d.architecture, d.memory_gb, d.tdp_w, d.price_amount, d.price_currency, r.workload, r.model, r.task,
+    coalesce(r.mode, '{NOT_STATED}') AS mode,
+    CASE WHEN r.precision IS NULL AND r.mode IS DISTINCT FROM 'idle' THEN '{NOT_STATED}' ELSE r.precision END
+        AS precision,
+    r.batch_size, r.grad_accum_steps, r.seq_len, r.image_size, r.gpu_count,
     r.power_limit_w, r.power_mode, r.compile, r.repeat_index, r.tag, r.examples, r.duration_s,
     r.throughput_sps, r.iterations_per_s, r.throughput_derivation, r.latency_p50_ms, r.latency_p90_ms,
     r.latency_p99_ms, r.mem_peak_allocated_mb, r.mem_peak_rss_mb, r.mem_used_device_mb, r.energy_j,
     r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
     r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.flags, r.citation, r.notes,
-    s.kind AS source_kind, s.file_name AS source_file, e.system_name, r.config_key, r.trust_grade,
-    r.trust_reasons, c.trust_grade AS config_grade, c.trust_reasons AS config_reasons,
+    s.kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
+    r.config_key, r.trust_grade, r.trust_reasons, c.trust_grade AS config_grade, c.trust_reasons AS config_reasons,
     CASE WHEN r.power_limit_w IS NOT NULL THEN 'PL ' || CAST(r.power_limit_w AS VARCHAR) || ' W'
          WHEN r.power_mode IS NOT NULL THEN 'mode ' || r.power_mode ELSE 'default' END AS power_setting
 """
@@ -62,7 +79,7 @@ _RUN_COLUMNS = """
 
 def runs_table(store: Store) -> pl.DataFrame:
     return store.query(
-        f"SELECT {_RUN_COLUMNS} FROM runs r JOIN devices d USING (device_name) "
+        f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN devices d USING (device_name) "
         "JOIN sources s USING (source_id) LEFT JOIN environments e USING (env_id) "
         "LEFT JOIN configurations c USING (config_key) "
         "ORDER BY r.device_name, r.workload, r.batch_size")
@@ -96,7 +113,7 @@ def configurations(store: Store, where: str = "TRUE", params: list | None = None
         "WHERE st.config_key IN (SELECT config_key FROM chosen) GROUP BY st.config_key) "
         "SELECT a.*, d.kind AS device_kind, c.run_count, c.ok_run_count, c.trust_grade, c.trust_reasons, "
         "st.* EXCLUDE (config_key) "
-        "FROM about a JOIN configurations c USING (config_key) JOIN devices d USING (device_name) "
+        "FROM about a JOIN configurations c USING (config_key) LEFT JOIN devices d USING (device_name) "
         "LEFT JOIN stats st USING (config_key) "
         "ORDER BY a.device_name, a.workload, a.mode, a.precision, a.batch_size, a.config_key", params or [])
 
@@ -105,10 +122,15 @@ def run_detail(store: Store, run_id: str) -> dict | None:
     frame = store.query(
         "SELECT r.*, d.kind AS device_kind, d.architecture, d.memory_gb, d.tdp_w, s.kind AS source_kind, "
         "s.file_name AS source_file, s.format AS source_format, s.content_sha256 AS source_sha256, "
-        "s.imported_at AS source_imported_at, e.* EXCLUDE (env_id) "
-        "FROM runs r JOIN devices d USING (device_name) JOIN sources s USING (source_id) "
+        f"s.imported_at AS source_imported_at, {_NOT_STATED_LIST}, e.* EXCLUDE (env_id) "
+        "FROM runs r LEFT JOIN devices d USING (device_name) JOIN sources s USING (source_id) "
         "LEFT JOIN environments e USING (env_id) WHERE r.run_id = ?", [run_id])
     return frame.row(0, named=True) if frame.height else None
+
+
+def run_labels(store: Store, run_id: str) -> pl.DataFrame:
+    """The run's labels that did not come from its file: label, value, origin, who, when, how."""
+    return supplied_for_run(store.con, run_id)
 
 
 def power_samples(store: Store, run_id: str) -> pl.DataFrame:

@@ -19,12 +19,13 @@ from typing import Any, TypeVar
 import duckdb
 import polars as pl
 
-from db import seed
+from db import labels, seed
 from db.connection import connect, damaged, first_row
 from db.grading import grade_runs
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
 from joulebench.errors import DatabaseError, ResultFileError
+from joulebench.labels import LABELS
 from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
 from joulebench.resultfile import LoadedResultFile
 
@@ -53,7 +54,7 @@ class DbInfo:
     runs: int
     devices: int
     findings: int
-    sources: pl.DataFrame  # kind, file_name, format, runs, imported_at
+    sources: pl.DataFrame  # source_id, kind, file_name, format, runs, findings, not_stated, imported_at
     runs_by_source_kind: pl.DataFrame
     runs_by_device: pl.DataFrame
     intake: pl.DataFrame  # the import service's own actions, newest first
@@ -144,6 +145,14 @@ class Store:
         return graded
 
     @_translated
+    def label_source(self, source: str | int, values: dict[str, Any], *, device_kind: str | None,
+                     supplied_by: str, via: str) -> labels.LabelReport:
+        """Fill labels the source's file did not state, for all its runs (see `db.labels`)."""
+        ref = labels.resolve_source(self.con, str(source))
+        return labels.apply_labels(self.con, ref, values, device_kind=device_kind, supplied_by=supplied_by,
+                                   via=via)
+
+    @_translated
     def seed(self, folder: Path) -> list[IngestReport]:
         reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]
         modes = folder / "power_modes.csv"
@@ -173,6 +182,15 @@ class Store:
                          [datetime.now(UTC), action, file_name[:500], runs_added, (message or "")[:2000] or None])
 
     # --- reading -------------------------------------------------------------------------
+    def _sources(self) -> pl.DataFrame:
+        """The sources with what their runs do not state ('device 3, mode 3'; '' when complete)."""
+        frame = self.query("SELECT source_id, kind, file_name, format, run_count AS runs, finding_count AS findings, "
+                           "imported_at FROM sources ORDER BY source_id")
+        gaps = {row["source_id"]: labels.describe_gaps({k: row[k] for k in LABELS})
+                for row in labels.not_stated_counts(self.con).iter_rows(named=True)}
+        not_stated = pl.Series("not_stated", [gaps.get(i, "") for i in frame["source_id"].to_list()], dtype=pl.String)
+        return frame.insert_column(6, not_stated)
+
     @_translated
     def schema_version(self) -> int:
         try:
@@ -202,15 +220,13 @@ class Store:
             runs=count("runs"),
             devices=count("devices"),
             findings=count("findings"),
-            sources=self.query(
-                "SELECT kind, file_name, format, run_count AS runs, finding_count AS findings, imported_at "
-                "FROM sources ORDER BY source_id"),
+            sources=self._sources(),
             runs_by_source_kind=self.query(
                 "SELECT s.kind AS source_kind, count(*) AS runs FROM runs r JOIN sources s USING (source_id) "
                 "GROUP BY 1 ORDER BY 1"),
             runs_by_device=self.query(
-                "SELECT r.device_name, d.kind, count(*) AS runs FROM runs r JOIN devices d USING (device_name) "
-                "GROUP BY 1, 2 ORDER BY runs DESC, 1"),
+                "SELECT coalesce(r.device_name, 'not stated') AS device_name, d.kind, count(*) AS runs "
+                "FROM runs r LEFT JOIN devices d USING (device_name) GROUP BY 1, 2 ORDER BY runs DESC, 1"),
             intake=self.query(
                 "SELECT happened_at, action, file_name, runs_added, message FROM intake_log "
                 "ORDER BY event_id DESC LIMIT 20"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -19,10 +20,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from db import columns
+from db import columns, labels
 from db.connection import first_row
 from db.grading import grade_runs
 from joulebench.errors import ResultFileError
+from joulebench.labels import SuppliedLabel, run_label_value
 from joulebench.resultfile import FORMAT_NAME, LoadedResultFile
 
 SOURCE_KINDS = ("local", "upload", "reference")
@@ -89,7 +91,11 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
 
 def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, source_kind: str,
                   file_format: str = FORMAT_NAME) -> IngestReport:
-    """Add a validated document to the database in one transaction."""
+    """Add a validated document to the database in one transaction.
+
+    `loaded.supplied`: labels that did not come from the file's content (import flags, a folder
+    name); each is recorded in `run_labels` for the added runs that carry its value.
+    """
     if source_kind not in SOURCE_KINDS:
         raise ValueError(f"source_kind must be one of {SOURCE_KINDS}")
     name, doc = loaded.name, loaded.document
@@ -115,6 +121,7 @@ def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, s
         report.source_id = source_id
         report.devices_added = _add_devices(con, doc, name)
         _add_runs(con, doc, name, report, source_id, source_kind, file_format, producer, imported_at)
+        _record_supplied(con, doc, report, loaded.supplied, imported_at)
         report.findings_added = _add_findings(con, doc, source_id)
         grade_runs(con, report.run_ids)  # every path that adds runs grades them here
         con.execute(
@@ -135,7 +142,8 @@ def _device_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for entry in doc.get("devices", []):
         found.setdefault(entry["name"], entry)
     for run in doc.get("runs", []):
-        found.setdefault(run["device"]["name"], run["device"])
+        if run["device"] is not None:  # a device the file does not state has no catalog entry
+            found.setdefault(run["device"]["name"], run["device"])
     return found
 
 
@@ -173,7 +181,8 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
         if env_id:
             env_rows[env_id] = {"env_id": env_id, **env}
         row: dict[str, Any] = {
-            "run_id": run_id, "source_id": source_id, "device_name": run["device"]["name"],
+            "run_id": run_id, "source_id": source_id,
+            "device_name": run["device"]["name"] if run["device"] is not None else None,
             "env_id": env_id, "status": run["status"], "error": run.get("error"),
             "started_at": _parse_time(run.get("started_at"), f"runs[{i}].started_at", name),
             "ended_at": _parse_time(run.get("ended_at"), f"runs[{i}].ended_at", name),
@@ -228,6 +237,17 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
         _insert(con, "power_samples", _samples_table(sample_parts))
     if step_parts:
         _insert(con, "step_times", pa.concat_tables(step_parts))
+
+
+def _record_supplied(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], report: IngestReport,
+                     supplied: Sequence[SuppliedLabel], at: datetime) -> None:
+    if not supplied:
+        return
+    added = set(report.run_ids)
+    runs = [r for r in doc.get("runs", []) if r["run_id"] in added]
+    for label in supplied:
+        carrying = [r["run_id"] for r in runs if run_label_value(r, label.label) == label.value]
+        labels.record(con, carrying, [label], at)
 
 
 def _samples_table(parts: list[tuple[str, str, Any, Any]]) -> pa.Table:

@@ -17,13 +17,13 @@ import csv
 import io
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from energy.rails import INPUT_RAILS
+from energy.rails import BOARDS, FLAG_SUM_OF_RAILS, board_for_device, boards_for_rails, module_power, rail_key
 from energy.trace import PowerTrace, median_period_s, trapezoid_j, window_j
 
 W_PER_MW = 1e-3
@@ -61,6 +61,7 @@ class PowerLog:
     notes: list[str] = field(default_factory=list)
     total_column: str | None = None  # the column or rail the totals come from
     start_wall_s: float | None = None  # Unix time of t = 0; from `started` (naive: local time) when not given
+    counter_j: float | None = None  # energy from the devices' own counters over the log (DCGM TOTEC), when given
 
     def __post_init__(self) -> None:
         if self.start_wall_s is None and self.started is not None:
@@ -109,26 +110,29 @@ class PowerLog:
 
 def sniff(head: str) -> str | None:
     """The log format of a file from its first lines, or None."""
+    if dcgm_kind(head):
+        return "dcgm"
     first = head.split("\n", 1)[0].lower()
     if "power.draw" in first and "," in first:
         return "nvidia-smi"
-    lines = [line for line in head.splitlines()[:5] if line.strip()]
-    if lines and all("RAM " in line and ("CPU [" in line or "EMC_FREQ" in line) for line in lines[:3]):
+    lines = [line for line in head.splitlines()[:8] if line.strip()]
+    tegra = [line for line in lines if _is_tegrastats_line(line)]
+    if tegra and len(tegra) >= min(2, len(lines)) and len(lines) - len(tegra) <= 3:
         return "tegrastats"
-    cols = [c.strip() for c in first.split(",")]
-    if (("time" in cols or "timestamp" in cols) and any("power" in c for c in cols)
-            and any(c.startswith(("ram", "cpu", "gpu")) for c in cols)):
+    if jetson_csv_header(head.rsplit("\n", 1)[0] if len(head) >= 16000 else head) is not None:
         return "jtop"
     return None
 
 
-def read_power_log(data: bytes, boundary: str | None = None) -> PowerLog:
-    """Any supported log: nvidia-smi, tegrastats, jtop, else a meter's time,watts CSV."""
+def read_power_log(data: bytes, boundary: str | None = None, device: str | None = None) -> PowerLog:
+    """Any supported log: nvidia-smi, tegrastats, jtop / Jetson CSV, DCGM, else a meter's time,watts CSV.
+    `device` (the device the runs used) names a Jetson board whose rails a hand-rolled log does not."""
     head = _head(data)
     fmt = sniff(head)
     if fmt is None:
         return parse_meter_csv(data, boundary)
-    return PARSERS[fmt](data, boundary)
+    parse = PARSERS[fmt]
+    return parse(data, boundary, device) if fmt in ("tegrastats", "jtop") else parse(data, boundary)
 
 
 def _head(data: bytes) -> str:
@@ -183,14 +187,27 @@ def _numbers(frame: pl.DataFrame, column: str) -> np.ndarray:
     return out
 
 
+_ZONED_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%z")
+_ISO_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S")
+
+
 def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...]) -> tuple[np.ndarray, datetime]:
+    """Seconds from the first sample and the first sample's time: naive (local) for the tools' own
+    formats, UTC when the text carries an offset (ISO 8601 written by wrappers)."""
     raw = frame[column].str.strip_chars()
     parsed = None
-    for fmt in formats:
+    for fmt in (*formats, *_ISO_FORMATS):
         attempt = raw.str.strptime(pl.Datetime("us"), fmt, strict=False, cache=False)
         if attempt.null_count() == 0:
             parsed = attempt
             break
+    if parsed is None and raw.str.contains(r"[+-]\d{2}:?\d{2}$|Z$").all():
+        for fmt in _ZONED_FORMATS:
+            attempt = raw.str.replace(r"Z$", "+00:00").str.strptime(pl.Datetime("us", "UTC"), fmt, strict=False,
+                                                                     cache=False)
+            if attempt.null_count() == 0:
+                parsed = attempt
+                break
     if parsed is None:
         attempt = raw.str.strptime(pl.Datetime("us"), formats[0], strict=False)
         row = _first_true(attempt.is_null(), column)
@@ -208,7 +225,7 @@ def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...]) -> tuple[
 def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
     """`nvidia-smi --query-gpu=timestamp,...,power.draw --format=csv` (units in header or cells)."""
     first = _frame(data, n_rows=1)  # every column, one row: names and first-row facts
-    cols = {c.split(" [")[0].strip(): c for c in first.columns}
+    cols = {re.split(r" ?[\[(]", c)[0].strip(): c for c in first.columns}  # `power.draw [W]`, `power.draw(W)`
     power_col = cols.get("power.draw") or cols.get("power.draw.instant") or cols.get("power.draw.average")
     if power_col is None:
         raise PowerLogError("line 1", "no power.draw column")
@@ -216,10 +233,12 @@ def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
         raise PowerLogError("line 2", "no samples after the header")
     if "timestamp" not in cols:
         raise PowerLogError("line 1", "no timestamp column: add 'timestamp' to --query-gpu so samples can be timed")
-    gpu_key = cols.get("index") or cols.get("uuid") or cols.get("pci.bus_id")
-    per_sample = [c for c in (power_col, gpu_key, cols["timestamp"], cols.get("memory.used")) if c]
+    id_cols = [cols[k] for k in ("gpu", "index", "uuid", "pci.bus_id") if k in cols]
+    per_sample = [c for c in (power_col, *id_cols, cols["timestamp"], cols.get("memory.used")) if c]
     frame = _frame(data, columns=per_sample)
-    scale = W_PER_MW if "[mW]" in power_col else 1.0
+    # the column that tells GPUs apart: a wrapper may write a constant 'index' and the ids in 'gpu'
+    gpu_key = max(id_cols, key=lambda c: frame[c].n_unique(), default=None)
+    scale = W_PER_MW if "[mW]" in power_col or "(mW)" in power_col else 1.0
     if gpu_key:
         ids_col = frame[gpu_key].str.strip_chars().fill_null("")
         order = ids_col.unique(maintain_order=True).to_list()
@@ -256,35 +275,106 @@ def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
     return log
 
 
+# --- Jetson rails: one rule for tegrastats, jtop and wide CSVs ----------------------------------
+
+JETSON_MAX_W = 200.0  # no Jetson module draws more (AGX Thor's carrier input is rated 168 W): a larger "W" is mW
+SINGLE_DEVICE_MAX_W = 1500.0  # no single GPU or module rail draws more (B200 1000 W, GB300 1400 W)
+FLAG_TIMES_SPREAD = "sample_times_spread_within_second"
+FLAG_TIMES_NOMINAL = "sample_times_nominal"
+
+
+def _module_totals(rails: list[str], device: str | None, boundary: str | None,
+                   flags: list[str], notes: list[str]) -> tuple[list[str], str]:
+    """The log's domains that add up to the module's power (energy.rails board table) and the boundary."""
+    choice = module_power(rails, device)
+    where = boundary or choice.boundary
+    if choice.ok:
+        notes.append(choice.note)
+        if choice.summed and FLAG_SUM_OF_RAILS not in flags:
+            flags.append(FLAG_SUM_OF_RAILS)
+    else:
+        notes.append(choice.missing_reason or "no module power in the log")
+    return list(choice.rails), where
+
+
+def _jetson_log(fmt: str, rails: dict[str, np.ndarray], t: np.ndarray, started: datetime | None, count: int,
+                boundary: str | None, device: str | None, flags: list[str], notes: list[str],
+                start_wall_s: float | None = None) -> PowerLog:
+    totals, where = _module_totals(list(rails), device, boundary, flags, notes)
+    traces = []
+    for rail, values in rails.items():
+        keep = ~np.isnan(values)
+        traces.append(PowerTrace(rail, where if rail in totals else None, "sampled", t[keep].tolist(),
+                                 values[keep].tolist()))
+    log = PowerLog(fmt, traces, totals, where, started, samples=count, flags=flags, notes=notes,
+                   total_column=" + ".join(totals) or None, start_wall_s=start_wall_s)
+    return log
+
+
 # --- tegrastats -------------------------------------------------------------------------------
 
-_TEGRA_RAIL = re.compile(
-    r"\b([A-Z][A-Z0-9_]*(?:IN|GPU|CPU|SOC|CV|VDDRQ|SYS5V|SYS_5V0|DDR|VDD_[A-Z0-9_]+|5V_[A-Z]+)"
-    r"|VDD_[A-Z0-9_]+|VIN_[A-Z0-9_]+|POM_[A-Z0-9_]+) (\d+)(mW)?/(\d+)(mW)?"
-)
+# `NAME cur/avg` (mW, L4T 28/32), `NAME curmW/avgmW` (L4T 34-36), `NAME a mW/b mW/c mW` (L4T 39)
+_TEGRA_RAIL = re.compile(r"(?<![\w@])([A-Z][A-Z0-9_]*) (\d+)(?:mW)?/(\d+)(?:mW)?(?:/(\d+)(?:mW)?)?(?![\w%@])")
+_TEGRA_NOT_RAILS = frozenset({"RAM", "SWAP", "IRAM", "LFB", "EMC_FREQ", "GR3D_FREQ", "APE"})
 _TEGRA_TIME = re.compile(r"^(\d{2}-\d{2}-\d{4} \d{2}:\d{2}:\d{2})\s+")
+_DATE_LINE = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} ([A-Z]{2,5}) \d{4}$")
 FLAG_ASSUMED_1S = "sample_interval_assumed_1s"
 
 
-def parse_tegrastats(data: bytes, boundary: str | None = None) -> PowerLog:
-    """Old (`POM_5V_IN 2793/1750`, mW without unit) and new (`VDD_IN 5012mW/5012mW`) rails, with or
-    without a leading `MM-DD-YYYY HH:MM:SS` time."""
+def _is_tegrastats_line(line: str) -> bool:
+    return "RAM " in line and ("CPU [" in line or "EMC_FREQ" in line or "EMC " in line)
+
+
+def _spread_within_seconds(stamps: list[datetime]) -> np.ndarray:
+    """Seconds from the first stamp; k lines sharing one whole-second stamp are spread 1/k s apart."""
+    t = np.array([(x - stamps[0]).total_seconds() for x in stamps])
+    out = t.copy()
+    i = 0
+    while i < len(t):
+        j = i
+        while j + 1 < len(t) and t[j + 1] == t[i]:
+            j += 1
+        k = j - i + 1
+        if k > 1:
+            out[i:j + 1] = t[i] + np.arange(k) / k
+        i = j + 1
+    return out
+
+
+def parse_tegrastats(data: bytes, boundary: str | None = None, device: str | None = None) -> PowerLog:
+    """tegrastats output of every L4T: rails without a unit (`POM_5V_IN 2793/1750`, mW), with `mW`, or with
+    three values (L4T 39); with or without a leading `MM-DD-YYYY HH:MM:SS`; a `date` line before
+    untimed lines anchors them (and gives the zone). Lines that are not tegrastats output (a shell
+    prompt pasted with the log) are skipped. The module's power follows the board table (energy.rails)."""
     text = data.decode("utf-8-sig", errors="replace")
     rails: dict[str, list[float]] = {}
     times: list[datetime] = []
-    count = 0
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+    anchor: datetime | None = None
+    count = skipped = 0
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
             continue
-        if "RAM " not in line:
-            raise PowerLogError(f"line {lineno}", "not a tegrastats line (no 'RAM used/totalMB')")
+        if not _is_tegrastats_line(line):
+            m = _DATE_LINE.match(line)
+            if m and count == 0 and anchor is None:
+                try:
+                    anchor = datetime.strptime(line.replace(m.group(1), "").replace("  ", " "), "%a %b %d %H:%M:%S %Y")
+                except ValueError:
+                    anchor = None
+                if anchor is not None and m.group(1) in ("UTC", "GMT"):
+                    anchor = anchor.replace(tzinfo=UTC)
+            else:
+                skipped += 1
+            continue
         tm = _TEGRA_TIME.match(line)
         if tm:
             try:
                 times.append(datetime.strptime(tm.group(1), "%m-%d-%Y %H:%M:%S"))
             except ValueError as e:
                 raise PowerLogError(f"line {lineno}", f"bad timestamp {tm.group(1)!r}") from e
-        found = {m.group(1): float(m.group(2)) * W_PER_MW for m in _TEGRA_RAIL.finditer(line)}
+        found = {m.group(1): float(m.group(2)) * W_PER_MW for m in _TEGRA_RAIL.finditer(line)
+                 if m.group(1) not in _TEGRA_NOT_RAILS}
         if count and set(found) != set(rails):
             raise PowerLogError(f"line {lineno}", f"power rails change from {sorted(rails)} to {sorted(found)}")
         for rail, watts in found.items():
@@ -294,59 +384,397 @@ def parse_tegrastats(data: bytes, boundary: str | None = None) -> PowerLog:
         raise PowerLogError("(whole file)", "no power rails (e.g. 'POM_5V_IN 2793/1750' or 'VDD_IN 5012mW/5012mW')")
     flags: list[str] = []
     notes = [f"tegrastats log, {count} samples"]
+    if skipped:
+        notes.append(f"{skipped} line(s) that are not tegrastats output skipped")
     started: datetime | None = None
     if times and len(times) == count:
-        t = np.array([(x - times[0]).total_seconds() for x in times])
-        if np.any(np.diff(t) < 0):
+        if any(b < a for a, b in zip(times, times[1:])):
             raise PowerLogError("timestamps", "time goes backwards")
+        t = _spread_within_seconds(times)
+        if len(set(times)) < len(times):
+            flags.append(FLAG_TIMES_SPREAD)
+            notes.append("several lines share each 1-second timestamp (tegrastats --interval under 1000 ms): "
+                         "they are spread evenly within their second, in line order")
         started = times[0]
     else:
         t = np.arange(count, dtype=float)
         flags.append(FLAG_ASSUMED_1S)
         notes.append("tegrastats lines carry no time: samples are taken as 1 s apart "
                      "(tegrastats' default --interval 1000)")
-    where = boundary or "jetson_module"
-    total = next((r for r in INPUT_RAILS if r in rails), None)
-    traces = [PowerTrace(rail, where if rail == total else None, "sampled", t.tolist(), values)
-              for rail, values in rails.items()]
-    return PowerLog("tegrastats", traces, [total] if total else [], where, started, samples=count, flags=flags,
-                    notes=notes, total_column=total)
+        if anchor is not None:
+            started = anchor
+            notes.append(f"times counted from the `date` line before the log ({anchor.isoformat(sep=' ')})")
+    arrays = {rail: np.asarray(values) for rail, values in rails.items()}
+    return _jetson_log("tegrastats", arrays, t, started, count, boundary, device, flags, notes)
 
 
-# --- jtop -------------------------------------------------------------------------------------
+# --- jtop and other Jetson telemetry CSVs --------------------------------------------------------
 
-_JTOP_DOMAIN = re.compile(r"(?i)_?power(_inst)?|\s*\[.*\]")
-_JTOP_TOTAL = re.compile(r"(?i)tot|system|vdd_in|^power cur")
+_TIME_COLUMNS = ("time", "timestamp", "system-time", "datetime", "date_time", "t_ms", "time (ms)", "t_s",
+                 "epoch", "unix_time")
+_JTOP_TOTAL = ("power tot", "power cur")  # jtop's own total (its meaning changed across versions)
+_POWER_WORD = re.compile(r"(?i)power|pwr|(?:^|[_ ])mw(?:$|[_ )])|\(mw\)|\[mw\]")
+_AVERAGE = re.compile(r"(?i)(?:^|[^a-z])(avg|average|mean|max|min|peak|warn|crit)(?:[^a-z]|$)")
+_DURATION = re.compile(r"(?i)duration|runtime|elapsed|latency|_time_s$|time_per|seconds")
+_ROW_IDENTITY = ("model", "models", "model_name", "run", "run_id", "experiment", "tag", "dataset", "network")
 
 
-def parse_jtop(data: bytes, boundary: str | None = None) -> PowerLog:
-    """jtop / jetson-stats CSV logs: a time column and power columns in mW (or W when the header says)."""
-    frame = _frame(data)
-    if frame.height == 0:
+def _jetson_rail_names() -> set[str]:
+    names: set[str] = set()
+    for board in BOARDS:
+        names |= set(board.rails) | set(board.aliases)
+    return names
+
+
+_KNOWN_RAILS = _jetson_rail_names()
+_GENERIC_RAIL_WORDS = frozenset({"GPU", "CPU", "SOC", "CV", "IN", "SYS", "SYSTEM"})
+
+
+def _rail_column(col: str) -> str | None:
+    """The rail a column measures (instant power), or None: averages, maxima, currents and voltages
+    of a rail are not its power. 'VDD_GPU_SOC-IN_POWER' -> VDD_GPU_SOC; 'POM_5V_IN_CUR' -> POM_5V_IN."""
+    name = col.strip()
+    if "-" in name and re.search(r"(?i)-(in_power|power)$", name):
+        return name.rsplit("-", 1)[0]
+    if "-" in name:
+        return None  # tegra wide CSVs: NAME-IN_VOLTAGE, NAME-AVG_POWER, ...
+    low = name.lower()
+    if _AVERAGE.search(low) or "voltage" in low or ("current" in low and "power" not in low):
+        return None
+    key = rail_key(name)
+    if not key:
+        return None
+    if _POWER_WORD.search(name) or (key in _KNOWN_RAILS and key not in _GENERIC_RAIL_WORDS):
+        return name  # a bare 'GPU' or 'CPU' column is a temperature or a load as often as a rail
+    return None
+
+
+_DOMAIN_NOISE = re.compile(r"(?i)(?:^|[ _])(?:power|pwr)(?:[ _]inst)?|\s*[\[(]m?W[\])]|[_ ](?:cur|mw|w)$")
+
+
+def _domain(column: str) -> str:
+    """A short domain name for a rail column: 'CPU_Power_Inst' -> CPU, 'Power VDD_IN' -> VDD_IN,
+    'VDD_GPU_SOC-IN_POWER' -> VDD_GPU_SOC, 'Current VDD_IN Power Consumption (mW)' -> VDD_IN."""
+    if "-" in column:
+        return column.rsplit("-", 1)[0][:100]
+    name = _DOMAIN_NOISE.sub("", column).strip(" _")
+    return (rail_key(column) if " " in name or not name else name)[:100]
+
+
+def _looks_like_power_table(header: list[str]) -> bool:
+    """A time series of power, not a table of experiments (those name a model or run and a duration per row)."""
+    low = [h.strip().lower() for h in header]
+    return not any(_DURATION.search(h) for h in low) and not any(h in _ROW_IDENTITY for h in low)
+
+
+def _jetson_unit(col: str, top: float, jetson: bool, flags: list[str], notes: list[str]) -> float:
+    """W per unit of a rail column: mW when the header says so or, for a Jetson, when it says nothing
+    (INA3221 and tegrastats report mW); W as stated, unless a Jetson 'W' column reaches what no Jetson
+    draws. A column whose unit neither the header nor the board tells is read as mW only when its values
+    are too large for watts; otherwise the file is refused rather than read 1000x off."""
+    if re.search(r"(?i)\(mw\)|\[mw\]|(?:^|[_ ])mw$|milliwatt", col):
+        return W_PER_MW
+    says_w = bool(re.search(r"\[W\]|\(W\)|_w$|_watts?$|\bW$", col))
+    if says_w and top <= JETSON_MAX_W:
+        return 1.0
+    if says_w and not jetson and top <= SINGLE_DEVICE_MAX_W:
+        return 1.0
+    if says_w or (not jetson and top > SINGLE_DEVICE_MAX_W):
+        why = "no Jetson draws that" if jetson else "no single device rail draws that"
+        notes.append(f"'{col}' reaches {top:g}{' W' if says_w else ''}: {why}, so it is read as mW")
+        if "unit_corrected_mw" not in flags:
+            flags.append("unit_corrected_mw")
+        return W_PER_MW
+    if jetson:
+        return W_PER_MW
+    raise PowerLogError(col, "the unit is not stated and the board is not known, so mW and W cannot be told apart: "
+                             "name the Jetson module (e.g. --device 'Jetson Orin Nano'), whose rails are logged in mW")
+
+
+def jetson_csv_header(text: str) -> tuple[list[list[str]], int] | None:
+    """The rows of a Jetson telemetry CSV and the index of its header row (after a quoted preamble),
+    when the file is one: a time column and at least one Jetson rail or jtop power column."""
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error:
+        return None
+    for i, row in enumerate(rows[:4]):
+        cells = [c.strip() for c in row]
+        if len(cells) < 2:
+            continue
+        low = [c.lower() for c in cells]
+        if not any(c in _TIME_COLUMNS or c.startswith("time (") for c in low):
+            return None
+        rails = [c for c in cells if _rail_column(c)]
+        jtop = any(c in _JTOP_TOTAL or c.startswith("power ") for c in low)
+        known = any(rail_key(c.rsplit("-", 1)[0]) in _KNOWN_RAILS for c in cells if _rail_column(c))
+        if rails and (known or jtop) and _looks_like_power_table(cells):
+            return rows, i
+        return None
+    return None
+
+
+def _csv_times(values: list[str], column: str) -> tuple[np.ndarray, datetime | None, float | None, list[str]]:
+    """Seconds from the first sample, the first sample's time (None: not known) and its Unix time."""
+    notes: list[str] = []
+    low = column.lower()
+    cleaned = [v.strip() for v in values]
+    if low in ("t_ms", "time (ms)"):
+        t = np.array([float(v) for v in cleaned]) / 1000.0
+        notes.append(f"'{column}' is milliseconds from the start; the wall-clock time is not in the file")
+        return t - t[0], None, None, notes
+    try:
+        numbers = np.array([float(v) for v in cleaned])
+    except ValueError:
+        numbers = None
+    if numbers is not None:
+        if numbers[0] > 1e9:  # Unix seconds (UTC)
+            started = datetime.fromtimestamp(float(numbers[0]), UTC)
+            return numbers - numbers[0], started, float(numbers[0]), notes
+        notes.append(f"'{column}' is seconds from the start; the wall-clock time is not in the file")
+        return numbers - numbers[0], None, None, notes
+    if all(re.fullmatch(r"\d{1,2}:\d{2}:\d{2}(\.\d+)?", v) for v in cleaned):
+        secs = []
+        for v in cleaned:
+            h, m, sec = v.split(":")
+            secs.append(int(h) * 3600 + int(m) * 60 + float(sec))
+        t = np.array(secs, dtype=float)
+        t = t + 86400.0 * np.cumsum(np.concatenate([[0], np.diff(t) < -43200]))  # past midnight
+        notes.append(f"'{column}' holds times of day without a date: the log cannot be aligned to runs")
+        return t - t[0], None, None, notes
+    parsed: list[datetime] = []
+    for v in cleaned:
+        try:
+            parsed.append(datetime.fromisoformat(v.replace("Z", "+00:00").replace("/", "-")))
+        except ValueError as e:
+            raise PowerLogError(f"{column}", f"{v[:40]!r} is not a time (ISO 8601, Unix seconds or HH:MM:SS)") from e
+    if len({p.tzinfo is None for p in parsed}) > 1:
+        raise PowerLogError(column, "some times carry a zone and some do not")
+    t = np.array([(p - parsed[0]).total_seconds() for p in parsed])
+    return t, parsed[0], None, notes
+
+
+def parse_jtop(data: bytes, boundary: str | None = None, device: str | None = None) -> PowerLog:
+    """jtop (jetson-stats) CSV logs and the other Jetson telemetry CSVs (sysfs loggers, parsed
+    tegrastats, NAME-FIELD wide tables): a time column and rail power columns in mW unless the header
+    says W. Rails are matched by name and the module's power follows the board table (energy.rails);
+    jtop's own 'Power TOT' is used only when no rail tells the board (its meaning changed across
+    jtop versions). A trailing summary row that does not fit the header is dropped."""
+    text = data.decode("utf-8-sig", errors="replace")
+    found = jetson_csv_header(text)
+    if found is None:
+        raise PowerLogError("line 1", "expected a time column and Jetson rail power columns (e.g. 'Power VDD_IN', "
+                                      "'POM_5V_IN_CUR', 'VDD_GPU_SOC-IN_POWER')")
+    rows, h = found
+    header = [c.strip() for c in rows[h]]
+    flags: list[str] = []
+    notes: list[str] = []
+    preamble = [" ".join(r).strip() for r in rows[:h] if "".join(r).strip()]
+    body = [r for r in rows[h + 1:] if "".join(r).strip()]
+    width = len(header)
+    while header and header[-1] == "" and width > 1:
+        width -= 1
+    if body and len([c for c in body[-1] if c.strip()]) > width:
+        notes.append(f"last row ({','.join(body[-1])[:60]}) is a summary, not a sample: dropped")
+        body = body[:-1]
+    if not body:
         raise PowerLogError("line 2", "no samples after the header")
-    time_col = next(c for c in frame.columns if c.lower() in ("time", "timestamp"))
-    t, started = _times(frame, time_col, ("%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M:%S"))
-    where = boundary or "jetson_module"
-    traces: list[PowerTrace] = []
-    total_col: str | None = None
-    total_domain: str | None = None
-    for col in (c for c in frame.columns if "power" in c.lower() and "avg" not in c.lower()):
-        values = _numbers(frame, col)
-        if np.all(np.isnan(values)):
-            continue  # an empty column ('Extra Power')
-        scale = 1.0 if re.search(r"\[W\]|\(W\)", col) else W_PER_MW
-        keep = ~np.isnan(values)
-        domain = (_JTOP_DOMAIN.sub("", col).strip(" _") or col)[:100]
-        is_total = total_col is None and bool(_JTOP_TOTAL.search(col))
-        if is_total:
-            total_col, total_domain = col, domain
-        traces.append(PowerTrace(domain, where if is_total else None, "sampled", t[keep].tolist(),
-                                 (values[keep] * scale).tolist()))
-    if not traces:
+    time_col = next(i for i, c in enumerate(header) if c.lower() in _TIME_COLUMNS or c.lower().startswith("time ("))
+    t, started, start_wall, time_notes = _csv_times([r[time_col] if time_col < len(r) else "" for r in body],
+                                                    header[time_col])
+    notes += time_notes
+    if preamble and started is None and header[time_col].lower().startswith(("time (", "t_ms")):
+        notes.append(f"preamble kept as text: {preamble[0][:60]}")
+    if np.any(np.diff(t) < 0):
+        row = int(np.argmax(np.diff(t) < 0)) + 1
+        raise PowerLogError(f"line {h + row + 2}: {header[time_col]}",
+                            "time goes backwards; is the log from several runs?")
+    steps = np.diff(t)
+    if len(steps) > 5 and np.all(np.abs(steps - steps[0]) < 1e-9):
+        flags.append(FLAG_TIMES_NOMINAL)
+        notes.append(f"every interval is exactly {steps[0]:g} s: the times look computed (index x interval), not "
+                     "measured, so energy over them may be off by the logger's real period")
+    columns: dict[str, tuple[str, np.ndarray]] = {}
+    jtop_total: str | None = None
+    for i, col in enumerate(header):
+        rail = _rail_column(col) if i != time_col else None
+        if col.lower() in _JTOP_TOTAL:
+            jtop_total = col
+            rail = col
+        if not rail:
+            continue
+        cells = [(r[i].strip() if i < len(r) else "") for r in body]
+        values = np.full(len(cells), np.nan)
+        for j, c in enumerate(cells):
+            c = c.removesuffix("mW").removesuffix("W").strip()
+            if c in ("", "-", "N/A", "nan"):
+                continue
+            try:
+                values[j] = float(c)
+            except ValueError as e:
+                raise PowerLogError(f"line {h + j + 2}: {col}", f"{cells[j][:40]!r} is not a number") from e
+        if not np.all(np.isnan(values)):  # an empty column ('Extra Power') is dropped
+            columns[col] = ("TOT" if col == jtop_total else _domain(rail)), values
+    if not columns:
         raise PowerLogError("line 1", "no power column with values")
-    notes = [f"jtop log, {frame.height} samples, power in mW converted to W; total from '{total_col}'"]
-    return PowerLog("jtop", traces, [total_domain] if total_domain else [], where, started, samples=frame.height,
-                    notes=notes, total_column=total_col)
+    jetson = board_for_device(device) is not None or bool(boards_for_rails(d for d, _ in columns.values()))
+    rails: dict[str, np.ndarray] = {}
+    for col, (domain, values) in columns.items():
+        rails[domain] = values * _jetson_unit(col, float(np.nanmax(values)), jetson, flags, notes)
+    fmt = "jtop" if jtop_total or any(c.lower().startswith("power ") for c in header) else "jetson-csv"
+    names = [d for d in rails if d != "TOT"]
+    if jtop_total and "TOT" in rails and not module_power(names, device).ok:
+        notes.append(f"total from jtop's '{jtop_total}' column: jtop reports the input rail where the board has "
+                     "one and a sum of rails (or, before 4.2, one rail) where it has not")
+        where = boundary or "jetson_module"
+        traces = [PowerTrace(d, where if d == "TOT" else None, "sampled", t[~np.isnan(v)].tolist(),
+                             v[~np.isnan(v)].tolist()) for d, v in rails.items()]
+        return PowerLog(fmt, traces, ["TOT"], where, started, samples=len(body), flags=flags, notes=notes,
+                        total_column=jtop_total, start_wall_s=start_wall)
+    rails.pop("TOT", None)
+    log = _jetson_log(fmt, rails, t, started, len(body), boundary, device, flags, notes, start_wall_s=start_wall)
+    log.notes.insert(0, f"{fmt} log, {len(body)} samples")
+    return log
+
+
+# --- DCGM: `dcgmi dmon` text and the C API's long CSV ----------------------------------------------
+
+_DCGM_POWER_FIELDS = {"power": "POWER", "powinst": "POWINST", "power_usage": "POWER", "power_usage_instant": "POWINST",
+                      "dcgm_fi_dev_power_usage": "POWER", "dcgm_fi_dev_power_usage_instant": "POWINST",
+                      "155": "POWER", "157": "POWINST"}
+_DCGM_ENTITY = re.compile(r"^(GPU-CI|GPU-I|GPU|CPU-CORE|CPU|SW|NVSWITCH)\s+(\d+)(?:\s+LINK\s+\d+)?\s+(.*)$")
+_EPOCH_PREFIX = re.compile(r"^(\d{9,11}(?:\.\d+)?)\s+(.*)$")
+
+
+def dcgm_kind(head: str) -> str | None:
+    """'dmon' for `dcgmi dmon` text, 'long' for GPUId,TimeStampUs,Field,Values; None otherwise."""
+    first = head.split("\n", 1)[0].strip()
+    if [c.strip().lower() for c in first.split(",")][:4] == ["gpuid", "timestampus", "field", "values"]:
+        return "long"
+    for line in head.splitlines()[:6]:
+        body = _EPOCH_PREFIX.sub(r"\2", line.strip())
+        if re.match(r"^#\s*Entity\s", body):
+            return "dmon"
+    return None
+
+
+def parse_dcgm(data: bytes, boundary: str | None = None) -> PowerLog:
+    """DCGM power: `dcgmi dmon` text (DeviceMonitor.cpp: a `#Entity` header with each field's short name, a unit
+    line starting `ID`, reprinted every 14 rounds; one row per entity per round; `N/A` for no value; no times
+    unless a wrapper prefixes epoch seconds) or the C API's long CSV (`GPUId,TimeStampUs,Field,Values`, µs
+    epoch, rows grouped by GPU). POWER / POWINST are W per GPU; TOTEC is each GPU's energy counter in mJ."""
+    text = data.decode("utf-8-sig", errors="replace")
+    kind = dcgm_kind(text[:16384])
+    where = boundary or "gpu_board"
+    if kind == "long":
+        return _dcgm_long(text, where)
+    if kind != "dmon":
+        raise PowerLogError("line 1", "not a dcgmi dmon log ('#Entity' header) or a GPUId,TimeStampUs,Field,Values CSV")
+    fields: list[str] = []
+    power: dict[str, list[tuple[float, float]]] = {}
+    energy: dict[str, list[float]] = {}
+    rounds: dict[str, int] = {}
+    stamped = True
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        m = _EPOCH_PREFIX.match(line)
+        stamp = float(m.group(1)) if m else None
+        body = m.group(2) if m else line
+        if re.match(r"^#\s*Entity\s", body):
+            fields = body.lstrip("#").split()[1:]
+            continue
+        if body.startswith("ID") or not fields:
+            continue
+        e = _DCGM_ENTITY.match(body)
+        if not e:
+            continue  # 'dmon was stopped due to receiving a signal', errors
+        if e.group(1) != "GPU":
+            continue  # MIG instances and CPUs report no board power of their own
+        gpu = f"gpu{e.group(2)}"
+        values = e.group(3).split()
+        if len(values) != len(fields):
+            raise PowerLogError(f"line {lineno}", f"{len(values)} values for {len(fields)} fields ({' '.join(fields)})")
+        row = dict(zip(fields, values))
+        n = rounds.get(gpu, 0)
+        rounds[gpu] = n + 1
+        stamped = stamped and stamp is not None
+        t = stamp if stamp is not None else float(n)
+        for name in ("POWINST", "POWER"):
+            if name in row:
+                v = _dmon_number(row[name], lineno, name)
+                if v is not None:
+                    power.setdefault(gpu, []).append((t, v))
+                break
+        if "TOTEC" in row:
+            v = _dmon_number(row["TOTEC"], lineno, "TOTEC")
+            if v is not None:
+                energy.setdefault(gpu, []).append(v)
+    if not fields:
+        raise PowerLogError("(whole file)", "no '#Entity' header line")
+    if not power and not energy:
+        raise PowerLogError("line 1", f"a dcgmi dmon log without power fields ({' '.join(fields)}): nothing to "
+                                      "measure energy with (record POWER, field 155, or TOTEC, field 156)")
+    flags: list[str] = []
+    notes = [f"dcgmi dmon log, {max(rounds.values(), default=0)} rounds of {len(rounds)} GPU(s)"]
+    started = None
+    if not stamped:
+        flags.append(FLAG_ASSUMED_1S)
+        notes.append("dcgmi dmon writes no times: rounds are taken as 1 s apart (its default -d 1000)")
+    traces = []
+    origin = min(p[0][0] for p in power.values()) if power else 0.0
+    if stamped and power:
+        started = datetime.fromtimestamp(origin, UTC)
+    for gpu, samples in sorted(power.items()):
+        traces.append(PowerTrace(gpu, where, "sampled", [t - origin for t, _ in samples], [w for _, w in samples]))
+    log = PowerLog("dcgm", traces, [t.domain for t in traces], where, started, samples=sum(rounds.values()),
+                   gpu_count=len(rounds), flags=flags, notes=notes, total_column="POWER",
+                   start_wall_s=origin if stamped and power else None)
+    deltas = [vals[-1] - vals[0] for vals in energy.values() if len(vals) >= 2]
+    if deltas and all(d >= 0 for d in deltas) and len(deltas) == len(energy):
+        log.counter_j = sum(deltas) / 1000.0  # mJ -> J
+        log.notes.append("energy from each GPU's TOTEC counter (last - first, mJ)")
+    return log
+
+
+def _dmon_number(text: str, lineno: int, field: str) -> float | None:
+    if text == "N/A":
+        return None
+    try:
+        return float(text)
+    except ValueError as e:
+        raise PowerLogError(f"line {lineno}: {field}", f"{text[:40]!r} is not a number") from e
+
+
+def _dcgm_long(text: str, where: str) -> PowerLog:
+    rows = list(csv.reader(io.StringIO(text)))
+    series: dict[str, list[tuple[float, float]]] = {}
+    for lineno, row in enumerate(rows[1:], 2):
+        if not row or not "".join(row).strip():
+            continue
+        if len(row) < 4:
+            raise PowerLogError(f"line {lineno}", "expected GPUId,TimeStampUs,Field,Values")
+        field = _DCGM_POWER_FIELDS.get(row[2].strip().lower())
+        if field is None:
+            continue
+        try:
+            t_us, watts = float(row[1]), float(row[3])
+        except ValueError as e:
+            raise PowerLogError(f"line {lineno}", f"not a time (µs) and a number of watts ({e})") from e
+        series.setdefault(f"gpu{row[0].strip()}", []).append((t_us / 1e6, watts))
+    if not series:
+        raise PowerLogError("(whole file)", "no power field (power_usage, power_usage_instant) in the log")
+    origin = min(t for samples in series.values() for t, _ in samples)
+    traces = []
+    for gpu, samples in sorted(series.items(), key=lambda kv: int(kv[0][3:]) if kv[0][3:].isdigit() else 0):
+        samples.sort()
+        traces.append(PowerTrace(gpu, where, "sampled", [t - origin for t, _ in samples], [w for _, w in samples]))
+    notes = [f"DCGM field log, {sum(len(s) for s in series.values())} power samples of {len(series)} GPU(s), "
+             "sorted by time per GPU"]
+    return PowerLog("dcgm", traces, [t.domain for t in traces], where, datetime.fromtimestamp(origin, UTC),
+                    samples=sum(len(s) for s in series.values()), gpu_count=len(series), notes=notes,
+                    total_column="power_usage", start_wall_s=origin)
 
 
 # --- a wall meter's CSV -----------------------------------------------------------------------
@@ -392,4 +820,5 @@ def parse_meter_csv(data: bytes, boundary: str | None = None) -> PowerLog:
                     total_column=header[w_col], start_wall_s=wall[0])
 
 
-PARSERS: dict[str, Any] = {"nvidia-smi": parse_nvidia_smi, "tegrastats": parse_tegrastats, "jtop": parse_jtop}
+PARSERS: dict[str, Any] = {"nvidia-smi": parse_nvidia_smi, "tegrastats": parse_tegrastats, "jtop": parse_jtop,
+                           "dcgm": parse_dcgm}

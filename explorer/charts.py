@@ -32,7 +32,7 @@ def runs_per_device(counts: pl.DataFrame) -> go.Figure:
 
 def metric_bars(bar_frame: pl.DataFrame, metric_label: str) -> go.Figure:
     """Grouped bars of a metric by batch size, one colour per series, boundary in the hover."""
-    frame = bar_frame.with_columns(pl.col("batch_size").cast(pl.String).fill_null("n/a"))
+    frame = bar_frame.with_columns(pl.col("batch_size").cast(pl.String).fill_null("not stated"))
     fig = px.bar(frame, x="batch_size", y="value", color="series", barmode="group",
                  hover_data={"runs": True, "boundary": True, "method": True, "citation": True},
                  labels={"batch_size": "batch size", "value": metric_label, "series": ""})

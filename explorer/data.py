@@ -18,12 +18,15 @@ from typing import Any, TypeVar
 import polars as pl
 import streamlit as st
 
-from db import Store, queries
+from db import Store, labels, queries
 from db.connection import data_version
 from db.queries import HEADLINE, overview_counts, runs_for_chart
+from explorer.markdown import md
 from ingest import housekeeping_pending, open_store
 from ingest.inbox import pending
-from joulebench.errors import DatabaseBusyError, JouleBenchError
+from ingest.labels import label_source, label_values
+from joulebench.errors import DatabaseBusyError, JouleBenchError, LabelError
+from joulebench.labels import LABEL_TITLES, describe_not_stated
 from joulebench.paths import resolve_db_path
 
 T = TypeVar("T")
@@ -54,7 +57,7 @@ def prepare() -> None:
     except DatabaseBusyError:
         pass  # another process writes now; the pages read when it is done, the inbox waits
     except JouleBenchError as e:
-        st.error(e.format_message())
+        st.error(md(e.format_message()))
         st.stop()
 
 
@@ -63,7 +66,7 @@ def or_stop(load: Callable[..., T], *args: Any) -> T:
     try:
         return load(*args)
     except JouleBenchError as e:
-        st.error(e.format_message())
+        st.error(md(e.format_message()))
         st.stop()
         raise  # st.stop() raises; this line only tells type checkers so
 
@@ -150,15 +153,68 @@ def _findings(path: str, db_version: str) -> pl.DataFrame:
         return queries.findings(store)
 
 
-def run_detail(path: str, run_id: str) -> tuple[dict | None, pl.DataFrame, pl.DataFrame]:
+@dataclass(frozen=True)
+class RunDetail:
+    run: dict | None
+    samples: pl.DataFrame
+    steps: pl.DataFrame
+    supplied: pl.DataFrame  # labels that did not come from the file: label, value, origin, who, when, via
+
+
+def run_detail(path: str, run_id: str) -> RunDetail:
     return _run_detail(path, run_id, version(path))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _run_detail(path: str, run_id: str, db_version: str) -> tuple[dict | None, pl.DataFrame, pl.DataFrame]:
+def _run_detail(path: str, run_id: str, db_version: str) -> RunDetail:
     with Store.open_read_only(path) as store:
         run = queries.run_detail(store, run_id)
-        return run, queries.power_samples(store, run_id), queries.step_times(store, run_id)
+        return RunDetail(run, queries.power_samples(store, run_id), queries.step_times(store, run_id),
+                         queries.run_labels(store, run_id))
+
+
+@dataclass(frozen=True)
+class SourceGaps:
+    """A source and what its runs do not state."""
+
+    source_id: int
+    file_name: str
+    format: str
+    runs: int
+    not_stated: dict[str, int]  # label -> runs that do not state it
+
+    def describe(self) -> str:
+        return describe_not_stated(self.not_stated, self.runs)
+
+
+def source_gaps(path: str, source_id: int) -> SourceGaps | None:
+    """None when there is no such source (e.g. a queued file not ingested yet)."""
+    return _source_gaps(path, source_id, version(path))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _source_gaps(path: str, source_id: int, db_version: str) -> SourceGaps | None:
+    with Store.open_read_only(path) as store:
+        try:
+            ref = labels.resolve_source(store.con, str(source_id))
+        except LabelError:
+            return None
+        return SourceGaps(ref.source_id, ref.file_name, ref.format, ref.runs, labels.gaps(store.con, ref.source_id))
+
+
+def fill_labels(path: str, source_id: int, *, device: str, device_kind: str, mode: str, precision: str,
+                batch_size: int, boundary: str, via: str) -> str:
+    """Apply a label form's answers (empty or 0 = not given) to every run of the source that does
+    not state them; a summary of what changed. LabelError for invalid values."""
+    values, kind = label_values(device, device_kind, mode, precision, batch_size or None, boundary)
+    report = label_source(source_id, values, kind, db=path, via=via)
+    done = [f"{LABEL_TITLES[k]} = {values[k]} ({report.filled.get(k, 0)} filled"
+            + (f", {report.replaced[k]} changed" if report.replaced.get(k) else "") + ")" for k in values]
+    text = f"Labelled the runs of {report.source.file_name}: " + "; ".join(done) + "."
+    if report.device_added:
+        text += f" {values['device']} added to the device catalog as a {kind}."
+    still = labels.describe_gaps(report.still_not_stated)
+    return text + (f" Still not stated: {still}." if still else " Every label is now stated or supplied.")
 
 
 def devices(path: str) -> tuple[pl.DataFrame, pl.DataFrame]:

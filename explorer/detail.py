@@ -1,23 +1,33 @@
-"""Run detail: split one run's row into the sections the page shows; its trust grade and the
-aggregate of its configuration's repeats."""
+"""Run detail: split one run's row into the sections the page shows, as text; its trust grade
+and the aggregate of its configuration's repeats.
+
+A label the file did not state shows as 'not stated'; a label a person (or a folder name)
+supplied says so beside the value; a figure stored corrected shows what the source printed.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import polars as pl
+
 from db import columns
 from db.grading import STAT_METRICS
 from energy.stats import Aggregate
 from explorer.aggregates import GRADE_COLORS, GRADE_MEANINGS, grade_legend, reason_rows
+from joulebench.labels import NOT_STATED
 
-__all__ = ["GRADE_COLORS", "GRADE_MEANINGS", "badge", "configuration_rows", "grade_legend", "reason_rows",
-           "sections"]
+__all__ = ["GRADE_COLORS", "GRADE_MEANINGS", "as_rows", "badge", "configuration_aggregate", "configuration_rows",
+           "grade_legend", "reason_rows", "sections", "supplied_note"]
 
 PROVENANCE_FIELDS = ("source_kind", "source_file", "source_format", "source_sha256", "source_imported_at",
                      "origin_kind", "origin_file_name", "origin_format", "origin_tool", "origin_tool_version",
                      "origin_sha256", "origin_imported_at", "citation")
 ENERGY_FIELDS = ("energy_j", "energy_missing_reason", "energy_boundary", "energy_method", "avg_power_w",
                  "j_per_sample", "j_per_iteration", "idle_power_w", "net_j_per_sample")
+LABEL_OF_FIELD = {"device_name": "device", "mode": "mode", "precision": "precision", "batch_size": "batch_size",
+                  "energy_boundary": "energy_boundary"}
+AS_PRINTED = {"weak_scaling": "weak_scaling_as_printed"}  # corrected figure -> the value the source printed
 MEASUREMENT_FIELDS = ("duration_s", "warmup_s", "warmup_steady", "start_offset_s", "sample_period_s",
                       "sensor_update_period_s", "power_trace_source", "energy_counter_j", "energy_sampled_j",
                       "energy_disagreement_pct", "idle_energy_j", "gpu_clock_avg_mhz", "gpu_clock_min_mhz",
@@ -25,26 +35,54 @@ MEASUREMENT_FIELDS = ("duration_s", "warmup_s", "warmup_steady", "start_offset_s
 FIGURE_LABELS = {"throughput_sps": "Throughput (samples/s)", "j_per_sample": "Energy per example (J)",
                  "net_j_per_sample": "Net energy per example (J)", "j_per_iteration": "Energy per iteration (J)",
                  "avg_power_w": "Average power (W)", "energy_j": "Energy (J)", "latency_p50_ms": "p50 latency (ms)",
-                 "latency_p99_ms": "p99 latency (ms)", "duration_s": "Window (s)"}
+                 "latency_p99_ms": "p99 latency (ms)", "duration_s": "Window (s)", "tokens_per_s": "Tokens/s",
+                 "j_per_token": "Energy per token (J)"}
 
 
-def sections(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[str, dict[str, str]]:
     """Configuration, performance, energy, measurement, environment, provenance; missing values
     shown as such."""
-    shown = set(ENERGY_FIELDS) | set(MEASUREMENT_FIELDS)
-    metrics = [k for k in columns.metric_fields() if k not in shown]
-    return {
-        "Configuration": {k: run.get(k) for k in ("device_name", "device_kind", *columns.config_fields())},
-        "Performance": {k: run.get(k) for k in metrics},
-        "Energy": {k: run.get(k) for k in ENERGY_FIELDS},
-        "Measurement": {k: run.get(k) for k in MEASUREMENT_FIELDS},
-        "Environment": {k: run.get(k) for k in columns.environment_fields()},
-        "Provenance": {k: run.get(k) for k in PROVENANCE_FIELDS},
+    by_label = {} if supplied is None else {r["label"]: r for r in supplied.iter_rows(named=True)}
+    not_stated = set(run.get("labels_not_stated") or ())
+
+    def shown(key: str) -> str:
+        label = LABEL_OF_FIELD.get(key)
+        if label in not_stated:
+            return NOT_STATED
+        value = run.get(key)
+        text = "missing" if value is None else str(value)
+        if label in by_label:
+            text += f" ({supplied_note(by_label[label])})"
+        printed = run.get(AS_PRINTED.get(key, ""))
+        if printed is not None:
+            text += f" (corrected; the source printed {printed:g}, see the notes)"
+        return text
+
+    elsewhere = set(ENERGY_FIELDS) | set(MEASUREMENT_FIELDS) | set(AS_PRINTED.values())
+    metrics = [k for k in columns.metric_fields() if k not in elsewhere]
+    keys = {
+        "Configuration": ("device_name", "device_kind", *columns.config_fields()),
+        "Performance": tuple(metrics),
+        "Energy": ENERGY_FIELDS,
+        "Measurement": MEASUREMENT_FIELDS,
+        "Environment": tuple(columns.environment_fields()),
+        "Provenance": PROVENANCE_FIELDS,
     }
+    return {title: {k: shown(k) for k in fields} for title, fields in keys.items()}
 
 
-def as_rows(section: dict[str, Any]) -> list[dict[str, str]]:
-    return [{"field": k, "value": "missing" if v is None else str(v)} for k, v in section.items()]
+def supplied_note(row: dict[str, Any]) -> str:
+    """'supplied by alice on 2026-11-23 with joulebench label' / 'from the folder name, at import'."""
+    how = {"import": "at import", "cli": "with joulebench label", "upload_page": "on the Upload page",
+           "run_detail_page": "on Run detail"}.get(row["via"], row["via"])
+    when = row["supplied_at"].strftime("%Y-%m-%d %H:%M UTC") if row.get("supplied_at") is not None else "?"
+    if row["origin"] == "folder_name":
+        return f"not in the file: from the folder name, {how} on {when}"
+    return f"not in the file: supplied by {row['supplied_by']} {how} on {when}"
+
+
+def as_rows(section: dict[str, str]) -> list[dict[str, str]]:
+    return [{"field": k, "value": v} for k, v in section.items()]
 
 
 def badge(grade: str | None) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from db import IngestReport
 from ingest import import_bytes, import_with_power_log
 from ingest.attach import load_pair
 from joulebench.errors import ResultFileError
+from joulebench.labels import NOT_STATED, describe_not_stated
 
 
 @dataclass
@@ -19,6 +20,7 @@ class Preview:
     devices: list[str] = field(default_factory=list)
     workloads: list[str] = field(default_factory=list)
     missing_fields: list[str] = field(default_factory=list)
+    not_stated: str = ""  # 'device (all 3 runs), mode (all 3 runs)': filled after import, in the review
     warnings: list[str] = field(default_factory=list)
     error: str = ""
 
@@ -47,8 +49,13 @@ def preview(name: str, data: bytes, given: importers.Hints | None = None, log: P
     except ResultFileError as e:
         return Preview(name, error=e.format_message())
     runs = loaded.runs
-    return Preview(name, fmt, len(runs), sorted({r["device"]["name"] for r in runs}),
-                   sorted({r["config"]["workload"] for r in runs}), loaded.missing_fields(), list(loaded.warnings))
+    counts = loaded.not_stated()
+    devices = sorted({r["device"]["name"] for r in runs if r["device"] is not None})
+    if "device" in counts:
+        devices.append(NOT_STATED)
+    others = [w for w in loaded.warnings if not w.startswith("not stated in the file:")]
+    return Preview(name, fmt, len(runs), devices, sorted({r["config"]["workload"] for r in runs}),
+                   loaded.missing_fields(), describe_not_stated(counts, len(runs)) if counts else "", others)
 
 
 def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None = None,

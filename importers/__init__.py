@@ -10,22 +10,31 @@ of the original bytes (for a folder: a stable hash over sorted (relative path, b
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from importers.base import Conversion, Hints, Importer, Source
+from importers.ai_energy_score import AiEnergyScoreImporter
+from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
+from importers.dcgm import DcgmImporter
+from importers.describe import what_is
 from importers.dllogger import DlloggerImporter
+from importers.experiment_table import ExperimentTableImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
 from importers.lambda_tables import LambdaImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
+from importers.mlperf_training import MlperfTrainingImporter
 from importers.optimum import OptimumBenchmarkImporter
+from importers.perseus import PerseusImporter
 from importers.powerlogs import JtopImporter, NvidiaSmiImporter, TegrastatsImporter
 from importers.tqdm_log import TqdmImporter
+from importers.vllm_bench import VllmBenchImporter
 from importers.zeus import ZeusImporter
-from joulebench.errors import ResultFileError
+from joulebench.errors import NothingToImportError, ResultFileError
+from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
 from joulebench.resultfile import LoadedResultFile, schema, validate_document
 
 _TRACE_ITEMS = schema()["$defs"]["power_trace"]["properties"]
@@ -36,20 +45,26 @@ MAX_TRACE_T_S = float(_TRACE_ITEMS["t_s"]["items"]["maximum"])
 IMPORTERS: tuple[Importer, ...] = (
     JouleBenchImporter(),
     MlperfImporter(),
+    MlperfTrainingImporter(),
+    AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),
     MlEnergyImporter(),
+    VllmBenchImporter(),
     ZeusImporter(),
+    PerseusImporter(),
     LambdaImporter(),
     HfTrainerImporter(),
     DlloggerImporter(),
+    DcgmImporter(),
     NvidiaSmiImporter(),
     TegrastatsImporter(),
     JtopImporter(),
+    ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
     TqdmImporter(),
 )
 
-POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME})
+POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME})
 
 __all__ = [
     "IMPORTERS",
@@ -79,20 +94,16 @@ class ImportedFile(LoadedResultFile):
         return runs
 
     def missing_fields(self) -> list[str]:
-        """Headline fields that no run of the file carries."""
-        wanted = {
-            "throughput_sps": ("metrics",),
-            "j_per_sample": ("metrics",),
-            "energy_j": ("metrics",),
-            "latency_p50_ms": ("metrics",),
-            "precision": ("config",),
-            "batch_size": ("config",),
-        }
+        """Headline figures that no run of the file carries (labels it leaves unstated: `not_stated`)."""
         missing = []
-        for key, (section,) in wanted.items():
-            if not any((run.get(section) or {}).get(key) is not None for run in self.runs):
+        for key in ("throughput_sps", "j_per_sample", "energy_j", "latency_p50_ms"):
+            if not any((run.get("metrics") or {}).get(key) is not None for run in self.runs):
                 missing.append(key)
         return missing
+
+    def not_stated(self) -> dict[str, int]:
+        """Label -> runs that do not state it (device, mode, precision, batch size, energy boundary)."""
+        return count_not_stated(self.runs)
 
 
 def known_formats() -> list[str]:
@@ -112,7 +123,10 @@ def detect(source: Source) -> Importer:
         except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             continue
     what = "folder" if source.is_folder else "file"
-    raise ResultFileError(
+    kind = what_is(source)
+    if kind:
+        raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import"])
+    raise NothingToImportError(
         source.name, [f"(whole {what}): not a format JouleBench knows; known formats: " + "; ".join(known_formats())]
     )
 
@@ -121,7 +135,8 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     """Detect, convert and validate; raise ResultFileError (and nothing else) on bad input."""
     hints = hints or Hints()
     importer = detect(source)
-    if not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None:
+    if (not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None
+            and not getattr(importer, "TOLERATES_NUL", False)):
         try:
             source.data.decode("utf-8")
             where = "contains NUL bytes"
@@ -131,7 +146,11 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     conv = Conversion(source=source, hints=hints, importer=importer)
     try:
         document = importer.convert(conv)
-    except ResultFileError:
+    except ResultFileError as e:
+        kind = what_is(source)
+        if kind:  # refused for want of any figure: say what the file is
+            raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import",
+                                                     *e.problems]) from e
         raise
     except (
         ValueError,
@@ -146,15 +165,60 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
         raise ResultFileError(
             source.name, [f"(whole file): not a valid {importer.NAME} file ({type(e).__name__}: {e})"]
         ) from e
+    _not_stated_to_null(document)
     validate_imported(document, source.name)
+    runs = document.get("runs") or []
+    reasons = {label: why for label, where in conv.unstated.items() if (why := _reason(where))}
+    warning = not_stated_warning(count_not_stated(runs), len(runs), source.base_name, reasons,
+                                 flags_apply=not isinstance(importer, JouleBenchImporter))
+    if warning:
+        conv.warnings.insert(0, warning)
     imported = ImportedFile(
         name=source.name,
         content_sha256=source.content_sha256,
         document=document,
         format=importer.NAME,
         warnings=tuple(conv.warnings),
+        supplied=_supplied(conv, hints),
     )
     return imported, importer.NAME
+
+
+def _not_stated_to_null(document: Any) -> None:
+    """A device the importer could not name (the placeholder of `Conversion.device`) becomes null."""
+    runs = document.get("runs") if isinstance(document, dict) else None
+    for run in runs if isinstance(runs, list) else []:
+        device = run.get("device") if isinstance(run, dict) else None
+        if isinstance(device, dict) and device.get("name") is DEVICE_NOT_STATED:
+            run["device"] = None
+
+
+def _reason(where: str) -> str | None:
+    """Where an importer looked for a label, as a short reason: '(whole file; X)' -> 'X',
+    'line 2: (X)' -> 'X', 'line 2: gpu_model' -> 'no gpu_model'; None when it says nothing."""
+    text = re.sub(r"^line \d+(: )?", "", where.strip())
+    if text.startswith("(whole file; ") and text.endswith(")"):
+        return text[len("(whole file; "):-1].split(": pass ")[0]
+    if text in ("", "(whole file)", "device", "mode"):
+        return None
+    if text.startswith("(") and text.endswith(")"):
+        return text[1:-1]
+    return f"no {text}"
+
+
+def _supplied(conv: Conversion, hints: Hints) -> tuple[SuppliedLabel, ...]:
+    """Labels from a folder name and from the user's hints, to record for the runs carrying them.
+    (A JouleBench result file is self-describing: hints are not applied to it.)"""
+    if isinstance(conv.importer, JouleBenchImporter):
+        return ()
+    who = current_user()
+    out = [SuppliedLabel(label, value, "folder_name", who, "import") for label, value in conv.from_folder.items()]
+    given = {"device": hints.device.strip() if hints.device else None, "mode": hints.mode,
+             "precision": hints.precision, "batch_size": None if hints.batch_size is None else str(hints.batch_size),
+             "energy_boundary": hints.boundary}
+    out += [SuppliedLabel(label, value, "user", who, "import") for label, value in given.items()
+            if value and label not in conv.from_folder]
+    return tuple(out)
 
 
 def validate_imported(document: dict[str, Any], name: str) -> None:

@@ -3,7 +3,8 @@
 A folder or archive is walked; a directory holding an MLPerf `mlperf_log_summary.txt` is
 grouped into one folder source rooted above its run directories (`run_1`, `ranging`,
 `performance`), an optimum-benchmark `benchmark_report.json` with the `benchmark_config.json`
-beside it makes one source, every other file is its own source. Archives are read in memory only, never
+beside it makes one source (and the same run's `benchmark.json`, `.txt` and `.md` copies beside it
+are not imported again), every other file is its own source. Archives are read in memory only, never
 extracted, one member at a time (`LazyFiles`): members are capped in count and size from the
 archive's directory before anything is read (total uncompressed bytes too, which stops zip
 bombs), and absolute paths, `..`, links and encrypted members are refused. Files on disk are
@@ -31,6 +32,7 @@ RUN_DIR = re.compile(r"^(run_\d+|ranging|accuracy|performance|power)$", re.IGNOR
 MLPERF_SUMMARY = "mlperf_log_summary.txt"
 # optimum-benchmark writes these side by side; imported together, the config gives device and shapes
 OPTIMUM_REPORT, OPTIMUM_CONFIG = "benchmark_report.json", "benchmark_config.json"
+OPTIMUM_COPIES = ("benchmark.json", "benchmark_report.txt", "benchmark_report.md")  # the same run again
 
 
 def _safe_member(name: str, archive: str) -> str:
@@ -163,6 +165,10 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
         prefix = f"{root}/" if root else ""
         members = {rel[len(prefix) :]: rel for rel in files if rel.startswith(prefix)}
         claimed.update(members.values())
+        system = _mlperf_system(root, files)
+        if system and not any(m.endswith(".json") and "/" not in m for m in members):
+            members["system.json"] = system  # the submission's systems/<system>.json: device and count
+            claimed.add(system)
         name = f"{top}/{root}" if root else top
         root_dirs = (*outer_dirs, top, *(root.split("/")[:-1] if root else []))
         sources.append(Source(name=name, files=files.subset(members), dirs=root_dirs if root else outer_dirs,
@@ -176,6 +182,15 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
             sources.append(Source(name=f"{top}/{folder}{OPTIMUM_REPORT}",
                                   files=files.subset({OPTIMUM_REPORT: report, OPTIMUM_CONFIG: config}),
                                   dirs=(*outer_dirs, top, *parts), is_folder=True))
+    for result, paths in _training_results_with_power(files).items():
+        if result in claimed:
+            continue
+        claimed.update(paths.values())
+        folder = result.rsplit("/", 1)[0] if "/" in result else ""
+        parts = folder.split("/") if folder else []
+        sources.append(Source(name=f"{top}/{result}", files=files.subset(paths),
+                              dirs=(*outer_dirs, top, *parts), is_folder=True))
+    claimed.update(_redundant_renderings(files, claimed))
     for rel in sorted(files):
         if rel in claimed:
             continue
@@ -183,6 +198,64 @@ def group(files: LazyFiles, top: str, outer_dirs: tuple[str, ...]) -> list[Sourc
         sources.append(Source(name=f"{top}/{rel}", files=files.subset({parts[-1]: rel}),
                               dirs=(*outer_dirs, top, *parts[:-1])))
     return sources
+
+
+def _mlperf_system(root: str, files: LazyFiles) -> str | None:
+    """`<submitter>/systems/<system>.json` for a result folder `<submitter>/results/<system>/<benchmark>/<scenario>`."""
+    dirs = root.split("/")
+    for i in range(len(dirs) - 1, 0, -1):
+        if dirs[i - 1] == "results":
+            path = "/".join([*dirs[:i - 1], "systems", f"{dirs[i]}.json"])
+            return path if path in files else None
+    return None
+
+
+def _training_results_with_power(files: LazyFiles) -> dict[str, dict[str, str]]:
+    """MLPerf Training results: `results/<system>/<benchmark>/<result>.txt` with `systems/<system>.json` of the
+    same submitter when the tree has it, and its power readings in `power/<result>/node_*.txt` (and `sw_*.txt`)
+    beside it: {result path: {member name in the source: path in the tree}}."""
+    out: dict[str, dict[str, str]] = {}
+    for rel in files:  # a result file without power readings still takes its system description
+        parts = rel.split("/")
+        if (len(parts) >= 4 and parts[-4] == "results" and re.fullmatch(r"result\S*\.txt", parts[-1])
+                and "/".join([*parts[:-4], "systems", f"{parts[-3]}.json"]) in files):
+            out.setdefault(rel, {"result.txt": rel, "system.json": "/".join([*parts[:-4], "systems",
+                                                                             f"{parts[-3]}.json"])})
+    for rel in files:
+        parts = rel.split("/")
+        if len(parts) < 3 or parts[-3] != "power" or not re.fullmatch(r"(node|sw)_\d+\.txt", parts[-1]):
+            continue
+        bench_dir = "/".join(parts[:-3])
+        result = f"{bench_dir}/{parts[-2]}.txt" if bench_dir else f"{parts[-2]}.txt"
+        if result not in files:
+            continue
+        members = out.setdefault(result, {"result.txt": result})
+        members[f"power/{parts[-1]}"] = rel
+        dirs = bench_dir.split("/")
+        if len(dirs) >= 3 and dirs[-3] == "results":
+            system = "/".join([*dirs[:-3], "systems", f"{dirs[-2]}.json"])
+            if system in files:
+                members["system.json"] = system
+    return out
+
+
+def _redundant_renderings(files: LazyFiles, claimed: set[str]) -> set[str]:
+    """optimum-benchmark (>= 0.5) writes one run as benchmark.json, benchmark_report.json (+ config),
+    benchmark_report.txt and benchmark_report.md in one folder: imported once, from the most complete
+    (the report with its config, else benchmark.json, else the report, else a rendering)."""
+    out: set[str] = set()
+    by_folder: dict[str, set[str]] = {}
+    for rel in files:
+        folder, _, base = rel.rpartition("/")
+        by_folder.setdefault(folder, set()).add(base)
+    for folder, names in by_folder.items():
+        prefix = f"{folder}/" if folder else ""
+        order = [n for n in (OPTIMUM_REPORT, *OPTIMUM_COPIES) if n in names]
+        if len(order) < 2 or not {OPTIMUM_REPORT, "benchmark.json"} & names:
+            continue
+        keep = OPTIMUM_REPORT if prefix + OPTIMUM_REPORT in claimed else order[0]
+        out.update(prefix + n for n in order if n != keep)
+    return out
 
 
 def sources_from_path(path: Path) -> list[Source]:

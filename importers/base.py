@@ -181,6 +181,14 @@ def folder_sha256(files: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
+class _NotStated(str):
+    """The name of a device the file does not state: a placeholder (so importers can handle the
+    device dict as usual) that `load_source` replaces with null. No file value is of this type."""
+
+
+DEVICE_NOT_STATED = _NotStated("not stated")
+
+
 @dataclass
 class Conversion:
     """State of one conversion: the source, the hints, the warnings collected on the way."""
@@ -190,6 +198,10 @@ class Conversion:
     importer: Importer
     warnings: list[str] = field(default_factory=list)
     tool_version: str | None = None
+    # label -> value, for labels read from the name of a folder the file sat in
+    from_folder: dict[str, str] = field(default_factory=dict)
+    # label -> where the importer looked for it, for labels the file does not state
+    unstated: dict[str, str] = field(default_factory=dict)
 
     def fail(self, where: str, reason: str) -> ResultFileError:
         """An error naming the file, the line or field, and the reason (raise it)."""
@@ -204,27 +216,29 @@ class Conversion:
         return f"{self.importer.NAME}:{self.source.content_sha256[:20]}:{index}"
 
     # --- hints ---------------------------------------------------------------------------
+    # A label the file does not state comes from a reliable folder name (noted in `from_folder`)
+    # or from the user's hints; failing both it is left "not stated" and the import goes on.
+    # `load_source` warns once, naming every label left unstated.
     def device(
         self, from_file: str | None, kind: str | None = None, where: str = "device", memory_gb: float | None = None
     ) -> dict[str, Any]:
         """The run's device: the file's own name, else a reliable path component, else --device.
 
-        A file that does not say which device ran it, in a path that does not either, needs
-        --device: the importer never guesses.
+        A file that does not say which device ran it, in a path that does not either, and without
+        --device, gives a placeholder that `load_source` turns into `null` (not stated): the
+        importer never guesses.
         """
         name = clean_str(from_file)
         if not name:
             name = device_from_path(self.source.dirs) or None
             if name:
                 self.warn(f"device {name!r} taken from the folder name")
+                self.from_folder.setdefault("device", name[:200])
         if not name and self.hints.device:
             name = self.hints.device.strip()
         if not name:
-            raise self.fail(
-                where,
-                "the file does not say which device ran it; pass --device NAME (or choose the device "
-                "on the upload form), or keep the file in a folder named after the device",
-            )
+            self.unstated.setdefault("device", where)
+            return {"name": DEVICE_NOT_STATED, "kind": kind or "gpu"}
         kind = self.hints.device_kind or kind or kind_of_device(name)
         device: dict[str, Any] = {"name": name[:200], "kind": kind}
         if memory_gb:
@@ -236,20 +250,21 @@ class Conversion:
             return from_file
         from_path = precision_from_path(self.source.dirs)
         if from_path:
+            self.from_folder.setdefault("precision", from_path)
             return from_path
         return self.hints.precision
 
     def boundary(self, default: str | None) -> str | None:
         return self.hints.boundary or default
 
-    def mode(self, from_file: str | None, where: str = "mode") -> str:
-        mode = from_file or self.hints.mode
-        if not mode:
-            raise self.fail(
-                where,
-                "the file does not say whether it measured training, inference or idle; pass --mode train|infer|idle",
-            )
-        return mode
+    def mode(self, from_file: str | None, where: str = "mode") -> str | None:
+        """train | infer | idle from the file, else --mode, else None (not stated)."""
+        if from_file:
+            return from_file
+        if self.hints.mode:
+            return self.hints.mode
+        self.unstated.setdefault("mode", where)
+        return None
 
     def document(self, runs: list[dict[str, Any]], *, created_at: str | None = None) -> dict[str, Any]:
         if not runs:

@@ -2,8 +2,15 @@
 
 Energies are in kWh (stored in J), powers in W, duration in s, RAM in GB. CodeCarbon sums
 CPU, GPU and RAM energy, partly estimated (CPU from TDP when RAPL is absent, RAM from its
-size), so runs are labelled boundary `system`, method `reported`. CodeCarbon does not say
-whether the tracked code trained or inferred: pass --mode.
+size), so runs are labelled boundary `system`, method `reported`. On a Jetson (a `tegra` OS with
+no GPU listed) CodeCarbon cannot see the integrated GPU and models CPU and RAM power: nothing
+there is measured, so those runs are boundary `estimated`, method `estimated`. CodeCarbon does
+not say whether the tracked code trained or inferred: pass --mode.
+
+`gpu_model` names every GPU the library enumerated (`8 x NVIDIA H800`, or several models run
+together); `gpu_count` is the number tracked, and wins. Files appended by a crashed writer hold NUL
+bytes (removed, counted) and rows with nothing but a timestamp (skipped, counted); rows of one
+run_id written by flush() carry cumulative totals, so only the last is kept.
 """
 
 from __future__ import annotations
@@ -25,13 +32,14 @@ from importers.base import (
 )
 
 REQUIRED = ("duration", "energy_consumed")
-_GPU = re.compile(r"^\s*(\d+)\s*x\s*(.+)$")
+_GPU = re.compile(r"(\d+)\s*x\s*(.+?)\s*(?=\d+\s*x\s|$)")
 
 
 class CodeCarbonImporter(Importer):
     NAME = "codecarbon"
     TOOL = "codecarbon"
     DESCRIPTION = "CodeCarbon emissions.csv or its JSON"
+    TOLERATES_NUL = True  # a crash while appending leaves NUL bytes in emissions.csv
 
     def sniff(self, source: Source) -> bool:
         doc = source.json
@@ -50,19 +58,55 @@ class CodeCarbonImporter(Importer):
             records = doc if isinstance(doc, list) else [doc]
             rows = [(f"[{i}]" if isinstance(doc, list) else "(object)", r) for i, r in enumerate(records)]
         else:
-            header, lines = read_csv(conv, conv.source.text or "")
+            raw = conv.source.data
+            nul = raw.count(b"\x00")
+            try:
+                text = raw.replace(b"\x00", b"").decode("utf-8-sig") if nul else conv.source.text or ""
+            except UnicodeDecodeError as e:
+                raise conv.fail("(whole file)", f"byte {e.start} (after removing NUL bytes) is not UTF-8") from e
+            if nul:
+                conv.warn(f"{nul} NUL bytes removed (a crash while appending to the file)")
+            header, lines = read_csv(conv, text)
             missing = [c for c in REQUIRED if c not in header]
             if missing:
                 raise conv.fail("line 1", f"header lacks {', '.join(missing)}")
             rows = []
+            empty = 0
             for lineno, cells in lines:
                 if cells == header:  # runs appended by a newer version repeat the header
                     continue
                 if len(cells) > len(header) + 1:
                     raise conv.fail(f"line {lineno}", f"{len(cells)} cells for {len(header)} columns")
-                rows.append((f"line {lineno}", {h: (cells[i] if i < len(cells) else "") for i, h in enumerate(header)}))
+                record = {h: (cells[i] if i < len(cells) else "") for i, h in enumerate(header)}
+                if not (record.get("duration") or "").strip() and not (record.get("energy_consumed") or "").strip():
+                    empty += 1  # a row the writer never finished: only a timestamp (and a project name)
+                    continue
+                rows.append((f"line {lineno}", record))
+            if empty:
+                conv.warn(f"{empty} row(s) with no duration and no energy (never finished by the writer) skipped")
+            rows = self._last_per_run(conv, rows)
         runs = [self._run(conv, where, record, i) for i, (where, record) in enumerate(rows)]
         return conv.document(runs)
+
+    @staticmethod
+    def _last_per_run(conv: Conversion, rows: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+        """flush() appends cumulative rows with the same run_id: the last one is the run."""
+        last: dict[str, int] = {}
+        superseded: set[int] = set()
+        for i, (_, r) in enumerate(rows):
+            run_id = clean_str(r.get("run_id"))
+            if not run_id:
+                continue
+            if run_id in last:
+                before, now = num(rows[last[run_id]][1].get("duration")), num(r.get("duration"))
+                if before is not None and now is not None and now >= before:  # a running total, grown
+                    superseded.add(last[run_id])
+            last[run_id] = i
+        keep = [row for i, row in enumerate(rows) if i not in superseded]
+        if len(keep) < len(rows):
+            conv.warn(f"{len(rows) - len(keep)} earlier row(s) of a run_id written again later (flush() writes "
+                      "running totals) are superseded by the last")
+        return keep
 
     def _run(self, conv: Conversion, where: str, r: dict[str, Any], index: int) -> dict[str, Any]:
         if not isinstance(r, dict):
@@ -75,15 +119,24 @@ class CodeCarbonImporter(Importer):
         gpu_model = clean_str(r.get("gpu_model"))
         gpu_count = pos_int(r.get("gpu_count"))
         os_name = clean_str(r.get("os")) or ""
+        jetson = False
         if gpu_model:
-            m = _GPU.match(gpu_model)
-            if m:
-                gpu_count = gpu_count or int(m.group(1))
-                gpu_model = m.group(2).strip()
+            listed = [(int(n), name.strip()) for n, name in _GPU.findall(gpu_model)]
+            if listed:
+                names = {name for _, name in listed}
+                if len(names) > 1:
+                    conv.warn(f"{where}: gpu_model lists several GPU models ({gpu_model}); the run is stored on "
+                              f"{listed[0][1]}")
+                gpu_count = gpu_count or (listed[0][0] if len(names) == 1 else None)
+                if gpu_count and sum(n for n, _ in listed) > gpu_count:
+                    conv.warn(f"gpu_model lists {sum(n for n, _ in listed)} GPUs ({gpu_model}) where gpu_count says "
+                              f"{gpu_count} were tracked: the tracked count is stored")
+                gpu_model = listed[0][1]
             device = conv.device(gpu_model, "gpu", where=f"{where}: gpu_model")
         elif "tegra" in os_name.lower():
             device = conv.device(None, "jetson", where=f"{where}: gpu_model (empty on a Jetson)")
             gpu_count = None
+            jetson = True
         else:
             device = conv.device(clean_str(r.get("cpu_model")), "cpu", where=f"{where}: cpu_model")
             gpu_count = None
@@ -94,8 +147,8 @@ class CodeCarbonImporter(Importer):
                 energy_metrics(
                     energy_kwh * J_PER_KWH,
                     duration_s=duration,
-                    boundary=conv.boundary("system"),
-                    method="reported",
+                    boundary=conv.boundary("estimated" if jetson else "system"),
+                    method="estimated" if jetson else "reported",
                     what="energy_consumed",
                     flags=flags,
                 )
@@ -136,6 +189,8 @@ class CodeCarbonImporter(Importer):
                 "ram_gb": positive(num(r.get("ram_total_size"))),
             },
             "notes": f"CodeCarbon run {clean_str(r.get('run_id')) or '?'} written {stamp or '?'} "
-            f"(local time, zone not recorded): " + ", ".join(parts),
+            f"(local time, zone not recorded): " + ", ".join(parts)
+            + ("; on a Jetson CodeCarbon sees no GPU (its integrated GPU is not measured) and models CPU and RAM "
+               "power: the energy is an estimate" if jetson else ""),
         }
         return run

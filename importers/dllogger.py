@@ -1,10 +1,14 @@
-"""NVIDIA DeepLearningExamples dllogger output: `DLLL {json}` lines (JSON stream backend),
-the same JSON without the prefix, stdout text (`DLL <time> - <step> key : value unit ...`)
-and the older nvlog/raport JSON (`{"model": ..., "epoch": {...}, "iteration": {...}}`).
+"""NVIDIA DeepLearningExamples dllogger output: `DLLL {json}` lines (JSON stream backend, with
+METADATA lines declaring units), the same JSON without the prefix, stdout text
+(`DLL <time> - <step> key : value unit ...`) and the older (NVLOGGER 0.2.x, 2019) column-oriented
+nvlog JSON (`{"run": {gpu_info, args}, "epoch": {x, metric: [...]}, "iter": {x, metric: [[...]]}}`).
 
-Throughput is the final summary figure (`training_sequences_per_second`, `train.total_ips`,
-...). Precision: `amp`/`fp16` true -> fp16; otherwise unknown (fp32 and TF32 look the same).
-The GPU model is not recorded: it comes from the path or --device.
+Throughput is the final summary figure: the step `[]`, or the string steps of inference scripts
+(`"avg"`, with `"90%"`, `"95%"`, `"99%"` for latency percentiles). The unit comes from METADATA
+(`images/s` -> images) or the metric's name (`sequences_per_second`; FastPitch `frames/s` are mel
+frames); items of unknown kind are kept as "unit not stated". Precision: `amp`/`fp16` true -> fp16;
+otherwise unknown (fp32 and TF32 look the same). Only the old nvlog records the GPUs (`gpu_info`,
+the visible ones; the run used `args.world_size`); otherwise the GPU comes from the path or --device.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from importers.base import Conversion, Importer, Source, clean_str, num, pos_int, positive
+from importers.base import Conversion, Importer, Source, as_dict, as_list, clean_str, num, pos_int, positive
 
-_STDOUT = re.compile(r"^DLL \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+ - (.*)$")
+_STDOUT = re.compile(r"^DLLL? \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+ - (.*)$")  # prefix DLL (or DLLL)
 _PAIR = re.compile(r"([A-Za-z_][\w.]*) : (\S+)(?: (img/s|seq/s|tok/s|samples/s|s|ms))?")
 _NAMESPACE = re.compile(r"(\w+)=('[^']*'|[^,()]+)")
 THROUGHPUT_KEYS = (
@@ -30,7 +34,15 @@ THROUGHPUT_KEYS = (
     "throughput_val",
     "val.total_ips",
     "inference_throughput",
+    "generator_frames/s",
+    "frames/s",
+    "train_epoch_avg_items/sec",
+    "train_epoch_items/sec",
+    "tacotron2_items_per_sec",
 )
+# the unit of a throughput metric named without METADATA: sample unit, or None for "unit not stated"
+NAME_UNITS = {"sequences_per_second": "sequence", "_ips": "image", "frames/s": "frame", "items": None}
+PERCENTILE_STEPS = {"90%": "latency_p90_ms", "95%": "latency_p95_ms", "99%": "latency_p99_ms"}
 
 
 def _bool(value: Any) -> bool | None:
@@ -49,7 +61,7 @@ class DlloggerImporter(Importer):
         head = source.head
         if head.startswith("DLLL {") or "\nDLLL {" in head:
             return True
-        if re.search(r"^DLL \d{4}-\d{2}-\d{2} ", head, re.MULTILINE):
+        if re.search(r"^DLLL? \d{4}-\d{2}-\d{2} ", head, re.MULTILINE):
             return True
         first = head.split("\n", 1)[0].strip()
         if first.startswith("{") and '"step"' in first and '"data"' in first and '"elapsedtime"' in first:
@@ -57,7 +69,7 @@ class DlloggerImporter(Importer):
         doc = source.json
         return (
             isinstance(doc, dict)
-            and "model" in doc
+            and ("model" in doc or isinstance(doc.get("run"), dict))
             and isinstance(doc.get("epoch"), dict)
             and isinstance(doc.get("iteration", doc.get("iter")), dict)
         )
@@ -65,9 +77,9 @@ class DlloggerImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         text = conv.source.text or ""
         doc = conv.source.json
-        if isinstance(doc, dict) and "epoch" in doc and "model" in doc:
+        if isinstance(doc, dict) and "epoch" in doc and ("model" in doc or "run" in doc):
             return self._nvlog(conv, doc)
-        if re.search(r"^DLL \d{4}-", text[:65536], re.MULTILINE) and "DLLL {" not in text[:4096]:
+        if re.search(r"^DLLL? \d{4}-", text[:65536], re.MULTILINE) and "DLLL {" not in text[:4096]:
             return self._stdout(conv, text)
         return self._json_lines(conv, text)
 
@@ -75,6 +87,8 @@ class DlloggerImporter(Importer):
     def _json_lines(self, conv: Conversion, text: str) -> dict[str, Any]:
         params: dict[str, Any] = {}
         summary: dict[str, Any] = {}
+        units: dict[str, str] = {}
+        percentiles: dict[str, dict[str, Any]] = {}
         first_ts = last_ts = None
         for lineno, line in enumerate(text.splitlines(), 1):
             line = line.strip()
@@ -87,13 +101,27 @@ class DlloggerImporter(Importer):
                 entry = json.loads(payload)
             except (ValueError, RecursionError) as e:
                 raise conv.fail(f"line {lineno}", f"dllogger entry is not valid JSON ({e})") from e
+            if isinstance(entry, dict) and entry.get("type") == "METADATA":
+                entry.setdefault("data", {})
             if not isinstance(entry, dict) or not isinstance(entry.get("data"), dict):
                 raise conv.fail(f"line {lineno}", "dllogger entry without a 'data' object")
             ts = num(entry.get("timestamp"))
             if ts is not None:
                 first_ts = ts if first_ts is None else min(first_ts, ts)
                 last_ts = ts if last_ts is None else max(last_ts, ts)
+            if entry.get("type") == "METADATA":
+                unit = as_dict(entry.get("metadata")).get("unit")
+                if isinstance(entry.get("metric"), str) and isinstance(unit, str):
+                    units[entry["metric"]] = unit
+                continue
             step, data = entry.get("step"), entry["data"]
+            if isinstance(step, str) and step in PERCENTILE_STEPS:
+                for key, value in data.items():
+                    percentiles.setdefault(key, {})[PERCENTILE_STEPS[step]] = value
+                continue
+            if isinstance(step, str) and step in ("avg", "Summary", "summary"):
+                summary.update(data)
+                continue
             if step == "PARAMETER":
                 for key, value in data.items():
                     if key == "Config" and isinstance(value, list) and value:
@@ -104,7 +132,7 @@ class DlloggerImporter(Importer):
                 summary.update(data)
         if not params and not summary:
             raise conv.fail("(whole file)", "no dllogger PARAMETER or summary entries")
-        return conv.document([self._run(conv, params, summary, first_ts, last_ts)])
+        return conv.document([self._run(conv, params, summary, first_ts, last_ts, units, percentiles)])
 
     def _stdout(self, conv: Conversion, text: str) -> dict[str, Any]:
         params: dict[str, Any] = {}
@@ -123,18 +151,43 @@ class DlloggerImporter(Importer):
         return conv.document([self._run(conv, params, summary, None, None)])
 
     def _nvlog(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
+        run_info = as_dict(doc.get("run"))
+        args = as_dict(run_info.get("args"))
         params = {k: v for k, v in doc.items() if not isinstance(v, (dict, list))}
+        params.update({k: v for k, v in args.items() if not isinstance(v, (dict, list))})
         summary: dict[str, Any] = {}
-        for section in ("run", "epoch"):
+        for section in ("run", "epoch", "iter", "iteration"):
             block = doc.get(section)
-            if isinstance(block, dict):
-                for key, values in block.items():
-                    if isinstance(values, list) and values:
-                        summary.setdefault(key, values[-1])
-                    elif not isinstance(values, (dict, list)):
-                        summary.setdefault(key, values)
+            if not isinstance(block, dict):
+                continue
+            for key, values in block.items():
+                if key == "x":
+                    continue
+                flat = _flatten(values)
+                if flat:
+                    summary.setdefault(key, flat[-1])
+                elif not isinstance(values, (dict, list)):
+                    summary.setdefault(key, values)
+        epochs = [num(v) for v in as_list(as_dict(doc.get("epoch")).get("epoch_time"))]
+        if epochs and all(v is not None for v in epochs):
+            summary.setdefault("e2e_train_time", sum(v for v in epochs if v is not None))
         params.setdefault("arch", doc.get("model"))
-        return conv.document([self._run(conv, params, summary, None, None)])
+        gpu = as_dict(run_info.get("gpu_info"))
+        names = [clean_str(n) for n in as_list(gpu.get("name"))]
+        device_name = names[0] if names and names[0] else None
+        if len({n for n in names if n}) > 1:
+            conv.warn(f"gpu_info lists different GPUs ({', '.join(n for n in names if n)}); the first is used")
+        mem = clean_str(as_list(gpu.get("mem"))[0]) if as_list(gpu.get("mem")) else None
+        memory_gb = None
+        if mem and mem.endswith("MiB") and num(mem[:-3]):
+            memory_gb = (num(mem[:-3]) or 0) * 1.048576 / 1e3
+        if params.get("amp_run") is not None:
+            params.setdefault("amp", params.get("amp_run"))
+        run = self._run(conv, params, summary, None, None, {}, {}, device_name=device_name, memory_gb=memory_gb)
+        visible = pos_int(gpu.get("num"))
+        if visible and not run["config"].get("gpu_count"):
+            run["notes"] += f"; {visible} GPU(s) visible (gpu_info.num), the number used is not stated"
+        return conv.document([run])
 
     # --- mapping ---------------------------------------------------------------------------------
     def _run(
@@ -144,7 +197,12 @@ class DlloggerImporter(Importer):
         summary: dict[str, Any],
         first_ts: float | None,
         last_ts: float | None,
+        units: dict[str, str] | None = None,
+        percentiles: dict[str, dict[str, Any]] | None = None,
+        device_name: str | None = None,
+        memory_gb: float | None = None,
     ) -> dict[str, Any]:
+        units = units or {}
         throughput = None
         source_key = None
         for key in THROUGHPUT_KEYS:
@@ -165,7 +223,8 @@ class DlloggerImporter(Importer):
             or _bool(params.get("do_train"))
             or _bool(params.get("training_only"))
         )
-        infer = source_key is not None and ("infer" in source_key or "val" in source_key)
+        infer = source_key is not None and (any(w in source_key for w in ("infer", "val", "generator", "tacotron2"))
+                                            or source_key == "frames/s")
         mode = conv.mode("infer" if infer and not train else ("train" if train else None))
         model = clean_str(
             params.get("bert_model") or params.get("arch") or params.get("model_name") or params.get("model")
@@ -181,13 +240,29 @@ class DlloggerImporter(Importer):
         seq = pos_int(params.get("max_seq_length") or params.get("seq_length"))
         gpus = pos_int(params.get("n_gpu") or params.get("world_size") or params.get("num_gpus"))
         duration = positive(num(summary.get("e2e_train_time") or summary.get("e2e_inference_time")))
-        metrics: dict[str, Any] = {"throughput_sps": positive(throughput), "duration_s": duration}
+        metrics: dict[str, Any] = {"duration_s": duration}
+        unit = self._unit(source_key, units)
+        if unit == "not stated":
+            metrics["throughput_unit_not_stated"] = positive(throughput)
+        else:
+            metrics["throughput_sps"] = positive(throughput)
+            metrics["sample_unit"] = unit if throughput is not None else None
         if throughput is None:
-            conv.warn("no summary throughput in the log")
+            conv.warn("no summary throughput in the log (a run cut short writes none); per-iteration figures are "
+                      "not averaged in its place")
+        latency_key = next((k for k in ("latency", "generator_latency", "avg_latency") if k in summary), None)
+        lat = num(summary.get(latency_key)) if latency_key else None
+        if lat is not None and lat >= 0:
+            metrics["latency_avg_ms"] = lat * 1e3  # dllogger latencies are seconds
+        for field, value in (percentiles or {}).get(latency_key or "latency", {}).items():
+            v = num(value)
+            if v is not None and v >= 0:
+                metrics[field] = v * 1e3
         run: dict[str, Any] = {
             "run_id": conv.run_id(0),
             "status": "ok",
-            "device": conv.device(None, "gpu", where="(whole file; dllogger does not record the GPU)"),
+            "device": conv.device(device_name, "gpu", where="(whole file; dllogger does not record the GPU)",
+                                  memory_gb=memory_gb),
             "config": {
                 "workload": conv.hints.workload or model or "unknown",
                 "model": model,
@@ -198,10 +273,40 @@ class DlloggerImporter(Importer):
                 "seq_len": seq,
                 "gpu_count": gpus,
             },
-            "metrics": metrics,
-            "notes": "dllogger summary: " + ", ".join(f"{k}={v}" for k, v in list(summary.items())[:12]),
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "notes": (f"throughput from '{source_key}' ({units.get(source_key or '', 'unit from its name')}); "
+                      if source_key else "") + "dllogger summary: "
+            + ", ".join(f"{k}={v}" for k, v in list(summary.items())[:12]),
         }
         if first_ts is not None and last_ts is not None and last_ts > first_ts:
             run["started_at"] = datetime.fromtimestamp(first_ts, UTC).isoformat()
             run["ended_at"] = datetime.fromtimestamp(last_ts, UTC).isoformat()
         return run
+
+
+    @staticmethod
+    def _unit(key: str | None, units: dict[str, str]) -> str | None:
+        """The sample unit of a throughput metric: its METADATA unit, else what its name says."""
+        if key is None:
+            return None
+        declared = (units.get(key) or "").lower()
+        if declared:
+            for word, unit in (("img", "image"), ("image", "image"), ("seq", "sequence"), ("frame", "frame"),
+                               ("sample", "sample"), ("token", "not stated")):
+                if word in declared:
+                    return unit
+            return "not stated"
+        for fragment, named in NAME_UNITS.items():
+            if fragment in key:
+                return named or "not stated"
+        return "sample" if "sample" in key else "not stated"
+
+
+def _flatten(values: Any) -> list[Any]:
+    """The numbers of a column (nested per epoch in the old nvlog: [[..], [..], []])."""
+    if isinstance(values, list):
+        out: list[Any] = []
+        for v in values:
+            out.extend(_flatten(v) if isinstance(v, list) else [v])
+        return [v for v in out if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return []

@@ -24,6 +24,7 @@ from importers.base import (
     energy_metrics,
     num,
     pos_int,
+    positive,
 )
 
 SUMMARY = "mlperf_log_summary.txt"
@@ -49,21 +50,44 @@ BENCHMARKS = (
     "gptj-99",
     "llama2-70b-99.9",
     "llama2-70b-99",
+    "llama2-70b-interactive-99.9",
+    "llama2-70b-interactive-99",
     "llama3.1-405b",
+    "llama3_1-405b",
+    "llama3.1-8b",
     "mixtral-8x7b",
+    "deepseek-r1",
     "stable-diffusion-xl",
 )
+# what one sample is, by benchmark family (LoadGen counts samples; an LLM sample is one prompt)
+SAMPLE_UNITS = (("resnet", "image"), ("retinanet", "image"), ("ssd", "image"), ("3d-unet", "image"),
+                ("stable-diffusion", "image"), ("bert", "sequence"), ("rnnt", "sequence"), ("gptj", "request"),
+                ("llama", "request"), ("mixtral", "request"), ("deepseek", "request"))
 _LINE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
 _PTD_TIME = "%m-%d-%Y %H:%M:%S.%f"
 
 
 def _summary_fields(text: str) -> dict[str, str]:
+    """`Key : value` lines; keys as written and lower-cased (LoadGen writes 'First Token' and 'first token')."""
     out: dict[str, str] = {}
     for line in text.splitlines():
+        if "warnings encountered" in line.lower() or line.startswith("No warnings"):
+            break  # v5.x free text after this point is not `key : value`
         m = _LINE.match(line)
         if m and not line.lstrip().startswith("*"):
             out.setdefault(m.group(1).strip(), m.group(2))
+            out.setdefault(m.group(1).strip().lower(), m.group(2))
     return out
+
+
+TOKEN_LATENCIES = (
+    ("mean first token latency (ns)", "ttft_avg_ms"),
+    ("50.00 percentile first token latency (ns)", "ttft_p50_ms"),
+    ("99.00 percentile first token latency (ns)", "ttft_p99_ms"),
+    ("mean time to output token (ns)", "tpot_avg_ms"),
+    ("50.00 percentile time to output token (ns)", "tpot_p50_ms"),
+    ("99.00 percentile time to output token (ns)", "tpot_p99_ms"),
+)
 
 
 def _is_summary(text: str) -> bool:
@@ -193,6 +217,18 @@ class MlperfImporter(Importer):
         if validity and validity != "VALID":
             flags.append("mlperf_result_invalid")
         metrics: dict[str, Any] = {"throughput_sps": sps if sps and sps > 0 else None}
+        notes_extra: list[str] = []
+        counted = f.get("tokens per second") or f.get("completed tokens per second")
+        inferred = f.get("tokens per second (inferred)") or f.get("completed tokens per second (inferred)")
+        if counted is not None:
+            metrics["tokens_per_s"] = positive(num(counted, f"{name}: Tokens per second", conv))
+        elif inferred is not None:
+            notes_extra.append(f"{inferred} tokens/s inferred by LoadGen (samples x a fixed tokens-per-sample "
+                               "factor), not counted: not stored as tokens/s")
+        for key, field in TOKEN_LATENCIES:
+            v = num(f.get(key), f"{name}: {key}", conv)
+            if v is not None and v >= 0:
+                metrics[field] = v * MS_PER_NS
         for key, field in (
             ("Mean latency (ns)", "latency_avg_ms"),
             ("50.00 percentile latency (ns)", "latency_p50_ms"),
@@ -208,8 +244,15 @@ class MlperfImporter(Importer):
         if queries:
             metrics["examples"] = queries * spq
         device = self._device(conv, system)
+        workload = self._workload(conv, parts)
+        if scenario == "Server" and any(p.lower() == "interactive"
+                                        for p in (*conv.source.dirs, conv.source.base_name, *parts)):
+            scenario = "Interactive"  # LoadGen writes Interactive runs as Server; only the folder tells
+        unit = next((u for key, u in SAMPLE_UNITS if workload.startswith(key)), None)
+        if unit and metrics.get("throughput_sps"):
+            metrics["sample_unit"] = unit
         config: dict[str, Any] = {
-            "workload": self._workload(conv, parts),
+            "workload": workload,
             "mode": "infer",
             "precision": conv.precision(None),
             "gpu_count": device.pop("_count", None),
@@ -237,7 +280,9 @@ class MlperfImporter(Importer):
             self._power(conv, run, power, power_name, details, flags)
         elif device["kind"] != "cpu":
             metrics["energy_missing_reason"] = "no spl.txt power log in the result folder (performance-only submission)"
-        notes = [f"SUT {f.get('SUT name', '?')}", f"scenario {scenario}", f"result {validity or '?'}"]
+        if metrics.get("tokens_per_s") and metrics.get("avg_power_w"):
+            metrics["j_per_token"] = metrics["avg_power_w"] / metrics["tokens_per_s"]
+        notes = [f"SUT {f.get('SUT name', '?')}", f"scenario {scenario}", f"result {validity or '?'}", *notes_extra]
         run["notes"] = "MLPerf Inference: " + ", ".join(notes)
         conv.tool_version = conv.tool_version or clean_str(details.get("loadgen_version"))
         return run

@@ -1,25 +1,31 @@
-"""Power and telemetry logs imported on their own: nvidia-smi CSV, tegrastats and jtop CSV logs.
+"""Power and telemetry logs imported on their own: nvidia-smi CSV, tegrastats, jtop and other
+Jetson telemetry CSVs.
 
 The logs are parsed by `energy.logs` (the same parsers the runner's `--power-log` and an
 attached log use). A log imported on its own is kept as a standalone trace: one run with the
 log's traces, its energy (trapezoid over the total domains), average power and duration,
 workload `power-log` unless --workload names it. What the device was doing is not in a log, so
-a standalone log needs --mode (train, infer or idle).
+a standalone log needs --mode (train, infer or idle). A Jetson log's module power follows the
+board table (`energy.rails`): the input rail, or the sum of the input-side rails on a board
+without one; --device names the board when the log's column names do not.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from energy import energy_figures
 from energy.logs import PowerLog, PowerLogError, parse_jtop, parse_nvidia_smi, parse_tegrastats, sniff
-from energy.rails import INPUT_RAILS
-from importers.base import Conversion, Importer, Source
+from importers.base import Conversion, Importer, Source, iso_utc
 
 
-def _parse(conv: Conversion, parse: Any) -> PowerLog:
+def _parse(conv: Conversion, parse: Any, jetson: bool = False) -> PowerLog:
     try:
-        log: PowerLog = parse(conv.source.data, conv.hints.boundary)
+        if jetson:
+            log: PowerLog = parse(conv.source.data, conv.hints.boundary, conv.hints.device)
+        else:
+            log = parse(conv.source.data, conv.hints.boundary)
     except PowerLogError as e:
         raise conv.fail(e.where, e.reason) from e
     return log
@@ -37,11 +43,26 @@ def _metrics(log: PowerLog, flags: list[str], missing: str) -> dict[str, Any]:
     return out
 
 
+def _no_module(log: PowerLog) -> str:
+    """Why a Jetson log gives no module energy (the board table's reason, kept in the log's notes)."""
+    reason = next((n for n in log.notes if "rail" in n and ("lacks" in n or "no module input" in n
+                                                            or "does not have" in n)), None)
+    return reason or f"no module power in the log; rails: {', '.join(t.domain for t in log.traces)}"
+
+
+def _start_note(started: Any) -> str:
+    if started is None:
+        return ""
+    zone = "" if started.tzinfo is not None else " (local time, zone not recorded)"
+    return f"; log starts {started.isoformat(sep=' ')}{zone}"
+
+
 def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics: dict[str, Any],
                 config: dict[str, Any] | None = None) -> dict[str, Any]:
     for note in log.notes[1:]:
         conv.warn(note)
     started = log.started
+    zoned = started is not None and started.tzinfo is not None
     run: dict[str, Any] = {
         "run_id": conv.run_id(0),
         "status": "ok",
@@ -56,9 +77,13 @@ def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics
         "metrics": {k: v for k, v in metrics.items() if v is not None},
         "flags": [*log.flags, "standalone_power_trace"],
         "power_traces": [t.to_json() for t in log.traces],
-        "notes": log.notes[0]
-        + (f"; log starts {started.isoformat(sep=' ')} (local time, zone not recorded)" if started else ""),
+        "notes": "; ".join([log.notes[0] + _start_note(started), *log.notes[1:]]),
     }
+    duration = metrics.get("duration_s")
+    if zoned and started is not None:
+        run["started_at"] = iso_utc(started)
+        if duration:
+            run["ended_at"] = iso_utc(started + timedelta(seconds=duration))
     return conv.document([run])
 
 
@@ -90,10 +115,9 @@ class TegrastatsImporter(Importer):
         return sniff(source.head) == self.NAME
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        log = _parse(conv, parse_tegrastats)
+        log = _parse(conv, parse_tegrastats, jetson=True)
         flags: list[str] = []
-        metrics = _metrics(log, flags, f"no module input rail ({', '.join(INPUT_RAILS)}) in the log; rails: "
-                                       f"{', '.join(t.domain for t in log.traces)}")
+        metrics = _metrics(log, flags, _no_module(log))
         device = conv.device(None, "jetson", where="(whole file; tegrastats does not name the module)")
         log.flags.extend(flags)
         return _standalone(conv, log, device, metrics)
@@ -102,15 +126,18 @@ class TegrastatsImporter(Importer):
 class JtopImporter(Importer):
     NAME = "jtop"
     TOOL = "jetson-stats (jtop)"
-    DESCRIPTION = "jtop / jetson-stats CSV log"
+    DESCRIPTION = "jtop / jetson-stats CSV log and other Jetson telemetry CSVs (rails by name)"
 
     def sniff(self, source: Source) -> bool:
         return sniff(source.head) == self.NAME
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        log = _parse(conv, parse_jtop)
+        log = _parse(conv, parse_jtop, jetson=True)
+        if log.fmt != "jtop":
+            conv.tool_version = None
+            conv.warn(f"a Jetson telemetry CSV ({log.notes[0]}), not written by jtop itself")
         flags: list[str] = []
-        metrics = _metrics(log, flags, "no total power column (e.g. 'Power TOT', 'System_Power_Inst')")
+        metrics = _metrics(log, flags, _no_module(log))
         device = conv.device(None, "jetson", where="(whole file; the jtop log does not name the module)")
         log.flags.extend(flags)
         return _standalone(conv, log, device, metrics)

@@ -24,7 +24,7 @@ from importers.base import (
 
 TRACE_COLS = {"power_limit", "time_per_epoch", "average_power"}
 _TRACE_NAME = re.compile(r"^summary_power_([A-Za-z0-9-]+)\.csv$")
-_PROFILE_NAME = re.compile(r"^([^+]+)\+([^+]+)\+gpu\d+\.csv$")
+_PROFILE_NAME = re.compile(r"^([^+]+)\+([^+]+)\+gpu(\d+(?:,\d+)*)\.csv$")  # tests/profile_data: A40+resnet18+gpu0,1.csv
 _WINDOW_LIMIT = re.compile(r"_(\d+(?:\.\d+)?)$")
 
 
@@ -93,7 +93,7 @@ class ZeusImporter(Importer):
 
     def _profile(self, conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]) -> dict[str, Any]:
         m = _PROFILE_NAME.match(conv.source.base_name)
-        device = conv.device(m.group(1) if m else None, "gpu", where="file name (<GPU>+<model>+gpuN.csv)")
+        device = conv.device(m.group(1) if m else None, "gpu", where="file name (<GPU>+<model>+gpu<ids>.csv)")
         model = m.group(2) if m else None
         gpus = [c for c in header if re.fullmatch(r"gpu\d+_energy", c)]
         runs = []
@@ -129,12 +129,14 @@ class ZeusImporter(Importer):
                         "precision": conv.precision(None),
                         "batch_size": conv.hints.batch_size,
                         "power_limit_w": float(lm.group(1)) if lm else None,
-                        "gpu_count": len(gpus) or None,
+                        "gpu_count": len(gpus) or (len(m.group(3).split(",")) if m else None),
                         "tag": window or None,
                     },
                     "metrics": metrics,
                     "flags": flags,
-                    "notes": f"Zeus measurement window '{window}'",
+                    "notes": f"Zeus measurement window '{window}': energy summed over {', '.join(gpus)}"
+                    + (" (a fixed number of training steps at this power limit, not an epoch)"
+                       if "PowerLimitOptimizer" in window else ""),
                 }
             )
         return conv.document(runs)

@@ -79,10 +79,11 @@ def pair_name(result_name: str, log_name: str) -> str:
     return f"{result_name} + {log_name.rstrip('/').rsplit('/', 1)[-1]}"
 
 
-def read_power_log_bytes(log: PowerLogFile) -> PowerLog:
-    """The log parsed by `energy.logs`; ResultFileError names the log and its line."""
+def read_power_log_bytes(log: PowerLogFile, device: str | None = None) -> PowerLog:
+    """The log parsed by `energy.logs` (`device`: the runs' device, which names a Jetson board whose
+    rails a hand-rolled log does not); ResultFileError names the log and its line."""
     try:
-        return read_power_log(log.data, log.boundary)
+        return read_power_log(log.data, log.boundary, device)
     except PowerLogError as e:
         raise ResultFileError(log.base_name, [f"{e.where}: {e.reason}"]) from e
 
@@ -96,7 +97,8 @@ def load_with_power_log(source: Source, log: PowerLogFile,
     timestamps or without a total power domain, or when no run could be aligned to the log.
     """
     imported, fmt = load_source(source, hints)
-    power_log = read_power_log_bytes(log)
+    devices = [run.get("device", {}).get("name") for run in imported.runs if isinstance(run.get("device"), dict)]
+    power_log = read_power_log_bytes(log, devices[0] if len(set(devices)) == 1 else None)
     if power_log.start_wall_s is None:
         raise ResultFileError(log.base_name, [
             "(whole file): the log has no timestamps (e.g. tegrastats from an older L4T), so it cannot be "
@@ -104,8 +106,9 @@ def load_with_power_log(source: Source, log: PowerLogFile,
             "nvidia-smi --query-gpu=timestamp,...), or import the log alone as a standalone trace"])
     if not power_log.totals:
         raise ResultFileError(log.base_name, [
-            "(whole file): no domain measures the whole device (e.g. no Jetson input rail VDD_IN / POM_5V_IN, "
-            "no jtop total column); adding rails would double-count, so nothing can be attached"])
+            "(whole file): no domain measures the whole device: "
+            + next((n for n in power_log.notes if "rail" in n), "no Jetson module power, no GPU power")
+            + "; so nothing can be attached"])
     document = copy.deepcopy(imported.document)
     windows = run_windows(document, source, fmt)
     warnings = list(imported.warnings)

@@ -2,6 +2,7 @@
 
 JouleBenchError
  +-- ResultFileError      a result file cannot be read or does not match the schema
+ |    +-- NothingToImportError  no benchmark figure in it: an unknown format, a config, a temperature log
  +-- DatabaseBusyError    another process holds the DuckDB file
  +-- DatabaseError        the database is missing, damaged or from a newer JouleBench
  +-- RunConfigError       `joulebench run` options that cannot work (checked before anything runs)
@@ -10,6 +11,7 @@ JouleBenchError
       +-- PowerControlPermissionError   the setting needs privileges: the message names the command
  +-- RunInProgressError   a run started from the app is still going; one at a time
  +-- FileWriteError       a file cannot be written (disk full, permission, read-only file system)
+ +-- LabelError           a label cannot be applied: no such source, or a value that is not valid
 
 Each error knows how to present itself to a user (`format_message`) and the CLI exit code.
 """
@@ -47,6 +49,12 @@ class ResultFileError(JouleBenchError):
         if more > 0:
             lines.append(f"{self.file_name}: ... and {more} more problems")
         return "\n".join(lines)
+
+
+class NothingToImportError(ResultFileError):
+    """The file holds no benchmark figure: not a format JouleBench knows, or a file that can be told
+    apart as something else (a config without results, a temperature log without power). In a
+    folder being imported such files are skipped; named on their own they are refused."""
 
 
 class DatabaseBusyError(JouleBenchError):
@@ -96,6 +104,13 @@ class FileWriteError(JouleBenchError):
         self.path = path
         self.error = error
         super().__init__(f"{path}: cannot write it ({os_reason(error)})")
+
+
+class LabelError(JouleBenchError):
+    """`joulebench label` (or a label form) names no known source, or gives values that are not valid."""
+
+    exit_code = 2
+    title = "Cannot apply the labels"
 
 
 class PowerSensorError(JouleBenchError):

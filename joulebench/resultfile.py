@@ -20,6 +20,7 @@ from typing import Any
 import jsonschema
 
 from joulebench.errors import ResultFileError
+from joulebench.labels import SuppliedLabel
 
 FORMAT_NAME = "joulebench-result"
 SCHEMA_VERSION = 1
@@ -31,11 +32,14 @@ MAX_PROBLEMS = 50
 
 @dataclass(frozen=True)
 class LoadedResultFile:
-    """A validated document and the identity of the bytes it came from."""
+    """A validated document and the identity of the bytes it came from; `supplied` holds the labels
+    that did not come from its content (import flags, a folder name), recorded at ingest for the
+    runs that carry their value."""
 
     name: str
     content_sha256: str
     document: dict[str, Any]
+    supplied: tuple[SuppliedLabel, ...] = ()
 
 
 @cache

@@ -4,6 +4,7 @@ import polars as pl
 import streamlit as st
 
 from explorer import charts, compare, data
+from explorer.markdown import md
 from explorer.metrics import CostInputs, pareto_front, with_cost
 
 st.title("Compare")
@@ -25,7 +26,7 @@ metric = compare.METRICS[metric_key]
 scoped = compare.default_selection(runs, selection)
 implied = {k: v for k, v in scoped.filters.items() if k not in selection.filters}
 if implied:
-    st.caption("Showing " + ", ".join(f"{compare.FILTER_LABELS[k].lower()} {v[0]}" for k, v in implied.items())
+    st.caption("Showing " + ", ".join(f"{compare.FILTER_LABELS[k].lower()} {md(v[0])}" for k, v in implied.items())
                + " (the most common); pick others in the filters.")
 
 chosen, left_out = compare.limit_series(compare.with_series(compare.apply(runs, scoped)))
@@ -56,7 +57,7 @@ ratios = compare.ratio_table(bar_frame, metric)
 if ratios.is_empty():
     st.caption("No two series share a batch size, so no ratio can be stated.")
 else:
-    st.markdown("\n".join(f"- {line}" for line in ratios["statement"].head(6)))
+    st.markdown("\n".join(f"- {md(line)}" for line in ratios["statement"].head(6)))
     st.dataframe(ratios, hide_index=True)
 stated = data.findings(data.db_path()).filter(
     pl.col("subject_device").is_in(chosen["device_name"].unique().to_list()))

@@ -4,6 +4,7 @@ import polars as pl
 import streamlit as st
 
 from explorer import charts, compare, cost, data
+from explorer.markdown import md
 from explorer.metrics import COST_FORMULA, CostInputs
 
 st.title("Cost & buying guide")
@@ -44,7 +45,7 @@ with st.expander("Device prices", expanded=True):
 inputs = CostInputs(price_kwh, pue, years, util)
 limits = cost.Constraints(max_power or None, min_mem or None, max_p99 or None, budget or None)
 ranked = cost.rank(chosen, inputs, prices, limits, estimate)
-st.subheader(f"Ranking for {workload} ({mode})")
+st.subheader(f"Ranking for {md(workload)} ({md(mode)})")
 if ranked.is_empty():
     st.info("No device meets these constraints for this workload. Relax a constraint.")
     st.stop()
@@ -55,7 +56,7 @@ if costed.is_empty():
             "Enter prices above, or estimate missing energy from TDP.")
 else:
     best = costed.row(0, named=True)
-    st.markdown(f"**Cheapest: {best['device_name']}** at {best['cost_per_1m_samples']:.4g} per 1M samples "
+    st.markdown(f"**Cheapest: {md(best['device_name'])}** at {best['cost_per_1m_samples']:.4g} per 1M samples "
                 f"({best['precision']}, batch {best['batch_size']}, {best['power_setting']}; "
                 f"energy {best['energy_basis']}).")
     st.plotly_chart(charts.cost_ranking(costed), width="stretch")

@@ -5,6 +5,7 @@ import streamlit as st
 
 from db.queries import EDITABLE_DEVICE_COLUMNS
 from explorer import data
+from explorer.markdown import md
 from joulebench.errors import JouleBenchError
 
 st.title("Devices")
@@ -18,12 +19,12 @@ edited = st.data_editor(shown, disabled=locked, hide_index=True, key="catalog", 
 
 changed = data.changed_rows(shown, edited)
 if changed.height:
-    st.caption(f"{changed.height} device(s) edited: " + ", ".join(changed["device_name"].to_list()))
+    st.caption(f"{changed.height} device(s) edited: " + md(", ".join(changed["device_name"].to_list())))
     if st.button("Save changes", type="primary"):
         try:
             data.save_device_edits(data.db_path(), changed)
         except JouleBenchError as e:
-            st.error(e.format_message())
+            st.error(md(e.format_message()))
         else:
             st.success(f"Saved {changed.height} device(s).")
             st.rerun()

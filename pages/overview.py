@@ -4,6 +4,7 @@ import streamlit as st
 
 from db.queries import HEADLINE
 from explorer import charts, data, nav
+from explorer.markdown import md
 
 st.title("JouleBench")
 st.caption("Throughput, joules per example and cost per sample of deep-learning hardware: "
@@ -47,4 +48,4 @@ with right:
 
 st.subheader("Sources")
 st.dataframe(ov.sources, hide_index=True)
-st.caption(f"Database: {ov.db_path}")
+st.caption(f"Database: {md(ov.db_path)}")

@@ -4,6 +4,8 @@ timeline, step times, validity, provenance."""
 import streamlit as st
 
 from explorer import charts, data, detail
+from explorer.label_form import label_form
+from explorer.markdown import md
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())
@@ -11,20 +13,22 @@ runs = data.or_stop(data.runs, data.db_path())
 ids = runs["run_id"].to_list()
 wanted = st.query_params.get("run_id")
 labels = dict(zip(ids, (runs["device_name"] + " · " + runs["workload"] + " · " + runs["mode"] + " · "
-                        + runs["precision"].fill_null("-") + " · bs " + runs["batch_size"].cast(str).fill_null("-")
-                        + " · grade " + runs["trust_grade"].fill_null("-") + " · " + runs["run_id"]).to_list()))
+                        + runs["precision"].fill_null("-") + " · bs "
+                        + runs["batch_size"].cast(str).fill_null("-") + " · grade " + runs["trust_grade"].fill_null("-")
+                        + " · " + runs["run_id"]).to_list()))
 run_id = st.selectbox("Run", ids, index=ids.index(wanted) if wanted in ids else 0,
                       format_func=lambda r: labels[r], key="run")
 st.query_params["run_id"] = run_id
-run, samples, steps = data.run_detail(data.db_path(), run_id)
+found = data.run_detail(data.db_path(), run_id)
+run = found.run
 if run is None:
-    st.error(f"No run with id {run_id!r} in this database.")
+    st.error(f"No run with id {md(run_id)} in this database.")
     st.stop()
 
 status = run["status"]
-(st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {run['error']}" if run["error"] else ""))
+(st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {md(run['error'])}" if run["error"] else ""))
 if run["flags"]:
-    st.warning("Validity flags: " + ", ".join(run["flags"]))
+    st.warning("Validity flags: " + md(", ".join(run["flags"])))
 
 label, color = detail.badge(run["trust_grade"])
 st.badge(label, color=color)
@@ -45,12 +49,23 @@ for col, (label, key) in zip(st.columns(4), headline):
     if agg is not None and agg.n > 1:
         col.caption(f"configuration: {agg.as_text(4)}")
 if run["j_per_sample"] is not None:
-    st.caption(f"Energy measured at boundary **{run['energy_boundary']}** by method **{run['energy_method']}**.")
+    st.caption(f"Energy measured at boundary **{md(run['energy_boundary'] or 'not stated')}** "
+               f"by method **{md(run['energy_method'])}**.")
 elif run["energy_missing_reason"]:
-    st.caption(f"Energy missing: {run['energy_missing_reason']}")
+    st.caption(f"Energy missing: {md(run['energy_missing_reason'])}")
 
-panels = [("Power timeline", samples, "No power samples stored for this run.", charts.power_timeline),
-          ("Step times", steps, "No per-step times stored for this run.", charts.step_time_histogram)]
+if run["weak_scaling_as_printed"] is not None:
+    st.caption(f"Weak scaling {run['weak_scaling']:g}, corrected: the source printed "
+               f"{run['weak_scaling_as_printed']:g} (see the notes).")
+
+gaps = data.source_gaps(data.db_path(), run["source_id"])
+if gaps is not None and (run["labels_not_stated"] or "label_run_source_done" in st.session_state):
+    if run["labels_not_stated"]:
+        st.subheader("Not stated by its file")
+    label_form(gaps, key="label_run_source", via="run_detail_page")
+
+panels = [("Power timeline", found.samples, "No power samples stored for this run.", charts.power_timeline),
+          ("Step times", found.steps, "No per-step times stored for this run.", charts.step_time_histogram)]
 for col, (title, frame, empty, chart) in zip(st.columns(2), panels):
     with col:
         st.subheader(title)
@@ -67,8 +82,9 @@ if config is not None:
     st.dataframe(detail.configuration_rows(config), hide_index=True, width="stretch")
     st.dataframe(detail.reason_rows(config["trust_reasons"]), hide_index=True, width="stretch")
 
-for title, section in detail.sections(run).items():
-    with st.expander(title, expanded=title in ("Configuration", "Provenance")):
+for title, section in detail.sections(run, found.supplied).items():
+    corrected = title == "Performance" and run["weak_scaling_as_printed"] is not None
+    with st.expander(title, expanded=title in ("Configuration", "Provenance") or corrected):
         st.dataframe(detail.as_rows(section), hide_index=True, width="stretch")
 if run["notes"]:
-    st.info(run["notes"])
+    st.info(md(run["notes"]))

@@ -1,14 +1,17 @@
-"""Upload: import result files from other people and other tools."""
+"""Upload: import result files from other people and other tools, then fill what they do not state."""
 
 import streamlit as st
 
 import importers
 from explorer import data, nav, upload
+from explorer.label_form import label_form
+from explorer.markdown import md
 from joulebench.errors import JouleBenchError
 
 st.title("Upload results")
 st.write("Drop one or several result files. Each file is imported whole or not at all; a file imported "
-         "before adds nothing.")
+         "before adds nothing. What a file does not say (device, mode, precision, batch size) is imported as "
+         "'not stated': fill it in below, after the import, or here beforehand.")
 files = st.file_uploader("Result files", accept_multiple_files=True, key="files")
 with st.expander("What the files cannot say (used only where a file is silent)"):
     c = st.columns(4)
@@ -24,31 +27,34 @@ with st.expander("Attach a power log (optional)"):
     log_boundary = st.selectbox("The log measures", ["", "wall", "system", "gpu_board", "jetson_module",
                                                      "cpu_package"], key="log_boundary",
                                 help="empty: wall for a meter CSV, else what the log says")
-if not files:
-    st.info("Known formats: " + "; ".join(importers.known_formats()))
+imported_sources: dict[int, str] = st.session_state.setdefault("imported_sources", {})
+if not files and not imported_sources:
+    st.info("Known formats: " + md("; ".join(importers.known_formats())))
     st.stop()
 try:
     given = upload.hints(device, boundary, precision, mode)
 except JouleBenchError as e:
-    st.error(e.format_message())
+    st.error(md(e.format_message()))
     st.stop()
 log = upload.PowerLog(log_file.name, log_file.getvalue(), log_boundary or None) if log_file else None
 if log and len(files) > 1:
-    st.error(f"{log.name}: a power log attaches to the runs of one result file; upload one file with it.")
+    st.error(f"{md(log.name)}: a power log attaches to the runs of one result file; upload one file with it.")
     st.stop()
 
-previews = [(f, upload.preview(f.name, f.getvalue(), given, log)) for f in files]
+previews = [(f, upload.preview(f.name, f.getvalue(), given, log)) for f in files or []]
 for _file, p in previews:
     with st.container(border=True):
         if p.error:
-            st.error(p.error)
+            st.error(md(p.error))
             continue
-        st.markdown(f"**{p.name}** — {p.format}: {p.runs} run(s)")
-        st.caption(f"Devices: {', '.join(p.devices) or '—'} · Workloads: {', '.join(p.workloads) or '—'}")
+        st.markdown(f"**{md(p.name)}** — {md(p.format)}: {p.runs} run(s)")
+        st.caption(f"Devices: {md(', '.join(p.devices) or '—')} · Workloads: {md(', '.join(p.workloads) or '—')}")
+        if p.not_stated:
+            st.caption(f"Not stated in this file: {md(p.not_stated)} (fill in after the import)")
         if p.missing_fields:
-            st.caption("Not in this file: " + ", ".join(p.missing_fields))
+            st.caption("Figures not in this file: " + md(", ".join(p.missing_fields)))
         for warning in p.warnings:
-            st.caption(f"⚠ {warning}")
+            st.caption(f"⚠ {md(warning)}")
 
 importable = [f for f, p in previews if not p.error]
 if importable and st.button(f"Import {len(importable)} file(s)", type="primary"):
@@ -56,13 +62,26 @@ if importable and st.button(f"Import {len(importable)} file(s)", type="primary")
         try:
             report = upload.import_upload(file.name, file.getvalue(), data.db_path(), given, log)
         except JouleBenchError as e:
-            st.error(e.format_message())
+            st.error(md(e.format_message()))
             continue
+        if report.source_id is not None:
+            imported_sources[report.source_id] = file.name
         if report.status == "queued":
-            st.warning(f"{file.name}: {report.message}")
+            st.warning(f"{md(file.name)}: {md(report.message)} Fill what it does not state on Run detail once "
+                       "it is in.")
         elif report.status == "already_imported":
-            st.info(f"{file.name}: imported before; nothing added.")
+            st.info(f"{md(file.name)}: imported before; nothing added.")
         else:
-            st.success(f"{file.name}: {report.runs_added} run(s) added, {report.runs_duplicate} already present.")
+            st.success(f"{md(file.name)}: {report.runs_added} run(s) added, {report.runs_duplicate} already present.")
             for run_id in report.run_ids[:20]:
-                st.page_link(nav.RUN_DETAIL, label=f"Run {run_id}", query_params={"run_id": run_id})
+                st.page_link(nav.RUN_DETAIL, label=md(f"Run {run_id}"), query_params={"run_id": run_id})
+
+reviews = [g for g in (data.source_gaps(data.db_path(), sid) for sid in imported_sources) if g is not None]
+if reviews:
+    st.subheader("Review: what the imported files do not state")
+    for gaps in reviews:
+        with st.container(border=True):
+            st.markdown(f"**{md(gaps.file_name)}** — {md(gaps.format)}, {gaps.runs} run(s), source {gaps.source_id}")
+            if not gaps.not_stated:
+                st.caption("States everything it needs (or it has been filled in).")
+            label_form(gaps, key=f"label_source_{gaps.source_id}", via="upload_page")

@@ -231,9 +231,10 @@ class SensorMeter:
         traces, sampled_parts = self._traces(t, sampler.values, totals)
         reading.traces = traces
         if not totals:
-            reading.missing_reason = (f"{self.name}: no rail measures the whole {self.boundary} (rails: "
-                                      f"{', '.join(self.sensor.domains())}); adding rails would double-count, "
-                                      "so no energy is given: use --power-log with a meter")
+            why = getattr(self.sensor, "total_missing_reason", None) or (
+                f"no rail measures the whole {self.boundary} (rails: {', '.join(self.sensor.domains())}); adding "
+                "rails would double-count")
+            reading.missing_reason = f"{self.name}: {why}; no energy is given: use --power-log with a meter"
             return
         counter_j = None
         if start is not None and end is not None:

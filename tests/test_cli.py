@@ -25,7 +25,7 @@ def test_import_then_export_json_and_csv(seeded_db: Path, fixture_file: Path, tm
     assert main(["import", str(fixture_file), "--db", str(seeded_db)]) == 0
     assert "imported" in capsys.readouterr().out
     assert main(["import", str(fixture_file), "--db", str(seeded_db)]) == 0
-    assert "already_imported" in capsys.readouterr().out
+    assert "already imported" in capsys.readouterr().out
     out = tmp_path / "mine.json"
     assert main(["export", str(out), "--db", str(seeded_db), "--source-kind", "upload"]) == 0
     doc = json.loads(out.read_text())

@@ -121,8 +121,9 @@ def codecarbon_jetson(rows: list[tuple[str, str, str]]) -> bytes:
     header, line = (FORMATS / "codecarbon/jetson-nano-edgeai_emissions.csv").read_text().splitlines()
     cells = line.split(",")
     out = [header]
-    for stamp, duration, energy in rows:
+    for n, (stamp, duration, energy) in enumerate(rows):
         cells[0], cells[4], cells[13] = stamp, duration, energy
+        cells[2] = f"{cells[2][:-2]}{n:02d}"  # each row its own run_id (rows of one run_id are running totals)
         out.append(",".join(cells))
     return ("\n".join(out) + "\n").encode()
 
@@ -135,18 +136,20 @@ def test_codecarbon_window_from_timestamp_and_duration_with_the_jtop_log() -> No
     first, second = f.runs
     assert fmt == "codecarbon"
     m = first["metrics"]
-    # awk over System_Power_Inst (mW): edge 17:07:05 = 4226 + (4536 - 4226) / 3 = 4329.33 (between :04 and :07),
-    # 17:07:20 = 4226 (between :19 and :21); trapezoid with :07 :09 :11 :13 :15 :17 :19 inside
-    # = 8865.33 + 10584 + 12096 + 12096 + 11088 + 9367 + 8553 + 4226 = 76875.33 mW s
-    assert m["energy_j"] == pytest.approx(76.875333, abs=1e-5)
+    # AGX Orin (the runs' device) has no input rail: module = CPU + GPU + System columns (energy.rails).
+    # awk over their sum (mW): edge 17:07:05 = 7026 + (7735 - 7026) / 3 = 7262.33 (between :04 and :07),
+    # 17:07:20 = 7026 (between :19 and :21); trapezoid with :07 :09 :11 :13 :15 :17 :19 inside
+    # = 14997.33 + 20982 + 27294 + 28094 + 23886 + 16966 + 14153 + 7026 = 153398.33 mW s
+    assert m["energy_j"] == pytest.approx(153.398333, abs=1e-5)
     assert m["energy_boundary"] == "jetson_module" and m["energy_method"] == "sampled"
-    assert m["avg_power_w"] == pytest.approx(76.875333 / 15.0, abs=1e-6)  # CodeCarbon duration 15 s
+    assert m["avg_power_w"] == pytest.approx(153.398333 / 15.0, abs=1e-6)  # CodeCarbon duration 15 s
     assert [t["domain"] for t in first["power_traces"]] == ["CPU", "GPU", "System"]
     assert [len(t["t_s"]) for t in first["power_traces"]] == [7, 7, 7]
     assert first["power_traces"][2]["t_s"][0] == 2.0 and first["power_traces"][2]["power_w"][0] == pytest.approx(4.536)
-    assert first["power_traces"][2]["boundary"] == "jetson_module" and first["power_traces"][0]["boundary"] is None
+    assert {t["boundary"] for t in first["power_traces"]} == {"jetson_module"}
     assert "energy_missing_reason" not in m
-    assert "power_traces" not in second and second["metrics"]["energy_boundary"] == "system"  # its own, kept
+    # its own figure, kept: CodeCarbon on a Jetson measures nothing (no GPU seen, CPU and RAM modelled)
+    assert "power_traces" not in second and second["metrics"]["energy_boundary"] == "estimated"
     assert any(w.startswith("runs[1] (codecarbon:") and "17:07:30.000 to" in w for w in f.warnings)
 
 
@@ -221,7 +224,7 @@ def test_queued_pair_is_ingested_later_with_the_same_result(seeded_db: Path) -> 
                           "WHERE origin_format = 'codecarbon'").row(0, named=True)
         samples = store.query("SELECT count(*) AS n FROM power_samples JOIN runs USING (run_id) "
                               "WHERE origin_format = 'codecarbon'")["n"][0]
-    assert row["energy_j"] == pytest.approx(76.875333, abs=1e-5) and row["energy_boundary"] == "system"
+    assert row["energy_j"] == pytest.approx(153.398333, abs=1e-5) and row["energy_boundary"] == "system"  # see above
     assert row["origin_sha256"] == imported.content_sha256 and samples == 21
     assert row["origin_file_name"] == f"emissions.csv + {JTOP.name}"
     assert list(inbox_dir(seeded_db).iterdir()) == []

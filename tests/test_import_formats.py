@@ -66,7 +66,8 @@ def test_optimum_report_with_its_config_in_one_folder(tmp_path: Path) -> None:
     assert [sorted(s.files) for s in sources] == [["benchmark_config.json", "benchmark_report.json"]]
     paired = load_source(sources[0])[0]
     run = only(paired)
-    assert paired.format == "optimum-benchmark" and not paired.warnings
+    assert paired.format == "optimum-benchmark"
+    assert [w.split(";")[0] for w in paired.warnings] == ["not stated in the file: precision (its run)"]
     assert run["device"]["name"] == "Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz"  # from the config
     assert run["metrics"]["throughput_sps"] == pytest.approx(5.648934083819028)  # same as benchmark.json
     assert run["config"]["batch_size"] == 64 and run["config"]["seq_len"] == 128
@@ -81,10 +82,18 @@ def test_optimum_report_with_its_config_in_one_folder(tmp_path: Path) -> None:
     assert any("without its config" in w for w in alone.warnings)
 
 
-def test_optimum_legacy_csv_needs_a_device_and_takes_it_from_the_folder(tmp_path: Path) -> None:
+def test_optimum_legacy_csv_without_a_device_imports_it_as_not_stated_or_takes_it_from_the_folder(
+        tmp_path: Path) -> None:
     legacy = "optimum_benchmark/legacy-vicuna-fp16-bs1-a100_inference_results.csv"
-    with pytest.raises(ResultFileError, match=r"legacy-vicuna.*--device"):
-        imp(legacy)
+    alone = imp(legacy)
+    assert [r["device"] for r in alone.runs] == [None, None]  # not stated, not guessed
+    assert alone.not_stated() == {"device": 2, "precision": 2, "batch_size": 2}  # inference_results: mode infer
+    assert alone.runs[0]["metrics"]["throughput_sps"] == 38.5  # the figures come in all the same
+    message = alone.warnings[0]  # everything missing, in one message
+    assert message.startswith("not stated in the file: device (all 2 runs), precision (all 2 runs), "
+                              "batch size (all 2 runs)")
+    assert ("joulebench label legacy-vicuna-fp16-bs1-a100_inference_results.csv --device NAME --precision P "
+            "--batch-size N") in message
     # The original layout: experiments/A100-80GB/fp16-batch_size(1)-sequence_length(128)-new_tokens(256)/0/
     folder = tmp_path / "experiments" / "A100-80GB" / "fp16-batch_size(1)-sequence_length(128)-new_tokens(256)" / "0"
     folder.mkdir(parents=True)
@@ -156,12 +165,15 @@ def test_codecarbon_a100_many_runs_kwh_to_joules() -> None:
     )
 
 
-def test_codecarbon_jetson_needs_device_and_mode() -> None:
+def test_codecarbon_jetson_without_device_and_mode_imports_them_as_not_stated() -> None:
     rel = "codecarbon/jetson-nano-edgeai_emissions.csv"
-    with pytest.raises(ResultFileError, match="--mode"):
-        imp(rel, device="Jetson Nano 4GB")
-    with pytest.raises(ResultFileError, match="gpu_model.*--device"):
-        imp(rel, mode="infer")
+    no_mode = imp(rel, device="Jetson Nano 4GB")
+    assert only(no_mode)["config"]["mode"] is None and only(no_mode)["device"]["name"] == "Jetson Nano 4GB"
+    assert "mode (its run; CodeCarbon does not record it)" in no_mode.warnings[0]
+    no_device = imp(rel, mode="infer")
+    assert only(no_device)["device"] is None
+    assert "device (its run; no gpu_model (empty on a Jetson))" in no_device.warnings[0]  # where it looked
+    assert only(no_device)["metrics"]["energy_j"] == pytest.approx(8.857767133)
     run = only(imp(rel, device="Jetson Nano 4GB", mode="infer"))
     assert run["device"] == {"name": "Jetson Nano 4GB", "kind": "jetson"}  # os is ...-tegra-aarch64
     assert run["metrics"]["energy_j"] == pytest.approx(8.857767133)  # 2.460490870277692e-06 kWh x 3.6e6
@@ -277,8 +289,9 @@ def test_dllogger_device_from_folder(tmp_path: Path) -> None:
 
 
 def test_nvidia_smi_log_standalone_trace() -> None:
-    with pytest.raises(ResultFileError, match="--mode"):
-        imp("nvidia_smi/fletcher-io-gtx1650_gpu_power.csv")
+    unlabelled = imp("nvidia_smi/fletcher-io-gtx1650_gpu_power.csv")
+    assert only(unlabelled)["config"]["mode"] is None  # a power log does not say what ran
+    assert only(unlabelled)["metrics"]["energy_j"] == pytest.approx(18.16935, abs=1e-5)
     run = only(imp("nvidia_smi/fletcher-io-gtx1650_gpu_power.csv", mode="infer"))
     assert run["device"]["name"] == "NVIDIA GeForce GTX 1650" and run["config"]["workload"] == "power-log"
     assert "standalone_power_trace" in run["flags"]
@@ -323,8 +336,9 @@ def test_jtop_csv() -> None:
     run = only(imp("jetson/agentmesh-agx-orin_jtop_log.csv", device="Jetson AGX Orin 64GB", mode="infer"))
     domains = [t["domain"] for t in run["power_traces"]]
     assert domains == ["CPU", "GPU", "System"]  # the empty 'Extra Power' column is dropped
-    # awk: trapezoid rule over System_Power_Inst (mW) at the 15 timestamps = 140.634 J over 30 s
-    assert run["metrics"]["energy_j"] == pytest.approx(140.634)
+    # AGX Orin has no input rail (energy.rails): awk, trapezoid over CPU+GPU+System (mW) at the 15 timestamps
+    # = 260.0215 J over 30 s (System_Power_Inst alone, VIN_SYS_5V0, was 140.634 J)
+    assert run["metrics"]["energy_j"] == pytest.approx(260.0215)
     assert run["metrics"]["duration_s"] == 30.0 and run["metrics"]["energy_boundary"] == "jetson_module"
 
 
@@ -357,7 +371,10 @@ def test_every_fixture_ingests_once(tmp_path: Path) -> None:
     db = tmp_path / "all.duckdb"
     Store.open(db, seed_reference=False).close()
     sources = [s for p in sorted(FORMATS.iterdir()) if p.is_dir() for s in sources_from_path(p)]
-    assert len(sources) == 17
+    from tests.test_import_variants import REFUSED_BY_DESIGN  # issue 11: files refused with a true reason
+
+    sources = [s for s in sources if s.name.rsplit("/", 1)[-1] not in REFUSED_BY_DESIGN]
+    assert len(sources) >= 17
     total = 0
     for source in sources:
         report, imported = import_source(source, db=db, hints=hints)
@@ -370,7 +387,7 @@ def test_every_fixture_ingests_once(tmp_path: Path) -> None:
     with Store.open(db, seed_reference=False) as store:
         assert store.query("SELECT count(*) AS n FROM runs")["n"][0] == total
         formats = set(store.query("SELECT DISTINCT format FROM sources")["format"])
-        assert len(formats) == 11
+        assert len(formats) >= 11
         orin = store.query(
             "SELECT origin_format, origin_tool, power_w FROM runs JOIN power_samples USING (run_id) "
             "WHERE device_name = 'NVIDIA Jetson AGX Orin' LIMIT 1"

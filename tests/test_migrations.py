@@ -60,3 +60,29 @@ def test_every_result_file_field_has_a_column(tmp_path: Path) -> None:
     assert set(columns.environment_fields()) | {"env_id"} == cols("environments")
     assert {("device_name" if k == "name" else k) for k in columns.catalog_device_fields()} == cols("devices")
     assert set(columns.finding_fields()) | {"source_id"} == cols("findings")
+
+
+def test_a_database_seeded_before_the_reference_fixes_gets_them(seeded_db: Path) -> None:
+    """0006 corrects the reference rows of a database seeded by an older JouleBench (a new one is
+    seeded from the corrected CSVs after its migrations). Simulated: the old values put back,
+    then the migration's data part run again, gives the new database's rows exactly."""
+    from db import Store
+
+    cols = ("SELECT run_id, throughput_sps, latency_avg_ms, weak_scaling, weak_scaling_as_printed, "
+            "mem_used_device_mb, notes, e.ram_gb FROM runs r LEFT JOIN environments e USING (env_id) "
+            "WHERE run_id LIKE 'ref:%' ORDER BY run_id")
+    sql = (migrate.MIGRATIONS_DIR / "0006_labels_not_stated.sql").read_text()
+    data_part = sql[sql.index("-- Reference data corrected"):]
+    with Store.open(seeded_db) as store:
+        fixed = store.query(cols)
+        con = store.con
+        con.execute("UPDATE runs SET throughput_sps = 650.73, latency_avg_ms = 6.3 "
+                    "WHERE run_id = 'ref:runs_nvidia_bert_inference:dgx2-v100-32gb-infer-base-s128-b4-fp16'")
+        con.execute("UPDATE runs SET weak_scaling = weak_scaling_as_printed, weak_scaling_as_printed = NULL "
+                    "WHERE weak_scaling_as_printed IS NOT NULL")
+        con.execute("UPDATE runs SET mem_used_device_mb = 21000 "
+                    "WHERE run_id = 'ref:runs_rtx3060_vs_agx_xavier:agx-train-fp16-3x8-mem'")
+        con.execute("UPDATE environments SET ram_gb = 128 WHERE ram_gb = 137.438953472")
+        assert store.query("SELECT count(*) AS n FROM runs WHERE weak_scaling_as_printed IS NOT NULL")["n"][0] == 0
+        con.execute(data_part)
+        assert store.query(cols).equals(fixed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,11 @@ def _page(page: str, **query: str | list[str]) -> AppTest:
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, at.exception
     return at
+
+
+def _plain(markdown: str) -> str:
+    """Text the pages escaped for Markdown (explorer.markdown.md), as it reads on screen."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def _reference(file: str) -> list[dict[str, str]]:
@@ -70,7 +76,7 @@ def test_compare_blog_joules_per_example_with_boundary(db: Path) -> None:
 
 def test_compare_defaults_to_the_most_common_workload(db: Path) -> None:
     at = _page("compare")
-    assert "workload bert-large-squad, mode infer (the most common)" in at.caption[0].value
+    assert "workload bert-large-squad, mode infer (the most common)" in _plain(at.caption[0].value)
     devices = {label.split(" · ")[0] for label in at.dataframe[0].value["series"]}
     assert devices == {"A100 40GB", "Tesla T4", "Tesla V100 16GB", "Tesla V100 32GB"}
 
@@ -93,7 +99,7 @@ def test_run_detail_shows_timeline_steps_and_provenance(db: Path, fixture_file: 
     assert at.success[0].value == "Status: ok"
     assert {m.label: m.value for m in at.metric}["Throughput (samples/s)"] == "615.4"
     assert len(at.get("plotly_chart")) == 2
-    assert "window_short_for_sensor" in at.warning[0].value
+    assert "window_short_for_sensor" in _plain(at.warning[0].value)
     shown = " ".join(str(df.value.to_dict()) for df in at.dataframe)
     assert fixture_file.name in shown and "estimated" in shown
     oom = _page("run_detail", run_id=report.run_ids[1])
@@ -106,10 +112,10 @@ def test_upload_previews_and_imports_good_and_refuses_bad(db: Path, fixture_file
     at.file_uploader[0].upload(fixture_file.name, fixture_file.read_bytes())
     at.file_uploader[0].upload("broken.json", b'{"format": "joulebench-result", "schema_version": 1, "runs": [{}]}')
     at.run()
-    assert "broken.json: runs[0]" in at.error[0].value
+    assert "broken.json: runs[0]" in _plain(at.error[0].value)
     assert any("2 run(s)" in m.value for m in at.markdown)
     at.button[0].click().run()
-    assert "result_v1_cpu_runs.json: 2 run(s) added" in at.success[0].value
+    assert "result_v1_cpu_runs.json: 2 run(s) added" in _plain(at.success[0].value)
     with Store.open(db) as store:
         assert store.query("SELECT count(*) AS n FROM sources WHERE file_name = 'broken.json'")["n"][0] == 0
 
@@ -161,14 +167,46 @@ def test_upload_another_tools_file_with_a_device_hint(db: Path) -> None:
     log = FIXTURES / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
     at = _page("upload")
     at.file_uploader[0].upload(log.name, log.read_bytes())
-    at.run()
-    assert "does not say which dev" in at.error[0].value  # the form must say what the log cannot
     at.selectbox(key="h_mode").set_value("infer")
     at.text_input(key="h_device").set_value("Jetson AGX Orin").run()
     assert not at.error
     assert any("jtop" in m.value and "1 run(s)" in m.value for m in at.markdown)
     at.button[0].click().run()
-    assert f"{log.name}: 1 run(s) added" in at.success[0].value
+    assert f"{log.name}: 1 run(s) added" in _plain(at.success[0].value)
+    with Store.open(db) as store:
+        row = store.query("SELECT device_name, mode FROM runs WHERE origin_format = 'jtop'").row(0)
+        supplied = store.query("SELECT label, value, origin, via FROM run_labels ORDER BY label").rows()
+    assert row == ("Jetson AGX Orin", "infer")
+    assert ("device", "Jetson AGX Orin", "user", "import") in supplied
+    assert ("mode", "infer", "user", "import") in supplied
+
+
+def test_upload_without_labels_imports_then_the_review_fills_them(db: Path) -> None:
+    log = FIXTURES / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
+    at = _page("upload")
+    at.file_uploader[0].upload(log.name, log.read_bytes())
+    at.run()
+    assert not at.error  # a log does not say which device ran or what: imported anyway, the gap shown
+    shown = " ".join(_plain(c.value) for c in at.caption)
+    assert "Not stated in this file: device (its run), mode (its run), precision (its run), batch size" in shown
+    at.button[0].click().run()
+    assert f"{log.name}: 1 run(s) added" in _plain(at.success[0].value)
+    assert at.subheader[0].value == "Review: what the imported files do not state"
+    device_input = next(w for w in at.text_input if str(w.key).startswith("label_source_"))
+    form = str(device_input.key).removesuffix("_device")
+    device_input.set_value("Jetson AGX Orin 64GB")
+    at.selectbox(key=f"{form}_mode").set_value("idle")
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert not at.exception and not at.error
+    done = _plain(at.success[-1].value)
+    assert "device = Jetson AGX Orin 64GB (1 filled)" in done and "mode = idle (1 filled)" in done
+    assert "Every label is now stated or supplied" in done  # an idle run takes no precision or batch size
+    with Store.open(db) as store:
+        run = store.query("SELECT r.device_name, r.mode, d.kind FROM runs r JOIN devices d USING (device_name) "
+                          "WHERE origin_format = 'jtop'").row(0)
+        supplied = store.query("SELECT label, origin, via FROM run_labels ORDER BY label").rows()
+    assert run == ("Jetson AGX Orin 64GB", "idle", "jetson")  # kind from the name: a new catalog entry
+    assert supplied == [("device", "user", "upload_page"), ("mode", "user", "upload_page")]
 
 
 def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
@@ -179,9 +217,57 @@ def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
     at.file_uploader(key="power_log").upload(NVIDIA_SMI.name, NVIDIA_SMI.read_bytes())
     at.run()
     assert not at.error
-    assert any("power log" in c.value and "attached to 2 of 4 run(s)" in c.value for c in at.caption)
+    assert any("power log" in c.value and "attached to 2 of 4 run(s)" in _plain(c.value) for c in at.caption)
     at.button[0].click().run()
-    assert "sweep.json: 4 run(s) added" in at.success[0].value
+    assert "sweep.json: 4 run(s) added" in _plain(at.success[0].value)
     with Store.open(db) as store:
         run = store.query("SELECT energy_j, energy_boundary, energy_method FROM runs WHERE run_id = 'a'").row(0)
     assert run[0] == pytest.approx(9.94284, rel=1e-6) and run[1:] == ("gpu_board", "sampled")  # awk, see there
+
+
+def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
+    report = import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)
+    at = _page("run_detail", run_id=report.run_ids[0])
+    assert at.subheader[0].value == "Not stated by its file"
+    config = at.dataframe[0].value
+    shown = dict(zip(config["field"], config["value"]))
+    assert shown["device_name"] == "not stated" and shown["mode"] == "not stated"
+    at.text_input(key="label_run_source_device").set_value("Jetson Nano 4GB")
+    at.selectbox(key="label_run_source_mode").set_value("infer")
+    at.selectbox(key="label_run_source_precision").set_value("fp32")
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert not at.exception and not at.error
+    assert "Still not stated: batch size 1" in _plain(at.success[-1].value)
+    config = at.dataframe[0].value
+    shown = dict(zip(config["field"], config["value"]))
+    assert shown["device_name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
+    assert "on Run detail" in shown["mode"] and shown["batch_size"] == "not stated"
+
+
+def test_run_detail_shows_a_corrected_figure_beside_what_the_source_printed(db: Path) -> None:
+    at = _page("run_detail", run_id="ref:runs_nvidia_bert_training:dgx1-16gb-squad-g4-fp16")
+    assert any("Weak scaling 3.27, corrected: the source printed 3.62" in _plain(c.value) for c in at.caption)
+    performance = next(df.value for df in at.dataframe if "weak_scaling" in set(df.value["field"]))
+    shown = dict(zip(performance["field"], performance["value"]))
+    assert shown["weak_scaling"] == "3.27 (corrected; the source printed 3.62, see the notes)"
+    assert "weak_scaling_as_printed" not in shown
+
+
+def test_compare_shows_runs_whose_file_did_not_state_the_device(db: Path) -> None:
+    log = FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv"
+    import_file(log, db=db)
+    at = _page("compare", mode="not stated", metric="power")
+    assert "not stated" in at.multiselect(key="f_mode").options
+    bars = at.dataframe[0].value
+    assert bars["series"].tolist() == [f"not stated ({log.name})"] and bars["batch_size"].isna().all()
+
+
+def test_every_page_opens_with_runs_whose_labels_are_not_stated(db: Path) -> None:
+    import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)  # no device, mode
+    overview = _page("overview")
+    sources = overview.dataframe[-1].value
+    assert "device 1, mode 1, precision 1, batch size 1" in set(sources["not_stated"])
+    workloads = overview.dataframe[1].value
+    assert "not stated" in set(workloads["mode"])
+    for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run"):
+        assert not _page(page).exception, page

@@ -148,14 +148,14 @@ def test_a_damaged_database_gives_a_clear_message(seeded_db: Path, tmp_path: Pat
 
 # --- 8. memory: archives are read one member at a time, files sized before they are read ----------
 
-# VmHWM is this process's own peak resident memory; ru_maxrss would carry the peak of the pytest
-# process that forked it across exec (Linux keeps it), so a large test session failed the check.
+# VmHWM, the peak of this process image: ru_maxrss carries over the forking parent's peak (a pytest
+# process that imported torch reads 600+ MB before the child has done anything)
 MEMORY_PROBE = """
 import sys
 from cli.main import main
 code = main(sys.argv[1:])
-hwm_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print("PEAK_RSS_MB", hwm_kb / 1024, file=sys.stderr)
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print("PEAK_RSS_MB", int(hwm.split()[1]) / 1024, file=sys.stderr)
 sys.exit(code)
 """
 

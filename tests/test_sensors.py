@@ -53,24 +53,30 @@ def test_replay_tegrastats_log_jetson_nano_uses_the_input_rail_only() -> None:
     assert log.total_j() == pytest.approx(504.5215, abs=1e-6)
 
 
-def test_replay_jtop_log_agx_orin() -> None:
-    log = read_log(JTOP)
-    assert log.totals == ["System"] and log.trace("System").power_w[0] == pytest.approx(4.327)  # 4327 mW
+def test_replay_jtop_log_agx_orin_sums_its_rails_when_the_board_is_named() -> None:
+    """AGX Orin has no input rail: module = GPU_SOC + CPU_CV + SYS_5V0 (energy.rails). This hand-rolled log names
+    its columns CPU/GPU/System, so the board comes from the device name; without it, no energy."""
+    bare = read_log(JTOP)
+    assert bare.totals == [] and any("name the Jetson module" in n for n in bare.notes)
+    log = read_log(JTOP, device="Jetson AGX Orin 64GB")
+    assert log.totals == ["GPU", "CPU", "System"] and log.trace("System").power_w[0] == pytest.approx(4.327)  # mW
     assert log.trace("System").t_s[-1] == 30  # 17:06:56 -> 17:07:26
-    # awk: trapezoid of System_Power_Inst / 1000 over the timestamps = 140.6340 J (left sum 140.5800 J)
-    assert log.total_j() == pytest.approx(140.634, abs=1e-3)
+    # awk: trapezoid of CPU_Power_Inst + GPU_Power_Inst + System_Power_Inst (mW) over the timestamps = 260022 mW s
+    # (System alone, one 5 V rail, was 140.634 J: under half)
+    assert log.total_j() == pytest.approx(260.0215, abs=1e-4)
+    assert "energy_sum_of_rails" in log.flags
 
 
 def test_external_meter_aligns_the_log_to_the_window(tmp_path: Path) -> None:
     log = read_log(JTOP)
     assert log.start_wall_s is not None
     t0 = log.start_wall_s
-    edges = iter([t0 + 11, t0 + 17])  # 17:07:07 .. 17:07:13: samples 4536 (07), 6048, 6048, 6048 (13) mW
-    meter = ExternalLogMeter(JTOP, clock=lambda: next(edges))
+    edges = iter([t0 + 11, t0 + 17])  # 17:07:07 .. 17:07:13: sums 7735 (07), 13247, 14047, 14047 (13) mW
+    meter = ExternalLogMeter(JTOP, clock=lambda: next(edges), device="Jetson AGX Orin")
     with meter.window() as reading:
         pass
-    # trapezoid: 07->09 (4.536+6.048)/2*2 = 10.584, 09->11 6.048*2, 11->13 6.048*2 = 24.192 + 10.584 = 34.776 J
-    assert reading.energy_j == pytest.approx(34.776)
+    # trapezoid: (7.735+13.247)/2*2 = 20.982, (13.247+14.047)/2*2 = 27.294, 14.047*2 = 28.094 -> 76.370 J
+    assert reading.energy_j == pytest.approx(76.370)
     assert reading.boundary == "jetson_module" and reading.method == "sampled"
     assert "window_short_for_sensor" not in reading.flags
     assert {t.domain for t in reading.traces} == {"CPU", "GPU", "System"}
@@ -145,17 +151,36 @@ def test_ina3221_orin_hwmon_picks_vdd_in_never_the_sum(tmp_path: Path) -> None:
     assert [t.boundary for t in reading.traces] == ["jetson_module", None, None]
 
 
-def test_a_board_without_an_input_rail_gives_no_energy_rather_than_a_sum(tmp_path: Path) -> None:
-    hw = tmp_path / "sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon1"  # AGX Orin: no module input rail
-    for n, name in enumerate(("VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0"), start=1):
+def test_agx_orin_without_an_input_rail_sums_its_three_input_side_rails_never_vddq(tmp_path: Path) -> None:
+    """AGX Orin (energy.rails board table): module = VDD_GPU_SOC + VDD_CPU_CV + VIN_SYS_5V0; VDDQ_VDD2_1V8AO is
+    fed from VIN_SYS_5V0 and is not added; the run says it is a sum."""
+    for dev, rails in (("1-0040", ("VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0")), ("1-0041", ("NC", "VDDQ_VDD2_1V8AO"))):
+        hw = tmp_path / f"sys/bus/i2c/drivers/ina3221/{dev}/hwmon/hwmon1"
+        for n, name in enumerate(rails, start=1):
+            _write(hw / f"in{n}_label", name)
+            _write(hw / f"in{n}_input", "5000")
+            _write(hw / f"curr{n}_input", "500")  # 2.5 W each
+    sensor = Ina3221Sensor(tmp_path)
+    assert sensor.total_domains() == ["VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0"]
+    meter = SensorMeter(sensor, rate_hz=50)
+    with meter.window() as reading:
+        time.sleep(0.1)
+    assert reading.energy_j == pytest.approx(3 * 2.5 * reading.duration_s, rel=1e-9)  # 3 rails x 2.5 W, not 4
+    assert "energy_sum_of_rails" in reading.flags and reading.boundary == "jetson_module"
+    assert len(reading.traces) == 4
+
+
+def test_rails_of_no_known_board_give_no_energy_rather_than_a_guessed_sum(tmp_path: Path) -> None:
+    hw = tmp_path / "sys/bus/i2c/drivers/ina3221/1-0040/hwmon/hwmon1"
+    for n, name in enumerate(("VDD_GPU_SOC", "VDD_CPU_CV"), start=1):  # AGX Orin's VIN_SYS_5V0 is missing
         _write(hw / f"in{n}_label", name)
         _write(hw / f"in{n}_input", "5000")
         _write(hw / f"curr{n}_input", "500")
     meter = SensorMeter(Ina3221Sensor(tmp_path), rate_hz=50)
     with meter.window() as reading:
         time.sleep(0.05)
-    assert reading.energy_j is None and "double-count" in (reading.missing_reason or "")
-    assert len(reading.traces) == 3
+    assert reading.energy_j is None and "no module input rail" in (reading.missing_reason or "")
+    assert len(reading.traces) == 2
 
 
 def test_no_rails_means_unavailable(tmp_path: Path) -> None:

@@ -27,15 +27,16 @@ from energy.logs import PowerLog, PowerLogError, read_power_log
 from runner.sensors.base import SensorError
 
 
-def read_log(path: Path | str, boundary: str | None = None) -> PowerLog:
-    """Read any supported power log from a path; SensorError names the file and the line."""
+def read_log(path: Path | str, boundary: str | None = None, device: str | None = None) -> PowerLog:
+    """Read any supported power log from a path; SensorError names the file and the line. `device`
+    names the Jetson board when a hand-rolled log's columns do not (energy.rails)."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise SensorError(f"--power-log {path}: cannot read it ({e.strerror})") from e
     try:
-        return read_power_log(data, boundary)
+        return read_power_log(data, boundary, device)
     except PowerLogError as e:
         raise SensorError(f"--power-log {path.name}: {e}") from e
 
@@ -47,8 +48,9 @@ class ExternalLogMeter:
     method = "sampled"
 
     def __init__(self, path: Path | str, boundary: str | None = None, *,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, device: str | None = None) -> None:
         self.path = Path(path)
+        self.device = device
         self.stated_boundary = boundary
         self.clock = clock
         if not self.path.exists():
@@ -75,13 +77,14 @@ class ExternalLogMeter:
 
     def _finish(self, reading: EnergyReading, start: float, end: float) -> None:
         try:
-            log = read_log(self.path, self.stated_boundary)
+            log = read_log(self.path, self.stated_boundary, self.device)
         except SensorError as e:
             reading.missing_reason = e.format_message()
             return
         reading.boundary = log.boundary
         if not log.totals:
-            reading.missing_reason = f"--power-log {self.path.name}: no total power (e.g. no Jetson input rail)"
+            why = next((n for n in log.notes if "rail" in n), "e.g. no Jetson module power")
+            reading.missing_reason = f"--power-log {self.path.name}: no total power ({why})"
             return
         covered = log.covered_wall_s()
         if log.start_wall_s is None or covered is None:

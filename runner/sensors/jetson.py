@@ -1,11 +1,12 @@
 """Jetson modules: the INA3221 power monitor rails read from sysfs (default), boundary `jetson_module`.
 
-The module's energy is its **input rail** alone: `VDD_IN` (Orin NX / Orin Nano, Xavier NX) or
-`POM_5V_IN` (Nano, TX2). The other rails (VDD_CPU_GPU_CV, VDD_SOC, POM_5V_GPU, ...) are fed
-from it, so adding them to it double-counts (jetson-stats#51, #344); they are recorded as
-traces without a boundary. A board whose monitors expose no input rail (AGX Xavier, AGX Orin)
-gets its rails recorded but no energy figure from them: a reason says so, rather than a sum
-of rails whose overlap we cannot vouch for.
+Which rails make the module's power comes from the board table in `energy.rails` (the same
+table the log parsers use): the **input rail** alone where the board has one (`VDD_IN` on
+TX1/TX2/Xavier NX/Orin NX/Orin Nano, `POM_5V_IN` on Nano); its other rails are fed from it, so
+adding them double-counts (jetson-stats#51) and they are recorded as traces without a boundary.
+A board without an input rail (AGX Xavier, AGX Orin) is measured as the sum of the rails on its
+regulator inputs, never a rail fed from one of them (AGX Orin's VDDQ_VDD2_1V8AO); such a run
+carries the flag `energy_sum_of_rails`. Rails that fit no board give no energy, with the reason.
 
 Two sysfs layouts are read:
 - L4T r32 (JetPack 4) `ina3221x` iio driver: `.../iio:device*/rail_name_N`, `in_power{N}_input` (mW);
@@ -24,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from energy.rails import FLAG_SUM_OF_RAILS, INPUT_RAILS, ModulePower, module_power
 from runner.sensors.base import Sensor, SensorError, SensorUnavailable
 
-INPUT_RAILS = ("VDD_IN", "POM_5V_IN")
+__all__ = ["INPUT_RAILS", "Ina3221Sensor", "JtopSensor", "find_rails", "input_rail", "is_jetson"]
 I2C_DRIVERS = ("sys/bus/i2c/drivers/ina3221x", "sys/bus/i2c/drivers/ina3221")
 INA3221_PERIOD_S = 0.05  # the monitors' default conversion/averaging time is well under this
 
@@ -83,8 +85,17 @@ def find_rails(root: Path | str = "/") -> list[Rail]:
 
 
 def input_rail(names: list[str]) -> str | None:
-    """The module's input rail among `names`, or None: never a sum of rails."""
+    """The module's input rail among `names`, or None (a board without one is summed by `module_power`)."""
     return next((r for r in INPUT_RAILS if r in names), None)
+
+
+def _board_rule(sensor: Sensor, names: list[str]) -> ModulePower:
+    """The board table's choice of rails; a summed board flags its runs."""
+    choice = module_power(names)
+    if choice.summed and FLAG_SUM_OF_RAILS not in sensor.flags:
+        sensor.flags.append(FLAG_SUM_OF_RAILS)
+    sensor.boundary = choice.boundary
+    return choice
 
 
 class Ina3221Sensor(Sensor):
@@ -99,7 +110,7 @@ class Ina3221Sensor(Sensor):
         self.rails = {r.name: r for r in find_rails(root)}
         if not self.rails:
             raise SensorUnavailable("no INA3221 power monitor rails in sysfs (not a Jetson?)")
-        self.total = input_rail(list(self.rails))
+        self.module = _board_rule(self, list(self.rails))
         for rail in self.rails.values():
             rail.read_mw()  # readable now, or SensorError at detection rather than mid-run
 
@@ -107,7 +118,11 @@ class Ina3221Sensor(Sensor):
         return list(self.rails)
 
     def total_domains(self) -> list[str]:
-        return [self.total] if self.total else []
+        return list(self.module.rails)
+
+    @property
+    def total_missing_reason(self) -> str | None:
+        return self.module.missing_reason
 
     def read_power_w(self) -> dict[str, float]:
         return {name: rail.read_mw() / 1000.0 for name, rail in self.rails.items()}  # mW -> W
@@ -135,7 +150,7 @@ class JtopSensor(Sensor):  # pragma: no cover - needs a Jetson with the jtop ser
             raise SensorUnavailable(f"jtop is not usable: {e}") from e
         rails = self._rails()
         self.names = list(rails)
-        self.total = input_rail(self.names)
+        self.module = _board_rule(self, self.names)
 
     def _rails(self) -> dict[str, float]:
         power: dict[str, Any] = getattr(self._jtop, "power", {}) or {}
@@ -145,7 +160,11 @@ class JtopSensor(Sensor):  # pragma: no cover - needs a Jetson with the jtop ser
         return self.names
 
     def total_domains(self) -> list[str]:
-        return [self.total] if self.total else []
+        return list(self.module.rails)
+
+    @property
+    def total_missing_reason(self) -> str | None:
+        return self.module.missing_reason
 
     def read_power_w(self) -> dict[str, float]:
         return self._rails()  # mW -> W

@@ -1,0 +1,51 @@
+"""The form that fills what a source's file did not state, shared by the Upload review and Run
+detail: one input per missing label, applied to every run of the source (`data.fill_labels`)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer import data
+from explorer.markdown import md
+from joulebench.errors import JouleBenchError
+from joulebench.vocab import BOUNDARIES, DEVICE_KINDS, MODES, PRECISIONS
+
+
+def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
+    """Inputs for the labels `gaps` lists; on submit, label every run of the source and rerun.
+    The outcome shows above the form on the next run."""
+    done = st.session_state.pop(f"{key}_done", None)
+    if done:
+        st.success(md(done))
+    if not gaps.not_stated:
+        return
+    st.caption(md(f"Not stated in {gaps.file_name} (source {gaps.source_id}): {gaps.describe()}. "
+                  f"What you enter applies to all {gaps.runs} run(s) of it that do not state it, "
+                  "and is recorded as supplied by you."))
+    missing = gaps.not_stated
+    with st.form(key):
+        cols = st.columns(3)
+        device = kind = mode = precision = boundary = ""
+        batch = 0
+        if "device" in missing:
+            device = cols[0].text_input("Device", key=f"{key}_device", placeholder="e.g. NVIDIA A100-SXM4-40GB")
+            kind = cols[1].selectbox("Device kind", ["", *DEVICE_KINDS], key=f"{key}_kind",
+                                     help="empty: from the device's name")
+        if "mode" in missing:
+            mode = cols[2].selectbox("Mode", ["", *MODES], key=f"{key}_mode")
+        if "precision" in missing:
+            precision = cols[0].selectbox("Precision", ["", *PRECISIONS], key=f"{key}_precision")
+        if "batch_size" in missing:
+            batch = int(cols[1].number_input("Batch size (0 = not given)", 0, 2**31, 0, key=f"{key}_batch"))
+        if "energy_boundary" in missing:
+            boundary = cols[2].selectbox("Energy measured at", ["", *BOUNDARIES], key=f"{key}_boundary")
+        submitted = st.form_submit_button("Save labels", type="primary")
+    if submitted:
+        try:
+            message = data.fill_labels(data.db_path(), gaps.source_id, device=device, device_kind=kind, mode=mode,
+                                       precision=precision, batch_size=batch, boundary=boundary, via=via)
+        except JouleBenchError as e:
+            st.error(md(e.format_message()))
+            return
+        st.session_state[f"{key}_done"] = message
+        st.rerun()

@@ -1,0 +1,80 @@
+"""What a file is when it holds no benchmark figure: the reason a refusal gives.
+
+A file is refused only when no benchmark figure can be read from it (a missing label never
+refuses it). The refusal then says what the file is, when its content tells: a config without
+results, a temperature log without power, an empty file. `what_is` returns None when it cannot
+tell; the caller then keeps its own message.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from importers.base import Source
+from joulebench.errors import ResultFileError
+
+_TEGRA_TEMP = re.compile(r"\b[A-Za-z0-9_]+@-?\d+(?:\.\d+)?C\b")  # tegrastats: CPU@45.5C
+_TEGRA_RAIL = re.compile(r"\b(?:VDD|POM|VIN)_[A-Z0-9_]+ \d+(?:mW)?/\d+")
+_TEMP_COLUMN = re.compile(r"(?i)\btemp(erature)?\b|temperature\.gpu|_temp\b|\btemp_")
+_POWER_COLUMN = re.compile(r"(?i)power|watt|\benergy|_mw\b|\[mw\]|\[w\]")
+_UTIL_COLUMN = re.compile(r"(?i)utilization|util\b|usage")
+
+
+def what_is(source: Source) -> str | None:
+    """A short description of a file without benchmark figures, e.g. 'a temperature log without power'."""
+    if source.is_folder:
+        return None
+    try:
+        data = source.data
+    except ResultFileError:
+        return None
+    if not data.strip():
+        return "an empty file"
+    head = source.head
+    if not head:
+        return "binary data, not a result file (no text)"
+    doc = source.json
+    if isinstance(doc, dict):
+        return _json_kind(doc)
+    if doc is not None:
+        return None
+    return _log_kind(head)
+
+
+def _json_kind(doc: dict[str, Any]) -> str | None:
+    keys = set(doc)
+    if {"backend", "scenario"} <= keys or ({"backend", "launcher"} <= keys and "report" not in keys):
+        return ("an optimum-benchmark config without results (benchmark_config.json: its results are in "
+                "benchmark_report.json; import both together, e.g. their folder)")
+    if "model_type" in keys and ("architectures" in keys or "hidden_size" in keys or "vocab_size" in keys):
+        return "a model config (config.json) without results"
+    if "per_device_train_batch_size" in keys or ({"output_dir", "learning_rate"} <= keys):
+        return "training arguments (training_args / a Trainer config) without results"
+    if isinstance(doc.get("log_history"), list):
+        return ("a Trainer state without timing figures (no train_runtime, eval_runtime or *_samples_per_second "
+                "in its log_history)")
+    return None
+
+
+def _log_kind(head: str) -> str | None:
+    lines = [line for line in head.splitlines() if line.strip()]
+    if not lines:
+        return None
+    if any(_TEGRA_TEMP.search(line) for line in lines[:5]) and "RAM " in lines[0]:
+        if not any(_TEGRA_RAIL.search(line) for line in lines[:5]):
+            return "a temperature log without power (tegrastats without power rails: no VDD_IN / POM_5V_IN)"
+        return None
+    first = lines[0]
+    if "," not in first and "\t" not in first:
+        return None
+    columns = [c.strip() for c in re.split(r"[,\t]", first)]
+    temps = [c for c in columns if _TEMP_COLUMN.search(c)]
+    power = [c for c in columns if _POWER_COLUMN.search(c)]
+    if power:
+        return None
+    if temps:
+        return f"a temperature log without power (columns {', '.join(columns[:8])}; no power column)"
+    if any(_UTIL_COLUMN.search(c) for c in columns) and any("time" in c.lower() for c in columns):
+        return f"a utilisation log without power (columns {', '.join(columns[:8])}; no power column)"
+    return None

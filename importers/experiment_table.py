@@ -1,0 +1,236 @@
+"""Home-grown per-experiment result tables (CSV or TSV): one row per run, with columns such as
+`model`, `gpu_model`, `duration_s` / `training_time_s`, `energy_total_j` / `*_energy_wh` / `*_kwh`,
+`avg_power_w`, `throughput_inf_s`, `tokens_per_second`, `p95_ms`.
+
+Numbers are read only from columns whose name states the unit (a suffix `_s`, `_ms`, `_j`, `_wh`,
+`_kwh`, `_w`, `_watts`, `_fps`, `tokens_per_second`), because such tables do not agree on units:
+one project writes `PWR_IN_AVG` in mW for a Jetson and in W for an RTX 3070. A table with energy or
+power columns but no stated unit is refused with that reason.
+
+Energy: a total column when there is one; else the sum of component columns of one kind
+(`cpu_*`, `gpu_*`, `ram_*` energies: CodeCarbon's convention, energy_consumed = cpu + gpu + ram);
+else average power x duration. Where it was measured is not stated by such tables unless only a
+GPU's energy or power is given (`gpu_board`); otherwise the boundary is left for --boundary to fill.
+A per-item energy column that is 0 in a row is a broken figure and is left out, never stored as 0.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from importers.base import (
+    J_PER_KWH,
+    Conversion,
+    Importer,
+    Source,
+    clean_str,
+    energy_metrics,
+    num,
+    pos_int,
+    positive,
+    read_csv,
+)
+
+J_PER_WH = 3600.0
+ENERGY_UNITS = {"j": 1.0, "joules": 1.0, "wh": J_PER_WH, "kwh": J_PER_KWH, "mj": 1e-3}
+DEVICE_COLUMNS = ("gpu_model", "gpu_name", "device", "device_name", "gpu", "accelerator")
+MODEL_COLUMNS = ("model", "model_name", "models", "network", "arch")
+DURATION = re.compile(r"^(?:duration(?:_s)?|runtime_s|elapsed_s|wall_time_s|measure_seconds_actual"
+                      r"|monitoring_duration_s|(?:mean_)?(?:training|generation|inference|total|run)_time_s|time_s)$")
+ENERGY_TOTAL = re.compile(r"^(?:total_energy|energy_total|energy|energy_consumed|total_energy_consumed)_(j|wh|kwh|mj)$")
+ENERGY_PART = re.compile(r"^(cpu|gpu|ram|dram|mem)_energy(?:_hw)?_(j|wh|kwh|mj)$")
+ENERGY_PER = re.compile(r"^energy_per_(inf|inference|sample|image|token|request|query|run)_(j|wh|kwh|mj)$")
+POWER = re.compile(r"^(?:avg_power_w|mean_power_w|power_avg_w|average_power_w|power_draw_watts_mean|power_w"
+                   r"|mean_(gpu)_power_w_avg|(gpu)_power_w_avg|avg_(gpu)_power_w)$")
+UNITLESS_POWER = re.compile(r"(?i)^(pwr|power|energy)[_a-z]*$|_(pwr|power|energy)(_[a-z]+)?$")
+UNIT_TOKENS = {"w", "mw", "watts", "j", "wh", "kwh", "mj", "kg", "g", "pct", "percent", "ratio", "score", "var", "va",
+               "available", "enabled", "efficiency", "mode"}
+LATENCY = {"median_ms": "latency_p50_ms", "mean_ms": "latency_avg_ms", "p50_ms": "latency_p50_ms",
+           "p90_ms": "latency_p90_ms", "p95_ms": "latency_p95_ms", "p99_ms": "latency_p99_ms",
+           "inference_latency_ms": "latency_avg_ms", "latency_ms": "latency_avg_ms"}
+THROUGHPUT = {"throughput_inf_s": ("throughput_sps", "sample"), "inference_throughput_fps": ("throughput_sps", "frame"),
+              "fps": ("throughput_sps", "frame"), "samples_per_second": ("throughput_sps", "sample"),
+              "samples_per_s": ("throughput_sps", "sample"), "images_per_second": ("throughput_sps", "image"),
+              "tokens_per_second": ("tokens_per_s", None), "tokens_per_second_mean": ("tokens_per_s", None),
+              "mean_tokens_per_second": ("tokens_per_s", None), "tokens_per_s": ("tokens_per_s", None),
+              "throughput_tokens_per_second": ("tokens_per_s", None)}
+
+
+def _columns(header: list[str]) -> dict[str, str]:
+    return {h.strip().lower(): h for h in header}
+
+
+def _recognised(cols: dict[str, str]) -> dict[str, list[str]]:
+    kinds: dict[str, list[str]] = {"duration": [], "energy": [], "part": [], "per": [], "power": [], "rate": [],
+                                   "latency": [], "unitless": []}
+    for low in cols:
+        if DURATION.match(low):
+            kinds["duration"].append(low)
+        elif ENERGY_TOTAL.match(low):
+            kinds["energy"].append(low)
+        elif ENERGY_PART.match(low):
+            kinds["part"].append(low)
+        elif ENERGY_PER.match(low):
+            kinds["per"].append(low)
+        elif POWER.match(low):
+            kinds["power"].append(low)
+        elif low in THROUGHPUT:
+            kinds["rate"].append(low)
+        elif low in LATENCY:
+            kinds["latency"].append(low)
+        elif UNITLESS_POWER.search(low) and not (set(low.split("_")) & UNIT_TOKENS):
+            kinds["unitless"].append(low)
+    return kinds
+
+
+def _delimiter(head: str) -> str:
+    first = head.split("\n", 1)[0]
+    return "\t" if first.count("\t") > first.count(",") else ","
+
+
+class ExperimentTableImporter(Importer):
+    NAME = "experiment-table"
+    TOOL = "per-experiment table"
+    DESCRIPTION = ("a per-experiment CSV/TSV of runs with unit-named columns (duration_s, energy_total_j, *_wh, "
+                   "*_kwh, avg_power_w, tokens_per_second, ...)")
+
+    def sniff(self, source: Source) -> bool:
+        head = source.head
+        if not head or head.lstrip()[:1] in ("{", "["):
+            return False
+        first = head.split("\n", 1)[0]
+        cols = _columns([c.strip().strip('"') for c in first.split(_delimiter(head))])
+        if len(cols) < 3:
+            return False
+        kinds = _recognised(cols)
+        measures = kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["unitless"]
+        return bool(measures) and bool(kinds["duration"] or kinds["rate"] or kinds["latency"]
+                                       or any(c in cols for c in (*MODEL_COLUMNS, "run", "tag")))
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        header, rows = read_csv(conv, conv.source.text or "", delimiter=_delimiter(conv.source.head))
+        cols = _columns(header)
+        kinds = _recognised(cols)
+        usable = kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["rate"]
+        if not usable and kinds["unitless"]:
+            raise conv.fail("line 1", f"the columns {', '.join(cols[c] for c in kinds['unitless'])} do not state "
+                            "their unit (tables like this write mW for a Jetson and W for a GPU under one name), so "
+                            "no figure can be read; name the unit in the header (e.g. avg_power_w)")
+        if kinds["unitless"]:
+            conv.warn(f"columns without a stated unit left out: {', '.join(cols[c] for c in kinds['unitless'])}")
+        if not rows:
+            raise conv.fail("line 2", "no rows after the header")
+        runs = []
+        for i, (lineno, row) in enumerate(rows):
+            runs.append(self._run(conv, i, lineno, header, row, cols, kinds))
+        return conv.document(runs)
+
+    def _run(self, conv: Conversion, i: int, lineno: int, header: list[str], row: list[str], cols: dict[str, str],
+             kinds: dict[str, list[str]]) -> dict[str, Any]:
+        values = {h.strip().lower(): (row[j].strip() if j < len(row) else "") for j, h in enumerate(header)}
+
+        def val(low: str) -> float | None:
+            return num(values.get(low), f"line {lineno}: {cols[low]}", conv)
+
+        where = f"line {lineno}"
+        device_col = next((c for c in DEVICE_COLUMNS if c in cols and values.get(c)), None)
+        device = conv.device(clean_str(values.get(device_col)) if device_col else None,
+                             where=f"{where}: {cols[device_col] if device_col else 'gpu_model (no device column)'}")
+        model = next((clean_str(values.get(c)) for c in MODEL_COLUMNS if c in cols and values.get(c)), None)
+        metrics: dict[str, Any] = {}
+        flags: list[str] = []
+        notes: list[str] = []
+        duration_col = kinds["duration"][0] if kinds["duration"] else None
+        duration = positive(val(duration_col)) if duration_col else None
+        if duration_col and "monitoring" in duration_col:
+            notes.append(f"{cols[duration_col]} is the power-monitoring window")
+        metrics["duration_s"] = duration
+        for low in kinds["rate"]:
+            field, unit = THROUGHPUT[low]
+            v = positive(val(low))
+            if v is not None:
+                metrics[field] = v
+                if unit:
+                    metrics["sample_unit"] = unit
+        for low in kinds["latency"]:
+            v = val(low)
+            if v is not None and v >= 0:
+                metrics.setdefault(LATENCY[low], v)
+        energy, boundary, how = self._energy(conv, val, kinds, duration, notes)
+        power_col = kinds["power"][0] if kinds["power"] else None
+        power = positive(val(power_col)) if power_col else None
+        if energy is not None:
+            metrics.update(energy_metrics(energy, duration_s=duration, boundary=conv.boundary(boundary),
+                                          method="reported", what=how, flags=flags))
+            if power is not None:
+                metrics["avg_power_w"] = power  # the table's own average, kept over energy / duration
+        elif power is not None:
+            metrics["avg_power_w"] = power
+            metrics["energy_missing_reason"] = f"{cols[power_col or '']} is given without a duration"
+            if metrics.get("tokens_per_s"):
+                metrics["j_per_token"] = power / metrics["tokens_per_s"]
+                notes.append(f"J per token = {cols[power_col or '']} / tokens per second")
+                if boundary := ("gpu_board" if "gpu" in (power_col or "") or "draw" in (power_col or "") else None):
+                    metrics["energy_boundary"] = conv.boundary(boundary)
+                metrics["energy_method"] = "reported"
+        else:
+            metrics["energy_missing_reason"] = "no energy or power column with a stated unit"
+        for low in kinds["per"]:
+            m = ENERGY_PER.match(low)
+            v = val(low)
+            if m is None or v is None:
+                continue
+            if v <= 0:
+                notes.append(f"{cols[low]} is {v:g}: left out (a broken figure, never stored as 0)")
+                continue
+            field = "j_per_token" if m.group(1) == "token" else "j_per_sample"
+            metrics[field] = v * ENERGY_UNITS[m.group(2)]
+            metrics.setdefault("energy_boundary", conv.boundary(boundary))
+            metrics.setdefault("energy_method", "reported")
+        mode = "train" if any(c.startswith("training") for c in cols) else (
+            "infer" if any(c.startswith(("inference", "throughput_inf", "generation", "mean_generation")) for c in cols)
+            else None)
+        return {
+            "run_id": conv.run_id(i),
+            "status": "failed" if (values.get("status") or "ok").lower() in ("failed", "error", "oom") else "ok",
+            "device": device,
+            "config": {
+                "workload": conv.hints.workload or (model or "unknown")[:200],
+                "model": model,
+                "mode": conv.mode(mode, f"{where} (the table does not say whether it trained or inferred)"),
+                "precision": conv.precision(None),
+                "batch_size": pos_int(values.get("batch_size")) or conv.hints.batch_size,
+                "tag": clean_str(values.get("tag") or values.get("framework") or values.get("dataset")),
+            },
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "flags": flags,
+            "notes": "; ".join(["per-experiment table row", *notes]),
+        }
+
+    @staticmethod
+    def _energy(conv: Conversion, val: Any, kinds: dict[str, list[str]], duration: float | None,
+                notes: list[str]) -> tuple[float | None, str | None, str]:
+        """(energy J, boundary, what it is) from a total, a sum of components or power x duration."""
+        for low in kinds["energy"]:
+            m = ENERGY_TOTAL.match(low)
+            v = val(low)
+            if m and v is not None:
+                return v * ENERGY_UNITS[m.group(1)], None, low
+        parts = []
+        for low in kinds["part"]:
+            m = ENERGY_PART.match(low)
+            v = val(low)
+            if m and v is not None:
+                parts.append((m.group(1), v * ENERGY_UNITS[m.group(2)], low))
+        if parts:
+            scopes = {p[0] for p in parts}
+            notes.append("energy = " + " + ".join(p[2] for p in parts) + " (components of one run add up)")
+            return sum(p[1] for p in parts), ("gpu_board" if scopes == {"gpu"} else "system"), "the table's energy"
+        for low in kinds["power"]:
+            v = positive(val(low))
+            if v is not None and duration:
+                gpu = bool(POWER.match(low) and "gpu" in low)
+                notes.append(f"energy = {low} x duration")
+                return v * duration, ("gpu_board" if gpu else None), f"{low} x duration"
+        return None, None, "energy"

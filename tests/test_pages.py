@@ -225,12 +225,18 @@ def test_upload_a_result_file_with_its_power_log(db: Path) -> None:
     assert run[0] == pytest.approx(9.94284, rel=1e-6) and run[1:] == ("gpu_board", "sampled")  # awk, see there
 
 
+def _section(at: AppTest, field: str) -> dict[str, str]:
+    """The Run detail section (a field/value table) that shows `field`, as a dict; the page's other
+    tables (the grade's reasons, the configuration's repeats) have other columns."""
+    frame = next(df.value for df in at.dataframe if "field" in df.value and field in set(df.value["field"]))
+    return dict(zip(frame["field"], frame["value"]))
+
+
 def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
     report = import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)
     at = _page("run_detail", run_id=report.run_ids[0])
     assert at.subheader[0].value == "Not stated by its file"
-    config = at.dataframe[0].value
-    shown = dict(zip(config["field"], config["value"]))
+    shown = _section(at, "device_name")
     assert shown["device_name"] == "not stated" and shown["mode"] == "not stated"
     at.text_input(key="label_run_source_device").set_value("Jetson Nano 4GB")
     at.selectbox(key="label_run_source_mode").set_value("infer")
@@ -238,8 +244,7 @@ def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
     next(b for b in at.button if b.label == "Save labels").click().run()
     assert not at.exception and not at.error
     assert "Still not stated: batch size 1" in _plain(at.success[-1].value)
-    config = at.dataframe[0].value
-    shown = dict(zip(config["field"], config["value"]))
+    shown = _section(at, "device_name")
     assert shown["device_name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
     assert "on Run detail" in shown["mode"] and shown["batch_size"] == "not stated"
 
@@ -247,8 +252,7 @@ def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
 def test_run_detail_shows_a_corrected_figure_beside_what_the_source_printed(db: Path) -> None:
     at = _page("run_detail", run_id="ref:runs_nvidia_bert_training:dgx1-16gb-squad-g4-fp16")
     assert any("Weak scaling 3.27, corrected: the source printed 3.62" in _plain(c.value) for c in at.caption)
-    performance = next(df.value for df in at.dataframe if "weak_scaling" in set(df.value["field"]))
-    shown = dict(zip(performance["field"], performance["value"]))
+    shown = _section(at, "weak_scaling")
     assert shown["weak_scaling"] == "3.27 (corrected; the source printed 3.62, see the notes)"
     assert "weak_scaling_as_printed" not in shown
 

@@ -112,9 +112,9 @@ def test_cli_sweep_prints_a_summary_and_writes_next_to_the_database(
     assert "why below A:" in out
     grades = {line.split()[-2] for line in lines[2:4]}
     if "D" in grades:  # the estimate moved: energy estimated, not a measurement
-        assert "boundary: energy estimated from utilisation x TDP" in out
+        assert "run(s) boundary (D), e.g. energy estimated from utilisation x TDP" in out
     if "C" in grades:  # a window too short for /proc/stat: energy missing, a throughput window under 1 s
-        assert "window: " in out and "launch jitter" in out
+        assert "run(s) window (C), e.g." in out and "launch jitter" in out
     assert "database: imported, 2 run(s) added" in out
     files = list((seeded_db.parent / "results").glob("joulebench-run-*.json"))
     assert len(files) == 1 and f"result file: {files[0]}" in out

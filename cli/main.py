@@ -356,7 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="export runs as a result file, or as CSV / Parquet tables",
                        description="Write a selection of runs. json (or .json.gz) writes one result file; "
-                                   "csv and parquet write <stem>_runs, <stem>_power_samples and <stem>_step_times.")
+                                   "csv and parquet write <stem>_runs (with trust grades), <stem>_configurations "
+                                   "(mean, 95 %% interval, n and grade per configuration), <stem>_power_samples "
+                                   "and <stem>_step_times.")
     p.add_argument("out", type=Path, help="output file (.json, .json.gz, .csv or .parquet)")
     p.add_argument("--format", choices=("auto", "json", "csv", "parquet"), default="auto",
                    help="default: from the file name")

@@ -68,6 +68,9 @@ PROVENANCE_COLUMNS = {
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
+# Computed at ingest (db.grading), never read from a file: a file cannot grade itself.
+GRADE_COLUMNS = {"config_key": pa.string(), "trust_grade": pa.string(), "trust_reasons": pa.list_(pa.string())}
+
 
 @cache
 def run_arrow_schema() -> pa.Schema:
@@ -77,6 +80,7 @@ def run_arrow_schema() -> pa.Schema:
         ("started_at", TIMESTAMP), ("ended_at", TIMESTAMP),
         *config_fields().items(), *metric_fields().items(),
         ("flags", pa.list_(pa.string())), ("notes", pa.string()),
+        *GRADE_COLUMNS.items(),
     ]
     for key, column in PROVENANCE_COLUMNS.items():
         fields.append((column, TIMESTAMP if key == "imported_at" else pa.string()))

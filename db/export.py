@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from db import columns
+from db import columns, queries
 from db.store import Store
 from joulebench import __version__
 from joulebench.resultfile import dump_document, new_document
@@ -140,11 +140,28 @@ def write_result_file(store: Store, path: Path, selection: Selection = Selection
     return len(document["runs"])
 
 
+def configurations_table(store: Store, selection: Selection = Selection()) -> pl.DataFrame:
+    """One row per configuration in the selection: what it is, n, mean, sd, CoV and 95 % interval
+    of each figure over its repeats, its trust grade and reasons."""
+    where, params = selection.where()
+    return queries.configurations(store, where, params)
+
+
+def _flat(frame: pl.DataFrame) -> pl.DataFrame:
+    """List columns as text a CSV can hold: flags and run ids joined by ';', reasons by ' | '."""
+    lists = {name: " | " if "reasons" in name else ";" for name, dtype in frame.schema.items()
+             if isinstance(dtype, pl.List)}
+    return frame.with_columns([pl.col(name).list.join(sep) for name, sep in lists.items()])
+
+
 def write_tables(store: Store, path: Path, selection: Selection = Selection()) -> list[Path]:
-    """Flat tables: <stem>_runs, <stem>_power_samples, <stem>_step_times as .csv or .parquet."""
-    table = runs_table(store, selection).with_columns(pl.col("flags").list.join(";"))
+    """Flat tables as .csv or .parquet: <stem>_runs (with each run's trust grade and reasons),
+    <stem>_configurations (the aggregate of each configuration's repeats: n, mean, sd, CoV, 95 %
+    interval per figure, grade and reasons), <stem>_power_samples and <stem>_step_times."""
+    table = _flat(runs_table(store, selection))
     run_ids = table["run_id"].to_list()
-    frames = {"runs": table, "power_samples": _samples(store, run_ids), "step_times": _steps(store, run_ids)}
+    frames = {"runs": table, "configurations": _flat(configurations_table(store, selection)),
+              "power_samples": _samples(store, run_ids), "step_times": _steps(store, run_ids)}
     written = []
     for name, frame in frames.items():
         target = path.with_name(f"{path.stem}_{name}{path.suffix}")

@@ -12,6 +12,7 @@ import duckdb
 import polars as pl
 
 from db.connection import damaged
+from db.grading import STAT_METRICS
 from db.labels import NOT_STATED_SQL, supplied_for_run
 from db.store import Store
 from joulebench.errors import InvalidEditError
@@ -74,6 +75,7 @@ _RUN_COLUMNS = f"""
     r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
     r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.flags, r.citation, r.notes,
     s.kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
+    r.config_key, r.trust_grade, r.trust_reasons, c.trust_grade AS config_grade, c.trust_reasons AS config_reasons,
     CASE WHEN r.power_limit_w IS NOT NULL
          THEN 'PL ' || regexp_replace(CAST(r.power_limit_w AS VARCHAR), '[.]0$', '') || ' W'
          WHEN r.power_mode IS NOT NULL THEN 'mode ' || r.power_mode ELSE 'default' END AS power_setting
@@ -84,7 +86,42 @@ def runs_table(store: Store) -> pl.DataFrame:
     return store.query(
         f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN devices d USING (device_name) "
         "JOIN sources s USING (source_id) LEFT JOIN environments e USING (env_id) "
+        "LEFT JOIN configurations c USING (config_key) "
         "ORDER BY r.device_name, r.workload, r.batch_size")
+
+
+STAT_FIELDS = ("n", "mean", "std", "cov_pct", "ci95_low", "ci95_high")
+# what a configuration is, shown beside its aggregate (the same for all of its runs)
+_CONFIG_COLUMNS = ("device_name", "workload", "model", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len",
+                   "image_size", "gpu_count", "compile", "power_limit_w", "power_mode", "tag", "energy_boundary",
+                   "origin_kind", "env_id")
+
+
+def configurations(store: Store, where: str = "TRUE", params: list | None = None) -> pl.DataFrame:
+    """One row per configuration with a run matching `where` (over runs r, sources s): what it is,
+    its runs, its grade and reasons, and per figure n, mean, std, cov_pct, ci95_low, ci95_high
+    (columns `<metric>_<field>`, e.g. j_per_sample_ci95_low), from the aggregates stored at ingest."""
+    pivots = ", ".join(f"max(st.{f}) FILTER (WHERE st.metric = '{m}') AS {m}_{f}"
+                       for m in STAT_METRICS for f in STAT_FIELDS)
+    config = ", ".join(f"any_value(r.{c}) AS {c}" for c in _CONFIG_COLUMNS)
+    return store.query(
+        f"WITH chosen AS (SELECT DISTINCT r.config_key FROM runs r JOIN sources s USING (source_id) WHERE {where}), "
+        f"about AS (SELECT r.config_key, {config}, any_value(r.energy_method) AS energy_method, "
+        "any_value(r.citation) AS citation, any_value(s.kind) AS source_kind, "
+        "list(r.run_id ORDER BY r.repeat_index, r.started_at, r.run_id) AS run_ids, "
+        "CASE WHEN any_value(r.power_limit_w) IS NOT NULL THEN 'PL ' || "
+        "regexp_replace(CAST(any_value(r.power_limit_w) AS VARCHAR), '[.]0$', '') || ' W' "
+        "WHEN any_value(r.power_mode) IS NOT NULL THEN 'mode ' || any_value(r.power_mode) ELSE 'default' "
+        "END AS power_setting "
+        "FROM runs r JOIN sources s USING (source_id) WHERE r.config_key IN (SELECT config_key FROM chosen) "
+        "GROUP BY r.config_key), "
+        f"stats AS (SELECT st.config_key, {pivots} FROM config_stats st "
+        "WHERE st.config_key IN (SELECT config_key FROM chosen) GROUP BY st.config_key) "
+        "SELECT a.*, d.kind AS device_kind, c.run_count, c.ok_run_count, c.trust_grade, c.trust_reasons, "
+        "st.* EXCLUDE (config_key) "
+        "FROM about a JOIN configurations c USING (config_key) LEFT JOIN devices d USING (device_name) "
+        "LEFT JOIN stats st USING (config_key) "
+        "ORDER BY a.device_name, a.workload, a.mode, a.precision, a.batch_size, a.config_key", params or [])
 
 
 def run_detail(store: Store, run_id: str) -> dict | None:

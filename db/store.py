@@ -21,6 +21,7 @@ import polars as pl
 
 from db import labels, seed
 from db.connection import connect, damaged, first_row
+from db.grading import grade_runs
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
 from joulebench.errors import DatabaseError, ResultFileError
@@ -59,6 +60,9 @@ class DbInfo:
     intake: pl.DataFrame  # the import service's own actions, newest first
 
 
+GRADES_VERSION = 5  # the migration that added trust grades
+
+
 class Store:
     """An open database. Use as a context manager; it holds DuckDB's file lock while open."""
 
@@ -79,7 +83,10 @@ class Store:
         con = connect(path)
         store = cls(con, path)
         try:
-            created = 1 in apply_migrations(con)  # the initial migration ran now: a new database
+            applied = apply_migrations(con)
+            created = 1 in applied  # the initial migration ran now: a new database
+            if GRADES_VERSION in applied and not created:
+                store.grade_all()  # a database from before trust grades: grade what it holds, once
             if seed_reference and created:
                 store.seed(sample_data)
         except duckdb.Error as e:
@@ -125,6 +132,17 @@ class Store:
             raise ResultFileError(loaded.name, [f"a value cannot be stored: {str(e).splitlines()[0][:300]}"]) from e
         except duckdb.Error as e:
             raise damaged(self.path, e) from e
+
+    def grade_all(self) -> int:
+        """(Re)compute every run's trust grade and every configuration's aggregate, in one transaction."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            graded = grade_runs(self.con, None)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        return graded
 
     @_translated
     def label_source(self, source: str | int, values: dict[str, Any], *, device_kind: str | None,

@@ -2,7 +2,8 @@
 
 The same bytes twice add nothing (sources.content_sha256 is unique); a run whose run_id is
 already stored (say, an exported file imported back) is counted as a duplicate and skipped.
-Everything a file adds commits in one transaction.
+Everything a file adds commits in one transaction, with the trust grades of its runs and the
+aggregates of the configurations they belong to (`db.grading`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pyarrow as pa
 
 from db import columns, labels
 from db.connection import first_row
+from db.grading import grade_runs
 from joulebench.errors import ResultFileError
 from joulebench.labels import SuppliedLabel, run_label_value
 from joulebench.resultfile import FORMAT_NAME, LoadedResultFile
@@ -121,6 +123,7 @@ def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, s
         _add_runs(con, doc, name, report, source_id, source_kind, file_format, producer, imported_at)
         _record_supplied(con, doc, report, loaded.supplied, imported_at)
         report.findings_added = _add_findings(con, doc, source_id)
+        grade_runs(con, report.run_ids)  # every path that adds runs grades them here
         con.execute(
             "UPDATE sources SET run_count = ?, duplicate_run_count = ?, finding_count = ? WHERE source_id = ?",
             [report.runs_added, report.runs_duplicate, report.findings_added, source_id],

@@ -1,10 +1,11 @@
 """Power and energy: traces, integration, readings, energy figures, power-log parsers, Jetson rails.
 
-The one home for how JouleBench turns power into energy figures. It depends on nothing of
-the project's (only numpy and polars), so the runner, the importers and the store use the same
-rules: the trapezoid integral, the counter-vs-sampled disagreement limit, the short-window
-rule, idle subtraction, and the power-log parsers that read nvidia-smi, tegrastats, jtop and
-wall-meter logs from bytes.
+The one home for how JouleBench turns power into energy figures and how far they can be
+trusted. It depends on nothing of the project's (only numpy, polars and scipy), so the runner,
+the importers, the store and the explorer use the same rules: the trapezoid integral, the
+counter-vs-sampled disagreement limit, the short-window rule, idle subtraction, the power-log
+parsers that read nvidia-smi, tegrastats, jtop and wall-meter logs from bytes, the aggregate of
+repeats (`energy.stats`), steady state (`energy.steady`) and trust grades (`energy.grades`).
 """
 
 from energy.figures import (

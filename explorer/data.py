@@ -119,6 +119,31 @@ def _runs(path: str, db_version: str) -> pl.DataFrame:
         return queries.runs_table(store)
 
 
+def configurations(path: str) -> pl.DataFrame:
+    """One row per configuration: what it is, its runs, trust grade and reasons, and per figure the
+    aggregate of its repeats stored at ingest (`<metric>_n`, `_mean`, `_ci95_low`, `_ci95_high`,
+    `_std`, `_cov_pct`); `explorer.aggregates.stored(frame, metric)` picks one figure."""
+    return _configurations(path, version(path))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _configurations(path: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
+        return queries.configurations(store)
+
+
+def configuration(path: str, config_key: str) -> dict | None:
+    """One configuration's row of `configurations` (None when the key is unknown)."""
+    frame = _configuration(path, config_key, version(path))
+    return frame.row(0, named=True) if frame.height else None
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _configuration(path: str, config_key: str, db_version: str) -> pl.DataFrame:
+    with Store.open_read_only(path) as store:
+        return queries.configurations(store, "r.config_key = ?", [config_key])
+
+
 def findings(path: str) -> pl.DataFrame:
     return _findings(path, version(path))
 

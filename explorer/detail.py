@@ -1,4 +1,5 @@
-"""Run detail: split one run's row into the sections the page shows, as text.
+"""Run detail: split one run's row into the sections the page shows, as text; its trust grade
+and the aggregate of its configuration's repeats.
 
 A label the file did not state shows as 'not stated'; a label a person (or a folder name)
 supplied says so beside the value; a figure stored corrected shows what the source printed.
@@ -11,8 +12,14 @@ from typing import Any
 import polars as pl
 
 from db import columns
+from db.grading import STAT_METRICS
+from energy.stats import Aggregate
+from explorer.aggregates import GRADE_COLORS, GRADE_MEANINGS, grade_legend, reason_rows
 from explorer.text import NOT_MEASURED, human_field, sig
 from joulebench.labels import NOT_STATED
+
+__all__ = ["GRADE_COLORS", "GRADE_MEANINGS", "as_rows", "badge", "configuration_aggregate", "configuration_rows",
+           "grade_legend", "reason_rows", "sections", "supplied_note"]
 
 PROVENANCE_FIELDS = ("source_kind", "source_file", "source_format", "source_sha256", "source_imported_at",
                      "origin_kind", "origin_file_name", "origin_format", "origin_tool", "origin_tool_version",
@@ -22,15 +29,24 @@ ENERGY_FIELDS = ("energy_j", "energy_missing_reason", "energy_boundary", "energy
 LABEL_OF_FIELD = {"device_name": "device", "mode": "mode", "precision": "precision", "batch_size": "batch_size",
                   "energy_boundary": "energy_boundary"}
 AS_PRINTED = {"weak_scaling": "weak_scaling_as_printed"}  # corrected figure -> the value the source printed
+MEASUREMENT_FIELDS = ("duration_s", "warmup_s", "warmup_steady", "start_offset_s", "sample_period_s",
+                      "sensor_update_period_s", "power_trace_source", "energy_counter_j", "energy_sampled_j",
+                      "energy_disagreement_pct", "idle_energy_j", "gpu_clock_avg_mhz", "gpu_clock_min_mhz",
+                      "memory_clock_avg_mhz", "throttle_reasons")
+FIGURE_LABELS = {"throughput_sps": "Throughput (samples/s)", "j_per_sample": "Energy per example (J)",
+                 "net_j_per_sample": "Net energy per example (J)", "j_per_iteration": "Energy per iteration (J)",
+                 "avg_power_w": "Average power (W)", "energy_j": "Energy (J)", "latency_p50_ms": "p50 latency (ms)",
+                 "latency_p99_ms": "p99 latency (ms)", "duration_s": "Window (s)", "tokens_per_s": "Tokens/s",
+                 "j_per_token": "Energy per token (J)"}
 
 
 MEASURED_SECTIONS = ("Performance", "Energy")
 
 
 def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[str, dict[str, str]]:
-    """Configuration, performance, energy, environment, provenance; missing values shown as words
-    ('not measured' for a measurement, 'not stated' for the rest), numbers to four significant
-    figures."""
+    """Configuration, performance, energy, measurement, environment, provenance; missing values
+    shown as words ('not measured' for a measurement, 'not stated' for the rest), numbers to four
+    significant figures."""
     by_label = {} if supplied is None else {r["label"]: r for r in supplied.iter_rows(named=True)}
     not_stated = set(run.get("labels_not_stated") or ())
     measured = {k for title in MEASURED_SECTIONS for k in (ENERGY_FIELDS if title == "Energy" else
@@ -52,11 +68,13 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
             text += f" (corrected; the source printed {printed:g}, see the notes)"
         return text
 
-    metrics = [k for k in columns.metric_fields() if k not in ENERGY_FIELDS and k not in AS_PRINTED.values()]
+    elsewhere = set(ENERGY_FIELDS) | set(MEASUREMENT_FIELDS) | set(AS_PRINTED.values())
+    metrics = [k for k in columns.metric_fields() if k not in elsewhere]
     keys = {
         "Configuration": ("device_name", "device_kind", *columns.config_fields()),
         "Performance": tuple(metrics),
         "Energy": ENERGY_FIELDS,
+        "Measurement": MEASUREMENT_FIELDS,
         "Environment": tuple(columns.environment_fields()),
         "Provenance": PROVENANCE_FIELDS,
     }
@@ -76,3 +94,34 @@ def supplied_note(row: dict[str, Any]) -> str:
 def as_rows(section: dict[str, str]) -> list[dict[str, str]]:
     """Field names for a person (with units), values as the section gives them."""
     return [{"Field": human_field(k), "Value": v} for k, v in section.items()]
+
+
+def badge(grade: str | None) -> tuple[str, str]:
+    """(label, colour) of a trust grade badge; an ungraded run shows grey."""
+    if grade not in GRADE_COLORS:
+        return "Trust grade: not graded", "gray"
+    return f"Trust grade {grade}", GRADE_COLORS[grade]
+
+
+def configuration_aggregate(config: dict[str, Any], metric: str) -> Aggregate | None:
+    """A stored aggregate (a `data.configuration` row) back as an Aggregate."""
+    n, mean = config.get(f"{metric}_n"), config.get(f"{metric}_mean")
+    if n is None or mean is None:
+        return None
+    return Aggregate(int(n), float(mean), config.get(f"{metric}_std"), config.get(f"{metric}_cov_pct"),
+                     config.get(f"{metric}_ci95_low"), config.get(f"{metric}_ci95_high"))
+
+
+def configuration_rows(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per figure the configuration's repeats measured: n, mean, 95 % interval, CoV."""
+    rows = []
+    for metric in STAT_METRICS:
+        agg = configuration_aggregate(config, metric)
+        if agg is None:
+            continue
+        interval = ("needs 2 or more repeats" if agg.ci95_low is None
+                    else f"{sig(agg.ci95_low)} to {sig(agg.ci95_high)}")
+        rows.append({"Figure": FIGURE_LABELS.get(metric, metric), "Repeats (n)": agg.n, "Mean": sig(agg.mean),
+                     "95 % interval": interval,
+                     "Spread (CoV %)": "needs 2 or more repeats" if agg.cov_pct is None else f"{agg.cov_pct:.2g}"})
+    return rows

@@ -37,7 +37,8 @@ _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 FORM_LABELS: dict[str, str] = {
     "--workload": "Workload(s)", "--mode": "Mode(s)", "--precision": "Precision(s)",
     "--batch-size": "Batch size(s)", "--seq-len": "Sequence length(s)", "--tag": "Tag",
-    "--steps": "Measured steps", "--warmup": "Warmup steps", "--repeats": "Repeats",
+    "--steps": "Measured steps", "--min-window": "Minimum window (s)", "--warmup": "Warmup steps",
+    "--repeats": "Repeats",
     "--idle-seconds": "Idle baseline (s), 0 = off", "--power-limit": "GPU power limit(s), W",
     "--power-mode": "Jetson power mode(s)",
 }
@@ -60,20 +61,27 @@ class RunRequest:
     precision: str = defaults.PRECISION
     batch_size: str = str(defaults.BATCH_SIZE)
     seq_len: str = ""
-    steps: int = defaults.STEPS
-    warmup: int = defaults.WARMUP_STEPS
-    repeats: int = defaults.REPEATS
+    # None: the runner's defaults for the power meter it finds (joulebench.defaults): on a sensor,
+    # windows of at least MIN_WINDOW_S after a warmup until steady, SENSOR_REPEATS repeats; on the
+    # estimate, STEPS steps after WARMUP_STEPS warmup steps, REPEATS repeat
+    steps: int | None = None
+    warmup: int | None = None
+    repeats: int | None = None
     tag: str = ""
     idle_seconds: float = defaults.IDLE_S  # idle baseline before the runs; 0 switches it off
     power_limit: str = ""  # GPU power limits in W, a comma list sweeps them
     power_mode: str = ""  # Jetson nvpmodel modes, a comma list sweeps them
     profile: bool = False  # every power setting in one process on one built model (runner.profile)
     power_dry_run: bool = False  # record the power settings, change nothing
+    min_window_s: float | None = None
 
     def argv(self, db: Path, out: Path) -> list[str]:
         args = [sys.executable, "-m", "runner", "run", "--workload", self.workload, "--mode", self.mode,
-                "--precision", self.precision, "--batch-size", self.batch_size, "--steps", str(self.steps),
-                "--warmup", str(self.warmup), "--repeats", str(self.repeats), "--db", str(db), "--out", str(out)]
+                "--precision", self.precision, "--batch-size", self.batch_size, "--db", str(db), "--out", str(out)]
+        for option, value in (("--steps", self.steps), ("--warmup", self.warmup), ("--repeats", self.repeats),
+                              ("--min-window", self.min_window_s)):
+            if value is not None:
+                args += [option, f"{value:g}" if isinstance(value, float) else str(value)]
         if self.seq_len.strip():
             args += ["--seq-len", self.seq_len.strip()]
         if self.tag.strip():
@@ -271,6 +279,16 @@ def cancel(db: Path, *, wait_s: float = 0.0) -> bool:
     return True
 
 
+def _grade(run: dict[str, Any]) -> str | None:
+    """The run's trust grade by the rules ingest applies (energy.grades)."""
+    from energy.grades import RunFacts, grade_run
+
+    try:
+        return grade_run(RunFacts.from_result_run(run, origin_kind="local")).grade
+    except (KeyError, TypeError):  # a run the runner is still writing: graded when it lands
+        return None
+
+
 def summary_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per finished run for the page's table, with headers a person reads; missing
     values stay None (the table shows them as 'not measured')."""
@@ -284,6 +302,6 @@ def summary_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "Throughput (samples/s)": None if throughput is None or not math.isfinite(throughput) else throughput,
             "p99 latency (ms)": m.get("latency_p99_ms"), "Energy per example (J)": m.get("j_per_sample"),
             "Energy measured at, or why not": m.get("energy_boundary") or m.get("energy_missing_reason"),
-            "Run": run.get("run_id"),
+            "Repeat": cfg.get("repeat_index"), "Trust grade": _grade(run), "Run": run.get("run_id"),
         })
     return rows

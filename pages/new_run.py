@@ -89,12 +89,22 @@ with st.form("new_run"):
     batch = c[0].text_input(LABEL["--batch-size"], _given("batch", str(defaults.BATCH_SIZE)), key="batch")
     seq = c[1].text_input(LABEL["--seq-len"], _given("seq", ""), help="empty: the workload's default", key="seq")
     tag = c[2].text_input(LABEL["--tag"], "", key="tag")
-    c = st.columns(4)
-    steps = c[0].number_input(LABEL["--steps"], 1, 100_000, defaults.STEPS, key="steps")
-    warmup = c[1].number_input(LABEL["--warmup"], 0, 10_000, defaults.WARMUP_STEPS, key="warmup")
-    repeats = c[2].number_input(LABEL["--repeats"], 1, 100, defaults.REPEATS, key="repeats")
+    st.caption(f"Leave steps, warmup and repeats empty for the defaults: with a power sensor (NVIDIA GPU, Jetson, "
+               f"RAPL) each window lasts at least {defaults.MIN_WINDOW_S:g} s after a warmup that ends when power "
+               f"and step time are steady, {defaults.SENSOR_REPEATS} repeats; without one (energy estimated) "
+               f"{defaults.STEPS} steps after {defaults.WARMUP_STEPS} warmup steps, {defaults.REPEATS} repeat.")
+    c = st.columns(5)
+    steps = c[0].number_input(LABEL["--steps"], 1, 10_000_000, None, key="steps", placeholder="automatic")
+    min_window = c[1].number_input(LABEL["--min-window"], 0.0, 3600.0, None, key="min_window",
+                                   placeholder=f"{defaults.MIN_WINDOW_S:g} with a sensor",
+                                   help="without a step count, measure this long; 0 switches the minimum off")
+    warmup = c[2].number_input(LABEL["--warmup"], 0, 10_000, None, key="warmup", placeholder="until steady",
+                               help=f"empty: until power and step time are steady (at most {defaults.WARMUP_MAX_S:g}"
+                                    f" s) with a sensor, {defaults.WARMUP_STEPS} steps without")
+    repeats = c[3].number_input(LABEL["--repeats"], 1, 100, None, key="repeats", placeholder="automatic",
+                                help=f"empty: {defaults.SENSOR_REPEATS} with a sensor, {defaults.REPEATS} without")
     idle_default = min(600.0, max(0.0, _number("idle", defaults.IDLE_S)))
-    idle = c[3].number_input(LABEL["--idle-seconds"], 0.0, 600.0, idle_default,
+    idle = c[4].number_input(LABEL["--idle-seconds"], 0.0, 600.0, idle_default,
                              help="Idle power measured at each power setting before its runs, for net J/example and "
                                   "the cost of idle time", key="idle")
     c = st.columns(2)
@@ -107,8 +117,11 @@ with st.form("new_run"):
 if running:
     st.info("A run is in progress: one at a time. Cancel it above or wait for it to finish.")
 if submitted:
-    request = jobs.RunRequest(workload, mode, precision, batch, seq, int(steps), int(warmup), int(repeats), tag,
-                              float(idle), limits, modes)
+    request = jobs.RunRequest(
+        workload=workload, mode=mode, precision=precision, batch_size=batch, seq_len=seq,
+        steps=None if steps is None else int(steps), warmup=None if warmup is None else int(warmup),
+        repeats=None if repeats is None else int(repeats), tag=tag, idle_seconds=float(idle), power_limit=limits,
+        power_mode=modes, min_window_s=None if min_window is None else float(min_window))
     try:
         jobs.start(db, request)
     except JouleBenchError as e:

@@ -1,4 +1,5 @@
-"""Run detail: configuration, environment, power timeline, step times, validity, provenance."""
+"""Run detail: trust grade and reasons, configuration and its repeats, environment, power
+timeline, step times, validity, provenance."""
 
 import streamlit as st
 
@@ -14,7 +15,8 @@ ids = runs["run_id"].to_list()
 wanted = st.query_params.get("run_id")
 labels = dict(zip(ids, (runs["device_name"] + " · " + runs["workload"] + " · " + runs["mode"] + " · "
                         + runs["precision"].fill_null("precision not stated") + " · batch "
-                        + runs["batch_size"].cast(str).fill_null("not stated") + " · " + runs["run_id"]).to_list()))
+                        + runs["batch_size"].cast(str).fill_null("not stated") + " · grade "
+                        + runs["trust_grade"].fill_null("not graded") + " · " + runs["run_id"]).to_list()))
 if wanted is not None and wanted not in labels:
     st.error(f"No run with id {md(wanted)} in this database. Pick a run below.")
 known = wanted if wanted in labels else None
@@ -34,11 +36,26 @@ status = run["status"]
 (st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {md(run['error'])}" if run["error"] else ""))
 if run["flags"]:
     st.warning("Validity flags: " + md(", ".join(run["flags"])))
+
+label, color = detail.badge(run["trust_grade"])
+st.badge(label, color=color)
+if run["trust_grade"] in detail.GRADE_MEANINGS:
+    st.caption(f"**{run['trust_grade']}**: {detail.GRADE_MEANINGS[run['trust_grade']]}")
+with st.expander("Why this grade", expanded=run["trust_grade"] != "A"):
+    st.dataframe(detail.reason_rows(run["trust_reasons"]), hide_index=True, width="stretch")
+with st.expander("What the grades mean"):
+    st.dataframe(detail.grade_legend(), hide_index=True, width="stretch")
+    st.caption("Each check allows a best grade; the run gets the lowest. Thresholds and why: docs/trust-grades.md.")
+
+config = data.configuration(data.db_path(), run["config_key"]) if run["config_key"] else None
 headline = [("Throughput (samples/s)", "throughput_sps"), ("p99 latency (ms)", "latency_p99_ms"),
             ("Energy per example (J)", "j_per_sample"), ("Average power (W)", "avg_power_w")]
 for col, (label, key) in zip(st.columns(4), headline):
+    agg = detail.configuration_aggregate(config, key) if config else None
     col.metric(label, sig(run[key], 4), help=None if run[key] is not None else
                md(run.get("energy_missing_reason") or "the run or its source did not measure it"))
+    if agg is not None and agg.n > 1:
+        col.caption(f"configuration: {agg.as_text(4)}")
 if run["j_per_sample"] is not None:
     st.caption(f"Energy measured at boundary **{md(run['energy_boundary'] or 'not stated')}** "
                f"by method **{md(run['energy_method'])}**.")
@@ -64,6 +81,14 @@ for col, (title, frame, empty, chart) in zip(st.columns(2), panels):
             st.caption(empty)
         else:
             st.plotly_chart(chart(frame), width="stretch")
+
+if config is not None:
+    st.subheader(f"This configuration: {config['ok_run_count']} of {config['run_count']} run(s) ok")
+    c_label, c_color = detail.badge(config["trust_grade"])
+    st.badge(f"Aggregate {c_label[0].lower()}{c_label[1:]}", color=c_color)
+    st.caption("Mean and 95 % confidence interval (Student's t) over the configuration's repeats.")
+    st.dataframe(detail.configuration_rows(config), hide_index=True, width="stretch")
+    st.dataframe(detail.reason_rows(config["trust_reasons"]), hide_index=True, width="stretch")
 
 for title, section in detail.sections(run, found.supplied).items():
     corrected = title == "Performance" and run["weak_scaling_as_printed"] is not None

@@ -35,11 +35,22 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--seq-len", help="sequence length(s) for text workloads (default: the workload's)")
     p.add_argument("--image-size", help="image side(s) in pixels for image workloads (default: 224)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (compilation happens in warmup)")
-    p.add_argument("--warmup", type=int, default=defaults.WARMUP_STEPS,
-                   help=f"unmeasured steps before the window (default: {defaults.WARMUP_STEPS})")
-    p.add_argument("--steps", type=int, help=f"measured steps per run (default: {defaults.STEPS})")
-    p.add_argument("--duration", type=float, help="measure for this many seconds instead of --steps")
-    p.add_argument("--repeats", type=int, default=1, help="runs per combination (default: 1)")
+    p.add_argument("--warmup", metavar="auto|N",
+                   help="warmup before each window: auto (until power and step time are steady, at most "
+                        f"{defaults.WARMUP_MAX_S:g} s) or N steps (default: auto on a power sensor, "
+                        f"{defaults.WARMUP_STEPS} steps on the estimate)")
+    p.add_argument("--steps", type=int, help="measure exactly this many steps (default: as many as fill "
+                                             "--min-window on a power sensor; "
+                                             f"{defaults.STEPS} steps on the estimate)")
+    p.add_argument("--duration", type=float, help="measure exactly this many seconds instead of --steps")
+    p.add_argument("--min-window", dest="min_window", type=float,
+                   help="the shortest window, s: without --steps/--duration each window lasts this long, and a "
+                        "shorter one is flagged window_under_minimum (default: "
+                        f"{defaults.MIN_WINDOW_S:g} on a power sensor, none on the estimate; 0 switches it off)")
+    p.add_argument("--repeats", type=int, help="runs per combination, each starting at a random offset within "
+                                               "one sensor update period (default: "
+                                               f"{defaults.SENSOR_REPEATS} on a power sensor, "
+                                               f"{defaults.REPEATS} on the estimate)")
     p.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
     p.add_argument("--db", help=db_help)
     p.add_argument("--out", type=Path, help="result file to write (.json or .json.gz; default: "
@@ -113,7 +124,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = options.from_strings(
         workload=args.workload, mode=args.mode, precision=args.precision, batch_size=args.batch_size,
         grad_accum=args.grad_accum, seq_len=args.seq_len, image_size=args.image_size, compile=args.compile,
-        warmup=args.warmup, steps=args.steps, duration_s=args.duration, repeats=args.repeats,
+        warmup=args.warmup, steps=args.steps, duration_s=args.duration, min_window_s=args.min_window,
+        repeats=args.repeats,
         device=args.device, db=args.db, out=args.out, tag=args.tag, power_limit=args.power_limit,
         power_mode=args.power_mode, jetson_clocks=args.jetson_clocks, settle_s=args.settle, idle=args.idle,
         idle_s=args.idle_seconds, power_log=args.power_log, power_log_boundary=args.power_log_boundary,
@@ -121,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.check:
         import json
 
-        configs = opts.expand()
+        configs = opts.expand(sensor=opts.sensor_equipped())
         settings = len(opts.power_values() or [None])
         print(json.dumps({"measured_runs": len(configs) * settings, "idle_runs": settings if opts.idle else 0,
                           "runs": [cfg.label() for cfg in configs], "power_settings": opts.power_values(),

@@ -19,9 +19,9 @@ import torch
 
 from runner import devices, environment, precision, workloads
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
-from runner.measure import Window, run_window
+from runner.measure import Window, WindowPlan, run_window
 from runner.options import RunConfig
-from runner.power import PowerMeter, default_meter
+from runner.power import PowerMeter, default_meter, has_sensor
 from runner.record import now_iso, run_record
 
 MAX_ERROR_CHARS = 2000
@@ -84,13 +84,19 @@ def train_step(model: torch.nn.Module, inputs: dict[str, torch.Tensor], cfg: Run
     return step
 
 
+def window_plan(cfg: RunConfig, meter: PowerMeter) -> WindowPlan:
+    """The warmup and window for `cfg` on this meter: on a real sensor each window starts at a
+    random offset within one sensor update period, so repeats see the sensor at different phases."""
+    return WindowPlan(steps=cfg.steps, duration_s=cfg.duration_s, min_window_s=cfg.min_window_s,
+                      warmup_steps=cfg.warmup_steps, random_offset=has_sensor(meter))
+
+
 def measure_config(cfg: RunConfig, device: torch.device, meter: PowerMeter,
                    on_step: Callable[[int], None] | None = None) -> Window:
     """Build and measure one configuration (assumes the TF32 flags are already set)."""
     model, inputs = build(cfg, device)
     prec = precision.get(cfg.precision)
-    window_args: dict[str, Any] = {"warmup": cfg.warmup_steps, "steps": cfg.steps, "duration_s": cfg.duration_s,
-                                   "meter": meter, "on_step": on_step}
+    window_args: dict[str, Any] = {"plan": window_plan(cfg, meter), "meter": meter, "on_step": on_step}
     if cfg.mode == "train":
         return run_window(train_step(model, inputs, cfg, device), device, **window_args)
     # Inference: inference mode and autocast are entered once around the whole loop.

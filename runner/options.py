@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from joulebench import defaults
 from joulebench.errors import RunConfigError
@@ -56,11 +56,12 @@ class RunConfig:
     size: int  # sequence length for text workloads, image side for image workloads
     device: str
     compile: bool
-    warmup_steps: int
+    warmup_steps: int | None  # None: until power and step time are steady (runner.measure)
     steps: int | None
     duration_s: float | None
     repeat_index: int
     tag: str | None = None
+    min_window_s: float = 0.0  # without steps or duration: measure this long; shorter windows are flagged
 
     @property
     def examples_per_step(self) -> int:
@@ -76,7 +77,7 @@ class RunConfig:
 
     def config_dict(self, *, tf32_enabled: bool | None, power_limit_w: float | None = None,
                     power_mode: str | None = None, measured_steps: int | None = None,
-                    requested: dict[str, Any] | None = None) -> dict[str, Any]:
+                    warmup_steps: int | None = None, requested: dict[str, Any] | None = None) -> dict[str, Any]:
         """The result file's `config` object for this run."""
         spec = workloads.get(self.workload)
         text = spec.input_kind == "text"
@@ -86,7 +87,8 @@ class RunConfig:
             "grad_accum_steps": self.grad_accum_steps, "seq_len": self.size if text else None,
             "image_size": None if text else self.size, "gpu_count": 1 if self.device.startswith("cuda") else None,
             "power_limit_w": power_limit_w, "power_mode": power_mode, "compile": self.compile,
-            "warmup_steps": self.warmup_steps, "measured_steps": measured_steps,
+            "warmup_steps": warmup_steps if warmup_steps is not None else self.warmup_steps,
+            "measured_steps": measured_steps,
             "repeat_index": self.repeat_index, "tag": self.tag, **(requested or {}),
         }
         return {k: v for k, v in out.items() if v is not None}
@@ -104,10 +106,15 @@ class SweepOptions:
     seq_lens: list[int] | None = None  # None: each workload's default
     image_sizes: list[int] | None = None
     compile: bool = False
-    warmup: int = defaults.WARMUP_STEPS
-    steps: int | None = None  # None with duration_s None: defaults.STEPS
-    duration_s: float | None = None
-    repeats: int = 1
+    # None: the default for the meter (steady-state warmup on a sensor, WARMUP_STEPS without);
+    # "auto": until power and step time are steady; a number: that many steps
+    warmup: int | Literal["auto"] | None = None
+    steps: int | None = None  # exactly this many measured steps
+    duration_s: float | None = None  # exactly this long
+    # without steps or duration: measure at least this long (None: MIN_WINDOW_S on a sensor; without
+    # one, STEPS steps); with them, a shorter window is flagged
+    min_window_s: float | None = None
+    repeats: int | None = None  # None: SENSOR_REPEATS on a sensor, REPEATS without
     device: str | None = None  # None: cuda when available, else cpu
     db: str | None = None
     out: Path | None = None
@@ -166,15 +173,17 @@ class SweepOptions:
             accum = ",".join(map(str, self.grad_accum))
             problems.append(f"--grad-accum: {accum} applies to --mode train only; gradient accumulation has "
                             "no meaning for inference (drop --grad-accum or use --mode train)")
-        if self.warmup < 0:
-            problems.append(f"--warmup: {self.warmup} is not valid; expected 0 or more steps")
+        if self.warmup != "auto" and self.warmup is not None and (not isinstance(self.warmup, int) or self.warmup < 0):
+            problems.append(f"--warmup: {self.warmup!r} is not valid; expected auto or 0 or more steps")
+        if self.min_window_s is not None and not self.min_window_s >= 0:
+            problems.append(f"--min-window: {self.min_window_s} is not valid; expected 0 or more seconds")
         if self.steps is not None and self.duration_s is not None:
             problems.append("--steps and --duration: give one of them, not both")
         if self.steps is not None and self.steps < 1:
             problems.append(f"--steps: {self.steps} is not valid; expected at least 1 measured step")
         if self.duration_s is not None and not self.duration_s > 0:
             problems.append(f"--duration: {self.duration_s} is not valid; expected a positive number of seconds")
-        if self.repeats < 1:
+        if self.repeats is not None and self.repeats < 1:
             problems.append(f"--repeats: {self.repeats} is not valid; expected at least 1")
         problems += self._size_problems([n for n in self.workloads if n in known])
         problems += self._power_problems()
@@ -281,9 +290,38 @@ class SweepOptions:
                         problems.append(msg)
         return problems
 
-    def expand(self) -> list[RunConfig]:
-        """One RunConfig per combination, in a stable order (workload, mode, precision, batch, ...)."""
-        steps = self.steps if (self.steps is not None or self.duration_s is not None) else defaults.STEPS
+    def sensor_equipped(self) -> bool:
+        """Whether this sweep's power meter is a real sensor (detected as the sweep would, then closed)."""
+        from runner.power import has_sensor
+        from runner.sensors import detect_meter
+
+        meter = detect_meter(self.resolved_device(), power_log=self.power_log, log_boundary=self.power_log_boundary,
+                             tdp_w=self.tdp_w, rate_hz=self.sample_hz).meter
+        try:
+            return has_sensor(meter)
+        finally:
+            meter.close()
+
+    def window_settings(self, sensor: bool) -> tuple[int | None, float, int | None, int]:
+        """(steps, min_window_s, warmup_steps, repeats) for a sweep on a sensor or on the estimate;
+        warmup_steps None is the steady-state warmup."""
+        min_window = self.min_window_s if self.min_window_s is not None else (
+            defaults.MIN_WINDOW_S if sensor else 0.0)
+        explicit = self.steps is not None or self.duration_s is not None
+        steps = self.steps if explicit or min_window > 0 else defaults.STEPS
+        if self.warmup == "auto":
+            warmup: int | None = None
+        elif self.warmup is not None:
+            warmup = int(self.warmup)
+        else:
+            warmup = None if sensor else defaults.WARMUP_STEPS
+        repeats = self.repeats or (defaults.SENSOR_REPEATS if sensor else defaults.REPEATS)
+        return steps, min_window, warmup, repeats
+
+    def expand(self, sensor: bool = False) -> list[RunConfig]:
+        """One RunConfig per combination, in a stable order (workload, mode, precision, batch, ...).
+        `sensor`: the sweep measures with a real power sensor (energy-grade defaults)."""
+        steps, min_window, warmup, repeats = self.window_settings(sensor)
         device = self.resolved_device()
         runs: list[RunConfig] = []
         for name, mode, prec, batch in itertools.product(self.workloads, self.modes, self.precisions,
@@ -291,19 +329,35 @@ class SweepOptions:
             spec = workloads.get(name)
             sizes = self.seq_lens if spec.input_kind == "text" else self.image_sizes
             accums = self.grad_accum if mode == "train" else [1]
-            for accum, size, rep in itertools.product(accums, sizes or [spec.default_size], range(self.repeats)):
-                runs.append(RunConfig(name, mode, prec, batch, accum, size, device, self.compile, self.warmup,
-                                      steps, self.duration_s, rep, self.tag))
+            for accum, size, rep in itertools.product(accums, sizes or [spec.default_size], range(repeats)):
+                runs.append(RunConfig(name, mode, prec, batch, accum, size, device, self.compile, warmup,
+                                      steps, self.duration_s, rep, self.tag, min_window))
         return runs
+
+
+def parse_warmup(text: str | int | None, problems: list[str]) -> int | Literal["auto"] | None:
+    """`--warmup`: auto, a whole number of steps, or None (the default for the meter)."""
+    if text is None or isinstance(text, int):
+        return text
+    value = str(text).strip().lower()
+    if value == "auto":
+        return "auto"
+    try:
+        return int(value)
+    except ValueError:
+        problems.append(f"--warmup: {text!r} is not valid; expected auto (until power and step time are steady) "
+                        "or a number of steps, e.g. 3")
+        return None
 
 
 def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision: str = "fp32",
                  batch_size: str = "8", grad_accum: str = "1", seq_len: str | None = None,
                  image_size: str | None = None, power_limit: str | None = None, power_mode: str | None = None,
-                 **rest: Any) -> SweepOptions:
+                 warmup: str | int | None = None, **rest: Any) -> SweepOptions:
     """Options from command-line strings (comma lists allowed); raise RunConfigError on bad values."""
     problems: list[str] = []
     opts = SweepOptions(
+        warmup=parse_warmup(warmup, problems),
         workloads=split_list("--workload", workload, str, "workload names, e.g. bert-base-ner,gpt2", problems) or [],
         modes=split_list("--mode", mode, str, "train, infer or train,infer", problems) or [],
         precisions=split_list("--precision", precision, str, "e.g. fp32,bf16", problems) or [],

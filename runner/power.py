@@ -53,6 +53,12 @@ class NoPowerMeter:
         pass
 
 
+def has_sensor(meter: object) -> bool:
+    """A real sensor (NVML, INA3221, jtop, RAPL, a power log), not the estimate or no meter:
+    such runs get energy-grade windows and repeats by default."""
+    return getattr(meter, "method", "estimated") != "estimated" and getattr(meter, "name", "none") != "none"
+
+
 def default_meter() -> PowerMeter:
     """The meter for this machine: the first sensor found (NVML, Jetson, RAPL), else the estimate."""
     from runner.sensors import detect

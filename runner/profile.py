@@ -2,7 +2,7 @@
 
 Where a sweep builds the model again for every power setting, a profile builds each configuration
 once and measures every setting inside the same process: change the setting, let it settle, run
-the warmup steps, measure a window with `runner.measure.run_window` (so the window rules of the
+warm up, measure a window with `runner.measure.run_window` (so the energy-grade window rules of the
 measurement code apply), go on. Each setting becomes its own run, marked `config.profile`, with the
 setting requested and the one in effect. The idle baseline is measured once per setting (not per
 configuration). The result file is written after every setting, and the previous setting is put
@@ -27,13 +27,13 @@ import torch
 from joulebench.errors import JouleBenchError
 from runner import devices, environment, precision, record
 from runner.control import PowerControl, PowerSettings, restore_leftover, state_path_for
-from runner.execute import MAX_ERROR_CHARS, build, train_step
+from runner.execute import MAX_ERROR_CHARS, build, train_step, window_plan
 from runner.idle import idle_power_w, measure_idle
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, run_window
 from runner.options import RunConfig, SweepOptions
 from runner.output import ResultSink, unique_out_path
-from runner.power import PowerMeter
+from runner.power import PowerMeter, has_sensor
 from runner.report import Progress
 from runner.sweep import SweepResult, make_meter
 
@@ -92,7 +92,6 @@ def run_profile(options: SweepOptions, *, meter: PowerMeter | None = None, contr
     state_path = state_path_for(options.db)
     restore_leftover(state_path, stream)
     options.validate()
-    configs = options.expand()
     settings: list[Any] = list(options.power_values() or [])
     sink = ResultSink(options.out or unique_out_path(options.db, "profile"), options.db, stream)
     result = SweepResult(out_path=sink.out_path)
@@ -100,6 +99,7 @@ def run_profile(options: SweepOptions, *, meter: PowerMeter | None = None, contr
     assert control is not None  # validate() requires --power-limit or --power-mode with --profile
     own_meter = meter is None
     meter = meter or make_meter(options, stream)
+    configs = options.expand(sensor=has_sensor(meter))  # energy-grade windows on a real sensor
     dry = "" if control.changes_device else " (dry run: settings recorded, not applied)"
     print(f"profile: {len(configs)} configuration(s) x {len(settings)} setting(s), one model build each{dry}",
           file=stream, flush=True)
@@ -203,8 +203,7 @@ def _measure_settings(cfg: RunConfig, settings: list[Any], control: PowerControl
                 state.sink.about_to_run(record.placeholder(cfg, _requested(state.options, setting)))
                 state.progress.start(state.index, cfg)
                 with _window_context(cfg, device):
-                    window = run_window(step, device, warmup=cfg.warmup_steps, steps=cfg.steps,
-                                        duration_s=cfg.duration_s, meter=state.meter,
+                    window = run_window(step, device, plan=window_plan(cfg, state.meter), meter=state.meter,
                                         on_step=state.progress.step_callback(cfg))
                 run = _run(cfg, setting, state, device, at.started, at.captured, tf32, window, at.flags)
                 state.save(run)

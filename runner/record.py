@@ -75,6 +75,8 @@ def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None) -> dict[s
     if memory is not None:
         out.update(mem_peak_allocated_mb=memory.allocated_mb, mem_peak_reserved_mb=memory.reserved_mb,
                    mem_peak_rss_mb=memory.rss_mb)
+    out.update(warmup_s=window.warmup.duration_s if window.warmup.duration_s > 0 else None,
+               warmup_steady=window.warmup.steady, start_offset_s=window.warmup.start_offset_s)
     out.update(reading_figures(window.energy, examples=examples, optimizer_steps=optimizer_steps,
                                duration_s=window.duration_s))
     return {k: v for k, v in out.items() if v is not None}
@@ -119,9 +121,10 @@ def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, s
             tf32_enabled=tf32_enabled,
             power_limit_w=captured.power_limit_w if captured else None,
             power_mode=captured.power_mode if captured else None,
-            measured_steps=window.steps if ok and window else None, requested=requested),
+            measured_steps=window.steps if ok and window else None,
+            warmup_steps=window.warmup.steps if ok and window else None, requested=requested),
         metrics=run_metrics,
-        flags=flags + (window.energy.flags if ok and window else []),
+        flags=flags + (window.energy.flags + window.flags if ok and window else []),
         step_times_ms=window.step_times_ms if ok and window else [],
         power_traces=window.energy.traces if ok and window else [],
     ).to_json()

@@ -1,4 +1,9 @@
-"""What a sweep shows a person: a progress bar on stderr, a summary table at the end."""
+"""What a sweep shows a person: a progress bar on stderr, a summary table at the end.
+
+The summary has one row per configuration: its repeats' mean ± 95 % confidence interval
+(energy.stats), n, and the trust grade of the aggregate (energy.grades, the rules ingest
+applies), with the grades' legend and the reasons for any grade below A.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from energy.grades import GRADE_MEANINGS, Grade, RunFacts, grade_aggregate, grade_run
+from energy.stats import Aggregate, aggregate
 from joulebench.text import table
 from runner.options import RunConfig
 
@@ -116,7 +124,12 @@ class Progress:
         the timed loop); it draws or writes at most twice a second."""
         if not self.tty and self.path is None:
             return None
-        goal = f"/{cfg.steps}" if cfg.steps else f" in {cfg.duration_s:g} s"
+        if cfg.steps:
+            goal = f"/{cfg.steps}"
+        elif cfg.duration_s is not None:
+            goal = f" in {cfg.duration_s:g} s"
+        else:
+            goal = f" (window of at least {cfg.min_window_s:g} s)"
 
         def on_step(done: int) -> None:
             now = time.monotonic()
@@ -150,21 +163,103 @@ class Progress:
         self._write(force=True, current_left_s=0.0)
 
 
-def summary(records: Sequence[dict[str, Any]]) -> str:
-    rows = []
+# what a repeat repeats: every config field but the repeat's index and the steps it happened to take
+_NOT_CONFIG = ("repeat_index", "measured_steps", "warmup_steps")
+
+
+def _config_of(record: dict[str, Any]) -> tuple:
+    c = record["config"]
+    boundary = record.get("metrics", {}).get("energy_boundary")
+    return (record["device"]["name"], boundary, *sorted((k, str(v)) for k, v in c.items() if k not in _NOT_CONFIG))
+
+
+def _mean_ci(agg: Aggregate | None, digits: int) -> str:
+    """'632.1 ± 93.4' (the 95 % interval's half width), '632.1' for one run, '-' for none."""
+    if agg is None:
+        return "-"
+    if agg.ci95_half is None:
+        return f"{agg.mean:,.{digits}f}"
+    return f"{agg.mean:,.{digits}f} ± {agg.ci95_half:,.{digits}f}"
+
+
+@dataclass
+class ConfigSummary:
+    """A configuration's repeats in this sweep: their aggregate and its trust grade."""
+
+    records: list[dict[str, Any]]
+    stats: dict[str, Aggregate | None]
+    grade: Grade
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return self.records[0]
+
+
+SUMMARY_METRICS = ("throughput_sps", "latency_p50_ms", "latency_p99_ms", "avg_power_w", "j_per_sample",
+                   "net_j_per_sample", "duration_s")
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> list[ConfigSummary]:
+    """Group a sweep's runs by configuration and grade each run and each aggregate (energy.grades,
+    the rules ingest applies), in the order the configurations first ran."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in records:
-        c, m = r["config"], r.get("metrics", {})
+        groups.setdefault(_config_of(r), []).append(r)
+    out = []
+    for members in groups.values():
+        ok = [r for r in members if r["status"] == "ok"]
+        stats = {k: aggregate(r.get("metrics", {}).get(k) for r in ok) for k in SUMMARY_METRICS}
+        run_grades = [grade_run(RunFacts.from_result_run(r, origin_kind="local")).grade for r in ok]
+        energy, label = stats["j_per_sample"], "J/sample"
+        if energy is None:
+            energy, label = stats["avg_power_w"], "average power"
+        grade = grade_aggregate(run_grades, [r["status"] for r in members], throughput=stats["throughput_sps"],
+                                energy=energy, energy_label=label)
+        out.append(ConfigSummary(members, stats, grade))
+    return out
+
+
+def _status(records: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{n} {s}" for s, n in counts.items())
+
+
+def summary(records: Sequence[dict[str, Any]]) -> str:
+    """One row per configuration: its repeats' mean ± 95 % interval, n and trust grade; below the
+    table, what each grade means and why a configuration is graded below A."""
+    rows = []
+    notes = []
+    for i, cs in enumerate(summarize(records), start=1):
+        c, m = cs.first["config"], cs.first.get("metrics", {})
         batch = f"{c.get('grad_accum_steps', 1)}x{c['batch_size']}" if c.get("grad_accum_steps", 1) > 1 \
             else str(c.get("batch_size") or "-")
         mem = m.get("mem_peak_allocated_mb", m.get("mem_peak_rss_mb"))
-        energy = _num(m.get("j_per_sample"), 4) if m.get("j_per_sample") else "-"
-        net = _num(m.get("net_j_per_sample"), 4) if m.get("net_j_per_sample") else "-"
-        power = _num(m.get("avg_power_w"), 1) if m.get("avg_power_w") else "-"
-        rows.append((c["workload"], c["mode"], c.get("precision"), batch, c.get("seq_len") or c.get("image_size"),
-                     c.get("repeat_index", 0), r["status"], _num(m.get("throughput_sps")),
-                     _num(m.get("latency_p50_ms"), 2), _num(m.get("latency_p90_ms"), 2),
-                     _num(m.get("latency_p99_ms"), 2), _num(mem, 0), power, energy, net,
-                     m.get("energy_boundary") or "-"))
-    return table(("workload", "mode", "precision", "batch", "size", "repeat", "status", "samples/s",
-                  "p50 ms", "p90 ms", "p99 ms", "peak mem MB", "avg W", "J/sample", "net J/sample", "measured at"),
-                 rows)
+        st = cs.stats
+        n = max((a.n for a in st.values() if a is not None), default=0)
+        rows.append((i, c["workload"], c["mode"], c.get("precision"), batch, c.get("seq_len") or c.get("image_size"),
+                     n, _status(cs.records), _mean_ci(st["throughput_sps"], 1), _mean_ci(st["latency_p50_ms"], 2),
+                     _mean_ci(st["latency_p99_ms"], 2), _num(mem, 0), _mean_ci(st["avg_power_w"], 1),
+                     _mean_ci(st["j_per_sample"], 4), _mean_ci(st["net_j_per_sample"], 4),
+                     _mean_ci(st["duration_s"], 2), cs.grade.grade, m.get("energy_boundary") or "-"))
+        if cs.grade.limiting:
+            notes.append(f"  {i} ({cs.grade.grade}): " + "; ".join(f"{r.check}: {r.text}" for r in cs.grade.limiting))
+            by_check: dict[tuple[str, str], list[str]] = {}  # (check, cap) -> the runs' texts
+            for r in cs.records:
+                if r["status"] == "ok":
+                    for reason in grade_run(RunFacts.from_result_run(r, origin_kind="local")).limiting:
+                        by_check.setdefault((reason.check, reason.cap), []).append(reason.text)
+            notes += [f"      {len(texts)} run(s) {check} ({cap}), e.g. {texts[0]}"
+                      for (check, cap), texts in sorted(by_check.items())]
+    out = table(("#", "workload", "mode", "precision", "batch", "size", "n", "status", "samples/s", "p50 ms",
+                 "p99 ms", "peak mem MB", "avg W", "J/sample", "net J/sample", "window s", "grade", "measured at"),
+                rows)
+    legend = "\n".join(f"  {g}: {text}" for g, text in GRADE_MEANINGS.items())
+    out += ("\n\nmean ± 95 % confidence interval (Student's t) over n repeats; trust grades "
+            f"(docs/trust-grades.md):\n{legend}")
+    if notes:
+        out += "\n\nwhy below A:\n" + "\n".join(notes)
+    return out

@@ -21,9 +21,9 @@ from runner.control import PowerSettings, restore_leftover, state_path_for
 from runner.execute import execute
 from runner.idle import idle_power_w, measure_idle
 from runner.interrupts import InterruptGuard, exit_code, signal_name
-from runner.options import SweepOptions
+from runner.options import RunConfig, SweepOptions
 from runner.output import ResultSink, unique_out_path
-from runner.power import PowerMeter
+from runner.power import PowerMeter, has_sensor
 from runner.report import Progress
 
 
@@ -58,6 +58,23 @@ def make_meter(options: SweepOptions, stream: TextIO) -> PowerMeter:
     return meter
 
 
+def _describe_plan(configs: list[RunConfig], stream: TextIO) -> None:
+    """One line on how each run warms up and how long it measures."""
+    if not configs:
+        return
+    cfg = configs[0]
+    warmup = "until power and step time are steady" if cfg.warmup_steps is None else f"{cfg.warmup_steps} step(s)"
+    if cfg.steps is not None:
+        window = f"{cfg.steps} step(s)"
+    elif cfg.duration_s is not None:
+        window = f"{cfg.duration_s:g} s"
+    else:
+        window = f"at least {cfg.min_window_s:g} s"
+    repeats = 1 + max(c.repeat_index for c in configs)
+    print(f"each run: warmup {warmup}, window {window}; {repeats} repeat(s) per configuration", file=stream,
+          flush=True)
+
+
 def _wait(seconds: float, guard: InterruptGuard) -> None:
     deadline = time.monotonic() + seconds
     while guard.pending is None and time.monotonic() < deadline:
@@ -72,15 +89,16 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
     state_path = state_path_for(options.db)
     restore_leftover(state_path, stream)  # a setting a killed sweep left behind
     options.validate()
-    configs = options.expand()
+    control = options.make_control()
+    own_meter = meter is None
+    meter = meter or make_meter(options, stream)
+    configs = options.expand(sensor=has_sensor(meter))  # energy-grade defaults on a real sensor
     sink = ResultSink(options.out or unique_out_path(options.db), options.db, stream)
     result = SweepResult(out_path=sink.out_path)
     settings: list[Any] = list(options.power_values() or [None])
     progress = Progress(len(configs) * len(settings), stream, progress_file(sink.out_path),
                         idle_runs=len(settings) if options.idle else 0, idle_s=options.idle_s)
-    control = options.make_control()
-    own_meter = meter is None
-    meter = meter or make_meter(options, stream)
+    _describe_plan(configs, stream)
     sink.start(recover=ingest)
     with InterruptGuard() as guard:
         try:

@@ -258,7 +258,8 @@ def test_cost_ranking_moves_with_electricity_price(seeded_db: Path, page, output
     assert "kwh=1.5" in page.url
 
 
-def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_start_a_run_see_it_in_compare_then_cancel_one(server: str, page, output_dir: Path,  # type: ignore[no-untyped-def]
+                                                       seeded_db: Path) -> None:
     page.goto(f"{server}/new_run")
     _wait_text(page, "Runs on this machine")
     page.get_by_label("Batch size(s)").fill("2")
@@ -317,3 +318,24 @@ def test_screenshots_of_every_page(server: str, page) -> None:  # type: ignore[n
             _shot(page, shot)
             assert shot.stat().st_size > 5_000, shot
     shutil.copy(DOCS_SHOTS / "overview-1400.png", DOCS_SHOTS.parent / "screenshot-overview.png")
+
+
+def test_run_detail_shows_the_trust_grade_and_its_reasons(seeded_db: Path, page, output_dir: Path,  # type: ignore[no-untyped-def]
+                                                          request: pytest.FixtureRequest) -> None:
+    from db import Store
+    from ingest import import_file
+
+    import_file(FIXTURES / "h100" / "repeats-short-windows.json", db=seeded_db)
+    with Store.open_read_only(seeded_db) as store:
+        run_id = store.query("SELECT run_id FROM runs WHERE origin_file_name = 'repeats-short-windows.json' "
+                             "AND workload != 'idle' ORDER BY started_at LIMIT 1").item()
+    server = request.getfixturevalue("server")
+    page.goto(f"{server}/run_detail?run_id={run_id}")
+    _wait_text(page, "Trust grade D")
+    _wait_text(page, "Why this grade")
+    _wait_text(page, "This configuration: 5 of 5 run(s) ok")
+    _wait_text(page, "Provenance")  # the last section: the page is drawn
+    body = page.inner_text("body")
+    assert "Aggregate trust grade D" in body and "This configuration: 5 of 5 run(s) ok" in body
+    assert "configuration: 0.5789 ± 0.076 (n 5)" in body  # the repeats' mean with its 95 % interval
+    _shot(page, output_dir / "run-detail-grade.png")

@@ -97,11 +97,11 @@ def test_selection_and_flat_tables(seeded_db: Path, fixture_file: Path, tmp_path
         assert doc["runs"][0]["power_traces"][0]["power_w"] == [27.5, 28.1, 28.3, 28.0]
         for suffix in (".csv", ".parquet"):
             written = write_tables(store, tmp_path / f"sel{suffix}", Selection(device_names=("Intel Xeon (2 vCPU)",)))
-            assert [p.name for p in written] == [f"sel_runs{suffix}", f"sel_power_samples{suffix}",
-                                                 f"sel_step_times{suffix}"]
+            assert [p.name for p in written] == [f"sel_runs{suffix}", f"sel_configurations{suffix}",
+                                                 f"sel_power_samples{suffix}", f"sel_step_times{suffix}"]
             runs = pl.read_csv(written[0]) if suffix == ".csv" else pl.read_parquet(written[0])
             assert runs["throughput_sps"].to_list() == [615.38]
-            steps = pl.read_csv(written[2]) if suffix == ".csv" else pl.read_parquet(written[2])
+            steps = pl.read_csv(written[3]) if suffix == ".csv" else pl.read_parquet(written[3])
             assert steps["duration_ms"].to_list() == [6.2, 6.4, 6.5, 6.9, 7.1]
 
 

@@ -150,3 +150,17 @@ def test_job_status_reads_runs_without_the_idle_baseline_and_says_the_time_left(
 def test_runner_messages_use_the_forms_labels() -> None:
     assert jobs.in_form_words("--batch-size: 0 is not valid") == "Batch size(s): 0 is not valid"
     assert jobs.in_form_words("--idle-seconds: -1 is not valid") == "Idle baseline (s), 0 = off: -1 is not valid"
+
+
+def test_empty_fields_leave_the_window_to_the_runner_defaults(db: Path) -> None:
+    from joulebench import defaults
+
+    argv = jobs.RunRequest().argv(db, db.parent / "out.json")
+    assert not {"--steps", "--warmup", "--repeats", "--min-window"} & set(argv)  # the runner picks per sensor
+    chosen = jobs.RunRequest(steps=50, warmup=5, repeats=3, min_window_s=2.5).argv(db, db.parent / "out.json")
+    assert chosen[chosen.index("--steps") + 1] == "50" and chosen[chosen.index("--min-window") + 1] == "2.5"
+    assert jobs.RunRequest().plan(db).measured_runs == defaults.REPEATS  # no sensor here: one short run
+    at = _page()
+    shown = " ".join(c.value for c in at.caption)
+    assert f"at least {defaults.MIN_WINDOW_S:g} s" in shown and f"{defaults.SENSOR_REPEATS} repeats" in shown
+    assert at.number_input(key="steps").value is None and at.number_input(key="repeats").value is None

@@ -379,12 +379,18 @@ def test_upload_without_labels_imports_then_the_review_fills_them(db: Path) -> N
     assert supplied == [("device", "user", "upload_page"), ("mode", "user", "upload_page")]
 
 
+def _section(at: AppTest, field: str) -> dict[str, str]:
+    """The Run detail section (a Field/Value table) that shows `field`, as a dict; the page's other
+    tables (the grade's reasons, the configuration's repeats) have other columns."""
+    frame = next(df.value for df in at.dataframe if "Field" in df.value and field in set(df.value["Field"]))
+    return dict(zip(frame["Field"], frame["Value"]))
+
+
 def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
     report = import_file(FIXTURES / "formats" / "codecarbon" / "jetson-nano-edgeai_emissions.csv", db=db)
     at = _page("run_detail", run_id=report.run_ids[0])
     assert at.subheader[0].value == "Not stated by its file"
-    config = at.dataframe[0].value
-    fields = dict(zip(config["Field"], config["Value"]))
+    fields = _section(at, "Device name")
     assert fields["Device name"] == "not stated" and fields["Mode"] == "not stated"
     at.text_input(key="label_run_source_device").set_value("Jetson Nano 4GB")
     at.selectbox(key="label_run_source_mode").set_value("infer")
@@ -392,8 +398,7 @@ def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
     next(b for b in at.button if b.label == "Save labels").click().run()
     assert not at.exception and not at.error
     assert "Still not stated: batch size 1" in shown(at.success[-1].value)
-    config = at.dataframe[0].value
-    fields = dict(zip(config["Field"], config["Value"]))
+    fields = _section(at, "Device name")
     assert fields["Device name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
     assert "on Run detail" in fields["Mode"] and fields["Batch size"] == "not stated"
 
@@ -401,8 +406,7 @@ def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
 def test_run_detail_shows_a_corrected_figure_beside_what_the_source_printed(db: Path) -> None:
     at = _page("run_detail", run_id="ref:runs_nvidia_bert_training:dgx1-16gb-squad-g4-fp16")
     assert any("Weak scaling 3.27, corrected: the source printed 3.62" in shown(c.value) for c in at.caption)
-    performance = next(df.value for df in at.dataframe if "Weak scaling" in set(df.value["Field"]))
-    fields = dict(zip(performance["Field"], performance["Value"]))
+    fields = _section(at, "Weak scaling")
     assert fields["Weak scaling"] == "3.27 (corrected; the source printed 3.62, see the notes)"
     assert "Weak scaling as printed" not in fields
 

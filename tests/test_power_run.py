@@ -67,12 +67,15 @@ def test_a_wall_meter_log_is_aligned_to_the_run_window(seeded_db: Path, tmp_path
     log.write_text("timestamp,watts\n" + "".join(f"{now - 30 + i:.3f},42\n" for i in range(300)))
     out = tmp_path / "run.json"
     assert main([*RUN, "--no-idle", "--power-log", str(log), "--db", str(seeded_db), "--out", str(out)]) == 0
-    (run,) = json.loads(out.read_text())["runs"]
-    m = run["metrics"]
-    assert (m["energy_boundary"], m["energy_method"]) == ("wall", "sampled")
-    # the window as the meter sees it (wall clock) vs as the run times it (perf_counter): within a ms or so
-    assert m["energy_j"] == pytest.approx(42.0 * m["duration_s"], rel=0.02)
-    assert "window_short_for_sensor" in run["flags"]  # a 0.6 s window with a 1 Hz meter
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["config"]["repeat_index"] for r in runs] == [0, 1, 2]  # a power log is a sensor: 3 repeats
+    for run in runs:
+        m = run["metrics"]
+        assert (m["energy_boundary"], m["energy_method"]) == ("wall", "sampled")
+        # the window as the meter sees it (wall clock) vs as the run times it (perf_counter): within a ms or so
+        assert m["energy_j"] == pytest.approx(42.0 * m["duration_s"], rel=0.02)
+        assert "window_short_for_sensor" in run["flags"]  # a 0.6 s window with a 1 Hz meter
+        assert "window_under_minimum" in run["flags"]  # --duration 0.6 under the 10 s minimum
 
 
 def test_bad_power_options_fail_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -99,7 +99,7 @@ def test_the_profile_button_starts_a_profile_through_the_runner(seeded_db: Path,
     at = AppTest.from_file(f"../{PAGE}", default_timeout=180).run()
     at.text_input(key="ps_run_workload").set_value("bert-tiny")
     at.button(key="FormSubmitter:profile-Start profiling").click().run()
-    assert "--power-limit needs a CUDA device" in " ".join(e.value for e in at.error)
+    assert "needs a CUDA device; this sweep runs on cpu" in " ".join(e.value for e in at.error)
     started: list[jobs.RunRequest] = []
 
     def start(db: Path, request: jobs.RunRequest) -> jobs.Job:

@@ -76,7 +76,7 @@ class SimulatedSensor:
 def _options(tmp_path: Path, **kw: Any) -> SweepOptions:
     base: dict[str, Any] = dict(workloads=["bert-tiny"], batch_sizes=[1], seq_lens=[8], warmup=1, steps=2,
                                 device="cpu", db=str(tmp_path / "db.duckdb"), out=tmp_path / "profile.json",
-                                power_limits_w=[100.0, 125.0, 150.0, 170.0], profile=True, settle_s=0.3,
+                                power_limits_w=[100.0, 125.0, 150.0, 170.0], profile=True, settle_s=0.3, repeats=1,
                                 idle=False)
     base.update(kw)
     return SweepOptions(**base)

@@ -102,8 +102,19 @@ def test_cli_sweep_prints_a_summary_and_writes_next_to_the_database(
     assert code == 0, err
     assert "run 1/2: bert-tiny infer fp32 batch 1 seq 16" in err and "2/2 done" in err
     lines = out.splitlines()
-    assert lines[0].split()[:3] == ["workload", "mode", "precision"]
-    assert [line.split()[3] for line in lines[2:4]] == ["1", "2"] and all("ok" in line for line in lines[2:4])
+    assert lines[0].split()[:5] == ["#", "workload", "mode", "precision", "batch"]
+    assert [line.split()[4] for line in lines[2:4]] == ["1", "2"] and all("ok" in line for line in lines[2:4])
+    header = lines[0].split()
+    for line in lines[2:4]:  # one repeat each, estimated energy: n 1, grade D (not a measurement)
+        cells = line.split()
+        assert cells[header.index("n")] == "1" and cells[-2:] in (["D", "estimated"], ["C", "-"])
+    assert "mean ± 95 % confidence interval" in out and "  A: decision grade" in out
+    assert "why below A:" in out
+    grades = {line.split()[-2] for line in lines[2:4]}
+    if "D" in grades:  # the estimate moved: energy estimated, not a measurement
+        assert "run(s) boundary (D), e.g. energy estimated from utilisation x TDP" in out
+    if "C" in grades:  # a window too short for /proc/stat: energy missing, a throughput window under 1 s
+        assert "run(s) window (C), e.g." in out and "launch jitter" in out
     assert "database: imported, 2 run(s) added" in out
     files = list((seeded_db.parent / "results").glob("joulebench-run-*.json"))
     assert len(files) == 1 and f"result file: {files[0]}" in out
@@ -264,6 +275,9 @@ BAD = [
     (["--steps", "5", "--duration", "2"], ["--steps and --duration: give one of them"]),
     (["--steps", "0"], ["--steps: 0 is not valid"]),
     (["--repeats", "0"], ["--repeats: 0 is not valid"]),
+    (["--warmup", "soon"], ["--warmup: 'soon' is not valid", "expected auto"]),
+    (["--warmup", "-2"], ["--warmup: -2 is not valid"]),
+    (["--min-window", "-1"], ["--min-window: -1.0 is not valid"]),
 ]
 
 

@@ -31,6 +31,7 @@ class Sensor(ABC):
     period_s: float = 0.1  # the sensor's update period: the sampler never polls faster
     has_counter: bool = False  # read_energy_j returns a counter
     independent_power: bool = True  # read_power_w is a real polled reading (not derived from the counter)
+    power_source: str = "polled"  # which reading the power trace holds (metrics.power_trace_source)
 
     def __init__(self) -> None:
         self.flags: list[str] = []

@@ -59,6 +59,7 @@ class EstimateSensor(Sensor):
     period_s = 0.1  # /proc/stat moves in 10 ms jiffies; finer sampling only adds noise
     has_counter = True
     independent_power = False
+    power_source = "estimated"  # utilisation x TDP, derived from the cumulative estimate
 
     def __init__(self, tdp_w: float | None = None, cpu_name: str | None = None,
                  proc_stat: Path | str = "/proc/stat") -> None:

@@ -100,6 +100,7 @@ def _board_rule(sensor: Sensor, names: list[str]) -> ModulePower:
 
 class Ina3221Sensor(Sensor):
     NAME = "ina3221"
+    power_source = "ina3221_rail"  # the rail's instantaneous power from sysfs
     boundary = "jetson_module"
     energy_method = "sampled"
     period_s = INA3221_PERIOD_S
@@ -131,6 +132,7 @@ class JtopSensor(Sensor):  # pragma: no cover - needs a Jetson with the jtop ser
     """jetson-stats' jtop client: only when the `[jetson]` extra is installed and its service runs."""
 
     NAME = "jtop"
+    power_source = "jtop"
     boundary = "jetson_module"
     energy_method = "sampled"
     period_s = 0.5  # jtop's default update interval

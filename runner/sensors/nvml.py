@@ -1,9 +1,13 @@
 """NVIDIA GPUs through nvidia-ml-py (`pynvml`): boundary `gpu_board`, per GPU.
 
 The board's energy counter (`nvmlDeviceGetTotalEnergyConsumption`, mJ, Volta and newer) is the
-energy figure where it exists; power (`nvmlDeviceGetPowerUsage`, mW) is polled either way, no
-faster than every 50 ms, so both are kept and compared (the counter and a power average can
-disagree: zeus#181). SM / memory clocks and clock throttle reasons are read with each sample.
+energy figure where it exists; power is polled either way, no faster than every 50 ms, so both
+are kept and compared (the counter and a power average can disagree: zeus#181). The power trace
+comes from the instantaneous-power field (`nvmlDeviceGetFieldValues` with
+`NVML_FI_DEV_POWER_INSTANT`, mW) where the driver provides it, else from
+`nvmlDeviceGetPowerUsage` (mW), which on Ampere and newer is a one-second average that lags the
+board by about a second; `metrics.power_trace_source` records which. SM / memory clocks and clock
+throttle reasons are read with each sample.
 
 Every `pynvml` call goes through `nvml_call`, which translates `pynvml.NVMLError` once, here:
 no permission -> `NvmlPermissionError`, library/driver/GPU missing -> `SensorUnavailable`,
@@ -107,10 +111,34 @@ def summarize_clock_extras(samples: list[dict[str, Any]]) -> dict[str, Any]:
             "memory_clock_avg_mhz": _mean(mem)}
 
 
+# nvmlValueType_t -> the member of the c_nvmlValue_t union that holds the value
+_VALUE_MEMBERS = (("NVML_VALUE_TYPE_DOUBLE", "dVal"), ("NVML_VALUE_TYPE_UNSIGNED_INT", "uiVal"),
+                  ("NVML_VALUE_TYPE_UNSIGNED_LONG", "ulVal"), ("NVML_VALUE_TYPE_UNSIGNED_LONG_LONG", "ullVal"),
+                  ("NVML_VALUE_TYPE_SIGNED_LONG_LONG", "sllVal"), ("NVML_VALUE_TYPE_SIGNED_INT", "siVal"),
+                  ("NVML_VALUE_TYPE_UNSIGNED_SHORT", "usVal"))
+SOURCE_INSTANT = "nvml_instant_field"
+SOURCE_AVERAGE = "nvml_power_usage"
+
+
+def field_value(handle: Any, field_id: int, what: str) -> float:
+    """One NVML field value as a number; SensorError when the driver does not provide it."""
+    values = list(nvml_call("nvmlDeviceGetFieldValues", handle, [field_id], what=what))
+    if len(values) != 1:
+        raise NvmlNotSupported(f"{what}: the driver returned {len(values)} values for one field")
+    value = values[0]
+    if value.nvmlReturn != getattr(pynvml, "NVML_SUCCESS", 0):
+        raise NvmlNotSupported(f"{what}: the driver returned NVML error {value.nvmlReturn}")
+    for type_name, member in _VALUE_MEMBERS:
+        if value.valueType == getattr(pynvml, type_name, None):
+            return float(getattr(value.value, member))
+    raise SensorError(f"{what}: unknown NVML value type {value.valueType!r}")
+
+
 class NvmlSensor(Sensor):
     NAME = "nvml"
     boundary = "gpu_board"
     period_s = NVML_MIN_PERIOD_S
+    power_source = SOURCE_AVERAGE
 
     def __init__(self, index: int = 0) -> None:
         super().__init__()
@@ -130,6 +158,13 @@ class NvmlSensor(Sensor):
         except SensorError:  # pre-Volta: poll power and integrate
             self.has_counter = False
             self.energy_method = "sampled"
+        self._instant_field: int | None = getattr(pynvml, "NVML_FI_DEV_POWER_INSTANT", None)
+        try:
+            if not self._read_instant_mw() > 0:
+                raise NvmlNotSupported("no instantaneous power field")
+            self.power_source = SOURCE_INSTANT
+        except SensorError:  # older driver or GPU: the averaged reading
+            self.power_source = SOURCE_AVERAGE
         self._throttle_fn = ("nvmlDeviceGetCurrentClocksEventReasons"
                              if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons")
                              else "nvmlDeviceGetCurrentClocksThrottleReasons")
@@ -138,9 +173,21 @@ class NvmlSensor(Sensor):
     def domains(self) -> list[str]:
         return [self.domain]
 
+    def _read_instant_mw(self) -> float:
+        if self._instant_field is None:
+            raise NvmlNotSupported("this nvidia-ml-py has no NVML_FI_DEV_POWER_INSTANT")
+        return field_value(self.handle, self._instant_field, "GPU instantaneous power field")  # Units: mW
+
     def read_power_w(self) -> dict[str, float]:
-        mw = nvml_call("nvmlDeviceGetPowerUsage", self.handle, what="GPU power reading")  # Units: mW
+        if self.power_source == SOURCE_INSTANT:
+            mw = self._read_instant_mw()
+        else:
+            mw = nvml_call("nvmlDeviceGetPowerUsage", self.handle, what="GPU power reading")  # Units: mW
         return {self.domain: mw / 1000.0}
+
+    def describe(self) -> str:
+        trace = "instantaneous power field" if self.power_source == SOURCE_INSTANT else "averaged power reading"
+        return f"{self.NAME} ({self.boundary}, {self.energy_method}; trace from the {trace})"
 
     def read_energy_j(self) -> dict[str, float] | None:
         if not self.has_counter:

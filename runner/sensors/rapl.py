@@ -80,6 +80,7 @@ class RaplSensor(Sensor):
     period_s = RAPL_PERIOD_S
     has_counter = True
     independent_power = False
+    power_source = "rapl_counter"  # power derived from successive energy counter values
 
     def __init__(self, root: Path | str = "/") -> None:
         super().__init__()

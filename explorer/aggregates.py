@@ -23,10 +23,11 @@ from db.grading import STAT_METRICS
 from energy.grades import GRADE_MEANINGS, GRADES, Reason
 from energy.stats import RatioInterval, aggregate, ratio_interval
 
-__all__ = ["GRADES", "GRADE_COLORS", "GRADE_MEANINGS", "by_configuration", "grade_legend", "ratio_statement",
-           "reason_rows", "stored"]
+__all__ = ["GRADES", "GRADE_COLORS", "GRADE_MEANINGS", "LOW_GRADES", "by_configuration", "grade_legend",
+           "ratio_statement", "reason_rows", "stored", "worst_grade"]
 
 GRADE_COLORS = {"A": "green", "B": "blue", "C": "orange", "D": "red"}
+LOW_GRADES = ("C", "D")  # a ranking or ratio resting on these is flagged: differences under ~25 % are not settled
 AGGREGATE_COLUMNS = {"n": pl.Int64, "mean": pl.Float64, "ci95_low": pl.Float64, "ci95_high": pl.Float64,
                      "std": pl.Float64, "cov_pct": pl.Float64}
 # what a configuration is (columns of data.runs, the same for all of its runs)
@@ -97,3 +98,10 @@ def reason_rows(reasons: Iterable[str] | None) -> list[dict[str, str]]:
 
 def grade_legend() -> list[dict[str, str]]:
     return [{"grade": g, "meaning": GRADE_MEANINGS[g]} for g in GRADES]
+
+
+def worst_grade(grades: Iterable[str | None]) -> str | None:
+    """The lowest of the grades (a figure built from several is no better than its weakest);
+    None when none is graded."""
+    known = [g for g in grades if g in GRADES]
+    return max(known, key=GRADES.index) if known else None

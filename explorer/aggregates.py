@@ -93,11 +93,11 @@ def reason_rows(reasons: Iterable[str] | None) -> list[dict[str, str]]:
     allows, and why (limiting first)."""
     parsed = [Reason.parse(r) for r in (list(reasons) if reasons is not None else [])]
     parsed.sort(key=lambda r: -GRADES.index(r.cap))
-    return [{"check": r.check, "allows": r.cap, "why": r.text} for r in parsed]
+    return [{"Check": r.check, "Best grade it allows": r.cap, "Why": r.text} for r in parsed]
 
 
 def grade_legend() -> list[dict[str, str]]:
-    return [{"grade": g, "meaning": GRADE_MEANINGS[g]} for g in GRADES]
+    return [{"Grade": g, "Meaning": GRADE_MEANINGS[g]} for g in GRADES]
 
 
 def worst_grade(grades: Iterable[str | None]) -> str | None:

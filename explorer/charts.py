@@ -10,7 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import polars as pl
 
-from explorer.text import plot_text
+from explorer.text import plot_text, sig
 
 
 def _render(frame: pl.DataFrame) -> str:
@@ -57,19 +57,32 @@ def runs_per_device(counts: pl.DataFrame) -> go.Figure:
 
 def metric_bars(bar_frame: pl.DataFrame, metric_label: str, higher_is_better: bool, log_y: bool = False,
                 title: str | None = None) -> go.Figure:
-    """Grouped bars of a metric by configuration (x), one colour per series; boundary, basis and
-    source in the hover. Where the frame carries a 95% interval (`ci_low`, `ci_high`, from repeat
-    statistics), it is drawn as error bars."""
-    frame = _literal(bar_frame, "series", "config", "citation")
+    """Grouped bars of a metric by configuration (x), one colour per series; n, the 95 % interval,
+    the trust grade, boundary, basis and source in the hover. Where the frame carries a 95 %
+    interval (`ci_low`, `ci_high`, from repeats) it is drawn as error bars, and where it carries a
+    `grade` the letter is printed on the bar (the page gives the legend)."""
+    frame = _literal(bar_frame.drop("values", strict=False), "series", "config", "citation")
     errors = {}
     if {"ci_low", "ci_high"} <= set(frame.columns):
         frame = frame.with_columns((pl.col("ci_high") - pl.col("value")).alias("_err_plus"),
-                                   (pl.col("value") - pl.col("ci_low")).alias("_err_minus"))
+                                   (pl.col("value") - pl.col("ci_low")).alias("_err_minus"),
+                                   pl.Series("95 % interval", [
+                                       "none: a single run" if lo is None else f"{sig(lo)} to {sig(hi)}"
+                                       for lo, hi in zip(frame["ci_low"], frame["ci_high"])], pl.String))
         errors = {"error_y": "_err_plus", "error_y_minus": "_err_minus"}
-    fig = px.bar(frame, x="config", y="value", color="series", barmode="group", log_y=log_y,
-                 hover_data={"runs": True, "boundary": True, "method": True, "basis": True, "citation": True},
-                 labels={"config": "configuration", "value": better(metric_label, higher_is_better), "series": ""},
-                 **errors)
+    text = {}
+    if "grade" in frame.columns:
+        frame = frame.with_columns(pl.col("grade").fill_null("not graded").alias("trust grade"),
+                                   ("grade " + pl.col("grade")).fill_null("").alias("_badge"))
+        text = {"text": "_badge"}
+    counted = "n" if "n" in frame.columns else "runs"
+    hover = {counted: True, **({"95 % interval": True} if errors else {}), **({"trust grade": True} if text else {}),
+             "boundary": True, "method": True, "basis": True, "citation": True}
+    fig = px.bar(frame, x="config", y="value", color="series", barmode="group", log_y=log_y, hover_data=hover,
+                 labels={"config": "configuration", "value": better(metric_label, higher_is_better), "series": "",
+                         "n": "runs (n)"}, **errors, **text)
+    if text:
+        fig.update_traces(textposition="inside", insidetextanchor="start", textfont_size=11)
     fig.update_xaxes(type="category")
     return _legend_below(fig, title)
 

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from energy.stats import RatioInterval, aggregate, ratio_interval
+from explorer.aggregates import GRADE_MEANINGS, LOW_GRADES, worst_grade
 from explorer.text import BOUNDARY_NAMES, MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
+from joulebench import defaults
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -153,16 +156,18 @@ def _varies(runs: pl.DataFrame, column: str) -> bool:
 
 
 def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
-    """Add `series` (device, plus system / power setting / source where they vary) and `config`
+    """Add `series` (device, plus system / power setting / source / tag where they vary) and `config`
     (the configuration fields that vary, each named); return the fields all rows share, as text."""
     series = [pl.col("device_name")]
-    for col in ("system_name", "power_setting", "source_kind"):
-        if _varies(runs, col):
+    for col in ("system_name", "power_setting", "source_kind", "tag"):
+        if col in runs.columns and _varies(runs, col):
             text = pl.col(col).cast(pl.String)
             if col == "power_setting":
                 text = text.replace("default", "default power")
             elif col == "source_kind":
                 text = text.replace_strict({k: basis_of(k) for k in ("local", "upload", "reference")}, default=text)
+            elif col == "tag":
+                text = pl.lit("tag ") + text
             series.append(text)
     parts: list[pl.Expr] = []
     shared: list[str] = []
@@ -186,7 +191,19 @@ def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     labelled = runs.with_columns(
         pl.concat_str(series, separator=" · ", ignore_nulls=True).alias("series"),
         (pl.concat_str(parts, separator=" · ", ignore_nulls=True) if parts else pl.lit("all runs")).alias("config"))
-    return labelled, " · ".join(shared)
+    return _apart(labelled), " · ".join(shared)
+
+
+def _apart(labelled: pl.DataFrame) -> pl.DataFrame:
+    """Where one bar would pool several configurations (the same labels from different files, such
+    as short and long windows of the same setup), the series names the source file: repeats are
+    pooled only within a configuration."""
+    if "config_key" not in labelled.columns or not labelled.height:
+        return labelled
+    pooled = pl.col("config_key").n_unique().over("series", "config") > 1
+    return labelled.with_columns(
+        pl.when(pooled).then(pl.col("series") + " · " + pl.col("source_file").fill_null("no file"))
+        .otherwise(pl.col("series")).alias("series"))
 
 
 def _shared_text(col: str, row: dict) -> str:
@@ -212,18 +229,30 @@ def limit(runs: pl.DataFrame, column: str, most: int) -> tuple[pl.DataFrame, int
 
 
 def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
-    """Mean of the metric per series and configuration over the runs that measured it."""
-    measured = runs.filter(pl.col(metric.column).is_not_null() & (pl.col("status") == "ok"))
-    return (measured.group_by(["series", "config"])
-            .agg(pl.col(metric.column).mean().alias("value"), pl.len().alias("runs"),
-                 pl.col("energy_boundary").drop_nulls().unique().sort().str.join(", ").alias("boundary"),
-                 pl.col("energy_method").drop_nulls().unique().sort().str.join(", ").alias("method"),
-                 pl.col("source_kind").drop_nulls().unique().sort().str.join(", ").alias("basis"),
-                 pl.col("citation").drop_nulls().first().alias("citation"),
-                 pl.col("batch_size").first().alias("batch_size"), pl.col("seq_len").first().alias("seq_len"))
-            .with_columns(pl.col("basis").str.replace_all("reference", basis_of("reference"))
-                          .str.replace_all("upload", basis_of("upload")).str.replace_all("local", basis_of("local")))
-            .sort(["config", "series"]))
+    """One bar per series and configuration over the ok runs that measured the metric: the mean of
+    its repeats (`value`), n, the 95 % interval (`ci_low`, `ci_high`; None for a single run), the
+    repeats themselves (`values`, for ratio intervals) and the weakest trust grade of the
+    configurations behind it (`grade`)."""
+    measured = runs.filter(pl.col(metric.column).is_not_null() & pl.col(metric.column).is_finite()
+                           & (pl.col("status") == "ok"))
+    grades = pl.col("config_grade") if "config_grade" in measured.columns else pl.lit(None, pl.String)
+    grouped = (measured.with_columns(grades.alias("_grade")).group_by(["series", "config"])
+               .agg(pl.col(metric.column).alias("values"), pl.len().alias("n"),
+                    pl.col("_grade").alias("_grades"),
+                    pl.col("energy_boundary").drop_nulls().unique().sort().str.join(", ").alias("boundary"),
+                    pl.col("energy_method").drop_nulls().unique().sort().str.join(", ").alias("method"),
+                    pl.col("source_kind").drop_nulls().unique().sort().str.join(", ").alias("basis"),
+                    pl.col("citation").drop_nulls().first().alias("citation"),
+                    pl.col("batch_size").first().alias("batch_size"), pl.col("seq_len").first().alias("seq_len")))
+    stats = [aggregate(v) for v in grouped["values"].to_list()]
+    return (grouped.with_columns(
+                pl.Series("value", [a.mean if a else None for a in stats], pl.Float64),
+                pl.Series("ci_low", [a.ci95_low if a else None for a in stats], pl.Float64),
+                pl.Series("ci_high", [a.ci95_high if a else None for a in stats], pl.Float64),
+                pl.Series("grade", [worst_grade(g) for g in grouped["_grades"].to_list()], pl.String),
+                pl.col("basis").str.replace_all("reference", basis_of("reference"))
+                .str.replace_all("upload", basis_of("upload")).str.replace_all("local", basis_of("local")))
+            .drop("_grades").sort(["config", "series"]))
 
 
 def mixed_boundaries(runs: pl.DataFrame, metric: Metric) -> list[str]:
@@ -235,39 +264,101 @@ def mixed_boundaries(runs: pl.DataFrame, metric: Metric) -> list[str]:
 
 
 def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
-    """Each series against each other over the configurations both measured (geometric mean):
-    only like for like, never across sequence lengths, precisions or batch sizes."""
-    wide = bar_frame.pivot(on="series", index="config", values="value")
-    series = [c for c in wide.columns if c != "config"]
+    """Each series against each other over the configurations both measured: only like for like,
+    never across sequence lengths, precisions or batch sizes. On one configuration the ratio of the
+    means carries its 95 % interval from the repeats (energy.stats.ratio_interval); over several,
+    the geometric mean of the per-configuration ratios with their range. Either way the row says
+    whether the difference is within the noise and the weakest trust grade behind it."""
+    cells = {(r["series"], r["config"]): r for r in bar_frame.iter_rows(named=True)}
+    series = sorted({s for s, _ in cells})
+    configs = sorted({c for _, c in cells})
     rows = []
     for a in series:
         for b in series:
             if a == b:
                 continue
-            pairs = wide.select("config", a, b).drop_nulls()
-            ratios = [x / y for _, x, y in pairs.iter_rows() if x and y]
-            if not ratios:
+            shared = [c for c in configs if (a, c) in cells and (b, c) in cells]
+            per_config = [(c, ratio_interval(cells[(a, c)]["values"], cells[(b, c)]["values"])) for c in shared]
+            found = [(c, r) for c, r in per_config if r is not None]
+            if not found:
                 continue
-            r = math.exp(sum(math.log(v) for v in ratios) / len(ratios))
-            if (r >= 1) != metric.higher_is_better and not math.isclose(r, 1):
+            geo = math.exp(sum(math.log(r.ratio) for _, r in found) / len(found))
+            if (geo >= 1) != metric.higher_is_better and not math.isclose(geo, 1):
                 continue  # state each pair once, from the better side
-            configs = pairs["config"].to_list()
-            rows.append({"A": a, "B": b, "Ratio (A ÷ B)": round(r, 3), "Like-for-like configurations": len(configs),
-                         "Configurations": ", ".join(configs[:6]) + (" …" if len(configs) > 6 else ""),
-                         "Statement": _statement(a, b, r, len(configs), metric)})
+            noise = [r.within_noise for _, r in found]
+            grade = worst_grade([cells[(s, c)]["grade"] for c, _ in found for s in (a, b)])
+            names = [c for c, _ in found]
+            rows.append({"A": a, "B": b, "Ratio (A ÷ B)": round(geo, 3),
+                         "95 % interval": _interval_text(found),
+                         "Within the noise": _noise_text(noise),
+                         "Like-for-like configurations": len(found),
+                         "Configurations": ", ".join(names[:6]) + (" …" if len(names) > 6 else ""),
+                         "Trust grade": grade or "not graded",
+                         "Statement": _statement(a, b, geo, found, metric)})
     return pl.DataFrame(rows, schema={"A": pl.String, "B": pl.String, "Ratio (A ÷ B)": pl.Float64,
+                                      "95 % interval": pl.String, "Within the noise": pl.String,
                                       "Like-for-like configurations": pl.Int64, "Configurations": pl.String,
-                                      "Statement": pl.String})
+                                      "Trust grade": pl.String, "Statement": pl.String})
 
 
-def _statement(a: str, b: str, r: float, n: int, metric: Metric) -> str:
-    over = f"over {n} like-for-like configuration{'s' if n != 1 else ''}"
+def low_grade_note(ratios: pl.DataFrame) -> str | None:
+    """A warning when a stated ratio rests on grade C or D figures, naming the pairs."""
+    weak = ratios.filter(pl.col("Trust grade").is_in(list(LOW_GRADES)))
+    if weak.is_empty():
+        return None
+    pairs = "; ".join(f"{r['A']} vs {r['B']} (grade {r['Trust grade']})" for r in weak.head(4).iter_rows(named=True))
+    more = f" and {weak.height - 4} more" if weak.height > 4 else ""
+    return (f"Low-grade figures behind {pairs}{more}: {GRADE_MEANINGS['C']}; {GRADE_MEANINGS['D']}. "
+            "To settle it, measure again with New run's defaults on a device with a power sensor (windows of at "
+            f"least {defaults.MIN_WINDOW_S:g} s after a steady warmup, {defaults.SENSOR_REPEATS} repeats).")
+
+
+def _interval_text(found: list[tuple[str, RatioInterval]]) -> str:
+    if len(found) > 1:
+        low, high = min(r.ratio for _, r in found), max(r.ratio for _, r in found)
+        return f"per configuration {low:.2f}x to {high:.2f}x"
+    r = found[0][1]
+    if r.low is None or r.high is None:
+        return f"none: n {r.n_a} and {r.n_b} (an interval needs 2 or more repeats on each side)"
+    return f"{r.low:.2f}x to {r.high:.2f}x"
+
+
+def _noise_text(noise: list[bool | None]) -> str:
+    known = [n for n in noise if n is not None]
+    if not known:
+        return "unknown: single runs"
+    within = sum(known)
+    if len(noise) == 1:
+        return "yes: the interval includes 1x" if within else "no"
+    return f"{within} of {len(known)} configurations with repeats" if within else "no"
+
+
+def _amount(r: float, low: float | None, high: float | None, metric: Metric) -> str:
+    """'is 1.95x (1.91-1.99) faster than' or, for lower-is-better figures, 'needs 0.60x (0.58-0.62)
+    the energy per example (J) (1.7x better) of'; without an interval the ratio to two figures."""
+    value = f"{ratio(r)}" if low is None or high is None else f"{r:.2f}x ({low:.2f}-{high:.2f})"
     if metric.column == "throughput_sps":
-        return f"{a} is {ratio(r)} faster than {b} ({over})"
+        return f"is {value} faster than"
     what = metric.label[0].lower() + metric.label[1:]  # "energy per example (J)": units keep their case
     if metric.higher_is_better:
-        return f"{a} has {ratio(r)} the {what} of {b} ({over})"
-    return f"{a} needs {r:.2f}x the {what} of {b}, {ratio(1 / r)} better ({over})"
+        return f"has {value} the {what} of"
+    return f"needs {value if low is not None else f'{r:.2f}x'} the {what} ({ratio(1 / r)} better) of"
+
+
+def _statement(a: str, b: str, geo: float, found: list[tuple[str, RatioInterval]], metric: Metric) -> str:
+    if len(found) == 1:
+        r = found[0][1]
+        if r.within_noise:
+            what = metric.label.split(" (")[0].lower()
+            return (f"{a} and {b} are level on {what}: {a} ÷ {b} = {r.as_text()}, within the noise "
+                    f"(the 95 % interval includes 1x, so no difference is shown)")
+        tail = " (single runs: no interval)" if r.low is None else ""
+        return f"{a} {_amount(r.ratio, r.low, r.high, metric)} {b}{tail}"
+    ratios = [r.ratio for _, r in found]
+    noisy = sum(1 for _, r in found if r.within_noise)
+    tail = f"; within the noise on {noisy} of them" if noisy else ""
+    return (f"{a} {_amount(geo, None, None, metric)} {b} (geometric mean over {len(found)} like-for-like "
+            f"configurations, per configuration {min(ratios):.2f}x to {max(ratios):.2f}x{tail})")
 
 
 def energy_time_points(runs: pl.DataFrame) -> pl.DataFrame:
@@ -279,18 +370,22 @@ def energy_time_points(runs: pl.DataFrame) -> pl.DataFrame:
 # --- the all-devices table -------------------------------------------------------------------
 
 def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, currency: str) -> pl.DataFrame:
-    """One row per device, system, power setting, source and configuration, several metrics at
-    once (means over repeats, `Runs` counting them), plus the chosen metric relative to the
+    """One row per configuration (device, system, power setting, source, tag and setup: a
+    configuration's repeats pool, nothing else does), several metrics at once (means over
+    repeats, `Runs` counting them), its trust grade, plus the chosen metric relative to the
     `reference` device on the same configuration (Lambda style). Missing stays missing."""
-    keys = ["device_name", "system_name", "power_setting", "source_kind", *CONFIG]
+    keys = ["device_name", "system_name", "power_setting", "source_kind", "tag", *CONFIG, "config_key"]
     measured = runs.filter((pl.col("status") == "ok") & (pl.col("mode") != "idle"))
     cols = [METRICS[k] for k in TABLE_METRICS]
     grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in ("batch_size", "grad_accum_steps",
                                                                         "seq_len", "gpu_count")])
                .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
-                                   pl.col("energy_boundary").drop_nulls().first())
+                                   pl.col("energy_boundary").drop_nulls().first(),
+                                   pl.col("config_grade").alias("_grades"))
                .with_columns([pl.col(c).replace(-1, None) for c in ("batch_size", "grad_accum_steps",
                                                                     "seq_len", "gpu_count")]))
+    grouped = grouped.with_columns(
+        pl.Series("grade", [worst_grade(g) for g in grouped["_grades"].to_list()], pl.String)).drop("_grades")
     rel_label = None
     if reference:
         rel_label = f"{metric.label.split(' (')[0]} relative to {reference} (×)"
@@ -317,14 +412,15 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                        nulls_last=True)
     renames = {"device_name": "Device", "system_name": "System", "workload": "Workload", "mode": "Mode",
                "precision": "Precision", "batch": "Batch", "seq_len": "Sequence length", "gpu_count": "GPUs",
-               "power_setting": "Power setting", "source_kind": "Basis", "n": "Runs",
-               "energy_boundary": "Energy measured at"}
+               "power_setting": "Power setting", "tag": "Tag", "source_kind": "Basis", "n": "Runs",
+               "energy_boundary": "Energy measured at", "grade": "Trust grade"}
     for m in cols:
         renames[m.column] = m.label if m.column != "cost_per_1m_samples" else f"{m.label} ({currency})"
+    tagged = ["tag"] if named["tag"].drop_nulls().len() else []
     shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", "gpu_count",
-             "power_setting", "source_kind", "n", *[m.column for m in cols],
-             *([rel_label] if rel_label else []), "energy_boundary"]
-    return named.select(shown).rename(renames)
+             "power_setting", *tagged, "source_kind", "n", *[m.column for m in cols],
+             *([rel_label] if rel_label else []), "grade", "energy_boundary"]
+    return named.select(shown).rename(renames, strict=False)
 
 
 def table_help(currency: str) -> dict[str, str]:
@@ -334,6 +430,8 @@ def table_help(currency: str) -> dict[str, str]:
     out[f"{cost.label} ({currency})"] = (f"{cost.title()}, at the Cost page's default settings in {currency}. "
                                          f"Empty cells: {cost.missing}.")
     out["Runs"] = "Runs averaged in this row (repeats of the same configuration)"
+    out["Trust grade"] = ("How far the row's figures can be trusted, A (decision grade) to D (unreliable): the "
+                          "weakest grade of the configurations behind the row. Thresholds: docs/trust-grades.md")
     out["Basis"] = "measured here (a run on this machine), imported (an uploaded file), or reference table"
     return out
 

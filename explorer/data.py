@@ -281,11 +281,14 @@ def currencies(path: str) -> list[str]:
 
 
 def selection_csv(frame: pl.DataFrame) -> bytes:
-    """A selection as CSV for download, text cells a spreadsheet would run as formulas defused."""
+    """A selection as CSV for download: lists of text (flags, a grade's reasons, labels not stated)
+    joined with '; ', other lists left out, text cells a spreadsheet would run as formulas defused."""
     from db.export import defuse_formulas
 
     lists = [c for c, t in frame.schema.items() if isinstance(t, pl.List)]
-    return defuse_formulas(frame.drop(lists)).write_csv().encode()
+    texts = [c for c in lists if frame.schema[c] == pl.List(pl.String)]
+    joined = frame.with_columns([pl.col(c).list.join("; ") for c in texts])
+    return defuse_formulas(joined.drop([c for c in lists if c not in texts])).write_csv().encode()
 
 
 def selection_document(path: str, run_ids: tuple[str, ...]) -> bytes:

@@ -5,7 +5,7 @@ from dataclasses import replace
 import polars as pl
 import streamlit as st
 
-from explorer import charts, compare, cost, data, nav
+from explorer import aggregates, charts, compare, cost, data, nav
 from explorer.markdown import md
 from explorer.metrics import pareto_front
 from explorer.money import CostSettings
@@ -13,6 +13,17 @@ from explorer.tables import styled
 from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 st.title("Compare")
+
+
+def grade_legend() -> None:
+    with st.expander("What the trust grades mean"):
+        st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")
+        st.caption("A run gets the lowest grade its checks allow (window against the sensor's update period, "
+                   "steady state, repeats and their spread, counter vs trace, throttling, boundary, origin); "
+                   "thresholds and why: docs/trust-grades.md.")
+
+
+
 path = data.db_path()
 all_runs = data.or_stop(data.runs, path)
 findings = data.findings(path)
@@ -112,19 +123,26 @@ if bar_frame.is_empty():
             + " Pick another chart metric in the sidebar.")
 else:
     if shared:
-        st.caption(f"All bars: {md(shared)}. Bars are means over repeats; hover for basis, boundary and source.")
+        st.caption(f"All bars: {md(shared)}.")
+    st.caption("Each bar is the mean of a configuration's repeats; error bars are its 95 % confidence interval "
+               "(Student's t; none for a single run); the grade on the bar is its trust grade. Hover for n, the "
+               "interval, basis, boundary and source.")
     boundaries = compare.mixed_boundaries(labelled, metric)
     if len(boundaries) > 1:
         st.warning(f"This comparison mixes measurement boundaries ({', '.join(boundaries)}): wall power includes the "
                    "whole machine, board power only the GPU. Filter to one boundary for a like-for-like comparison.")
     label = metric.label if metric.column != "cost_per_1m_samples" else f"{metric.label} ({settings.currency})"
     st.plotly_chart(charts.metric_bars(bar_frame, label, metric.higher_is_better, log_scale), width="stretch")
+    grade_legend()
     ratios = compare.ratio_table(bar_frame, metric)
     st.subheader("Ratios, like for like")
     if ratios.is_empty():
         st.caption("No two series were measured on the same configuration, so no ratio is stated.")
     else:
         st.markdown("\n".join(f"- {md(line)}" for line in ratios["Statement"].head(6)))
+        weak = compare.low_grade_note(ratios)
+        if weak:
+            st.warning(md(weak))
         st.dataframe(styled(ratios), hide_index=True)
 
 stated = compare.findings_for(findings, named_devices)
@@ -169,7 +187,7 @@ else:
         pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=None).alias("Energy measured at"),
         pl.col("energy_method").alias("Energy method"),
         pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")).alias("Basis"),
-        pl.col("citation").alias("Citation"))
+        pl.col("trust_grade").fill_null("not graded").alias("Trust grade"), pl.col("citation").alias("Citation"))
     st.dataframe(styled(shown), hide_index=True,
                  column_config={"Run": st.column_config.LinkColumn("Run", display_text="open")})
 ids = tuple(chosen["run_id"].to_list())

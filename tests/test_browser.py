@@ -339,3 +339,23 @@ def test_run_detail_shows_the_trust_grade_and_its_reasons(seeded_db: Path, page,
     assert "Aggregate trust grade D" in body and "This configuration: 5 of 5 run(s) ok" in body
     assert "configuration: 0.5789 ± 0.076 (n 5)" in body  # the repeats' mean with its 95 % interval
     _shot(page, output_dir / "run-detail-grade.png")
+
+
+def test_compare_shows_the_spread_of_repeats_and_whether_a_difference_is_noise(  # type: ignore[no-untyped-def]
+        seeded_db: Path, page, output_dir: Path, request: pytest.FixtureRequest) -> None:
+    """An engineer asks: do the short default windows read less energy than 10 s windows, or is
+    that noise? Compare answers with error bars, grades and a ratio with its interval."""
+    from ingest import import_file
+
+    for name in ("repeats-short-windows.json", "repeats-10s-windows.json"):
+        import_file(FIXTURES / "h100" / name, db=seeded_db)
+    server = request.getfixturevalue("server")
+    page.goto(f"{server}/compare?device=NVIDIA+H100+80GB+HBM3&workload=bert-large-squad&precision=fp16&batch=8"
+              "&metric=j_per_sample")
+    _wait_text(page, "within the noise")
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    assert page.locator(".js-plotly-plot .errorbar").count() >= 2  # one interval per configuration's bar
+    body = _body(page)
+    assert re.search(r"are level on energy per example: .* = 0\.90x \(0\.\d\d-1\.\d\d\), within the noise", body)
+    assert "Low-grade figures behind" in body and "What the trust grades mean" in body
+    _shot(page, output_dir / "compare-error-bars.png")

@@ -56,18 +56,19 @@ def test_a_short_window_shows_grade_d_with_its_reasons_and_the_legend(db: Path) 
     assert ":red-badge[Trust grade D]" in text  # the badge
     assert "**D**: unreliable" in text
     tables = _tables(at)
-    why = next(t for t in tables if t.get("check") and "window" in t["check"])
-    caps = dict(zip(why["check"], why["allows"]))
+    why = next(t for t in tables if t.get("Check") and "window" in t["Check"])
+    caps = dict(zip(why["Check"], why["Best grade it allows"]))
     assert caps["window"] == "C" and caps["steady state"] == "D" and caps["agreement"] == "D"
-    assert any("updates of a sensor" in w for w in why["why"])
-    legend = next(t for t in tables if "meaning" in t)
-    assert legend["grade"] == ["A", "B", "C", "D"] and legend["meaning"][0].startswith("decision grade")
+    assert any("updates of a sensor" in w for w in why["Why"])
+    legend = next(t for t in tables if "Meaning" in t)
+    assert legend["Grade"] == ["A", "B", "C", "D"] and legend["Meaning"][0].startswith("decision grade")
     # the configuration: five repeats, J/sample 0.579 with its interval, aggregate D
     assert any(s.value == "This configuration: 5 of 5 run(s) ok" for s in at.subheader)
     assert ":red-badge[Aggregate trust grade D]" in text
-    figures = next(t for t in tables if "figure" in t)
-    row = figures["figure"].index("Energy per example (J)")
-    assert figures["n"][row] == 5 and figures["mean"][row] == "0.5789" and " to " in figures["95 % interval"][row]
+    figures = next(t for t in tables if "Figure" in t)
+    row = figures["Figure"].index("Energy per example (J)")
+    assert figures["Repeats (n)"][row] == 5 and figures["Mean"][row] == "0.579"
+    assert " to " in figures["95 % interval"][row]
     assert "configuration: 0.5789 ± 0.076 (n 5)" in text
 
 

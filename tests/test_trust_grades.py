@@ -245,7 +245,7 @@ def test_explorer_aggregates_per_configuration_stored_and_computed(seeded_db: Pa
     assert saved["n"].to_list() == [3, 5] and saved["grade"].to_list() == ["A", "D"]
     assert saved["ci95_low"].to_list() == pytest.approx(points["ci95_low"].to_list())  # one module, same numbers
     assert "throughput_sps_mean" not in saved.columns and "mean" in saved.columns
-    assert reason_rows(saved["reasons"][1])[0]["allows"] == "D"
+    assert reason_rows(saved["reasons"][1])[0]["Best grade it allows"] == "D"
     long_runs, short_runs = points["run_ids"][0], points["run_ids"][1]
     values = dict(zip(h100["run_id"], h100["j_per_sample"]))
     text, r = ratio_statement("10 s windows", [values[i] for i in long_runs], "30-step windows",

@@ -1,7 +1,8 @@
 """End to end in a real browser: Debian's Chromium driven by Playwright against `joulebench app`.
 
 Each test is a user's task with the answer checked on the page. `test_screenshots_of_every_page`
-refreshes docs/screenshots/<page>-1400.png and -390.png (desktop and phone width).
+takes every page at desktop and phone width (with JOULEBENCH_UPDATE_SCREENSHOTS=1 into
+docs/screenshots/<page>-1400.png and -390.png).
 """
 
 from __future__ import annotations
@@ -303,8 +304,13 @@ PAGES = [
 ]
 
 
-def test_screenshots_of_every_page(server: str, page) -> None:  # type: ignore[no-untyped-def]
-    DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+def test_screenshots_of_every_page(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every page at desktop and phone width, none with an error. The shots go to test-output/;
+    with JOULEBENCH_UPDATE_SCREENSHOTS=1 they refresh docs/screenshots (a test run leaves the
+    checkout as it was)."""
+    update_docs = os.environ.get("JOULEBENCH_UPDATE_SCREENSHOTS") == "1"
+    folder = DOCS_SHOTS if update_docs else output_dir / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
     for width in (1400, 390):
         page.set_viewport_size({"width": width, "height": 1000})
         for name, path in PAGES:
@@ -314,10 +320,11 @@ def test_screenshots_of_every_page(server: str, page) -> None:  # type: ignore[n
                 page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
             body = _body(page)
             assert "Traceback" not in body and "Error" not in body.split("\n")[0], name
-            shot = DOCS_SHOTS / f"{name}-{width}.png"
+            shot = folder / f"{name}-{width}.png"
             _shot(page, shot)
             assert shot.stat().st_size > 5_000, shot
-    shutil.copy(DOCS_SHOTS / "overview-1400.png", DOCS_SHOTS.parent / "screenshot-overview.png")
+    if update_docs:
+        shutil.copy(DOCS_SHOTS / "overview-1400.png", DOCS_SHOTS.parent / "screenshot-overview.png")
 
 
 def test_run_detail_shows_the_trust_grade_and_its_reasons(seeded_db: Path, page, output_dir: Path,  # type: ignore[no-untyped-def]

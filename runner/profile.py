@@ -35,7 +35,7 @@ from runner.options import RunConfig, SweepOptions
 from runner.output import ResultSink, unique_out_path
 from runner.power import PowerMeter, has_sensor
 from runner.report import Progress
-from runner.sweep import SweepResult, make_meter
+from runner.sweep import SweepResult, finish, make_meter
 
 
 @dataclass
@@ -116,29 +116,7 @@ def run_profile(options: SweepOptions, *, meter: PowerMeter | None = None, contr
             if own_meter:
                 meter.close()
             control.close()
-        result.interrupted_by = guard.pending
-        if result.interrupted_by is not None:
-            print(f"{signal_name(result.interrupted_by)} received: stopping; keeping {len(result.runs)} run(s)",
-                  file=stream, flush=True)
-        if not result.runs:
-            sink.finish_without_ingest()
-            result.out_path = None
-            return result
-        written = sink.write()
-        result.out_path = written
-        if written is not None:
-            print(f"wrote {len(result.runs)} run(s) to {written}", file=stream, flush=True)
-        if ingest:
-            try:
-                result.ingest = sink.ingest()
-            except JouleBenchError as e:
-                result.ingest_error = e
-            if written is None and result.ingest is None:
-                print("the runs could be neither written nor imported; here they are as a result file:",
-                      file=stream, flush=True)
-                sink.dump_to(sys.stdout)
-        else:
-            sink.finish_without_ingest()
+        finish(result, sink, guard, ingest=ingest, stream=stream)
     return result
 
 

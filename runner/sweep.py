@@ -110,30 +110,36 @@ def run_sweep(options: SweepOptions, *, meter: PowerMeter | None = None, ingest:
                 meter.close()
             if control is not None:
                 control.close()
-        result.interrupted_by = guard.pending
-        if result.interrupted_by is not None:
-            print(f"{signal_name(result.interrupted_by)} received: stopping; keeping {len(result.runs)} run(s)",
-                  file=stream, flush=True)
-        if not result.runs:
-            sink.finish_without_ingest()
-            result.out_path = None
-            return result
-        written = sink.write()
-        result.out_path = written
-        if written is not None:
-            print(f"wrote {len(result.runs)} run(s) to {written}", file=stream, flush=True)
-        if ingest:
-            try:
-                result.ingest = sink.ingest()
-            except JouleBenchError as e:
-                result.ingest_error = e
-            if written is None and result.ingest is None:
-                print("the runs could be neither written nor imported; here they are as a result file:",
-                      file=stream, flush=True)
-                sink.dump_to(sys.stdout)
-        else:
-            sink.finish_without_ingest()
+        finish(result, sink, guard, ingest=ingest, stream=stream)
     return result
+
+
+def finish(result: SweepResult, sink: ResultSink, guard: InterruptGuard, *, ingest: bool, stream: TextIO) -> None:
+    """After the last run (or an interrupt): say why it stopped, write the result file, import it;
+    where neither can be done, print the runs as a result file rather than lose them."""
+    result.interrupted_by = guard.pending
+    if result.interrupted_by is not None:
+        print(f"{signal_name(result.interrupted_by)} received: stopping; keeping {len(result.runs)} run(s)",
+              file=stream, flush=True)
+    if not result.runs:
+        sink.finish_without_ingest()
+        result.out_path = None
+        return
+    written = sink.write()
+    result.out_path = written
+    if written is not None:
+        print(f"wrote {len(result.runs)} run(s) to {written}", file=stream, flush=True)
+    if not ingest:
+        sink.finish_without_ingest()
+        return
+    try:
+        result.ingest = sink.ingest()
+    except JouleBenchError as e:
+        result.ingest_error = e
+    if written is None and result.ingest is None:
+        print("the runs could be neither written nor imported; here they are as a result file:",
+              file=stream, flush=True)
+        sink.dump_to(sys.stdout)
 
 
 def _loop(options: SweepOptions, configs: list[Any], settings: list[Any], control: Any, power: Any,

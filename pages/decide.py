@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from explorer import charts, data, decide, nav
+from explorer import aggregates, charts, data, decide, nav
 from explorer.markdown import md
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
@@ -103,6 +103,9 @@ st.caption("Single-device figures only (multi-GPU system rows are left out). Sou
            "pair of absolute figures exists, and labelled so; estimates say how they were made.")
 for line in decide.verdict(answer):
     st.markdown(line)
+low_grades = decide.grade_warning(answer)
+if low_grades:
+    st.warning(low_grades)  # built with every name escaped (explorer.markdown.md)
 
 if answer.gaps:
     st.subheader("What the data cannot answer yet")
@@ -132,6 +135,17 @@ st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", colu
                                          "source's ratio), estimate (derived with the assumption stated), catalog"),
     "Boundary": st.column_config.TextColumn("Measured at", help="where the power was measured"),
     "Source or derivation": st.column_config.TextColumn("Source, derivation or why missing", width="large"),
+    decide.N_COLUMN: st.column_config.NumberColumn(decide.N_COLUMN, help="runs of the configuration that measured "
+                                                   "the figure; the value is their mean"),
+    decide.CI_COLUMN: st.column_config.TextColumn(decide.CI_COLUMN, help="95% confidence interval of the mean "
+                                                  "(Student's t), with two or more repeats"),
+    decide.GRADE_COLUMN: st.column_config.TextColumn(decide.GRADE_COLUMN, help="A best .. D unreliable; see 'What "
+                                                     "the grades mean' above and docs/trust-grades.md"),
 })
+with st.expander("What the grades mean"):
+    st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")
+    st.caption("Every measured figure carries its configuration's trust grade (reference tables are graded too, at "
+               "most C); a ratio a source states has none. Each check allows a best grade and a figure gets the "
+               "lowest; the checks, thresholds and why: docs/trust-grades.md. Run detail lists a run's reasons.")
 st.subheader("Formula")
 st.code(COST_FORMULA, language=None)

@@ -254,3 +254,70 @@ def test_markdown_in_a_device_name_is_shown_as_text_never_rendered(db: Path) -> 
         assert not other.exception
         rendered = [m.value for m in other.markdown] + [c.value for c in other.caption]
         assert not any("![x](" in t for t in rendered), page
+
+
+# --- trust grades, repeats and the noise -------------------------------------------------------
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def _h100_as(db: Path, name: str, new_device: str) -> None:
+    """A real H100 result file imported under another device name (its measurements unchanged)."""
+    doc = json.loads((FIXTURES / "h100" / name).read_text())
+    doc = json.loads(json.dumps(doc).replace(H100, new_device))
+    for run in doc["runs"]:
+        run["run_id"] += f"-{new_device.replace(' ', '-')}"
+    path = db.parent / f"{new_device.replace(' ', '-')}.json"
+    path.write_text(json.dumps(doc))
+    assert import_file(path, db=db).status == "imported"
+
+
+def test_decide_figures_carry_n_interval_and_grade_and_a_ratio_within_the_noise_says_so(db: Path) -> None:
+    from explorer.aggregates import by_configuration
+
+    assert import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db).status == "imported"
+    _h100_as(db, "repeats-10s-windows.json", "H100 twin")  # the same three 10 s repeats under a second name
+    at = _page(device=[H100, "H100 twin"], mode="infer", job="workload:bert-large-squad")
+    table = at.dataframe[0].value
+    assert {"Repeats (n)", "95% interval", "Trust grade"} <= set(table.columns)
+    with Store.open_read_only(db) as store:
+        runs = queries.runs_table(store)
+    expected = by_configuration(runs.filter(runs["device_name"] == H100), "j_per_sample").row(0, named=True)
+    energy = table[(table["Device"] == H100) & (table["Figure"] == "Energy per example")].iloc[0]
+    assert energy["Repeats (n)"] == expected["n"] == 3 and energy["Trust grade"] == "A"
+    low, high = energy["95% interval"].removesuffix(" J").split("–")
+    assert (float(low), float(high)) == (pytest.approx(expected["ci95_low"], rel=5e-3),
+                                         pytest.approx(expected["ci95_high"], rel=5e-3))
+    assert table[table["Basis"] == "catalog"]["Trust grade"].isna().all()  # the catalog is not graded
+    said = _said(at)
+    assert "no difference in speed shown (within the noise)" in said
+    assert (f"**Faster:** **{H100}** vs **H100 twin**: 1.00x (" in said
+            and "**within the noise**: the interval includes 1x, so the data does not show that either is faster "
+                "at inference (*imported*, grade A on both sides" in said)
+    assert not [w for w in at.warning if "Low trust grades" in w.value]  # grade A on both sides: no warning
+    assert "What the grades mean" in [e.label for e in at.expander]
+
+
+def test_decide_warns_when_the_answer_rests_on_low_grades(db: Path) -> None:
+    assert import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db).status == "imported"
+    _h100_as(db, "repeats-short-windows.json", "H100 short")  # 30-step windows: grade D
+    at = _page(device=[H100, "H100 short"], mode="infer", job="workload:bert-large-squad")
+    table = at.dataframe[0].value
+    short = table[(table["Device"] == "H100 short") & (table["Figure"] == "Throughput")].iloc[0]
+    assert (short["Repeats (n)"], short["Trust grade"]) == (5, "D")
+    said = _said(at)
+    assert "(*imported*, grades A vs D:" in said or "(*imported*, grades D vs A:" in said
+    (warned,) = [shown(w.value) for w in at.warning if "Low trust grades" in w.value]
+    assert "This answer rests on figures graded D: **H100 short** (grade D)" in warned
+    assert H100 + "** (grade" not in warned  # the decision-grade side is not blamed
+    assert "windows of at least 10 s, 3 repeats" in warned
+
+
+def test_the_student_answer_on_reference_tables_warns_that_grade_c_settles_little(db: Path) -> None:
+    answer = _answer(db, STUDENT, "train")
+    assert decide.device_grades(answer) == {"GeForce RTX 3060": "C", "Jetson AGX Xavier": "C"}
+    text = shown(decide.grade_warning(answer) or "")
+    assert "**GeForce RTX 3060** (grade C), **Jetson AGX Xavier** (grade C)" in text
+    said = shown("\n".join(decide.verdict(answer)))
+    assert "3.0x (*stated ratio*, not graded:" in said  # a source's ratio has no stored grade: none invented
+    assert "(*reference table*, grade C on both sides: 283 vs 420 J per iteration" in said

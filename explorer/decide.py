@@ -30,7 +30,7 @@ from energy.stats import aggregate, ratio_interval
 from explorer.aggregates import NOT_GRADED, low_grade_warning, worst_grade
 from explorer.markdown import md
 from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
-from explorer.text import basis_of, batch_label, boundary_name, money, precision_name, ratio, sig
+from explorer.text import BASIS_NAMES, basis_of, batch_label, boundary_name, money, precision_name, ratio, sig
 
 MAX_DEVICES = 6
 ESTIMATE = "estimate"
@@ -424,6 +424,13 @@ def _operating_point(ans: DeviceAnswer, ok: pl.DataFrame, energy_row: dict[str, 
         ans.cost_energy = Figure(device, "Energy per example", watts / ans.throughput.value, "J", ESTIMATE,
                                  "estimated", ans.throughput.config,
                                  f"TDP {watts:g} W ÷ {sig(ans.throughput.value)} samples/s (an upper bound)")
+    _set_cost(ans, settings)
+
+
+def _set_cost(ans: DeviceAnswer, settings: CostSettings) -> None:
+    """The cost terms from the figures the cost uses, or why there are none."""
+    ans.terms = None
+    ans.cost_missing = ""
     if not ans.cost_throughput.known:
         ans.cost_missing = "no throughput, measured or estimable from power and energy"
         return
@@ -688,6 +695,8 @@ class Answer:
     energy: dict[tuple[str, str], list[Comparison]]
     fits: dict[str, list[tuple[str, str]]]  # device -> [(status ok|fails|unknown, sentence)]
     gaps: list[Gap]
+    best: dict[str, BestSetting] = field(default_factory=dict)  # devices taken at their best power setting
+    not_best: dict[str, str] = field(default_factory=dict)  # the other devices, when asked: why not
 
     def costed(self) -> list[str]:
         """Devices with a cost, cheapest first at the chosen utilisation."""
@@ -765,16 +774,153 @@ def _workload_of(rows: pl.DataFrame, job: Job) -> str:
 
 
 def decide(runs: pl.DataFrame, findings: pl.DataFrame, catalog: pl.DataFrame, modes: pl.DataFrame, rates: Rates,
-           devices: Iterable[str], job: Job, settings: CostSettings, constraints: Constraints) -> Answer:
+           devices: Iterable[str], job: Job, settings: CostSettings, constraints: Constraints,
+           best: pl.DataFrame | None = None) -> Answer:
+    """The answer for the candidates. With `best` (rows of explorer.power_settings.best_settings),
+    each device with a recommended power setting is taken at it (`at_best_settings`)."""
     devices = list(dict.fromkeys(devices))[:MAX_DEVICES]
+    chosen, not_best = best_of(best, devices) if best is not None else ({}, {})
+    runs = at_best_settings(runs, job, chosen)
     by_name = {r["device_name"]: r for r in catalog.iter_rows(named=True)}
     per = {d: device_answer(runs, by_name.get(d, {"device_name": d}), modes, rates, job, settings) for d in devices}
+    for d, b in chosen.items():
+        _label_best(per[d], b, settings)
     pairs = [(a, b) for i, a in enumerate(devices) for b in devices[i + 1:]]
-    speed = {p: compare_speed(runs, findings, per, *p, job) for p in pairs}
+    speed = {p: compare_speed(runs, findings, per, *p, job, frozenset(chosen)) for p in pairs}
     energy = {p: compare_energy(runs, findings, per, *p, job) for p in pairs}
     fits = {d: _fits(per[d], constraints, settings.currency) for d in devices}
     gaps = [g for d in devices for g in _gaps(per[d], job, job_rows(runs, d, job))]
-    return Answer(job, settings, constraints, devices, per, speed, energy, fits, gaps)
+    return Answer(job, settings, constraints, devices, per, speed, energy, fits, gaps, chosen, not_best)
+
+
+# --- each device at its best power setting ----------------------------------------------------
+
+@dataclass(frozen=True)
+class BestSetting:
+    """A device's recommended power setting for a goal (a row of power_settings.best_settings)."""
+
+    device: str
+    workload: str
+    setting: str  # "125 W", "mode 6 (30W)"
+    measured: bool
+    basis: str  # "measured at 125 W" | "predicted at 185 W (leave-one-out MAPE time 3.9%, power 0.8%)"
+    recommendation: str  # the recommendation's sentence
+    configuration: str
+    power_limit_w: float | None = None
+    power_mode_id: str | None = None
+    precision: str | None = None
+    batch_size: int | None = None
+    throughput_sps: float | None = None  # predicted figures (None when the profile counts runs, not samples)
+    j_per_sample: float | None = None
+    avg_power_w: float | None = None
+
+
+def profile_workloads(runs: pl.DataFrame, devices: Iterable[str], job: Job) -> dict[str, str | None]:
+    """The workload whose power-setting profile stands for each device in this job: the job's own,
+    else the device's workload with the most power settings among the job's rows (None: no rows)."""
+    out: dict[str, str | None] = {}
+    for d in devices:
+        if job.workload:
+            out[d] = job.workload
+            continue
+        rows = job_rows(runs, d, job).filter((pl.col("status") == "ok") & pl.col("workload").is_not_null())
+        if rows.is_empty():
+            out[d] = None
+            continue
+        counts = (rows.group_by("workload").agg(pl.col("power_setting").n_unique().alias("settings"), pl.len())
+                  .sort(["settings", "len", "workload"], descending=[True, True, False]))
+        out[d] = str(counts["workload"][0])
+    return out
+
+
+def best_of(best: pl.DataFrame, devices: Iterable[str]) -> tuple[dict[str, BestSetting], dict[str, str]]:
+    """(devices with a recommended setting, the others with why not) from best_settings rows."""
+    chosen: dict[str, BestSetting] = {}
+    why: dict[str, str] = {}
+    rows = {r["device_name"]: r for r in best.iter_rows(named=True)} if not best.is_empty() else {}
+    for d in devices:
+        r = rows.get(d)
+        if r is None:
+            why[d] = "no runs of this job on this device, so no power-setting profile"
+        elif r.get("power_setting") is None:
+            why[d] = str(r.get("why_not") or "no recommended setting")
+        else:
+            measured = r["setting_basis"] == "measured"
+            detail = str(r["setting_basis"]).removeprefix("predicted, ")
+            basis = f"measured at {r['power_setting']}" if measured else \
+                f"predicted at {r['power_setting']} ({detail})"
+            chosen[d] = BestSetting(d, str(r["workload"]), str(r["power_setting"]), measured, basis,
+                                    str(r.get("recommendation") or ""), str(r.get("configuration") or ""),
+                                    r.get("power_limit_w"), r.get("power_mode_id"), r.get("precision"),
+                                    r.get("batch_size"), r.get("throughput_sps"), r.get("j_per_sample"),
+                                    r.get("avg_power_w"))
+    return chosen, why
+
+
+def _at_setting(b: BestSetting) -> pl.Expr:
+    """Runs of the profile's configuration at the recommended setting."""
+    match = pl.col("workload") == b.workload
+    if b.power_limit_w is not None:
+        match &= pl.col("power_limit_w") == b.power_limit_w
+    elif b.power_mode_id is not None:
+        match &= pl.col("power_mode").str.split(" ").list.first() == b.power_mode_id
+    else:
+        return pl.lit(False)
+    if b.precision is not None:
+        match &= pl.col("precision") == b.precision
+    if b.batch_size is not None:
+        match &= pl.col("batch_size") == b.batch_size
+    return match
+
+
+def at_best_settings(runs: pl.DataFrame, job: Job, chosen: dict[str, BestSetting]) -> pl.DataFrame:
+    """The runs with each chosen device's job rows narrowed to its recommended setting: the runs at
+    it where it was measured, none where it is predicted (its figures then come from the model)."""
+    drop: list[str] = []
+    for d, b in chosen.items():
+        rows = job_rows(runs, d, job)
+        keep = rows.filter(_at_setting(b)) if b.measured else rows.clear()
+        drop += rows.filter(~pl.col("run_id").is_in(keep["run_id"].to_list()))["run_id"].to_list()
+    return runs.filter(~pl.col("run_id").is_in(drop)) if drop else runs
+
+
+def _label_best(ans: DeviceAnswer, b: BestSetting, settings: CostSettings) -> None:
+    """Label the device's figures with its setting: 'measured at 125 W' on those from its runs, or
+    the model's predictions ('predicted at 185 W (leave-one-out MAPE ...)') in place of its figures."""
+    run_based = set(BASIS_NAMES.values())
+    if b.measured:
+        for name in ("throughput", "j_per_sample", "j_per_iteration", "power", "p99", "cost_throughput",
+                     "cost_energy"):
+            f = getattr(ans, name)
+            if f.known and f.basis in run_based:
+                setattr(ans, name, replace(f, basis=b.basis, source=f"{f.basis}; {b.recommendation}; {f.source}"))
+        return
+    why = (f"the {b.setting} setting is predicted; the profile ({b.configuration}) counts runs, not samples, "
+           "so no per-sample figure is predicted")
+    source = f"{b.configuration}; {b.recommendation}"
+
+    def predicted(what: str, value: float | None, unit: str) -> Figure:
+        if value is None:
+            return _missing(ans.device, what, unit, why)
+        return Figure(ans.device, what, float(value), unit, b.basis, config=b.configuration, source=source,
+                      setting=b.setting)
+
+    ans.throughput = ans.cost_throughput = predicted("Throughput", b.throughput_sps, "samples/s")
+    ans.j_per_sample = ans.cost_energy = predicted("Energy per example", b.j_per_sample, "J")
+    ans.j_per_iteration = _missing(ans.device, "Energy per iteration", "J", f"not predicted at {b.setting}")
+    ans.power = predicted("Power while running", b.avg_power_w, "W")
+    ans.p99 = _missing(ans.device, "p99 latency per batch (lowest)", "ms",
+                       f"latency is not predicted for a power setting ({b.setting} was not measured)")
+    _set_cost(ans, settings)
+
+
+def best_setting_notes(answer: Answer) -> tuple[list[str], list[str]]:
+    """(one sentence per device taken at its best setting, one per device that stays at its measured
+    figures and why), Markdown with every name escaped."""
+    at_best = [f"{_name(d)} at {md(b.setting)} ({md(b.basis)}): {md(b.configuration)}, {md(b.recommendation)}."
+               for d, b in answer.best.items()]
+    stays = [f"{_name(d)} stays at its measured figures: {md(why)}." for d, why in answer.not_best.items()]
+    return at_best, stays
 
 
 # --- what the page says -------------------------------------------------------------------

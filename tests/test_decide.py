@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from db import Store, queries
 from explorer import decide
 from explorer.money import CostSettings, CostTerms, Rate, Rates, cost_terms, crossover
+from explorer.text import sig
 from ingest import import_file
 from tests.helpers import shown
 
@@ -321,3 +322,53 @@ def test_the_student_answer_on_reference_tables_warns_that_grade_c_settles_littl
     said = shown("\n".join(decide.verdict(answer)))
     assert "3.0x (*stated ratio*, not graded:" in said  # a source's ratio has no stored grade: none invented
     assert "(*reference table*, grade C on both sides: 283 vs 420 J per iteration" in said
+
+
+# --- each device at its best power setting (issue 13) ------------------------------------------
+
+ZEUS_V100_BERT = FIXTURES / "formats" / "zeus_mlenergy" / "zeus-plo-profile-v100-bert.csv"
+
+
+def _with_zeus_profile(db: Path) -> None:
+    from cli.main import main
+
+    assert main(["import", str(ZEUS_V100_BERT), "--device", "Tesla V100", "--workload", "bert-base-uncased",
+                 "--db", str(db)]) == 0
+
+
+def _figure(at: AppTest, device: str, figure: str):  # type: ignore[no-untyped-def]
+    table = at.dataframe[0].value
+    return table[(table["Device"] == device) & (table["Figure"] == figure)].iloc[0]
+
+
+def test_best_setting_toggle_takes_each_device_at_its_recommended_limit(db: Path) -> None:
+    _with_zeus_profile(db)
+    query = {"device": ["Tesla V100", "GeForce RTX 3060"], "mode": "train", "job": "workload:bert-base-uncased"}
+    off = _page(**query)
+    assert off.toggle(key="best").value is False  # off by default: the figures as measured
+    assert _figure(off, "Tesla V100", "Power while running")["Basis"] == "imported"
+    assert "best" not in off.query_params
+
+    at = _page(**query, best="1", goal="energy")
+    assert at.toggle(key="best").value is True and at.radio(key="goal").value == "energy"
+    power = _figure(at, "Tesla V100", "Power while running")
+    assert power["Basis"] == "measured at 125 W"  # the energy goal's limit on the Zeus profile, as recommended
+    with Store.open_read_only(db) as store:
+        measured = store.query("SELECT avg_power_w FROM runs WHERE device_name = 'Tesla V100' "
+                               "AND power_limit_w = 125")["avg_power_w"].to_list()
+    assert power["Value"] == f"{sig(measured[0])} W"
+    said = _said(at)
+    assert ("**Best power setting for energy:** **Tesla V100** at 125 W (measured at 125 W): bert-base-uncased "
+            "train, at 125 W: -21% J/run, -31% throughput vs 250 W, measured.") in said
+    why = " ".join(shown(c.value) for c in at.caption)
+    assert ("**GeForce RTX 3060** stays at its measured figures: no finished runs of this device and workload at a "
+            "known power limit or mode") in why
+    assert at.query_params["best"] == "1" and at.query_params["goal"] == "energy"  # kept in the link
+
+    at.radio(key="goal").set_value("speed").run()  # the speed goal under a 180 W cap: a limit never measured
+    at.number_input(key="max_w").set_value(180.0).run()
+    power = _figure(at, "Tesla V100", "Power while running")
+    assert power["Basis"].startswith("predicted at 185 W (leave-one-out MAPE time 3.9%, power 0.8%")
+    assert float(power["Value"].removesuffix(" W")) <= 180
+    assert _figure(at, "Tesla V100", "Energy per example")["Value"] == "not measured"  # Zeus counts runs, not samples
+    assert at.query_params["goal"] == "speed" and at.query_params["max_w"] == "180"

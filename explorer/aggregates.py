@@ -14,7 +14,7 @@ Grades: `GRADE_COLORS` and `GRADE_MEANINGS` give a badge and its legend.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import polars as pl
@@ -23,11 +23,15 @@ from db.grading import STAT_METRICS
 from energy.grades import GRADE_MEANINGS, GRADES, Reason
 from energy.stats import RatioInterval, aggregate, ratio_interval
 
-__all__ = ["GRADES", "GRADE_COLORS", "GRADE_MEANINGS", "LOW_GRADES", "by_configuration", "grade_legend",
-           "ratio_statement", "reason_rows", "stored", "worst_grade"]
+__all__ = ["GRADES", "GRADE_COLORS", "GRADE_MEANINGS", "LOW_GRADES", "NOT_GRADED", "SETTLE_IT", "by_configuration",
+           "grade_legend", "low_grade_warning", "ratio_statement", "reason_rows", "stored", "worst_grade"]
 
 GRADE_COLORS = {"A": "green", "B": "blue", "C": "orange", "D": "red"}
 LOW_GRADES = ("C", "D")  # a ranking or ratio resting on these is flagged: differences under ~25 % are not settled
+NOT_GRADED = "not graded"  # a figure with no stored grade (a stated ratio, the catalog): never a letter made up
+SETTLE_IT = ("What would settle it: a longer, repeated measurement. A New run with the default settings on a device "
+             "with a power sensor measures windows of at least 10 s, 3 repeats; run it on each device (or import "
+             "such runs from whoever owns one) and the figures can reach grade A.")
 AGGREGATE_COLUMNS = {"n": pl.Int64, "mean": pl.Float64, "ci95_low": pl.Float64, "ci95_high": pl.Float64,
                      "std": pl.Float64, "cov_pct": pl.Float64}
 # what a configuration is (columns of data.runs, the same for all of its runs)
@@ -105,3 +109,18 @@ def worst_grade(grades: Iterable[str | None]) -> str | None:
     None when none is graded."""
     known = [g for g in grades if g in GRADES]
     return max(known, key=GRADES.index) if known else None
+
+
+def low_grade_warning(grades: Mapping[str, str | None], what: str) -> str | None:
+    """A warning (Markdown, names escaped) when any of `grades` (device -> the worst grade of the
+    figures `what` rests on) is C or D: which devices, which grades, and what would settle it.
+    None when every graded figure is A or B."""
+    from explorer.markdown import md
+
+    low = {d: g for d, g in grades.items() if g in LOW_GRADES}
+    if not low:
+        return None
+    named = ", ".join(f"**{md(d)}** (grade {g})" for d, g in low.items())
+    meanings = "; ".join(f"{g}: {GRADE_MEANINGS[g]}" for g in LOW_GRADES if g in low.values())
+    return (f"**Low trust grades:** {what} rests on figures graded {' and '.join(sorted(set(low.values())))}: "
+            f"{named}. {md(meanings)}. {md(SETTLE_IT)}")

@@ -4,6 +4,10 @@ a ranking of the cheapest qualifying configuration per device that ranks only wh
 A run is costed when it has a throughput and an energy figure (measured, or, when the user asks,
 estimated and labelled) and a device price convertible to the display currency. Everything else
 is listed apart with the reason, never ranked.
+
+Each costed row carries the trust grade of the figures its cost uses (`trust_grade`: the lower of
+its throughput's and its energy's, each its configuration's stored grade; an estimate has none),
+and `grade_warning` says when a ranking rests on grades C or D.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
+from explorer.aggregates import NOT_GRADED, low_grade_warning
 from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
 from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
 from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
@@ -63,7 +68,9 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
               budgets: Mapping[str, float] | None = None) -> pl.DataFrame:
     """Add price, throughput_used and j_per_sample_used with their basis, the cost parts per 1M
     samples (electricity while busy, while idle, hardware), cost_per_1m_samples, and cost_missing
-    (the reason). With `estimate`, gaps are filled and labelled: energy = TDP ÷ throughput (an
+    (the reason), and the trust grades of the figures used (throughput_grade, energy_grade: the
+    configuration's stored grade for a measured figure, none for an estimate; trust_grade: the lower).
+    With `estimate`, gaps are filled and labelled: energy = TDP ÷ throughput (an
     upper bound) where a run measured none; throughput = (the setting's power cap, plus idle power
     when the energy is at the wall) ÷ J/example where a source gives energy but no throughput."""
     u = settings.utilisation
@@ -78,7 +85,13 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
     cap_tp = (cap + pl.when(wall).then(idle).otherwise(0.0)) / pl.col("j_per_sample")
     has_tp, has_j = pl.col("throughput_sps").is_not_null(), pl.col("j_per_sample").is_not_null()
     tdp_j = tdp * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
+    grade = pl.col("config_grade") if "config_grade" in runs.columns else pl.lit(None, pl.String)
     frame = runs.with_columns(
+        pl.when(has_tp).then(grade).otherwise(None).alias("throughput_grade"),
+        pl.when(has_j).then(grade).otherwise(None).alias("energy_grade"),
+    ).with_columns(
+        # grades are letters A (best) to D, so the lower grade is the later letter
+        pl.max_horizontal("throughput_grade", "energy_grade").alias("trust_grade"),
         pl.col("device_name").replace_strict(dict(prices), default=None, return_dtype=pl.Float64).alias("price"),
         idle.alias("idle_power_used_w"),
         pl.when(has_tp).then(pl.col("throughput_sps")).when(pl.lit(estimate)).then(cap_tp).otherwise(None)
@@ -163,9 +176,17 @@ def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
         pl.col("idle_cost_per_1m").alias(f"Electricity while idle {money}"),
         pl.col("hardware_cost_per_1m").alias(f"Hardware {money}"),
         pl.col("cost_per_1m_samples").alias(f"Cost {money}"),
+        pl.col("trust_grade").fill_null(NOT_GRADED).alias("Trust grade"),
         pl.col("latency_p99_ms").alias("p99 latency (ms)"), pl.col("memory_gb").alias("Memory (GB)"),
         pl.col("run_id").alias("Run"),
     )
+
+
+def grade_warning(ranked: pl.DataFrame) -> str | None:
+    """The warning (Markdown, names escaped) when a ranked device's cost rests on figures graded C or
+    D: which devices, which grades, and what would settle it; None otherwise."""
+    grades = dict(ranked.select("device_name", "trust_grade").iter_rows()) if not ranked.is_empty() else {}
+    return low_grade_warning(grades, "This ranking")
 
 
 def crossovers(ranked: pl.DataFrame, settings: CostSettings) -> list[tuple[str, str, float]]:

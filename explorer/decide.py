@@ -26,9 +26,11 @@ from typing import Any
 
 import polars as pl
 
+from energy.stats import aggregate, ratio_interval
+from explorer.aggregates import NOT_GRADED, low_grade_warning, worst_grade
 from explorer.markdown import md
 from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
-from explorer.text import basis_of, batch_label, boundary_name, money, precision_name, ratio, sig
+from explorer.text import BASIS_NAMES, basis_of, batch_label, boundary_name, money, precision_name, ratio, sig
 
 MAX_DEVICES = 6
 ESTIMATE = "estimate"
@@ -99,8 +101,10 @@ def default_scope(runs: pl.DataFrame, devices: list[str], mode: str) -> str | No
 
 @dataclass(frozen=True)
 class Figure:
-    """One number on the page, with where it comes from. Optional `ci_low`, `ci_high`, `n` and
-    `grade` are left for repeat statistics and trust grades (shown when set)."""
+    """One number on the page, with where it comes from. A measured figure is the mean of its
+    configuration's repeats: `n`, the 95 % interval `ci_low`-`ci_high` (n >= 2) and the values
+    themselves (`repeats`, for ratio intervals); `grade` is the configuration's stored trust grade
+    (None where nothing is stored: the catalog, a stated ratio, an estimate)."""
 
     device: str
     what: str  # "Throughput", "Energy per example", ...
@@ -117,6 +121,7 @@ class Figure:
     ci_low: float | None = None
     ci_high: float | None = None
     grade: str | None = None
+    repeats: tuple[float, ...] = ()
 
     @property
     def known(self) -> bool:
@@ -155,13 +160,41 @@ def _source(row: dict[str, Any]) -> str:
     return str(row.get("citation") or row.get("source_file") or "")
 
 
+def _repeats(rows: pl.DataFrame, row: dict[str, Any], column: str) -> list[float]:
+    """The values of `column` over the ok runs of `row`'s configuration (the row alone without one)."""
+    key = row.get("config_key")
+    if key is None or "config_key" not in rows.columns:
+        return [float(row[column])]
+    values = rows.filter((pl.col("config_key") == key) & (pl.col("status") == "ok"))[column].to_list()
+    return [float(v) for v in values if v is not None and math.isfinite(v)] or [float(row[column])]
+
+
 def _from_row(device: str, what: str, column: str, unit: str, row: dict[str, Any], *, energy: bool = False,
-              note: str = "") -> Figure:
+              note: str = "", rows: pl.DataFrame | None = None) -> Figure:
+    """The figure of `row`'s configuration: with `rows` (runs holding its repeats), the mean of the
+    repeats with n and the 95 % interval; the configuration's stored grade either way."""
     src = _source(row)
-    return Figure(device, what, float(row[column]), unit, basis_of(row.get("source_kind")),
+    values = _repeats(rows, row, column) if rows is not None else [float(row[column])]
+    agg = aggregate(values)
+    assert agg is not None
+    return Figure(device, what, agg.mean, unit, basis_of(row.get("source_kind")),
                   boundary_name(row.get("energy_boundary")) if energy else "", config_label(row),
                   f"{note}; {src}" if note and src else (note or src), run_id=row.get("run_id"),
-                  setting=config_label(row, short=True))
+                  setting=config_label(row, short=True), n=agg.n, ci_low=agg.ci95_low, ci_high=agg.ci95_high,
+                  grade=row.get("config_grade"), repeats=tuple(values))
+
+
+def _best_row(ok: pl.DataFrame, column: str, *, highest: bool) -> dict[str, Any] | None:
+    """A run of the configuration whose mean of `column` is the highest (or lowest): the first run
+    of that configuration as the rows are ordered; None when no ok run measured it."""
+    rows = ok.filter(pl.col(column).is_not_null() & pl.col(column).is_finite()).with_row_index("_row")
+    if rows.is_empty():
+        return None
+    key = pl.coalesce("config_key", "run_id") if "config_key" in rows.columns else pl.col("run_id")
+    means = rows.group_by(key.alias("_key"), maintain_order=True).agg(pl.col(column).mean().alias("_mean"),
+                                                                      pl.first("_row"))
+    best = means.sort("_mean", descending=highest, maintain_order=True).row(0, named=True)
+    return rows.drop("_row").row(int(best["_row"]), named=True)
 
 
 def job_rows(runs: pl.DataFrame, device: str, job: Job) -> pl.DataFrame:
@@ -256,22 +289,21 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
     mode_word = "training" if job.mode == "train" else "inference"
     scope = job.describe()
 
-    # throughput: the best the job's rows state
-    with_tp = ok.filter(pl.col("throughput_sps").is_not_null()).sort("throughput_sps", descending=True)
-    throughput = (_from_row(device, "Throughput", "throughput_sps", "samples/s", with_tp.row(0, named=True))
-                  if with_tp.height else
+    # throughput: the configuration with the best mean the job's rows state
+    tp_row = _best_row(ok, "throughput_sps", highest=True)
+    throughput = (_from_row(device, "Throughput", "throughput_sps", "samples/s", tp_row, rows=ok)
+                  if tp_row is not None else
                   _missing(device, "Throughput", "samples/s", f"no {mode_word} throughput for {scope} in the data"))
 
     # energy per example: stated, or J/iteration over the examples of one iteration
-    with_j = ok.filter(pl.col("j_per_sample").is_not_null()).sort("j_per_sample")
-    with_it = ok.filter(pl.col("j_per_iteration").is_not_null()).sort("j_per_iteration")
-    j_iter = (_from_row(device, "Energy per iteration", "j_per_iteration", "J", with_it.row(0, named=True),
-                        energy=True) if with_it.height else
-              _missing(device, "Energy per iteration", "J", f"no J/iteration for {scope}"))
-    if with_j.height:
-        j_sample = _from_row(device, "Energy per example", "j_per_sample", "J", with_j.row(0, named=True), energy=True)
-    elif with_it.height:
-        row = with_it.row(0, named=True)
+    j_row = _best_row(ok, "j_per_sample", highest=False)
+    it_row = _best_row(ok, "j_per_iteration", highest=False)
+    j_iter = (_from_row(device, "Energy per iteration", "j_per_iteration", "J", it_row, energy=True, rows=ok)
+              if it_row is not None else _missing(device, "Energy per iteration", "J", f"no J/iteration for {scope}"))
+    if j_row is not None:
+        j_sample = _from_row(device, "Energy per example", "j_per_sample", "J", j_row, energy=True, rows=ok)
+    elif it_row is not None:
+        row = it_row
         per_it = _examples_per_iteration(rows, row)
         if per_it is None:
             j_sample = _missing(device, "Energy per example", "J",
@@ -279,27 +311,30 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
         else:
             n, how = per_it
             basis = ESTIMATE if how else basis_of(row.get("source_kind"))
-            j_sample = Figure(device, "Energy per example", float(row["j_per_iteration"]) / n, "J", basis,
-                              boundary_name(row.get("energy_boundary")), config_label(row),
-                              f"{row['j_per_iteration']:g} J/iteration ÷ {n} examples per iteration"
-                              + (f" ({how})" if how else "") + f"; {_source(row)}", run_id=row.get("run_id"),
-                              setting=config_label(row, short=True))
+            assert j_iter.value is not None
+
+            def per_example(v: float | None) -> float | None:
+                return None if v is None else v / n
+
+            j_sample = replace(j_iter, what="Energy per example", value=j_iter.value / n, basis=basis,
+                               source=f"{sig(j_iter.value, 4)} J/iteration ÷ {n} examples per iteration"
+                               + (f" ({how})" if how else "") + f"; {_source(row)}",
+                               ci_low=per_example(j_iter.ci_low), ci_high=per_example(j_iter.ci_high),
+                               repeats=tuple(v / n for v in j_iter.repeats))
     else:
         j_sample = _missing(device, "Energy per example", "J", f"no {mode_word} energy figure for {scope} in the data")
 
     # idle power (same boundary as the energy figure where there is a choice)
     idle = idle_rows(runs, device)
-    energy_row = (with_j.row(0, named=True) if with_j.height else
-                  with_it.row(0, named=True) if with_it.height else None)
+    energy_row = j_row if j_row is not None else it_row
     if idle.height:
         wanted = energy_row.get("energy_boundary") if energy_row else None
         idle = idle.sort(pl.col("energy_boundary") != wanted if wanted else pl.lit(0))
         irow = idle.row(0, named=True)
         idle_col = "avg_power_w" if irow.get("avg_power_w") is not None else "idle_power_w"
-        idle_fig = _from_row(device, "Idle power", idle_col, "W", irow, energy=True)
-        idle_fig = Figure(device, "Idle power", idle_fig.value, "W", idle_fig.basis, idle_fig.boundary,
-                          str(irow.get("system_name") or irow.get("power_setting") or ""), idle_fig.source,
-                          run_id=irow.get("run_id"))
+        idle_fig = _from_row(device, "Idle power", idle_col, "W", irow, energy=True, rows=idle)
+        idle_fig = replace(idle_fig, config=str(irow.get("system_name") or irow.get("power_setting") or ""),
+                           setting="")
     else:
         idle_fig = _missing(device, "Idle power", "W", "no idle measurement for this device: run `joulebench idle` "
                             "on it, or a New run with an idle baseline")
@@ -319,18 +354,18 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
                        source=f"{how}; {cat.get('price_source') or cat.get('citation') or ''}".strip("; "))
     memory = (Figure(device, "Memory", float(cat["memory_gb"]), "GB", "catalog", source=str(cat.get("citation") or ""))
               if cat.get("memory_gb") else _missing(device, "Memory", "GB", "the catalog gives no memory size"))
-    with_p99 = ok.filter(pl.col("latency_p99_ms").is_not_null()).sort("latency_p99_ms")
-    p99 = (_from_row(device, "p99 latency per batch (lowest)", "latency_p99_ms", "ms", with_p99.row(0, named=True))
-           if with_p99.height else _missing(device, "p99 latency per batch (lowest)", "ms",
+    p99_row = _best_row(ok, "latency_p99_ms", highest=False)
+    p99 = (_from_row(device, "p99 latency per batch (lowest)", "latency_p99_ms", "ms", p99_row, rows=ok)
+           if p99_row is not None else _missing(device, "p99 latency per batch (lowest)", "ms",
                                             f"no latency percentiles for {scope}"))
     oom_rows = rows.filter(pl.col("status") == "oom")
     ooms = [config_label(r) for r in oom_rows.iter_rows(named=True)]
     oom_basis = " and ".join(sorted({basis_of(k) for k in oom_rows["source_kind"].to_list()}))
 
     # power drawn while running: measured average, else the cap of the setting, else TDP
-    with_pw = ok.filter(pl.col("avg_power_w").is_not_null()).sort("avg_power_w")
-    if with_pw.height:
-        power = _from_row(device, "Power while running", "avg_power_w", "W", with_pw.row(0, named=True), energy=True)
+    pw_row = _best_row(ok, "avg_power_w", highest=False)
+    if pw_row is not None:
+        power = _from_row(device, "Power while running", "avg_power_w", "W", pw_row, energy=True, rows=ok)
     elif energy_row is not None and _cap_w(energy_row, modes, cat.get("tdp_w")):
         cap = _cap_w(energy_row, modes, cat.get("tdp_w"))
         assert cap is not None
@@ -358,10 +393,14 @@ def _operating_point(ans: DeviceAnswer, ok: pl.DataFrame, energy_row: dict[str, 
     if both.height:
         price = ans.price.value or 0.0
         idle = ans.idle_power.value
-        best = min(both.iter_rows(named=True), key=lambda r: cost_terms(
-            r["j_per_sample"], r["throughput_sps"], idle, price, settings).at(settings.utilisation))
-        ans.cost_throughput = _from_row(device, "Throughput", "throughput_sps", "samples/s", best)
-        ans.cost_energy = _from_row(device, "Energy per example", "j_per_sample", "J", best, energy=True)
+        key = pl.coalesce("config_key", "run_id") if "config_key" in both.columns else pl.col("run_id")
+        firsts = both.filter(key.is_first_distinct()).iter_rows(named=True)
+        points = [(r, _from_row(device, "Throughput", "throughput_sps", "samples/s", r, rows=ok),
+                   _from_row(device, "Energy per example", "j_per_sample", "J", r, energy=True, rows=ok))
+                  for r in firsts]  # each configuration at the means of its repeats
+        _, tp, j = min(points, key=lambda p: cost_terms(p[2].value or 0.0, p[1].value or 0.0, idle, price,
+                                                        settings).at(settings.utilisation))
+        ans.cost_throughput, ans.cost_energy = tp, j
     elif ans.throughput.known and ans.j_per_sample.known:
         ans.cost_throughput = replace(ans.throughput, basis=ESTIMATE,
                                       source=f"from another configuration than the energy figure; "
@@ -385,6 +424,13 @@ def _operating_point(ans: DeviceAnswer, ok: pl.DataFrame, energy_row: dict[str, 
         ans.cost_energy = Figure(device, "Energy per example", watts / ans.throughput.value, "J", ESTIMATE,
                                  "estimated", ans.throughput.config,
                                  f"TDP {watts:g} W ÷ {sig(ans.throughput.value)} samples/s (an upper bound)")
+    _set_cost(ans, settings)
+
+
+def _set_cost(ans: DeviceAnswer, settings: CostSettings) -> None:
+    """The cost terms from the figures the cost uses, or why there are none."""
+    ans.terms = None
+    ans.cost_missing = ""
     if not ans.cost_throughput.known:
         ans.cost_missing = "no throughput, measured or estimable from power and energy"
         return
@@ -403,7 +449,9 @@ def _operating_point(ans: DeviceAnswer, ok: pl.DataFrame, energy_row: dict[str, 
 
 @dataclass(frozen=True)
 class Comparison:
-    """`winner` is `factor` times better than `loser` on `what` (factor >= 1)."""
+    """`winner` is `factor` times better than `loser` on `what` (factor >= 1), with the 95 % interval
+    `low`-`high` of the factor where both sides have repeats (energy.stats.ratio_interval), and the
+    trust grade of each side's figures (None: nothing stored, e.g. a ratio a source states)."""
 
     what: str  # "faster" | "fewer joules"
     winner: str
@@ -412,6 +460,28 @@ class Comparison:
     basis: str
     detail: str  # the figures or configurations compared, and the source
     quote: str = ""
+    low: float | None = None
+    high: float | None = None
+    grades: tuple[tuple[str, str | None], ...] = ()  # (device, grade) for both sides
+    noise: str = ""  # over several configurations: how many of their ratios are within the noise
+
+    @property
+    def within_noise(self) -> bool | None:
+        """True when the interval holds 1 (no difference shown); None without an interval."""
+        if self.low is None or self.high is None:
+            return None
+        return self.low <= 1.0 <= self.high
+
+    def grade_of(self, device: str) -> str | None:
+        return dict(self.grades).get(device)
+
+
+def _oriented(r: float, low: float | None, high: float | None, first: str, second: str
+              ) -> tuple[str, str, float, float | None, float | None]:
+    """(winner, loser, factor >= 1, low, high) from a ratio `r` in favour of `first` when >= 1."""
+    if r >= 1:
+        return first, second, r, low, high
+    return second, first, 1 / r, (1 / high if high else None), (1 / low if low else None)
 
 
 _MODE_WORDS = {"train": ("training", "train", "fine-tuning"), "infer": ("inference", "infer")}
@@ -426,9 +496,18 @@ def finding_scope(desc: str | None) -> tuple[str | None, str | None]:
     return mode, prec
 
 
-def stated_ratios(findings: pl.DataFrame, a: str, b: str, job: Job, metric: str = "throughput_sps"
-                  ) -> list[Comparison]:
-    """The sources' ratios between two devices for this job's mode (and precision, if chosen)."""
+def _run_grade(runs: pl.DataFrame | None, run_id: str | None) -> str | None:
+    """The stored grade of the run a finding cites (None when it cites none or it is not stored)."""
+    if runs is None or not run_id or "trust_grade" not in runs.columns:
+        return None
+    found = runs.filter(pl.col("run_id") == run_id)["trust_grade"]
+    return found[0] if found.len() else None
+
+
+def stated_ratios(findings: pl.DataFrame, a: str, b: str, job: Job, metric: str = "throughput_sps",
+                  runs: pl.DataFrame | None = None) -> list[Comparison]:
+    """The sources' ratios between two devices for this job's mode (and precision, if chosen); a
+    ratio's grade is that of the run it cites on each side, where it cites one (given `runs`)."""
     pair = findings.filter((pl.col("metric") == metric) & (pl.col("relation") == "ratio")
                            & (((pl.col("subject_device") == a) & (pl.col("baseline_device") == b))
                               | ((pl.col("subject_device") == b) & (pl.col("baseline_device") == a))))
@@ -442,25 +521,60 @@ def stated_ratios(findings: pl.DataFrame, a: str, b: str, job: Job, metric: str 
         value = float(f["value"])
         winner, loser = (f["subject_device"], f["baseline_device"]) if value >= 1 else \
             (f["baseline_device"], f["subject_device"])
+        grades = ((f["subject_device"], _run_grade(runs, f.get("subject_run_id"))),
+                  (f["baseline_device"], _run_grade(runs, f.get("baseline_run_id"))))
         out.append(Comparison("faster", winner, loser, value if value >= 1 else 1 / value, STATED,
-                              f"{f['subject_desc']} vs {f['baseline_desc']}; {f['citation']}", f["quote"] or ""))
+                              f"{f['subject_desc']} vs {f['baseline_desc']}; {f['citation']}", f["quote"] or "",
+                              grades=grades))
     return out
 
 
-def like_for_like(runs: pl.DataFrame, a: str, b: str, job: Job, column: str) -> tuple[float, int, str, str] | None:
-    """Geometric mean of a/b over the configurations both measured: (ratio, count, basis, configs)."""
+@dataclass(frozen=True)
+class LikeForLike:
+    """a/b over the configurations both measured (geometric mean of the per-configuration means)."""
+
+    ratio: float
+    count: int
+    basis: str
+    configs: str
+    low: float | None  # the 95 % interval, for a single configuration measured with repeats on both sides
+    high: float | None
+    grade_a: str | None  # the worst grade of a's configurations compared
+    grade_b: str | None
+    noise: str  # several configurations: how many of their ratios are within the noise
+
+
+def like_for_like(runs: pl.DataFrame, a: str, b: str, job: Job, column: str) -> LikeForLike | None:
+    """Geometric mean of a/b over the configurations both measured, with its interval where it is
+    one configuration with repeats on both sides, and each side's grade."""
     def per_config(device: str) -> pl.DataFrame:
         rows = job_rows(runs, device, job).filter((pl.col("status") == "ok") & pl.col(column).is_not_null())
+        if "config_grade" not in rows.columns:
+            rows = rows.with_columns(pl.lit(None, pl.String).alias("config_grade"))
         return rows.with_columns([pl.col(c).fill_null(-1) for c in ("batch_size", "grad_accum_steps", "seq_len",
                                                                    "gpu_count")]) \
-            .group_by(list(CONFIG_KEY)).agg(pl.col(column).mean().alias("v"),
-                                            pl.col("source_kind").first().alias("kind"))
+            .group_by(list(CONFIG_KEY)).agg(pl.col(column).mean().alias("v"), pl.col(column).alias("vals"),
+                                            pl.col("source_kind").first().alias("kind"),
+                                            pl.col("config_grade").alias("grades"))
     joined = per_config(a).join(per_config(b), on=list(CONFIG_KEY), suffix="_b")
     if joined.is_empty():
         return None
-    logs = [math.log(x / y) for x, y in zip(joined["v"], joined["v_b"]) if x and y]
-    if not logs:
+    pairs = [(x, y, va, vb) for x, y, va, vb in zip(joined["v"], joined["v_b"], joined["vals"], joined["vals_b"])
+             if x and y]
+    if not pairs:
         return None
+    logs = [math.log(x / y) for x, y, _, _ in pairs]
+    intervals = [ratio_interval(va, vb) for _, _, va, vb in pairs]
+    low = high = None
+    noise = ""
+    if len(pairs) == 1 and intervals[0] is not None and intervals[0].low is not None:
+        low, high = intervals[0].low, intervals[0].high
+    elif len(pairs) > 1:
+        with_ci = [r for r in intervals if r is not None and r.low is not None]
+        if with_ci:
+            within = sum(1 for r in with_ci if r.within_noise)
+            noise = (f"{within} of the {len(with_ci)} configuration(s) measured with repeats on both sides "
+                     "differ within the noise")
     bases = sorted({basis_of(k) for k in joined["kind"].to_list() + joined["kind_b"].to_list()})
     precs = sorted({precision_name(p) for p in joined["precision"].drop_nulls()})
     batches = sorted(b for b in joined["batch_size"].to_list() if b != -1)
@@ -472,27 +586,47 @@ def like_for_like(runs: pl.DataFrame, a: str, b: str, job: Job, column: str) -> 
         parts.append(f"batch {batches[0]}–{batches[-1]}" if batches[0] != batches[-1] else f"batch {batches[0]}")
     if seqs:
         parts.append("seq " + "/".join(map(str, seqs)))
-    return math.exp(sum(logs) / len(logs)), len(logs), " and ".join(bases), " · ".join(parts)
+    grade_a = worst_grade(g for gs in joined["grades"].to_list() for g in gs)
+    grade_b = worst_grade(g for gs in joined["grades_b"].to_list() for g in gs)
+    return LikeForLike(math.exp(sum(logs) / len(logs)), len(logs), " and ".join(bases), " · ".join(parts),
+                       low, high, grade_a, grade_b, noise)
+
+
+def _figure_ratio(what: str, fa: Figure, fb: Figure, a: str, b: str, basis: str, detail: str, quote: str = ""
+                  ) -> Comparison:
+    """Two figures compared ("faster": a/b of throughputs; "fewer joules": a/b of energies), with the
+    interval of the ratio where both carry repeats."""
+    assert fa.value is not None and fb.value is not None
+    r = fa.value / fb.value
+    interval = ratio_interval(fa.repeats, fb.repeats) if len(fa.repeats) > 1 and len(fb.repeats) > 1 else None
+    low, high = (interval.low, interval.high) if interval is not None else (None, None)
+    if what == "faster":
+        winner, loser, f, low, high = _oriented(r, low, high, a, b)
+    else:
+        winner, loser, f, low, high = _oriented(r, low, high, b, a)
+    return Comparison(what, winner, loser, f, basis, detail, quote, low, high, ((a, fa.grade), (b, fb.grade)))
 
 
 def compare_speed(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str, DeviceAnswer], a: str, b: str,
-                  job: Job) -> list[Comparison]:
+                  job: Job, at_best: frozenset[str] = frozenset()) -> list[Comparison]:
+    """Like for like, else the sources' ratios, else the figures the costs use (when one is an
+    estimate, or a device is taken at its best power setting: a source's ratio is for another)."""
     found = like_for_like(runs, a, b, job, "throughput_sps")
     if found:
-        r, n, basis, configs = found
-        winner, loser, f = (a, b, r) if r >= 1 else (b, a, 1 / r)
-        return [Comparison("faster", winner, loser, f, basis,
-                           f"geometric mean over {n} configuration(s) both measured ({configs})")]
-    stated = stated_ratios(findings, a, b, job)
+        winner, loser, f, low, high = _oriented(found.ratio, found.low, found.high, a, b)
+        return [Comparison("faster", winner, loser, f, found.basis,
+                           f"geometric mean over {found.count} configuration(s) both measured ({found.configs})",
+                           low=low, high=high, grades=((a, found.grade_a), (b, found.grade_b)), noise=found.noise)]
+    best = bool({a, b} & at_best)
+    stated = [] if best else stated_ratios(findings, a, b, job, runs=runs)
     if stated:
         return stated
     ta, tb = answers[a].cost_throughput, answers[b].cost_throughput
-    if ta.known and tb.known and ESTIMATE in (ta.basis, tb.basis):
+    if ta.known and tb.known and (ESTIMATE in (ta.basis, tb.basis) or best):
         assert ta.value is not None and tb.value is not None
-        r = ta.value / tb.value
-        winner, loser, f = (a, b, r) if r >= 1 else (b, a, 1 / r)
-        return [Comparison("faster", winner, loser, f, ESTIMATE,
-                           f"{sig(ta.value)} vs {sig(tb.value)} samples/s ({a}: {ta.source}; {b}: {tb.source})")]
+        basis = ESTIMATE if ESTIMATE in (ta.basis, tb.basis) else " and ".join(sorted({ta.basis, tb.basis}))
+        return [_figure_ratio("faster", ta, tb, a, b, basis,
+                              f"{sig(ta.value)} vs {sig(tb.value)} samples/s ({a}: {ta.source}; {b}: {tb.source})")]
     return []
 
 
@@ -500,10 +634,11 @@ def compare_energy(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str
                    job: Job) -> list[Comparison]:
     found = like_for_like(runs, a, b, job, "j_per_sample")
     if found:
-        r, n, basis, configs = found
-        winner, loser, f = (b, a, r) if r >= 1 else (a, b, 1 / r)
-        return [Comparison("fewer joules", winner, loser, f, basis,
-                           f"J/example, geometric mean over {n} configuration(s) both measured ({configs})")]
+        winner, loser, f, low, high = _oriented(found.ratio, found.low, found.high, b, a)
+        return [Comparison("fewer joules", winner, loser, f, found.basis,
+                           f"J/example, geometric mean over {found.count} configuration(s) both measured "
+                           f"({found.configs})", low=low, high=high, grades=((a, found.grade_a), (b, found.grade_b)),
+                           noise=found.noise)]
     fa, fb = answers[a], answers[b]
     quotes = [q for q in findings.filter(
         pl.col("metric").is_in(["j_per_iteration", "j_per_sample"]) & pl.col("subject_device").is_in([a, b])
@@ -517,13 +652,12 @@ def compare_energy(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str
             continue
         assert ga.value is not None and gb.value is not None
         r = ga.value / gb.value
-        winner, loser, f = (b, a, r) if r >= 1 else (a, b, 1 / r)
         w, lo = (gb, ga) if r >= 1 else (ga, gb)
         per = "per example" if ga.what == "Energy per example" else "per iteration"
         basis = " and ".join(sorted({ga.basis, gb.basis}))
         boundary = w.boundary if w.boundary == lo.boundary else f"{w.boundary} vs {lo.boundary}"
         detail = f"{sig(w.value)} vs {sig(lo.value)} J {per}, {boundary}; {w.setting} vs {lo.setting}"
-        return [Comparison("fewer joules", winner, loser, f, basis, detail, quote)]
+        return [_figure_ratio("fewer joules", ga, gb, a, b, basis, detail, quote)]
     return []
 
 
@@ -533,7 +667,8 @@ def _leader(devices: list[str], comparisons: dict[tuple[str, str], list[Comparis
     for found in comparisons.values():
         if found:
             seen = True
-            wins[found[0].winner] += 1
+            if found[0].within_noise is not True:  # a difference within the noise is no win
+                wins[found[0].winner] += 1
     if not seen:
         return None
     return max(devices, key=lambda d: wins[d])
@@ -560,6 +695,8 @@ class Answer:
     energy: dict[tuple[str, str], list[Comparison]]
     fits: dict[str, list[tuple[str, str]]]  # device -> [(status ok|fails|unknown, sentence)]
     gaps: list[Gap]
+    best: dict[str, BestSetting] = field(default_factory=dict)  # devices taken at their best power setting
+    not_best: dict[str, str] = field(default_factory=dict)  # the other devices, when asked: why not
 
     def costed(self) -> list[str]:
         """Devices with a cost, cheapest first at the chosen utilisation."""
@@ -637,16 +774,153 @@ def _workload_of(rows: pl.DataFrame, job: Job) -> str:
 
 
 def decide(runs: pl.DataFrame, findings: pl.DataFrame, catalog: pl.DataFrame, modes: pl.DataFrame, rates: Rates,
-           devices: Iterable[str], job: Job, settings: CostSettings, constraints: Constraints) -> Answer:
+           devices: Iterable[str], job: Job, settings: CostSettings, constraints: Constraints,
+           best: pl.DataFrame | None = None) -> Answer:
+    """The answer for the candidates. With `best` (rows of explorer.power_settings.best_settings),
+    each device with a recommended power setting is taken at it (`at_best_settings`)."""
     devices = list(dict.fromkeys(devices))[:MAX_DEVICES]
+    chosen, not_best = best_of(best, devices) if best is not None else ({}, {})
+    runs = at_best_settings(runs, job, chosen)
     by_name = {r["device_name"]: r for r in catalog.iter_rows(named=True)}
     per = {d: device_answer(runs, by_name.get(d, {"device_name": d}), modes, rates, job, settings) for d in devices}
+    for d, b in chosen.items():
+        _label_best(per[d], b, settings)
     pairs = [(a, b) for i, a in enumerate(devices) for b in devices[i + 1:]]
-    speed = {p: compare_speed(runs, findings, per, *p, job) for p in pairs}
+    speed = {p: compare_speed(runs, findings, per, *p, job, frozenset(chosen)) for p in pairs}
     energy = {p: compare_energy(runs, findings, per, *p, job) for p in pairs}
     fits = {d: _fits(per[d], constraints, settings.currency) for d in devices}
     gaps = [g for d in devices for g in _gaps(per[d], job, job_rows(runs, d, job))]
-    return Answer(job, settings, constraints, devices, per, speed, energy, fits, gaps)
+    return Answer(job, settings, constraints, devices, per, speed, energy, fits, gaps, chosen, not_best)
+
+
+# --- each device at its best power setting ----------------------------------------------------
+
+@dataclass(frozen=True)
+class BestSetting:
+    """A device's recommended power setting for a goal (a row of power_settings.best_settings)."""
+
+    device: str
+    workload: str
+    setting: str  # "125 W", "mode 6 (30W)"
+    measured: bool
+    basis: str  # "measured at 125 W" | "predicted at 185 W (leave-one-out MAPE time 3.9%, power 0.8%)"
+    recommendation: str  # the recommendation's sentence
+    configuration: str
+    power_limit_w: float | None = None
+    power_mode_id: str | None = None
+    precision: str | None = None
+    batch_size: int | None = None
+    throughput_sps: float | None = None  # predicted figures (None when the profile counts runs, not samples)
+    j_per_sample: float | None = None
+    avg_power_w: float | None = None
+
+
+def profile_workloads(runs: pl.DataFrame, devices: Iterable[str], job: Job) -> dict[str, str | None]:
+    """The workload whose power-setting profile stands for each device in this job: the job's own,
+    else the device's workload with the most power settings among the job's rows (None: no rows)."""
+    out: dict[str, str | None] = {}
+    for d in devices:
+        if job.workload:
+            out[d] = job.workload
+            continue
+        rows = job_rows(runs, d, job).filter((pl.col("status") == "ok") & pl.col("workload").is_not_null())
+        if rows.is_empty():
+            out[d] = None
+            continue
+        counts = (rows.group_by("workload").agg(pl.col("power_setting").n_unique().alias("settings"), pl.len())
+                  .sort(["settings", "len", "workload"], descending=[True, True, False]))
+        out[d] = str(counts["workload"][0])
+    return out
+
+
+def best_of(best: pl.DataFrame, devices: Iterable[str]) -> tuple[dict[str, BestSetting], dict[str, str]]:
+    """(devices with a recommended setting, the others with why not) from best_settings rows."""
+    chosen: dict[str, BestSetting] = {}
+    why: dict[str, str] = {}
+    rows = {r["device_name"]: r for r in best.iter_rows(named=True)} if not best.is_empty() else {}
+    for d in devices:
+        r = rows.get(d)
+        if r is None:
+            why[d] = "no runs of this job on this device, so no power-setting profile"
+        elif r.get("power_setting") is None:
+            why[d] = str(r.get("why_not") or "no recommended setting")
+        else:
+            measured = r["setting_basis"] == "measured"
+            detail = str(r["setting_basis"]).removeprefix("predicted, ")
+            basis = f"measured at {r['power_setting']}" if measured else \
+                f"predicted at {r['power_setting']} ({detail})"
+            chosen[d] = BestSetting(d, str(r["workload"]), str(r["power_setting"]), measured, basis,
+                                    str(r.get("recommendation") or ""), str(r.get("configuration") or ""),
+                                    r.get("power_limit_w"), r.get("power_mode_id"), r.get("precision"),
+                                    r.get("batch_size"), r.get("throughput_sps"), r.get("j_per_sample"),
+                                    r.get("avg_power_w"))
+    return chosen, why
+
+
+def _at_setting(b: BestSetting) -> pl.Expr:
+    """Runs of the profile's configuration at the recommended setting."""
+    match = pl.col("workload") == b.workload
+    if b.power_limit_w is not None:
+        match &= pl.col("power_limit_w") == b.power_limit_w
+    elif b.power_mode_id is not None:
+        match &= pl.col("power_mode").str.split(" ").list.first() == b.power_mode_id
+    else:
+        return pl.lit(False)
+    if b.precision is not None:
+        match &= pl.col("precision") == b.precision
+    if b.batch_size is not None:
+        match &= pl.col("batch_size") == b.batch_size
+    return match
+
+
+def at_best_settings(runs: pl.DataFrame, job: Job, chosen: dict[str, BestSetting]) -> pl.DataFrame:
+    """The runs with each chosen device's job rows narrowed to its recommended setting: the runs at
+    it where it was measured, none where it is predicted (its figures then come from the model)."""
+    drop: list[str] = []
+    for d, b in chosen.items():
+        rows = job_rows(runs, d, job)
+        keep = rows.filter(_at_setting(b)) if b.measured else rows.clear()
+        drop += rows.filter(~pl.col("run_id").is_in(keep["run_id"].to_list()))["run_id"].to_list()
+    return runs.filter(~pl.col("run_id").is_in(drop)) if drop else runs
+
+
+def _label_best(ans: DeviceAnswer, b: BestSetting, settings: CostSettings) -> None:
+    """Label the device's figures with its setting: 'measured at 125 W' on those from its runs, or
+    the model's predictions ('predicted at 185 W (leave-one-out MAPE ...)') in place of its figures."""
+    run_based = set(BASIS_NAMES.values())
+    if b.measured:
+        for name in ("throughput", "j_per_sample", "j_per_iteration", "power", "p99", "cost_throughput",
+                     "cost_energy"):
+            f = getattr(ans, name)
+            if f.known and f.basis in run_based:
+                setattr(ans, name, replace(f, basis=b.basis, source=f"{f.basis}; {b.recommendation}; {f.source}"))
+        return
+    why = (f"the {b.setting} setting is predicted; the profile ({b.configuration}) counts runs, not samples, "
+           "so no per-sample figure is predicted")
+    source = f"{b.configuration}; {b.recommendation}"
+
+    def predicted(what: str, value: float | None, unit: str) -> Figure:
+        if value is None:
+            return _missing(ans.device, what, unit, why)
+        return Figure(ans.device, what, float(value), unit, b.basis, config=b.configuration, source=source,
+                      setting=b.setting)
+
+    ans.throughput = ans.cost_throughput = predicted("Throughput", b.throughput_sps, "samples/s")
+    ans.j_per_sample = ans.cost_energy = predicted("Energy per example", b.j_per_sample, "J")
+    ans.j_per_iteration = _missing(ans.device, "Energy per iteration", "J", f"not predicted at {b.setting}")
+    ans.power = predicted("Power while running", b.avg_power_w, "W")
+    ans.p99 = _missing(ans.device, "p99 latency per batch (lowest)", "ms",
+                       f"latency is not predicted for a power setting ({b.setting} was not measured)")
+    _set_cost(ans, settings)
+
+
+def best_setting_notes(answer: Answer) -> tuple[list[str], list[str]]:
+    """(one sentence per device taken at its best setting, one per device that stays at its measured
+    figures and why), Markdown with every name escaped."""
+    at_best = [f"{_name(d)} at {md(b.setting)} ({md(b.basis)}): {md(b.configuration)}, {md(b.recommendation)}."
+               for d, b in answer.best.items()]
+    stays = [f"{_name(d)} stays at its measured figures: {md(why)}." for d, why in answer.not_best.items()]
+    return at_best, stays
 
 
 # --- what the page says -------------------------------------------------------------------
@@ -655,10 +929,29 @@ def _name(device: str) -> str:
     return f"**{md(device)}**"
 
 
-def _comparison_sentence(c: Comparison, what: str, quoted: set[str]) -> str:
-    """One comparison; a source's quote is given once per page section."""
-    text = (f"{_name(c.winner)} {what} {_name(c.loser)}: {ratio(c.factor)} "
-            f"(*{md(c.basis)}*: {md(c.detail)})")
+def _grades_text(c: Comparison) -> str:
+    """'grades C vs D' (winner vs loser), or 'not graded' where nothing is stored."""
+    gw, gl = c.grade_of(c.winner), c.grade_of(c.loser)
+    if gw is None and gl is None:
+        return NOT_GRADED
+    if gw == gl:
+        return f"grade {gw} on both sides"
+    return f"grades {gw or NOT_GRADED} vs {gl or NOT_GRADED}"
+
+
+def _comparison_sentence(c: Comparison, what: str, either: str, quoted: set[str]) -> str:
+    """One comparison with its interval and grades; a source's quote is given once per page section.
+    `what`: 'is faster at training than'; `either`: 'either is faster at training' (for the noise)."""
+    about = f"(*{md(c.basis)}*, {_grades_text(c)}: {md(c.detail)}" + (f"; {md(c.noise)}" if c.noise else "") + ")"
+    if c.low is not None and c.high is not None and c.within_noise:
+        text = (f"{_name(c.winner)} vs {_name(c.loser)}: {c.factor:.2f}x ({c.low:.2f}-{c.high:.2f}, 95 % "
+                f"interval), **within the noise**: the interval includes 1x, so the data does not show that "
+                f"{either} {about}")
+    elif c.low is not None and c.high is not None:
+        text = (f"{_name(c.winner)} {what} {_name(c.loser)}: {c.factor:.2f}x ({c.low:.2f}-{c.high:.2f}, 95 % "
+                f"interval) {about}")
+    else:
+        text = f"{_name(c.winner)} {what} {_name(c.loser)}: {ratio(c.factor)} {about}"
     if c.quote and c.quote not in quoted:
         quoted.add(c.quote)
         text += f" — “{md(c.quote)}”"
@@ -678,7 +971,7 @@ def speed_sentences(answer: Answer) -> list[str]:
             continue
         pair = (leader, other) if (leader, other) in answer.speed else (other, leader)
         for c in answer.speed[pair]:
-            lines.append(_comparison_sentence(c, f"is faster at {mode} than", quoted))
+            lines.append(_comparison_sentence(c, f"is faster at {mode} than", f"either is faster at {mode}", quoted))
         if not answer.speed[pair]:
             lines.append(f"{_name(other)}: no like-for-like {mode} throughput, stated ratio or estimate "
                          f"against {_name(leader)}.")
@@ -697,7 +990,7 @@ def energy_sentences(answer: Answer) -> list[str]:
             continue
         pair = (leader, other) if (leader, other) in answer.energy else (other, leader)
         for c in answer.energy[pair]:
-            lines.append(_comparison_sentence(c, "uses fewer joules than", quoted))
+            lines.append(_comparison_sentence(c, "uses fewer joules than", "either uses fewer joules", quoted))
         if not answer.energy[pair]:
             lines.append(f"{_name(other)}: no energy figure to compare with {_name(leader)}.")
     return [f"**Fewer joules:** {lines[0]}", *lines[1:]] if lines else []
@@ -810,15 +1103,25 @@ def constraint_sentences(answer: Answer) -> list[str]:
     return ["**Constraints:** " + lines[0], *lines[1:]] if lines else []
 
 
+def _settled(leader: str, comparisons: dict[tuple[str, str], list[Comparison]]) -> bool:
+    """Whether the leader wins at least one comparison by more than the noise."""
+    return any(c.winner == leader and c.within_noise is not True for found in comparisons.values() for c in found[:1])
+
+
 def headline(answer: Answer) -> str:
     """One sentence: who is faster, who uses fewer joules, who is cheapest per sample at the
     chosen utilisation (each only where the data can say)."""
     parts = []
     fast = _leader(answer.devices, answer.speed)
-    if fast:
+    if fast and not _settled(fast, answer.speed):
+        parts.append("no difference in speed shown (within the noise)")
+        fast = None
+    elif fast:
         parts.append(f"{_name(fast)} is faster")
     frugal = _leader(answer.devices, answer.energy)
-    if frugal:
+    if frugal and not _settled(frugal, answer.energy):
+        parts.append("no difference in joules shown (within the noise)")
+    elif frugal:
         parts.append(f"{_name(frugal)} uses fewer joules" if frugal != fast else "and uses fewer joules")
     costed = answer.costed()
     u = answer.settings.utilisation
@@ -830,6 +1133,27 @@ def headline(answer: Answer) -> str:
     return f"**In short:** {text}. The reasons and the basis of each figure follow."
 
 
+def device_grades(answer: Answer) -> dict[str, str | None]:
+    """Each candidate's worst grade among the figures the answer rests on: throughput, energy, idle
+    power, the figures its cost uses, and the comparisons it takes part in (None: nothing graded)."""
+    out: dict[str, str | None] = {}
+    for d in answer.devices:
+        ans = answer.per_device[d]
+        figs = [ans.throughput, ans.j_per_sample, ans.j_per_iteration, ans.idle_power, ans.cost_throughput,
+                ans.cost_energy]
+        grades = [f.grade for f in figs if f.known]
+        grades += [c.grade_of(d) for found in [*answer.speed.values(), *answer.energy.values()] for c in found
+                   if d in (c.winner, c.loser)]
+        out[d] = worst_grade(grades)
+    return out
+
+
+def grade_warning(answer: Answer) -> str | None:
+    """The warning (Markdown) when the answer rests on figures graded C or D: who, which grade, and
+    what would settle it; None otherwise."""
+    return low_grade_warning(device_grades(answer), "This answer")
+
+
 def verdict(answer: Answer) -> list[str]:
     """The answer in sentences (Markdown, every name and citation escaped)."""
     return [headline(answer), *speed_sentences(answer), *energy_sentences(answer), *cost_sentences(answer),
@@ -838,12 +1162,29 @@ def verdict(answer: Answer) -> list[str]:
 
 # --- the table ----------------------------------------------------------------------------
 
-OPTIONAL_COLUMNS = ("n", "ci_low", "ci_high", "grade")
+N_COLUMN, CI_COLUMN, GRADE_COLUMN = "Repeats (n)", "95% interval", "Trust grade"
+OPTIONAL_COLUMNS = (N_COLUMN, CI_COLUMN, GRADE_COLUMN)
+
+
+def _grade_cell(f: Figure) -> str | None:
+    """The figure's stored grade; 'not graded' for a figure from data that stores none (a stated
+    ratio, an estimate); empty for the catalog and what is not measured."""
+    if not f.known:
+        return None
+    if f.grade is not None:
+        return f.grade
+    return None if f.basis == "catalog" else NOT_GRADED
+
+
+def _interval_cell(f: Figure) -> str | None:
+    if f.ci_low is None or f.ci_high is None:
+        return None
+    return f"{sig(f.ci_low)}–{sig(f.ci_high)} {f.unit}".strip()
 
 
 def figure_table(answer: Answer) -> pl.DataFrame:
     """One row per figure and device, with basis, boundary, configuration and source; the
-    optional columns (n, 95% CI, grade) appear when any figure carries them."""
+    optional columns (repeats n, 95% interval, trust grade) appear when any figure carries them."""
     u = answer.settings.utilisation
     cur = answer.settings.currency
     rows: list[dict[str, Any]] = []
@@ -858,21 +1199,24 @@ def figure_table(answer: Answer) -> pl.DataFrame:
         bases = sorted({ans.cost_throughput.basis, ans.cost_energy.basis}) if cost is not None else []
         figs.append(Figure(d, f"Cost per 1M samples at {u * 100:.0f}% utilisation", cost, cur,
                            " and ".join(bases) if cost is not None else "not measured",
-                           source="electricity while busy and idle + hardware (formula below)",
-                           missing_reason=ans.cost_missing))
+                           source="electricity while busy and idle + hardware (formula below); its grade is the "
+                                  "lower of the throughput's and the energy's",
+                           missing_reason=ans.cost_missing,
+                           grade=worst_grade([ans.cost_throughput.grade, ans.cost_energy.grade])))
         for f in figs:
             rows.append({"Device": d, "Figure": f.what, "Value": f.shown(), "Basis": f.basis,
                          "Boundary": f.boundary, "Configuration": f.config,
                          "Source or derivation": f.source if f.known else f.missing_reason,
-                         "n": f.n, "ci_low": f.ci_low, "ci_high": f.ci_high, "grade": f.grade})
+                         N_COLUMN: f.n if f.known else None, CI_COLUMN: _interval_cell(f),
+                         GRADE_COLUMN: _grade_cell(f)})
         if ans.ooms:
             rows.append({"Device": d, "Figure": "Out of memory (a recorded outcome)", "Value": "; ".join(ans.ooms[:4]),
                          "Basis": ans.oom_basis, "Boundary": "", "Configuration": "",
                          "Source or derivation": f"{len(ans.ooms)} configuration(s) ran out of memory"})
     frame = pl.DataFrame(rows, schema={"Device": pl.String, "Figure": pl.String, "Value": pl.String,
                                        "Basis": pl.String, "Boundary": pl.String, "Configuration": pl.String,
-                                       "Source or derivation": pl.String, "n": pl.Int64, "ci_low": pl.Float64,
-                                       "ci_high": pl.Float64, "grade": pl.String})
+                                       "Source or derivation": pl.String, N_COLUMN: pl.Int64, CI_COLUMN: pl.String,
+                                       GRADE_COLUMN: pl.String})
     empty = [c for c in OPTIONAL_COLUMNS if frame[c].is_null().all()]
     return frame.drop(empty)
 

@@ -155,7 +155,9 @@ def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name
                   batch_size: int | None = None) -> pl.DataFrame:
     """For the buying guide: each device's recommended power setting for the goal, one row per device
     with a power-setting profile of this workload; `setting_basis` says measured or predicted (with the
-    model's leave-one-out MAPE), `why_not` why a device has no row's figures."""
+    model's leave-one-out MAPE), `why_not` why a device has no row's figures; `power_limit_w` /
+    `power_mode_id` name the setting for matching runs, `precision` and `batch_size` the profile's
+    configuration, and `recommendation` is the recommendation's sentence."""
     rows = []
     for device in devices:
         sel = Selection(device, workload, mode, precision, batch_size)
@@ -163,7 +165,9 @@ def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name
         row: dict[str, Any] = {"device_name": device, "power_setting": None, "setting_basis": None,
                                "throughput_sps": None, "avg_power_w": None, "j_per_sample": None,
                                "throughput_change_pct": None, "energy_change_pct": None, "baseline_setting": None,
-                               "configuration": None, "why_not": None}
+                               "configuration": None, "why_not": None, "power_limit_w": None,
+                               "power_mode_id": None, "precision": None, "batch_size": None,
+                               "recommendation": None}
         try:
             price = (loaded.catalog or {}).get("price_amount")
             rec = recommendation(loaded, make_goal(goal_name, eta, inputs, price), constraints)
@@ -173,12 +177,15 @@ def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name
             continue
         row["configuration"] = rec.profile.describe()
         row["baseline_setting"] = rec.baseline.label
+        row["precision"] = rec.profile.config.get("precision")
+        row["batch_size"] = rec.profile.config.get("batch_size")
         if rec.best is None:
             row["why_not"] = rec.sentence()
         else:
             p = rec.best.point
             per_sample = rec.profile.unit == UNIT_SAMPLE
             row.update(power_setting=p.label, setting_basis=rec.basis(), avg_power_w=p.avg_power_w,
+                       power_limit_w=p.power_limit_w, power_mode_id=p.mode_id, recommendation=rec.sentence(),
                        throughput_sps=p.throughput_per_s if per_sample else None,
                        j_per_sample=p.j_per_unit if per_sample else None,
                        throughput_change_pct=rec.throughput_change_pct(), energy_change_pct=rec.energy_change_pct())

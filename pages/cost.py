@@ -5,7 +5,7 @@ from dataclasses import replace
 import polars as pl
 import streamlit as st
 
-from explorer import charts, compare, cost, data, nav
+from explorer import aggregates, charts, compare, cost, data, nav
 from explorer.markdown import md
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
@@ -107,8 +107,21 @@ else:
                 f"per 1M samples ({md(precision_name(best['precision']))}, "
                 f"{md(batch_label(best['batch_size'], best['grad_accum_steps']))}, "
                 f"{md(best['power_setting'])}; throughput {md(best['throughput_basis'])}, energy "
-                f"{md(best['energy_basis'])}) at {util_pct}% utilisation.")
-    st.dataframe(styled(cost.ranking_table(ranked, currency)), hide_index=True)
+                f"{md(best['energy_basis'])}; trust grade {md(best['trust_grade'] or aggregates.NOT_GRADED)}) "
+                f"at {util_pct}% utilisation.")
+    st.dataframe(styled(cost.ranking_table(ranked, currency)), hide_index=True, column_config={
+        "Trust grade": st.column_config.TextColumn("Trust grade", help="the lower of the grades of the throughput "
+                                                   "and the energy figure the cost uses (A best .. D unreliable; an "
+                                                   "estimate is not graded); see 'What the grades mean' below"),
+    })
+    low_grades = cost.grade_warning(ranked)
+    if low_grades:
+        st.warning(low_grades)  # built with every name escaped (explorer.markdown.md)
+    with st.expander("What the grades mean"):
+        st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")
+        st.caption("A cost is no better than the figures it uses: the lower of its throughput's and its energy's "
+                   "configuration grade (reference tables are graded too, at most C). The checks, thresholds and "
+                   "why: docs/trust-grades.md; Run detail lists a run's reasons.")
     st.plotly_chart(charts.cost_ranking(ranked, currency), width="stretch")
     flips = cost.crossovers(ranked, settings)
     for low, high, u in flips:

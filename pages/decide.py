@@ -4,11 +4,12 @@ from dataclasses import replace
 
 import streamlit as st
 
-from explorer import charts, data, decide, nav
+from explorer import aggregates, charts, data, decide, nav
 from explorer.markdown import md
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
 from explorer.text import precision_name
+from tuning import GOALS
 
 st.title("Decide what to buy")
 st.caption("Pick two to six candidate devices and the job. The answer comes first in sentences, then every "
@@ -50,6 +51,20 @@ precision = row[1].selectbox("Precision", precisions, index=precisions.index(
     url.one("precision", precisions, "precision") or "any"), key=f"precision_{mode}",
     format_func=lambda p: "any precision" if p == "any" else precision_name(p))
 
+row = st.columns([2, 3])
+best_on = row[0].toggle("Each device at its best power setting", key="best",
+                        value=url.params.get("best", ["0"])[0] == "1",
+                        help="For each device with runs of this workload at several GPU power limits or Jetson power "
+                             "modes, take it at the setting recommended for the goal (measured, or predicted by a "
+                             "model checked by leave-one-out, as on the Power settings page); the others stay at "
+                             "their measured figures.")
+goal_url = url.one("goal", list(GOALS), "goal")
+goal = row[1].radio("Goal for the power setting", GOALS, index=GOALS.index(goal_url or "energy"), key="goal",
+                    horizontal=True, disabled=not best_on,
+                    help="energy: fewest joules; speed: most throughput; balanced: Zeus's 0.5 x energy + 0.5 x max "
+                         "power x time; cost: electricity + hardware (needs the device's price). The power cap "
+                         "constraint (sidebar) applies to the average power.")
+
 with st.sidebar:
     st.header("Your numbers")
     currency = st.selectbox("Currency", currencies, index=currencies.index(settings_from_url.currency),
@@ -83,6 +98,8 @@ constraints = decide.Constraints(budget or None, max_w or None, min_mem or None,
 query = {"device": devices, "mode": [mode], "job": [scope], "precision": [precision], **settings.to_query()}
 query.update({k: [f"{v:g}"] for k, v in (("budget", budget), ("max_w", max_w), ("min_mem", min_mem),
                                           ("max_p99", max_p99)) if v})
+if best_on:
+    query.update({"best": ["1"], "goal": [goal]})
 st.query_params.from_dict(query)
 
 if len(devices) < 2:
@@ -96,13 +113,27 @@ if len(devices) < 2:
     st.stop()
 
 job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision)
-answer = decide.decide(runs, findings, catalog, modes, rates, devices, job, settings, constraints)
+best = None
+if best_on:
+    profiled = tuple((d, w) for d, w in decide.profile_workloads(runs, devices, job).items() if w)
+    best = data.or_stop(data.best_settings, path, profiled, goal, 0.5,
+                        (currency, kwh, pue, years, util_pct / 100), max_w or None, mode, job.precision)
+answer = decide.decide(runs, findings, catalog, modes, rates, devices, job, settings, constraints, best)
 
 st.subheader(f"The answer for {md(job.describe())}")
 st.caption("Single-device figures only (multi-GPU system rows are left out). Sources' ratios are used where no "
            "pair of absolute figures exists, and labelled so; estimates say how they were made.")
+if best_on:
+    at_best, stays = decide.best_setting_notes(answer)
+    for line in at_best:
+        st.markdown(f"**Best power setting for {goal}:** {line}")
+    for line in stays:
+        st.caption(line)
 for line in decide.verdict(answer):
     st.markdown(line)
+low_grades = decide.grade_warning(answer)
+if low_grades:
+    st.warning(low_grades)  # built with every name escaped (explorer.markdown.md)
 
 if answer.gaps:
     st.subheader("What the data cannot answer yet")
@@ -129,9 +160,22 @@ st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", colu
     "Value": st.column_config.TextColumn("Value", help="'not measured': the reason is in the last column"),
     "Basis": st.column_config.TextColumn("Basis", help="measured here (a run on this machine), imported (an "
                                          "uploaded file), reference table (shipped with the app), stated ratio (a "
-                                         "source's ratio), estimate (derived with the assumption stated), catalog"),
+                                         "source's ratio), estimate (derived with the assumption stated), catalog; "
+                                         "with the best-setting toggle: measured at a setting, or predicted at it "
+                                         "with the model's leave-one-out error"),
     "Boundary": st.column_config.TextColumn("Measured at", help="where the power was measured"),
     "Source or derivation": st.column_config.TextColumn("Source, derivation or why missing", width="large"),
+    decide.N_COLUMN: st.column_config.NumberColumn(decide.N_COLUMN, help="runs of the configuration that measured "
+                                                   "the figure; the value is their mean"),
+    decide.CI_COLUMN: st.column_config.TextColumn(decide.CI_COLUMN, help="95% confidence interval of the mean "
+                                                  "(Student's t), with two or more repeats"),
+    decide.GRADE_COLUMN: st.column_config.TextColumn(decide.GRADE_COLUMN, help="A best .. D unreliable; see 'What "
+                                                     "the grades mean' above and docs/trust-grades.md"),
 })
+with st.expander("What the grades mean"):
+    st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")
+    st.caption("Every measured figure carries its configuration's trust grade (reference tables are graded too, at "
+               "most C); a ratio a source states has none. Each check allows a best grade and a figure gets the "
+               "lowest; the checks, thresholds and why: docs/trust-grades.md. Run detail lists a run's reasons.")
 st.subheader("Formula")
 st.code(COST_FORMULA, language=None)

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from db import Store, queries
 from explorer import decide
 from explorer.money import CostSettings, CostTerms, Rate, Rates, cost_terms, crossover
+from explorer.text import sig
 from ingest import import_file
 from tests.helpers import shown
 
@@ -254,3 +255,120 @@ def test_markdown_in_a_device_name_is_shown_as_text_never_rendered(db: Path) -> 
         assert not other.exception
         rendered = [m.value for m in other.markdown] + [c.value for c in other.caption]
         assert not any("![x](" in t for t in rendered), page
+
+
+# --- trust grades, repeats and the noise -------------------------------------------------------
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def _h100_as(db: Path, name: str, new_device: str) -> None:
+    """A real H100 result file imported under another device name (its measurements unchanged)."""
+    doc = json.loads((FIXTURES / "h100" / name).read_text())
+    doc = json.loads(json.dumps(doc).replace(H100, new_device))
+    for run in doc["runs"]:
+        run["run_id"] += f"-{new_device.replace(' ', '-')}"
+    path = db.parent / f"{new_device.replace(' ', '-')}.json"
+    path.write_text(json.dumps(doc))
+    assert import_file(path, db=db).status == "imported"
+
+
+def test_decide_figures_carry_n_interval_and_grade_and_a_ratio_within_the_noise_says_so(db: Path) -> None:
+    from explorer.aggregates import by_configuration
+
+    assert import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db).status == "imported"
+    _h100_as(db, "repeats-10s-windows.json", "H100 twin")  # the same three 10 s repeats under a second name
+    at = _page(device=[H100, "H100 twin"], mode="infer", job="workload:bert-large-squad")
+    table = at.dataframe[0].value
+    assert {"Repeats (n)", "95% interval", "Trust grade"} <= set(table.columns)
+    with Store.open_read_only(db) as store:
+        runs = queries.runs_table(store)
+    expected = by_configuration(runs.filter(runs["device_name"] == H100), "j_per_sample").row(0, named=True)
+    energy = table[(table["Device"] == H100) & (table["Figure"] == "Energy per example")].iloc[0]
+    assert energy["Repeats (n)"] == expected["n"] == 3 and energy["Trust grade"] == "A"
+    low, high = energy["95% interval"].removesuffix(" J").split("–")
+    assert (float(low), float(high)) == (pytest.approx(expected["ci95_low"], rel=5e-3),
+                                         pytest.approx(expected["ci95_high"], rel=5e-3))
+    assert table[table["Basis"] == "catalog"]["Trust grade"].isna().all()  # the catalog is not graded
+    said = _said(at)
+    assert "no difference in speed shown (within the noise)" in said
+    assert (f"**Faster:** **{H100}** vs **H100 twin**: 1.00x (" in said
+            and "**within the noise**: the interval includes 1x, so the data does not show that either is faster "
+                "at inference (*imported*, grade A on both sides" in said)
+    assert not [w for w in at.warning if "Low trust grades" in w.value]  # grade A on both sides: no warning
+    assert "What the grades mean" in [e.label for e in at.expander]
+
+
+def test_decide_warns_when_the_answer_rests_on_low_grades(db: Path) -> None:
+    assert import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db).status == "imported"
+    _h100_as(db, "repeats-short-windows.json", "H100 short")  # 30-step windows: grade D
+    at = _page(device=[H100, "H100 short"], mode="infer", job="workload:bert-large-squad")
+    table = at.dataframe[0].value
+    short = table[(table["Device"] == "H100 short") & (table["Figure"] == "Throughput")].iloc[0]
+    assert (short["Repeats (n)"], short["Trust grade"]) == (5, "D")
+    said = _said(at)
+    assert "(*imported*, grades A vs D:" in said or "(*imported*, grades D vs A:" in said
+    (warned,) = [shown(w.value) for w in at.warning if "Low trust grades" in w.value]
+    assert "This answer rests on figures graded D: **H100 short** (grade D)" in warned
+    assert H100 + "** (grade" not in warned  # the decision-grade side is not blamed
+    assert "windows of at least 10 s, 3 repeats" in warned
+
+
+def test_the_student_answer_on_reference_tables_warns_that_grade_c_settles_little(db: Path) -> None:
+    answer = _answer(db, STUDENT, "train")
+    assert decide.device_grades(answer) == {"GeForce RTX 3060": "C", "Jetson AGX Xavier": "C"}
+    text = shown(decide.grade_warning(answer) or "")
+    assert "**GeForce RTX 3060** (grade C), **Jetson AGX Xavier** (grade C)" in text
+    said = shown("\n".join(decide.verdict(answer)))
+    assert "3.0x (*stated ratio*, not graded:" in said  # a source's ratio has no stored grade: none invented
+    assert "(*reference table*, grade C on both sides: 283 vs 420 J per iteration" in said
+
+
+# --- each device at its best power setting (issue 13) ------------------------------------------
+
+ZEUS_V100_BERT = FIXTURES / "formats" / "zeus_mlenergy" / "zeus-plo-profile-v100-bert.csv"
+
+
+def _with_zeus_profile(db: Path) -> None:
+    from cli.main import main
+
+    assert main(["import", str(ZEUS_V100_BERT), "--device", "Tesla V100", "--workload", "bert-base-uncased",
+                 "--db", str(db)]) == 0
+
+
+def _figure(at: AppTest, device: str, figure: str):  # type: ignore[no-untyped-def]
+    table = at.dataframe[0].value
+    return table[(table["Device"] == device) & (table["Figure"] == figure)].iloc[0]
+
+
+def test_best_setting_toggle_takes_each_device_at_its_recommended_limit(db: Path) -> None:
+    _with_zeus_profile(db)
+    query = {"device": ["Tesla V100", "GeForce RTX 3060"], "mode": "train", "job": "workload:bert-base-uncased"}
+    off = _page(**query)
+    assert off.toggle(key="best").value is False  # off by default: the figures as measured
+    assert _figure(off, "Tesla V100", "Power while running")["Basis"] == "imported"
+    assert "best" not in off.query_params
+
+    at = _page(**query, best="1", goal="energy")
+    assert at.toggle(key="best").value is True and at.radio(key="goal").value == "energy"
+    power = _figure(at, "Tesla V100", "Power while running")
+    assert power["Basis"] == "measured at 125 W"  # the energy goal's limit on the Zeus profile, as recommended
+    with Store.open_read_only(db) as store:
+        measured = store.query("SELECT avg_power_w FROM runs WHERE device_name = 'Tesla V100' "
+                               "AND power_limit_w = 125")["avg_power_w"].to_list()
+    assert power["Value"] == f"{sig(measured[0])} W"
+    said = _said(at)
+    assert ("**Best power setting for energy:** **Tesla V100** at 125 W (measured at 125 W): bert-base-uncased "
+            "train, at 125 W: -21% J/run, -31% throughput vs 250 W, measured.") in said
+    why = " ".join(shown(c.value) for c in at.caption)
+    assert ("**GeForce RTX 3060** stays at its measured figures: no finished runs of this device and workload at a "
+            "known power limit or mode") in why
+    assert at.query_params["best"] == "1" and at.query_params["goal"] == "energy"  # kept in the link
+
+    at.radio(key="goal").set_value("speed").run()  # the speed goal under a 180 W cap: a limit never measured
+    at.number_input(key="max_w").set_value(180.0).run()
+    power = _figure(at, "Tesla V100", "Power while running")
+    assert power["Basis"].startswith("predicted at 185 W (leave-one-out MAPE time 3.9%, power 0.8%")
+    assert float(power["Value"].removesuffix(" W")) <= 180
+    assert _figure(at, "Tesla V100", "Energy per example")["Value"] == "not measured"  # Zeus counts runs, not samples
+    assert at.query_params["goal"] == "speed" and at.query_params["max_w"] == "180"

@@ -241,6 +241,46 @@ def test_cost_settings_come_from_the_link(db: Path) -> None:
     assert "kwh='-3'" in warned and "'XYZ'" in warned
 
 
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def test_cost_ranking_shows_each_rows_grade_and_warns_when_it_rests_on_low_grades(db: Path) -> None:
+    """The real H100 runs: 30-step windows grade D (the ranking warns, naming the device, the grade and
+    the run that would settle it); 10 s windows with 3 repeats grade A (no warning)."""
+    import_file(FIXTURES / "h100" / "repeats-short-windows.json", db=db)
+    at = _page("cost", workload="bert-large-squad", mode="infer")
+    assert "Trust grade" not in " ".join(w.value for w in at.warning)  # no price yet: nothing ranked, no warning
+    at.number_input(key=f"price_USD_{H100}").set_value(30000.0).run()
+    assert not at.exception
+    ranked = _frame(at, "Rank", "Trust grade")
+    row = ranked[ranked["Device"] == H100].iloc[0]
+    assert row["Trust grade"] == "D" and row["Energy basis"] == "imported · GPU board"
+    warned = [shown(w.value) for w in at.warning if "Low trust grades" in w.value]
+    assert len(warned) == 1
+    assert f"**{H100}** (grade D)" in warned[0] and "This ranking rests on figures graded D" in warned[0]
+    assert "windows of at least 10 s, 3 repeats" in warned[0]
+    assert "trust grade D" in shown(at.markdown[0].value)  # the cheapest, with its grade
+    legend = _frame(at, "grade", "meaning")
+    assert list(legend["grade"]) == ["A", "B", "C", "D"]
+    assert any("docs/trust-grades.md" in c.value for c in at.caption)
+
+    import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db)  # shows on the next rerun
+    at.run()
+    ranked = _frame(at, "Rank", "Trust grade")
+    # the cheapest H100 run is still a 30-step one (its short window under-reads the energy): still flagged
+    assert list(ranked.loc[ranked["Device"] == H100, "Trust grade"]) == ["D"]
+    assert any(f"**{H100}** (grade D)" in shown(w.value) for w in at.warning)
+
+
+def test_cost_ranking_on_decision_grade_runs_does_not_warn(db: Path) -> None:
+    import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db)
+    at = _page("cost", workload="bert-large-squad", mode="infer")
+    at.number_input(key=f"price_USD_{H100}").set_value(30000.0).run()
+    ranked = _frame(at, "Rank", "Trust grade")
+    assert list(ranked.loc[ranked["Device"] == H100, "Trust grade"]) == ["A"]
+    assert not [w for w in at.warning if "Low trust grades" in w.value]
+
+
 def test_devices_catalog_and_edit_persists(db: Path) -> None:
     import polars as pl
 

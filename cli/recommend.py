@@ -36,6 +36,9 @@ def add_subcommand(sub: Any, db_help: str) -> None:
     p.add_argument("--max-power", type=float, metavar="W", help="only settings whose average power is at most W")
     p.add_argument("--min-throughput", type=float, metavar="X", help="only settings with at least X samples/s")
     g = p.add_argument_group("cost goal")
+    g.add_argument("--currency", default="USD", type=str.upper,
+                   help="currency of --price-kwh and --device-price; the catalog price is converted to it with the "
+                        "stored exchange rates (default USD)")
     g.add_argument("--price-kwh", type=float, default=0.15, help="electricity price per kWh (default 0.15)")
     g.add_argument("--pue", type=float, default=1.0, help="facility overhead (default 1.0)")
     g.add_argument("--device-price", type=float, help="device price (default: the catalog's)")
@@ -51,9 +54,9 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from db import Store
+    from db import Store, queries
     from explorer import power_settings as ps
-    from explorer.money import CostSettings
+    from explorer.money import CostSettings, Rates
     from joulebench.errors import PredictionRefusedError, RunConfigError
     from joulebench.paths import resolve_db_path
     from joulebench.text import table
@@ -62,7 +65,8 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     if not 0.0 <= args.eta <= 1.0:
         raise RunConfigError(f"--eta: {args.eta:g} is not between 0 and 1")
     try:
-        inputs = CostSettings(electricity_per_kwh=args.price_kwh, pue=args.pue, lifetime_years=args.lifetime_years,
+        inputs = CostSettings(currency=args.currency, electricity_per_kwh=args.price_kwh, pue=args.pue,
+                              lifetime_years=args.lifetime_years,
                               utilisation=args.utilisation)
     except ValueError as e:
         raise RunConfigError(f"cost inputs: {e}") from e
@@ -76,7 +80,10 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     with store:
         loaded = ps.load(store, ps.Selection(args.device, args.workload, args.mode, args.precision, args.batch_size,
                                              args.tag))
-    price = args.device_price if args.device_price is not None else (loaded.catalog or {}).get("price_amount")
+        rates = Rates.from_frame(queries.exchange_rates(store))
+    price = args.device_price
+    if price is None and args.goal == "cost":
+        price = ps.catalog_price(loaded, rates, inputs.currency)
     goal = ps.make_goal(args.goal, args.eta, inputs, price)
     rec = ps.recommendation(loaded, goal, Constraints(args.max_power, args.min_throughput))
     profile = rec.profile

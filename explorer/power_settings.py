@@ -15,7 +15,7 @@ import polars as pl
 
 from db import Store, queries
 from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
-from explorer.money import CostSettings
+from explorer.money import CostSettings, Rates
 from joulebench.errors import PredictionRefusedError
 from tuning import (
     POWER_LIMIT,
@@ -67,6 +67,20 @@ def load(store: Store, selection: Selection) -> Loaded:
                                       selection.precision, selection.batch_size, selection.tag)
     return Loaded(profiles_from_runs(runs), mode_options(queries.device_power_modes(store, selection.device)),
                   queries.device_catalog_row(store, selection.device))
+
+
+def catalog_price(loaded: Loaded, rates: Rates, currency: str) -> float | None:
+    """The device's catalog price in `currency`, converted with the stored exchange rates (never an
+    amount in one currency weighed against electricity in another); None without a price;
+    PredictionRefusedError when the price cannot be converted."""
+    catalog = loaded.catalog or {}
+    if catalog.get("price_amount") is None:
+        return None
+    converted = rates.convert(catalog["price_amount"], catalog.get("price_currency"), currency)
+    if converted.amount is None:
+        raise PredictionRefusedError(f"the cost goal needs the device's price in {currency}: "
+                                     f"{converted.missing_reason}")
+    return converted.amount
 
 
 def cost_goal(inputs: CostSettings, device_price: float | None) -> Goal:
@@ -158,6 +172,8 @@ def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name
     model's leave-one-out MAPE), `why_not` why a device has no row's figures; `power_limit_w` /
     `power_mode_id` name the setting for matching runs, `precision` and `batch_size` the profile's
     configuration, and `recommendation` is the recommendation's sentence."""
+    inputs = inputs or CostSettings()
+    rates = Rates.from_frame(queries.exchange_rates(store))
     rows = []
     for device in devices:
         sel = Selection(device, workload, mode, precision, batch_size)
@@ -169,7 +185,7 @@ def best_settings(store: Store, devices: Sequence[str], workload: str, goal_name
                                "power_mode_id": None, "precision": None, "batch_size": None,
                                "recommendation": None}
         try:
-            price = (loaded.catalog or {}).get("price_amount")
+            price = catalog_price(loaded, rates, inputs.currency) if goal_name == "cost" else None
             rec = recommendation(loaded, make_goal(goal_name, eta, inputs, price), constraints)
         except PredictionRefusedError as e:
             row["why_not"] = e.reason

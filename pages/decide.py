@@ -170,7 +170,7 @@ st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", colu
     decide.CI_COLUMN: st.column_config.TextColumn(decide.CI_COLUMN, help="95% confidence interval of the mean "
                                                   "(Student's t), with two or more repeats"),
     decide.GRADE_COLUMN: st.column_config.TextColumn(decide.GRADE_COLUMN, help="A best .. D unreliable; see 'What "
-                                                     "the grades mean' above and docs/trust-grades.md"),
+                                                     "the grades mean' below and docs/trust-grades.md"),
 })
 with st.expander("What the grades mean"):
     st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")

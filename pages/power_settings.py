@@ -37,8 +37,9 @@ if device and workload:
     max_power = c[2].number_input("Max average power (W), 0 = none", 0.0, 5000.0, 0.0, key="ps_max_power")
     min_rate = c[3].number_input("Min throughput (samples/s), 0 = none", 0.0, 1e9, 0.0, key="ps_min_rate")
     try:
-        price = (loaded.catalog or {}).get("price_amount")
-        goal = ps.make_goal(goal_name, eta, CostSettings(), price)
+        inputs = CostSettings()
+        price = ps.catalog_price(loaded, data.rates(path), inputs.currency) if goal_name == "cost" else None
+        goal = ps.make_goal(goal_name, eta, inputs, price)
         rec = ps.recommendation(loaded, goal, Constraints(max_power or None, min_rate or None))
     except JouleBenchError as e:
         st.error(e.format_message())

@@ -131,3 +131,33 @@ def test_power_settings_page_in_a_real_browser(server: str, page, output_dir: Pa
     assert "measured" in curves and "predicted" in curves and "prediction band" in curves
     assert "Pareto front" in front and "recommended" in front
     browser_page.screenshot(path=str(output_dir / "power-settings.png"), full_page=True)
+
+
+def test_recommend_cost_converts_the_catalog_price_to_the_chosen_currency(
+        seeded_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The cost goal weighs the device's price against electricity: both in one currency. A catalog
+    price in CAD is converted with the stored rate (1 CAD = 0.80 USD, shipped); a currency without a
+    rate is refused with the fix, never weighed unconverted."""
+    import polars as pl
+
+    from db import Store, queries
+    from explorer import data
+
+    with Store.open(seeded_db) as store:
+        v100 = queries.devices(store).filter(pl.col("device_name") == "Tesla V100")
+    data.save_device_edits(str(seeded_db), v100.with_columns(pl.lit(800.0).alias("price_amount"),
+                                                             pl.lit("CAD").alias("price_currency")))
+    base = ["recommend", "--device", "Tesla V100", "--workload", "bert-base-uncased", "--goal", "cost",
+            "--price-kwh", "0.30", "--db", str(seeded_db)]
+
+    def recommendation(*extra: str) -> str:
+        assert main([*base, *extra]) == 0
+        return next(x for x in capsys.readouterr().out.splitlines() if x.startswith("recommendation: "))
+
+    converted = recommendation("--currency", "USD")
+    assert converted == recommendation("--currency", "USD", "--device-price", "640")  # 800 CAD x 0.80
+    assert converted.startswith("recommendation: at 150 W")
+    # 800 taken as USD would tip it to 200 W: the prices here sit either side of the flip
+    assert recommendation("--currency", "USD", "--device-price", "800").startswith("recommendation: at 200 W")
+    assert main([*base, "--currency", "EUR"]) == 8
+    assert "no CAD to EUR exchange rate (add one on the Devices page)" in capsys.readouterr().err

@@ -5,7 +5,7 @@ from dataclasses import replace
 import polars as pl
 import streamlit as st
 
-from explorer import aggregates, charts, compare, cost, data, nav
+from explorer import charts, compare, cost, data, grade_legend, nav
 from explorer.markdown import md
 from explorer.metrics import pareto_front
 from explorer.money import CostSettings
@@ -13,14 +13,6 @@ from explorer.tables import styled
 from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 st.title("Compare")
-
-
-def grade_legend() -> None:
-    with st.expander("What the trust grades mean"):
-        st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")
-        st.caption("A run gets the lowest grade its checks allow (window against the sensor's update period, "
-                   "steady state, repeats and their spread, counter vs trace, throttling, boundary, origin); "
-                   "thresholds and why: docs/trust-grades.md.")
 
 
 
@@ -133,7 +125,9 @@ else:
                    "whole machine, board power only the GPU. Filter to one boundary for a like-for-like comparison.")
     label = metric.label if metric.column != "cost_per_1m_samples" else f"{metric.label} ({settings.currency})"
     st.plotly_chart(charts.metric_bars(bar_frame, label, metric.higher_is_better, log_scale), width="stretch")
-    grade_legend()
+    grade_legend.legend("A bar's grade is the weakest of the configurations behind it (window against the sensor's "
+                        "update period, steady state, repeats and their spread, counter vs trace, throttling, "
+                        "boundary, origin); a ratio's, the weaker of its two sides.")
     ratios = compare.ratio_table(bar_frame, metric)
     st.subheader("Ratios, like for like")
     if ratios.is_empty():

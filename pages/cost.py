@@ -5,7 +5,7 @@ from dataclasses import replace
 import polars as pl
 import streamlit as st
 
-from explorer import aggregates, charts, compare, cost, data, nav
+from explorer import aggregates, charts, compare, cost, data, grade_legend, nav
 from explorer.markdown import md
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
@@ -117,11 +117,8 @@ else:
     low_grades = cost.grade_warning(ranked)
     if low_grades:
         st.warning(low_grades)  # built with every name escaped (explorer.markdown.md)
-    with st.expander("What the grades mean"):
-        st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")
-        st.caption("A cost is no better than the figures it uses: the lower of its throughput's and its energy's "
-                   "configuration grade (reference tables are graded too, at most C). The checks, thresholds and "
-                   "why: docs/trust-grades.md; Run detail lists a run's reasons.")
+    grade_legend.legend("A cost is no better than the figures it uses: the lower of its throughput's and its "
+                        "energy's configuration grade (reference tables are graded too, at most C).")
     st.plotly_chart(charts.cost_ranking(ranked, currency), width="stretch")
     flips = cost.crossovers(ranked, settings)
     for low, high, u in flips:

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from explorer import aggregates, charts, data, decide, nav
+from explorer import charts, data, decide, grade_legend, nav
 from explorer.markdown import md
 from explorer.money import COST_FORMULA, CostSettings
 from explorer.params import UrlReader
@@ -172,10 +172,7 @@ st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", colu
     decide.GRADE_COLUMN: st.column_config.TextColumn(decide.GRADE_COLUMN, help="A best .. D unreliable; see 'What "
                                                      "the grades mean' below and docs/trust-grades.md"),
 })
-with st.expander("What the grades mean"):
-    st.dataframe(aggregates.grade_legend(), hide_index=True, width="stretch")
-    st.caption("Every measured figure carries its configuration's trust grade (reference tables are graded too, at "
-               "most C); a ratio a source states has none. Each check allows a best grade and a figure gets the "
-               "lowest; the checks, thresholds and why: docs/trust-grades.md. Run detail lists a run's reasons.")
+grade_legend.legend("Every measured figure carries its configuration's trust grade (reference tables are graded "
+                    "too, at most C); a ratio a source states has none.")
 st.subheader("Formula")
 st.code(COST_FORMULA, language=None)

@@ -3,7 +3,7 @@ timeline, step times, validity, provenance."""
 
 import streamlit as st
 
-from explorer import charts, data, detail
+from explorer import charts, data, detail, grade_legend
 from explorer.label_form import label_form
 from explorer.markdown import md
 from explorer.text import sig
@@ -43,9 +43,7 @@ if run["trust_grade"] in detail.GRADE_MEANINGS:
     st.caption(f"**{run['trust_grade']}**: {detail.GRADE_MEANINGS[run['trust_grade']]}")
 with st.expander("Why this grade", expanded=run["trust_grade"] != "A"):
     st.dataframe(detail.reason_rows(run["trust_reasons"]), hide_index=True, width="stretch")
-with st.expander("What the grades mean"):
-    st.dataframe(detail.grade_legend(), hide_index=True, width="stretch")
-    st.caption("Each check allows a best grade; the run gets the lowest. Thresholds and why: docs/trust-grades.md.")
+grade_legend.legend("The run's checks are listed above, and its configuration's below.")
 
 config = data.configuration(data.db_path(), run["config_key"]) if run["config_key"] else None
 headline = [("Throughput (samples/s)", "throughput_sps"), ("p99 latency (ms)", "latency_p99_ms"),

@@ -122,7 +122,7 @@ def test_compare_page_draws_error_bars_grades_and_the_legend(db: Path) -> None:
     assert plus[0] > 0 and minus[0] > 0  # the 95 % interval
     assert list(_array(short["text"])) == ["grade D"]
     assert list(_array(traces[f"{DEVICE} · tag long"]["text"])) == ["grade A"]
-    assert "What the trust grades mean" in [e.label for e in at.expander]
+    assert "What the grades mean" in [e.label for e in at.expander]
     statements = " ".join(shown(m.value) for m in at.markdown)
     assert "within the noise" in statements and "0.90x (" in statements
     assert any("Low-grade figures behind" in shown(w.value) and "grade D" in shown(w.value) for w in at.warning)

@@ -260,8 +260,8 @@ def test_cost_ranking_shows_each_rows_grade_and_warns_when_it_rests_on_low_grade
     assert f"**{H100}** (grade D)" in warned[0] and "This ranking rests on figures graded D" in warned[0]
     assert "windows of at least 10 s, 3 repeats" in warned[0]
     assert "trust grade D" in shown(at.markdown[0].value)  # the cheapest, with its grade
-    legend = _frame(at, "grade", "meaning")
-    assert list(legend["grade"]) == ["A", "B", "C", "D"]
+    legend = _frame(at, "Grade", "Meaning")
+    assert list(legend["Grade"]) == ["A", "B", "C", "D"]
     assert any("docs/trust-grades.md" in c.value for c in at.caption)
 
     import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db)  # shows on the next rerun

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from energy.stats import RatioInterval, aggregate, ratio_interval
-from explorer.aggregates import GRADE_MEANINGS, LOW_GRADES, worst_grade
+from explorer.aggregates import low_grade_warning, worst_grade
 from explorer.text import BOUNDARY_NAMES, MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
-from joulebench import defaults
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -302,15 +301,10 @@ def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
 
 
 def low_grade_note(ratios: pl.DataFrame) -> str | None:
-    """A warning when a stated ratio rests on grade C or D figures, naming the pairs."""
-    weak = ratios.filter(pl.col("Trust grade").is_in(list(LOW_GRADES)))
-    if weak.is_empty():
-        return None
-    pairs = "; ".join(f"{r['A']} vs {r['B']} (grade {r['Trust grade']})" for r in weak.head(4).iter_rows(named=True))
-    more = f" and {weak.height - 4} more" if weak.height > 4 else ""
-    return (f"Low-grade figures behind {pairs}{more}: {GRADE_MEANINGS['C']}; {GRADE_MEANINGS['D']}. "
-            "To settle it, measure again with New run's defaults on a device with a power sensor (windows of at "
-            f"least {defaults.MIN_WINDOW_S:g} s after a steady warmup, {defaults.SENSOR_REPEATS} repeats).")
+    """The warning (Markdown, names escaped) when a stated ratio rests on grade C or D figures,
+    naming the pairs (explorer.aggregates.low_grade_warning)."""
+    pairs = {f"{r['A']} vs {r['B']}": r["Trust grade"] for r in ratios.iter_rows(named=True)}
+    return low_grade_warning(pairs, "A ratio here")
 
 
 def _interval_text(found: list[tuple[str, RatioInterval]]) -> str:

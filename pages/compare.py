@@ -136,7 +136,7 @@ else:
         st.markdown("\n".join(f"- {md(line)}" for line in ratios["Statement"].head(6)))
         weak = compare.low_grade_note(ratios)
         if weak:
-            st.warning(md(weak))
+            st.warning(weak)  # built with every name escaped (explorer.markdown.md)
         st.dataframe(styled(ratios), hide_index=True)
 
 stated = compare.findings_for(findings, named_devices)

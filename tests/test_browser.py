@@ -364,5 +364,5 @@ def test_compare_shows_the_spread_of_repeats_and_whether_a_difference_is_noise( 
     assert page.locator(".js-plotly-plot .errorbar").count() >= 2  # one interval per configuration's bar
     body = _body(page)
     assert re.search(r"are level on energy per example: .* = 0\.90x \(0\.\d\d-1\.\d\d\), within the noise", body)
-    assert "Low-grade figures behind" in body and "What the grades mean" in body
+    assert "A ratio here rests on figures graded D" in body and "What the grades mean" in body
     _shot(page, output_dir / "compare-error-bars.png")

@@ -87,7 +87,8 @@ def test_a_ratio_carries_its_interval_and_says_when_it_is_within_the_noise(db: P
     low, high = (float(x.rstrip("x")) for x in row["95 % interval"].split(" to "))
     assert low < 1 < high and low < expected < high
     assert "within the noise" in row["Statement"] and f"{expected:.2f}x ({low:.2f}-{high:.2f})" in row["Statement"]
-    assert "Low-grade figures behind" in (compare.low_grade_note(ratios) or "")
+    warning = compare.low_grade_note(ratios) or ""
+    assert "A ratio here rests on figures graded D" in warning and "tag short vs" in warning
 
 
 def test_a_clear_difference_is_stated_with_its_interval() -> None:
@@ -125,7 +126,7 @@ def test_compare_page_draws_error_bars_grades_and_the_legend(db: Path) -> None:
     assert "What the grades mean" in [e.label for e in at.expander]
     statements = " ".join(shown(m.value) for m in at.markdown)
     assert "within the noise" in statements and "0.90x (" in statements
-    assert any("Low-grade figures behind" in shown(w.value) and "grade D" in shown(w.value) for w in at.warning)
+    assert any("A ratio here rests on figures graded D" in shown(w.value) for w in at.warning)
     captions = " ".join(shown(c.value) for c in at.caption)
     assert "95 % confidence interval" in captions and "trust grade" in captions
     table = next(df.value for df in at.dataframe if "Trust grade" in df.value and "Runs" in df.value)

@@ -161,3 +161,24 @@ def test_recommend_cost_converts_the_catalog_price_to_the_chosen_currency(
     assert recommendation("--currency", "USD", "--device-price", "800").startswith("recommendation: at 200 W")
     assert main([*base, "--currency", "EUR"]) == 8
     assert "no CAD to EUR exchange rate (add one on the Devices page)" in capsys.readouterr().err
+
+
+def test_best_settings_per_sample_on_a_real_perseus_zeus_global_profile(seeded_db: Path) -> None:
+    """The Perseus SOSP'24 ZeusGlobal A100 profile (one limit on all four pipeline stages) gives time
+    and energy per iteration of known samples: the buying guide's row is per sample, measured."""
+    import polars as pl
+
+    from db import Store
+    from explorer.power_settings import best_settings
+
+    profile = ZEUS_V100_BERT.with_name("zeus-perseus-sosp24-zeus_global-A100.csv")
+    assert main(["import", str(profile), "--device", "A100 80GB PCIe", "--db", str(seeded_db)]) == 0
+    with Store.open_read_only(seeded_db) as store:
+        row = best_settings(store, ["A100 80GB PCIe"], "bert-huge-uncased", "energy").row(0, named=True)
+        at_best = store.query("SELECT throughput_sps, j_per_sample FROM runs WHERE device_name = 'A100 80GB PCIe' "
+                              "AND workload = 'bert-huge-uncased' AND power_limit_w = 250 AND batch_size = 8")
+    assert (row["power_setting"], row["setting_basis"]) == ("250 W", "measured")
+    assert row["recommendation"] == "at 250 W: -8% J/sample, -7% throughput vs 300 W, measured"
+    assert row["j_per_sample"] == pytest.approx(at_best["j_per_sample"].mean(), rel=1e-9)
+    assert row["throughput_sps"] == pytest.approx(at_best["throughput_sps"].mean(), rel=1e-9)
+    assert at_best.height >= 1 and not at_best.filter(pl.col("j_per_sample").is_null()).height

@@ -152,7 +152,7 @@ def test_student_decides_between_rtx3060_and_jetson_agx_xavier(server: str, page
                      r"\(stated ratio", low)
     # which uses fewer joules, on what basis
     assert re.search(r"Fewer joules: Jetson AGX Xavier uses fewer joules than GeForce RTX 3060: 1\.5x "
-                     r"\(reference table: 283 vs 420 J per iteration, at the wall", low)
+                     r"\(reference table, grade C on both sides: 283 vs 420 J per iteration, at the wall", low)
     # the cost per 1M samples of each, in one currency, with its basis
     costs = re.search(r"Cost per 1M samples at 10% utilisation over 3 years, 0\.3 USD per kWh: "
                       r"GeForce RTX 3060 ([\d.,]+) USD \(estimate\); Jetson AGX Xavier ([\d.,]+) USD \(estimate\)", low)

@@ -9,7 +9,8 @@ from typing import Any
 
 import polars as pl
 
-from db import columns, queries
+import db.columns as columns
+import db.queries as queries
 from db.store import Store
 from joulebench import __version__
 from joulebench.resultfile import dump_document, new_document

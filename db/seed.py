@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from db import columns
+import db.columns as columns
 from joulebench import __version__
 from joulebench.errors import ResultFileError
 from joulebench.resultfile import LoadedResultFile, content_sha256, new_document, validate_document

@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 import duckdb
 import polars as pl
 
-from db import labels, seed
+import db.labels as labels
+import db.seed as seed
 from db.connection import connect, damaged, first_row
 from db.grading import grade_runs
 from db.migrate import apply_migrations, latest_version

@@ -20,7 +20,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from db import columns, labels
+import db.columns as columns
+import db.labels as labels
 from db.connection import first_row
 from db.grading import grade_runs
 from joulebench.errors import ResultFileError

@@ -17,9 +17,10 @@ from pathlib import Path
 import duckdb
 
 import importers
+import ingest.inbox as inbox
+import ingest.recover as recover
 from db import IngestReport, Store
 from importers.archive import read_zip
-from ingest import inbox, recover
 from ingest.attach import PowerLogFile, load_with_power_log
 from joulebench.errors import DatabaseBusyError, DatabaseError, JouleBenchError, ResultFileError
 from joulebench.paths import resolve_db_path

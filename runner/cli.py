@@ -117,7 +117,7 @@ def add_subcommands(sub: Any, db_help: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from runner import options
+    import runner.options as options
     from runner.report import summary
     from runner.sweep import run_sweep
 
@@ -206,7 +206,7 @@ def cmd_idle(args: argparse.Namespace) -> int:
 
 
 def cmd_workloads(args: argparse.Namespace) -> int:
-    from runner import workloads
+    import runner.workloads as workloads
     from runner.report import table
 
     rows = []

@@ -17,12 +17,16 @@ from typing import Any
 
 import torch
 
-from runner import devices, environment, precision, workloads
+import runner.devices as devices
+import runner.environment as environment
+import runner.precision as precision
+import runner.workloads as workloads
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, WindowPlan, run_window
 from runner.options import RunConfig
-from runner.power import PowerMeter, default_meter, has_sensor
+from runner.power import PowerMeter, has_sensor
 from runner.record import now_iso, run_record
+from runner.sensors import detect
 
 MAX_ERROR_CHARS = 2000
 
@@ -116,7 +120,7 @@ def execute(cfg: RunConfig, *, meter: PowerMeter | None = None, guard: Interrupt
     `idle_power_w`: the idle baseline at this power setting (for net J/example); `requested`:
     the power setting the sweep asked for (config.power_limit_requested_w / power_mode_requested)."""
     own_meter = meter is None
-    meter = meter or default_meter()
+    meter = meter or detect()  # the first sensor found (NVML, Jetson, RAPL), else the estimate
     started = now_iso()
     device = devices.resolve(cfg.device)
     status, error, interrupted_by = "ok", None, None

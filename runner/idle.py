@@ -14,8 +14,9 @@ import time
 import uuid
 from typing import Any
 
+import runner.devices as devices
+import runner.environment as environment
 from energy import EnergyReading
-from runner import devices, environment
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.power import PowerMeter
 from runner.record import idle_record, now_iso

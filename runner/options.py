@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+import runner.workloads as workloads
 from joulebench import defaults
 from joulebench.errors import RunConfigError
 from joulebench.vocab import BOUNDARIES, RUN_MODES
-from runner import workloads
 
 if TYPE_CHECKING:
     from runner.control import PowerControl
@@ -153,7 +153,8 @@ class SweepOptions:
     def _problems(self) -> list[str]:
         import torch
 
-        from runner import devices, precision
+        import runner.devices as devices
+        import runner.precision as precision
 
         problems: list[str] = []
         known = workloads.names()
@@ -235,7 +236,7 @@ class SweepOptions:
     def make_control(self) -> PowerControl | None:
         """The power control this sweep needs (None without --power-limit / --power-mode); with
         --power-dry-run one that records the settings and changes nothing."""
-        from runner import control
+        import runner.control as control
 
         if self.power_dry_run and (self.power_limits_w or self.power_modes):
             option = "--power-limit" if self.power_limits_w else "--power-mode"
@@ -243,7 +244,7 @@ class SweepOptions:
         return self._real_control()
 
     def _real_control(self) -> PowerControl | None:
-        from runner import control
+        import runner.control as control
 
         if self.power_limits_w:
             device = self.resolved_device()

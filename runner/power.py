@@ -58,9 +58,3 @@ def has_sensor(meter: object) -> bool:
     such runs get energy-grade windows and repeats by default."""
     return getattr(meter, "method", "estimated") != "estimated" and getattr(meter, "name", "none") != "none"
 
-
-def default_meter() -> PowerMeter:
-    """The meter for this machine: the first sensor found (NVML, Jetson, RAPL), else the estimate."""
-    from runner.sensors import detect
-
-    return detect()

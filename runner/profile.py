@@ -24,8 +24,11 @@ from typing import Any, TextIO
 
 import torch
 
+import runner.devices as devices
+import runner.environment as environment
+import runner.precision as precision
+import runner.record as record
 from joulebench.errors import JouleBenchError
-from runner import devices, environment, precision, record
 from runner.control import PowerControl, PowerSettings, restore_leftover, state_path_for
 from runner.execute import MAX_ERROR_CHARS, build, train_step, window_plan
 from runner.idle import idle_power_w, measure_idle

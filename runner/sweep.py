@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+import runner.record as record
 from joulebench.errors import JouleBenchError
 from joulebench.paths import progress_file
-from runner import record
 from runner.control import PowerSettings, restore_leftover, state_path_for
 from runner.execute import execute
 from runner.idle import idle_power_w, measure_idle

@@ -17,7 +17,8 @@ import polars as pl
 
 from energy.stats import RatioInterval, aggregate, ratio_interval
 from explorer.aggregates import low_grade_warning, worst_grade
-from explorer.text import BOUNDARY_NAMES, MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
+from explorer.money import CostSettings
+from explorer.text import BASIS_NAMES, BOUNDARY_NAMES, MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -77,9 +78,18 @@ class Selection:
         metric = (params.get("metric") or ["throughput"])[0]
         return cls(filters, metric if metric in METRICS else "throughput")
 
-    def to_query(self) -> dict[str, list[str]]:
+    def to_query(self, reference: str | None = None, log_scale: bool = False,
+                 settings: CostSettings | None = None) -> dict[str, list[str]]:
+        """The page's link: the filters and metric, the reference device and log scale when set, and
+        the cost settings when the link came with them."""
         out = {k: list(v) for k, v in self.filters.items() if v}
         out["metric"] = [self.metric]
+        if reference:
+            out["ref"] = [reference]
+        if log_scale:
+            out["log"] = ["1"]
+        if settings is not None:
+            out.update(settings.to_query())
         return out
 
 
@@ -118,6 +128,30 @@ def unknown_values(runs: pl.DataFrame, params: Mapping[str, list[str]]) -> list[
         elif key == "metric" and values and values[0] not in METRICS:
             problems.append(f"metric {values[0]!r}")
     return problems
+
+
+def devices_of(chosen: pl.DataFrame, selection: Selection) -> tuple[list[str], list[str]]:
+    """The devices the selection measured (for "Relative to"), and those whose stated findings to
+    show: the ones the filter names, else all of them."""
+    measured = sorted(chosen.filter(pl.col("mode") != "idle")["device_name"].unique().to_list())
+    return measured, list(selection.filters.get("device", ())) or measured
+
+
+def applied_text(selection: Selection, chosen: int, total: int) -> str:
+    """What the filters hold, said above the page: '12 of 360 runs: device: A100 40GB. ...'."""
+    applied = "; ".join(f"{FILTER_LABELS[k].lower()}: {', '.join(v)}" for k, v in selection.filters.items())
+    return (f"{chosen} of {total} runs: " + (applied if applied else "no filter, every run")
+            + ". Change the filters in the sidebar.")
+
+
+def nothing_measured(measured: pl.DataFrame, metric: Metric, stated: int) -> str:
+    """Why the chart is empty and what the selection does hold: never a dead end."""
+    have = [f"{m.label.lower()} ({n} runs)" for m in METRICS.values()
+            if m.column in measured.columns and (n := measured[m.column].is_not_null().sum())]
+    return (f"No run in this selection measured {metric.label.lower()}. "
+            + (f"This selection has: {', '.join(have)}" if have else "This selection has no measured metric")
+            + (f"; and {stated} stated findings (below)." if stated else ".")
+            + " Pick another chart metric in the sidebar.")
 
 
 def run_labels(runs: pl.DataFrame) -> dict[str, str]:
@@ -216,6 +250,19 @@ def _shared_text(col: str, row: dict) -> str:
     if col == "seq_len":
         return f"seq {value}"
     return str(value)
+
+
+def chart_runs(measured: pl.DataFrame) -> tuple[pl.DataFrame, str, str | None]:
+    """The runs the charts draw, labelled (`with_labels`) and cut to MAX_SERIES series and
+    MAX_CONFIGS configurations with the most runs; the fields all share; what was left out, if any."""
+    labelled, shared = with_labels(measured)
+    labelled, series_left = limit(labelled, "series", MAX_SERIES)
+    labelled, configs_left = limit(labelled, "config", MAX_CONFIGS)
+    left_out = None
+    if series_left or configs_left:
+        left_out = (f"The chart shows the {MAX_SERIES} series and {MAX_CONFIGS} configurations with the most runs "
+                    f"({series_left} series and {configs_left} configurations more match); narrow the filters.")
+    return labelled, shared, left_out
 
 
 def limit(runs: pl.DataFrame, column: str, most: int) -> tuple[pl.DataFrame, int]:
@@ -355,6 +402,18 @@ def _statement(a: str, b: str, geo: float, found: list[tuple[str, RatioInterval]
             f"configurations, per configuration {min(ratios):.2f}x to {max(ratios):.2f}x{tail})")
 
 
+def runs_table(labelled: pl.DataFrame, metric: Metric, detail_url: str) -> pl.DataFrame:
+    """The runs behind the chart, one row each, with a link to Run detail."""
+    return labelled.select(
+        (pl.lit(detail_url + "?run_id=") + pl.col("run_id")).alias("Run"), pl.col("series").alias("Series"),
+        pl.col("config").alias("Configuration"), pl.col("status").alias("Status"),
+        pl.col(metric.column).alias(metric.label),
+        pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=None).alias("Energy measured at"),
+        pl.col("energy_method").alias("Energy method"),
+        pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")).alias("Basis"),
+        pl.col("trust_grade").fill_null("not graded").alias("Trust grade"), pl.col("citation").alias("Citation"))
+
+
 def energy_time_points(runs: pl.DataFrame) -> pl.DataFrame:
     """Time per example (s) and energy per example (J) for runs that measured both."""
     return (runs.filter(pl.col("throughput_sps").is_not_null() & pl.col("j_per_sample").is_not_null())
@@ -415,6 +474,18 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
              "power_setting", *tagged, "source_kind", "n", *[m.column for m in cols],
              *([rel_label] if rel_label else []), "grade", "energy_boundary"]
     return named.select(shown).rename(renames, strict=False)
+
+
+def table_notes(metric: Metric, settings: CostSettings, shown: int, total: int) -> list[str]:
+    """What the all-devices table shows and how it is sorted (plain text; the page escapes it)."""
+    notes = []
+    if total > shown:
+        notes.append(f"Showing the first {shown:,} of {total:,} rows (sorted by {metric.label.lower()}); narrow the "
+                     "filters for the rest.")
+    notes.append(f"Sorted by {metric.label.split(' (')[0].lower()}, "
+                 f"{'highest' if metric.higher_is_better else 'lowest'} first; click a header to sort by it. Cost at "
+                 f"{settings.describe()}, catalog prices in {settings.currency}.")
+    return notes
 
 
 def table_help(currency: str) -> dict[str, str]:

@@ -25,10 +25,20 @@ from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 @dataclass(frozen=True)
 class Constraints:
+    """What a device must meet to be ranked (Cost) or to fit (Decide); None: no constraint."""
+
     max_power_w: float | None = None
     min_memory_gb: float | None = None
     max_p99_ms: float | None = None
     budget: float | None = None  # per device, display currency
+
+    def any(self) -> bool:
+        return any(v is not None for v in (self.budget, self.max_power_w, self.min_memory_gb, self.max_p99_ms))
+
+    def to_query(self) -> dict[str, list[str]]:
+        """The constraints set, for a page's link."""
+        return {k: [f"{v:g}"] for k, v in (("budget", self.budget), ("max_w", self.max_power_w),
+                                           ("min_mem", self.min_memory_gb), ("max_p99", self.max_p99_ms)) if v}
 
 
 def idle_power_by_device(runs: pl.DataFrame) -> dict[str, float]:

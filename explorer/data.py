@@ -22,7 +22,7 @@ from db import Store, labels, queries
 from db.connection import data_version
 from db.queries import HEADLINE, overview_counts, runs_for_chart
 from explorer.markdown import md
-from explorer.money import Rates
+from explorer.money import CostSettings, Rates
 from ingest import housekeeping_pending, open_store
 from ingest.inbox import pending
 from ingest.labels import label_source, label_values
@@ -329,27 +329,24 @@ def _power_settings(path: str, device: str, workload: str, db_version: str) -> A
 
 
 def best_settings(path: str, device_workloads: tuple[tuple[str, str], ...], goal: str, eta: float,
-                  cost: tuple[str, float, float, float, float], max_power_w: float | None, mode: str | None,
+                  settings: CostSettings, max_power_w: float | None, mode: str | None,
                   precision: str | None) -> pl.DataFrame:
     """Decide's "each device at its best setting for this goal": explorer.power_settings.best_settings
-    for each (device, workload), one row per device. `cost`: the CostSettings fields (currency, price
-    per kWh, PUE, lifetime in years, utilisation) for the cost goal."""
-    return _best_settings(path, device_workloads, goal, eta, cost, max_power_w, mode, precision, version(path))
+    for each (device, workload), one row per device; `settings` weigh the cost goal."""
+    return _best_settings(path, device_workloads, goal, eta, settings, max_power_w, mode, precision, version(path))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _best_settings(path: str, device_workloads: tuple[tuple[str, str], ...], goal: str, eta: float,
-                   cost: tuple[str, float, float, float, float], max_power_w: float | None, mode: str | None,
+                   settings: CostSettings, max_power_w: float | None, mode: str | None,
                    precision: str | None, db_version: str) -> pl.DataFrame:
     from explorer import power_settings
-    from explorer.money import CostSettings
     from tuning import Constraints
 
-    inputs = CostSettings(*cost)
     frames = []
     with Store.open_read_only(path) as store:
         for device, workload in device_workloads:
-            frame = power_settings.best_settings(store, [device], workload, goal, eta=eta, inputs=inputs,
+            frame = power_settings.best_settings(store, [device], workload, goal, eta=eta, inputs=settings,
                                                  constraints=Constraints(max_power_w), mode=mode,
                                                  precision=precision)
             frames.append(frame.with_columns(pl.lit(workload).alias("workload")))

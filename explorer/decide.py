@@ -28,6 +28,7 @@ import polars as pl
 
 from energy.stats import aggregate, ratio_interval
 from explorer.aggregates import NOT_GRADED, low_grade_warning, worst_grade
+from explorer.cost import Constraints
 from explorer.markdown import md
 from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
 from explorer.text import BASIS_NAMES, basis_of, batch_label, boundary_name, money, precision_name, ratio, sig
@@ -54,17 +55,6 @@ class Job:
         what = self.workload or (f"{self.model} (any task)" if self.model else "any workload")
         prec = f", {precision_name(self.precision)}" if self.precision else ""
         return f"{what}, {'training' if self.mode == 'train' else 'inference'}{prec}"
-
-
-@dataclass(frozen=True)
-class Constraints:
-    budget: float | None = None  # per device, display currency
-    max_power_w: float | None = None
-    min_memory_gb: float | None = None
-    max_p99_ms: float | None = None
-
-    def any(self) -> bool:
-        return any(v is not None for v in (self.budget, self.max_power_w, self.min_memory_gb, self.max_p99_ms))
 
 
 def scopes(runs: pl.DataFrame, mode: str) -> list[str]:
@@ -1164,6 +1154,27 @@ def verdict(answer: Answer) -> list[str]:
 
 N_COLUMN, CI_COLUMN, GRADE_COLUMN = "Repeats (n)", "95% interval", "Trust grade"
 OPTIONAL_COLUMNS = (N_COLUMN, CI_COLUMN, GRADE_COLUMN)
+# what each column of the figure table holds, for its header's help
+FIGURE_COLUMN_HELP = {
+    "Value": "'not measured': the reason is in the last column",
+    "Basis": "measured here (a run on this machine), imported (an uploaded file), reference table (shipped with the "
+             "app), stated ratio (a source's ratio), estimate (derived with the assumption stated), catalog; with the "
+             "best-setting toggle: measured at a setting, or predicted at it with the model's leave-one-out error",
+    "Boundary": "where the power was measured",
+    N_COLUMN: "runs of the configuration that measured the figure; the value is their mean",
+    CI_COLUMN: "95% confidence interval of the mean (Student's t), with two or more repeats",
+    GRADE_COLUMN: "A best .. D unreliable; see 'What the grades mean' below and docs/trust-grades.md",
+}
+
+
+def page_query(devices: list[str], mode: str, scope: str, precision: str, settings: CostSettings,
+               constraints: Constraints, goal: str | None) -> dict[str, list[str]]:
+    """Decide's link: what is picked, the cost settings, the constraints set, the best-setting goal."""
+    query = {"device": devices, "mode": [mode], "job": [scope], "precision": [precision], **settings.to_query(),
+             **constraints.to_query()}
+    if goal is not None:
+        query.update({"best": ["1"], "goal": [goal]})
+    return query
 
 
 def _grade_cell(f: Figure) -> str | None:

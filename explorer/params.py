@@ -5,8 +5,10 @@ a link reproduces what is on screen."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from explorer.money import CostSettings
 
 
 @dataclass
@@ -51,6 +53,16 @@ class UrlReader:
             self.problems.append(f"{label} {given[0]!r} (expected a number from {lo:g} to {hi:g})")
             return None
         return value
+
+    def cost_settings(self, currencies: Sequence[str]) -> CostSettings:
+        """The cost settings the link gives (CostSettings.QUERY); a currency with no price or
+        exchange rate in this database is reported and the default one used (the others stand)."""
+        settings, problems = CostSettings.from_query({k: v for k, v in self.params.items() if k in CostSettings.QUERY})
+        self.problems += problems
+        if settings.currency not in currencies:
+            self.problems.append(f"currency {settings.currency!r} (no price or exchange rate in it)")
+            settings = replace(settings, currency=CostSettings().currency)
+        return settings
 
     def warning(self) -> str | None:
         if not self.problems:

@@ -1,34 +1,26 @@
 """Compare: devices, precisions and power settings side by side, with nothing narrowed unseen."""
 
-from dataclasses import replace
-
 import polars as pl
 import streamlit as st
 
 from explorer import charts, compare, cost, data, grade_legend, nav
 from explorer.markdown import md
 from explorer.metrics import pareto_front
-from explorer.money import CostSettings
+from explorer.params import UrlReader
 from explorer.tables import styled
-from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 st.title("Compare")
-
-
-
 path = data.db_path()
 all_runs = data.or_stop(data.runs, path)
 findings = data.findings(path)
 catalog, _ = data.devices(path)
 
-params = {k: st.query_params.get_all(k) for k in st.query_params}
-unknown = compare.unknown_values(all_runs, params)
-settings, setting_problems = CostSettings.from_query(params)
-if settings.currency not in data.currencies(path):
-    setting_problems.append(f"currency {settings.currency!r}")
-    settings = replace(settings, currency=CostSettings().currency)  # the other settings stand
-if unknown or setting_problems:
-    st.warning(md("This link asks for " + "; ".join(unknown + setting_problems) + ", not in this database: "
+url = UrlReader.of(st.query_params)
+params = url.params
+settings = url.cost_settings(data.currencies(path))
+problems = compare.unknown_values(all_runs, params) + url.problems
+if problems:
+    st.warning(md("This link asks for " + "; ".join(problems) + ", not in this database: "
                    "not applied. The filters show what is applied."))
 initial = compare.Selection.from_query(params)
 
@@ -54,8 +46,7 @@ with st.sidebar:
 selection = compare.Selection({k: v for k, v in picked.items() if v}, metric_key)
 metric = compare.METRICS[metric_key]
 chosen = compare.apply(runs, selection)
-device_choices = sorted(chosen.filter(pl.col("mode") != "idle")["device_name"].unique().to_list())
-named_devices = list(selection.filters.get("device", ())) or device_choices  # whose stated findings to show
+device_choices, named_devices = compare.devices_of(chosen, selection)
 with st.sidebar:
     wanted_ref = params.get("ref", [None])[0]
     ref_options = ["none", *device_choices]
@@ -63,56 +54,35 @@ with st.sidebar:
                              index=ref_options.index(wanted_ref) if wanted_ref in ref_options else 0,
                              help="Adds the chart metric of each row divided by this device's on the same "
                                   "configuration (same workload, mode, precision, batch, sequence length)")
-query = selection.to_query()
-if reference != "none":
-    query["ref"] = [reference]
-if log_scale:
-    query["log"] = ["1"]
-if params.get("currency"):
-    query.update(settings.to_query())
-st.query_params.from_dict(query)
+st.query_params.from_dict(selection.to_query(None if reference == "none" else reference, log_scale,
+                                             settings if params.get("currency") else None))
 
-applied = "; ".join(f"{compare.FILTER_LABELS[k].lower()}: {', '.join(v)}" for k, v in selection.filters.items())
-st.caption(md(f"{chosen.height} of {runs.height} runs: " + (applied if applied else "no filter, every run")
-               + ". Change the filters in the sidebar."))
+st.caption(md(compare.applied_text(selection, chosen.height, runs.height)))
 
+stated = compare.findings_for(findings, named_devices)
 with st.expander("What the data holds: devices × workloads × metrics (run counts)",
                  expanded=not (selection.filters.get("device") or selection.filters.get("workload"))):
     st.caption("How many runs measured each metric; stated findings are ratios a source states for the device. "
                "Pick devices and workloads in the filters from here.")
-    st.dataframe(styled(compare.coverage(chosen, compare.findings_for(findings, named_devices))),
-                 hide_index=True, width="stretch")
+    st.dataframe(styled(compare.coverage(chosen, stated)), hide_index=True, width="stretch")
 
 measured = chosen.filter(pl.col("mode") != "idle")
 st.subheader("All devices, several metrics")
 table = compare.config_table(measured, None if reference == "none" else reference, metric, settings.currency)
 shown_table = table.head(compare.MAX_TABLE_ROWS)
-if table.height > shown_table.height:
-    st.caption(f"Showing the first {shown_table.height:,} of {table.height:,} rows (sorted by "
-               f"{metric.label.lower()}); narrow the filters for the rest.")
-st.caption(f"Sorted by {metric.label.split(' (')[0].lower()}, {'highest' if metric.higher_is_better else 'lowest'} "
-           f"first; click a "
-           f"header to sort by it. Cost at {md(settings.describe())}, catalog prices in {settings.currency}.")
+for note in compare.table_notes(metric, settings, shown_table.height, table.height):
+    st.caption(md(note))
 help_texts = compare.table_help(settings.currency)
 st.dataframe(styled(shown_table, not_stated=("Sequence length", "GPUs")), hide_index=True, width="stretch",
              column_config={k: st.column_config.Column(help=v) for k, v in help_texts.items()})
 
 st.subheader(metric.title())
-labelled, shared = compare.with_labels(measured)
-labelled, series_left = compare.limit(labelled, "series", compare.MAX_SERIES)
-labelled, configs_left = compare.limit(labelled, "config", compare.MAX_CONFIGS)
-if series_left or configs_left:
-    st.caption(f"The chart shows the {compare.MAX_SERIES} series and {compare.MAX_CONFIGS} configurations with the "
-               f"most runs ({series_left} series and {configs_left} configurations more match); narrow the filters.")
+labelled, shared, left_out = compare.chart_runs(measured)
+if left_out:
+    st.caption(left_out)
 bar_frame = compare.bars(labelled, metric)
 if bar_frame.is_empty():
-    have = [f"{m.label.lower()} ({n} runs)" for m in compare.METRICS.values()
-            if m.column in measured.columns and (n := measured[m.column].is_not_null().sum())]
-    stated = compare.findings_for(findings, named_devices)
-    st.info(f"No run in this selection measured {metric.label.lower()}. "
-            + (f"This selection has: {', '.join(have)}" if have else "This selection has no measured metric")
-            + (f"; and {stated.height} stated findings (below)." if stated.height else ".")
-            + " Pick another chart metric in the sidebar.")
+    st.info(compare.nothing_measured(measured, metric, stated.height))
 else:
     if shared:
         st.caption(f"All bars: {md(shared)}.")
@@ -139,7 +109,6 @@ else:
             st.warning(weak)  # built with every name escaped (explorer.markdown.md)
         st.dataframe(styled(ratios), hide_index=True)
 
-stated = compare.findings_for(findings, named_devices)
 if not stated.is_empty():
     st.subheader("What the sources state")
     st.caption("Ratios and percentages the sources give where they give no absolute pair of figures; each with its "
@@ -174,15 +143,7 @@ st.subheader("Runs")
 if labelled.is_empty():
     st.caption("No run matches the filters.")
 else:
-    shown = labelled.select(
-        (pl.lit(nav.RUN_DETAIL_URL + "?run_id=") + pl.col("run_id")).alias("Run"), pl.col("series").alias("Series"),
-        pl.col("config").alias("Configuration"), pl.col("status").alias("Status"),
-        pl.col(metric.column).alias(metric.label),
-        pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=None).alias("Energy measured at"),
-        pl.col("energy_method").alias("Energy method"),
-        pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")).alias("Basis"),
-        pl.col("trust_grade").fill_null("not graded").alias("Trust grade"), pl.col("citation").alias("Citation"))
-    st.dataframe(styled(shown), hide_index=True,
+    st.dataframe(styled(compare.runs_table(labelled, metric, nav.RUN_DETAIL_URL)), hide_index=True,
                  column_config={"Run": st.column_config.LinkColumn("Run", display_text="open")})
 ids = tuple(chosen["run_id"].to_list())
 c1, c2 = st.columns(2)

@@ -1,13 +1,11 @@
 """Cost & buying guide: cost per 1M samples in one currency, with the duty cycle, ranked."""
 
-from dataclasses import replace
-
 import polars as pl
 import streamlit as st
 
-from explorer import aggregates, charts, compare, cost, data, grade_legend, nav
+from explorer import aggregates, charts, compare, cost, cost_inputs, data, grade_legend, nav
 from explorer.markdown import md
-from explorer.money import COST_FORMULA, CostSettings
+from explorer.money import COST_FORMULA
 from explorer.params import UrlReader
 from explorer.tables import styled
 from explorer.text import batch_label, money, precision_name
@@ -23,11 +21,6 @@ budgets = cost.mode_budgets(power_modes)
 currencies = data.currencies(path)
 
 url = UrlReader.of(st.query_params)
-settings_url, problems = CostSettings.from_query({k: v for k, v in url.params.items() if k in CostSettings.QUERY})
-url.problems += problems
-if settings_url.currency not in currencies:
-    url.problems.append(f"currency {settings_url.currency!r} (no price or exchange rate in it)")
-    settings_url = replace(settings_url, currency=CostSettings().currency)  # the other settings stand
 workloads = compare.options(runs.filter(pl.col("mode") != "idle"), "workload")
 workload_url = url.one("workload", workloads, "workload")
 
@@ -45,34 +38,14 @@ estimate = c3.toggle("Fill gaps with labelled estimates", key="tdp", value=url.p
                           "gives energy but no throughput. Both are labelled 'estimate' in the ranking.")
 
 with st.sidebar:
-    st.header("Your numbers")
-    currency = st.selectbox("Currency", currencies, index=currencies.index(settings_url.currency), key="currency",
-                            help="Every amount on this page; catalog prices are converted with the exchange rates "
-                                 "on the Devices page, never added across currencies.")
-    kwh = st.number_input(f"Electricity price ({currency} per kWh)", 0.0, 10.0, settings_url.electricity_per_kwh,
-                          0.01, key="kwh")
-    pue = st.number_input("PUE (facility overhead, 1 = none)", 1.0, 3.0, settings_url.pue, 0.05, key="pue")
-    years = st.number_input("Lifetime (years)", 0.25, 15.0, settings_url.lifetime_years, 0.25, key="years")
-    util_pct = st.number_input("Utilisation (% of the time busy)", 1, 100, round(settings_url.utilisation * 100), 5,
-                               key="util")
-    st.header("Constraints")
-    st.caption("0 means no constraint.")
-    max_power = st.number_input("Power cap (W)", 0.0, 5000.0, url.number("max_w", "power cap", 0, 5000) or 0.0,
-                                key="max_power")
-    min_mem = st.number_input("Memory at least (GB)", 0.0, 1000.0, url.number("min_mem", "memory", 0, 1000) or 0.0,
-                              key="min_mem")
-    max_p99 = st.number_input("p99 latency at most (ms)", 0.0, 1e6, url.number("max_p99", "p99", 0, 1e6) or 0.0,
-                              key="max_p99")
-    budget = st.number_input(f"Budget per device ({currency})", 0.0, 1e7,
-                             url.number("budget", "budget", 0, 1e7) or 0.0, key="budget")
+    settings = cost_inputs.cost_settings(url, currencies)
+    limits = cost_inputs.constraints(url, settings.currency, power_key="max_power")
+currency = settings.currency
 
 warning = url.warning()
 if warning:
     st.warning(md(warning))
-settings = CostSettings(currency, kwh, pue, years, util_pct / 100)
-query = {"workload": [workload], "mode": [mode], **settings.to_query()}
-query.update({k: [f"{v:g}"] for k, v in (("max_w", max_power), ("min_mem", min_mem), ("max_p99", max_p99),
-                                          ("budget", budget)) if v})
+query = {"workload": [workload], "mode": [mode], **settings.to_query(), **limits.to_query()}
 if estimate:
     query["tdp"] = ["1"]
 st.query_params.from_dict(query)
@@ -92,14 +65,13 @@ with st.expander(f"Device prices ({currency})", expanded=False):
         overrides[name] = value or None
 prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
 costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate, budgets)
-limits = cost.Constraints(max_power or None, min_mem or None, max_p99 or None, budget or None)
 ranked, not_ranked = cost.rank(costed, limits)
 
 mode_word = "training" if mode == "train" else "inference"
 st.subheader(f"Ranking for {md(workload)}, {mode_word}")
 if ranked.is_empty():
     st.info("No device here has a throughput, an energy figure and a price in " + currency
-            + (" that meets the constraints" if any([max_power, min_mem, max_p99, budget]) else "")
+            + (" that meets the constraints" if limits.any() else "")
             + ", so nothing can be ranked. See why below; enter prices above, or fill gaps with labelled estimates.")
 else:
     best = ranked.row(0, named=True)
@@ -108,7 +80,7 @@ else:
                 f"{md(batch_label(best['batch_size'], best['grad_accum_steps']))}, "
                 f"{md(best['power_setting'])}; throughput {md(best['throughput_basis'])}, energy "
                 f"{md(best['energy_basis'])}; trust grade {md(best['trust_grade'] or aggregates.NOT_GRADED)}) "
-                f"at {util_pct}% utilisation.")
+                f"at {round(settings.utilisation * 100)}% utilisation.")
     st.dataframe(styled(cost.ranking_table(ranked, currency)), hide_index=True, column_config={
         "Trust grade": st.column_config.TextColumn("Trust grade", help="the lower of the grades of the throughput "
                                                    "and the energy figure the cost uses (A best .. D unreliable; an "

@@ -1,12 +1,11 @@
 """Decide: which device to buy for a job, answered in sentences, then the figures and their basis."""
 
-from dataclasses import replace
 
 import streamlit as st
 
-from explorer import charts, data, decide, grade_legend, nav
+from explorer import charts, cost_inputs, data, decide, grade_legend, nav
 from explorer.markdown import md
-from explorer.money import COST_FORMULA, CostSettings
+from explorer.money import COST_FORMULA
 from explorer.params import UrlReader
 from explorer.text import precision_name
 from tuning import GOALS
@@ -26,12 +25,6 @@ device_options = sorted(catalog["device_name"].to_list())
 picked_from_url = url.many("device", device_options, "device")
 mode_from_url = url.one("mode", ["train", "infer"], "mode")
 currencies = data.currencies(path)
-settings_from_url, setting_problems = CostSettings.from_query(
-    {k: v for k, v in url.params.items() if k in CostSettings.QUERY})
-url.problems += setting_problems
-if settings_from_url.currency not in currencies:
-    url.problems.append(f"currency {settings_from_url.currency!r} (no price or exchange rate in it)")
-    settings_from_url = replace(settings_from_url, currency=CostSettings().currency)  # the other settings stand
 
 top = st.columns([3, 1])
 devices = top[0].multiselect("Candidate devices (2 to 6)", device_options, default=picked_from_url,
@@ -66,41 +59,17 @@ goal = row[1].radio("Goal for the power setting", GOALS, index=GOALS.index(goal_
                          "constraint (sidebar) applies to the average power.")
 
 with st.sidebar:
-    st.header("Your numbers")
-    currency = st.selectbox("Currency", currencies, index=currencies.index(settings_from_url.currency),
-                            key="currency", help="Every amount on this page is in this currency; catalog prices "
-                            "are converted with the exchange rates on the Devices page.")
-    kwh = st.number_input(f"Electricity price ({currency} per kWh)", 0.0, 10.0,
-                          settings_from_url.electricity_per_kwh, 0.01, key="kwh")
-    pue = st.number_input("PUE (facility overhead, 1 = none)", 1.0, 3.0, settings_from_url.pue, 0.05, key="pue")
-    years = st.number_input("Lifetime (years)", 0.25, 15.0, settings_from_url.lifetime_years, 0.25, key="years")
-    util_pct = st.number_input("Utilisation (% of the time busy)", 1, 100,
-                               round(settings_from_url.utilisation * 100), 5, key="util",
-                               help="The share of its lifetime the device works on the job; idle the rest, "
-                               "drawing its idle power.")
-    st.header("Constraints")
-    st.caption("0 means no constraint.")
-    budget = st.number_input(f"Budget per device ({currency})", 0.0, 1e7,
-                             url.number("budget", "budget", 0, 1e7) or 0.0, 50.0, key="budget")
-    max_w = st.number_input("Power cap (W)", 0.0, 5000.0, url.number("max_w", "power cap", 0, 5000) or 0.0,
-                            10.0, key="max_w")
-    min_mem = st.number_input("Memory at least (GB)", 0.0, 1000.0,
-                              url.number("min_mem", "memory", 0, 1000) or 0.0, 1.0, key="min_mem")
-    max_p99 = st.number_input("p99 latency at most (ms)", 0.0, 1e6, url.number("max_p99", "p99", 0, 1e6) or 0.0,
-                              1.0, key="max_p99")
+    settings = cost_inputs.cost_settings(url, currencies, util_help="The share of its lifetime the device works on "
+                                         "the job; idle the rest, drawing its idle power.")
+    constraints = cost_inputs.constraints(url, settings.currency, power_key="max_w")
+currency = settings.currency
 
 warning = url.warning()
 if warning:
     st.warning(md(warning))
 
-settings = CostSettings(currency, kwh, pue, years, util_pct / 100)
-constraints = decide.Constraints(budget or None, max_w or None, min_mem or None, max_p99 or None)
-query = {"device": devices, "mode": [mode], "job": [scope], "precision": [precision], **settings.to_query()}
-query.update({k: [f"{v:g}"] for k, v in (("budget", budget), ("max_w", max_w), ("min_mem", min_mem),
-                                          ("max_p99", max_p99)) if v})
-if best_on:
-    query.update({"best": ["1"], "goal": [goal]})
-st.query_params.from_dict(query)
+st.query_params.from_dict(decide.page_query(devices, mode, scope, precision, settings, constraints,
+                                            goal if best_on else None))
 
 if len(devices) < 2:
     st.info("Pick at least two devices to compare. For example, a student choosing a card for fine-tuning BERT:")
@@ -117,7 +86,7 @@ best = None
 if best_on:
     profiled = tuple((d, w) for d, w in decide.profile_workloads(runs, devices, job).items() if w)
     best = data.or_stop(data.best_settings, path, profiled, goal, 0.5,
-                        (currency, kwh, pue, years, util_pct / 100), max_w or None, mode, job.precision)
+                        settings, constraints.max_power_w, mode, job.precision)
 answer = decide.decide(runs, findings, catalog, modes, rates, devices, job, settings, constraints, best)
 
 st.subheader(f"The answer for {md(job.describe())}")
@@ -156,22 +125,10 @@ if costed:
                                                answer.crossovers(), log_y), width="stretch")
 
 st.subheader("Every figure, with its basis")
-st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", column_config={
-    "Value": st.column_config.TextColumn("Value", help="'not measured': the reason is in the last column"),
-    "Basis": st.column_config.TextColumn("Basis", help="measured here (a run on this machine), imported (an "
-                                         "uploaded file), reference table (shipped with the app), stated ratio (a "
-                                         "source's ratio), estimate (derived with the assumption stated), catalog; "
-                                         "with the best-setting toggle: measured at a setting, or predicted at it "
-                                         "with the model's leave-one-out error"),
-    "Boundary": st.column_config.TextColumn("Measured at", help="where the power was measured"),
-    "Source or derivation": st.column_config.TextColumn("Source, derivation or why missing", width="large"),
-    decide.N_COLUMN: st.column_config.NumberColumn(decide.N_COLUMN, help="runs of the configuration that measured "
-                                                   "the figure; the value is their mean"),
-    decide.CI_COLUMN: st.column_config.TextColumn(decide.CI_COLUMN, help="95% confidence interval of the mean "
-                                                  "(Student's t), with two or more repeats"),
-    decide.GRADE_COLUMN: st.column_config.TextColumn(decide.GRADE_COLUMN, help="A best .. D unreliable; see 'What "
-                                                     "the grades mean' below and docs/trust-grades.md"),
-})
+columns = {k: st.column_config.Column(help=v) for k, v in decide.FIGURE_COLUMN_HELP.items()}
+columns["Boundary"] = st.column_config.Column("Measured at", help=decide.FIGURE_COLUMN_HELP["Boundary"])
+columns["Source or derivation"] = st.column_config.Column("Source, derivation or why missing", width="large")
+st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", column_config=columns)
 grade_legend.legend("Every measured figure carries its configuration's trust grade (reference tables are graded "
                     "too, at most C); a ratio a source states has none.")
 st.subheader("Formula")

@@ -128,10 +128,16 @@ def test_random_bytes(data: bytes, name: str) -> None:
 )
 def test_mlperf_folders_of_random_lines(lines: list[str]) -> None:
     root = FORMATS / "mlperf_inference" / "v3.0_NVIDIA_Orin_TRT_MaxQ_resnet50_SingleStream"
+    folder_loads_or_refuses(root, ("run_1/mlperf_log_summary.txt", "run_1/spl.txt", "run_1/mlperf_log_detail.txt"),
+                            "\n".join(lines).encode(), "mlperf-inference")
+
+
+def folder_loads_or_refuses(root: Path, members: tuple[str, ...], text: bytes, expected_format: str) -> None:
+    """Replace the folder's members one by one with `text`: each result is either a refusal with a
+    message or a load in the folder's format with runs."""
     original = sources_from_path(root)[0]
     files = {rel: original.files[rel] for rel in original.files}
-    text = "\n".join(lines).encode()
-    for rel in ("run_1/mlperf_log_summary.txt", "run_1/spl.txt", "run_1/mlperf_log_detail.txt"):
+    for rel in members:
         files[rel] = text
         source = Source(name=original.name, files=dict(files), dirs=original.dirs, is_folder=True)
         try:
@@ -139,7 +145,7 @@ def test_mlperf_folders_of_random_lines(lines: list[str]) -> None:
         except ResultFileError as e:
             assert e.format_message()
         else:
-            assert fmt == "mlperf-inference" and imported.runs
+            assert fmt == expected_format and imported.runs
 
 
 def test_refused_files_never_change_the_database(tmp_path: Path) -> None:

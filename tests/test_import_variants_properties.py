@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from db import Store
 from energy.logs import PowerLogError, read_power_log
 from energy.rails import module_power
-from importers import Hints, Source, load, load_source
-from importers.archive import sources_from_path
+from importers import Hints, load
 from joulebench.errors import ResultFileError
+from tests.test_import_properties import folder_loads_or_refuses
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 HINTS = Hints(device="Test GPU", mode="infer")
@@ -75,18 +75,8 @@ def test_mlperf_training_logs_of_random_lines(lines: list[str]) -> None:
     ':::MLLOG {"time_ms": 500, "key": "power_reading", "value": -1}',
     ':::MLLOG {"time_ms": 1000, "key": "power_measurement_start"}', "garbage"]), max_size=10))
 def test_mlperf_training_power_folders_of_random_lines(lines: list[str]) -> None:
-    original = sources_from_path(FORMATS / "mlperf_training" / "v4.0_smc-ac-power")[0]
-    files = {rel: original.files[rel] for rel in original.files}
-    text = ("\n".join(lines) + "\n").encode()
-    for member in ("result.txt", "power/node_0.txt"):
-        files[member] = text
-        source = Source(name=original.name, files=dict(files), dirs=original.dirs, is_folder=True)
-        try:
-            imported, fmt = load_source(source, HINTS)
-        except ResultFileError as e:
-            assert e.format_message()
-        else:
-            assert fmt == "mlperf-training" and imported.runs
+    folder_loads_or_refuses(FORMATS / "mlperf_training" / "v4.0_smc-ac-power", ("result.txt", "power/node_0.txt"),
+                            ("\n".join(lines) + "\n").encode(), "mlperf-training")
 
 
 DMON = ["#Entity   POWER       TOTEC       TMPTR", "ID        W           mJ          C",

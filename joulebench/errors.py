@@ -13,6 +13,7 @@ JouleBenchError
  +-- FileWriteError       a file cannot be written (disk full, permission, read-only file system)
  +-- InvalidEditError     a user's edit (device catalog, exchange rate) breaks a rule; nothing is saved
  +-- LabelError           a label cannot be applied: no such source, or a value that is not valid
+ +-- RangeError           a typed value is not a number or outside its field's range (joulebench.ranges)
  +-- PredictionRefusedError  a power setting is not predicted: too few settings measured, or outside
                              the measured range (tuning); the message says which and what to measure
 

@@ -20,6 +20,10 @@ findings = data.findings(path)
 catalog, modes = data.devices(path)
 rates = data.rates(path)
 
+if st.session_state.pop("decide_example", False):  # the example's button: its link replaces what was picked
+    for key in [k for k in st.session_state if decide.is_widget_key(str(k))]:
+        del st.session_state[key]
+    st.query_params.from_dict(decide.EXAMPLE)
 url = UrlReader.of(st.query_params)
 device_options = sorted(catalog["device_name"].to_list())
 picked_from_url = url.many("device", device_options, "device")
@@ -44,6 +48,13 @@ precision = row[1].selectbox("Precision", precisions, index=precisions.index(
     url.one("precision", precisions, "precision") or "any"), key=f"precision_{mode}",
     format_func=lambda p: "any precision" if p == "any" else precision_name(p))
 
+seq_job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision)
+seq_options = ["any", *[str(n) for n in decide.input_sizes(runs, devices, seq_job)]]
+seq = st.selectbox("Input size (sequence length, tokens)", seq_options, key=f"seq_{mode}",
+                   index=seq_options.index(url.one("seq", seq_options, "input size") or "any"),
+                   format_func=lambda n: "any: each figure states its own" if n == "any" else f"{n} tokens",
+                   help="Throughput and energy depend on the input size; pick one to compare every device at it. "
+                        "The sizes listed are those the data holds for these devices and this job.")
 row = st.columns([2, 3])
 best_on = row[0].toggle("Each device at its best power setting", key="best",
                         value=url.params.get("best", ["0"])[0] == "1",
@@ -69,19 +80,20 @@ if warning:
     st.warning(md(warning))
 
 st.query_params.from_dict(decide.page_query(devices, mode, scope, precision, settings, constraints,
-                                            goal if best_on else None))
+                                            goal if best_on else None, seq))
 
 if len(devices) < 2:
     st.info("Pick at least two devices to compare. For example, a student choosing a card for fine-tuning BERT:")
-    st.page_link(nav.DECIDE, label="GeForce RTX 3060 vs Jetson AGX Xavier, training, 0.30 USD per kWh, 3 years",
-                 icon=":material/arrow_forward:",
-                 query_params={"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": "train", "kwh": "0.3",
-                               "years": "3", "util": "0.5", "currency": "USD"})
+    if st.button("GeForce RTX 3060 vs Jetson AGX Xavier, training, 0.30 USD per kWh, 3 years",
+                 icon=":material/arrow_forward:", key="example"):
+        st.session_state["decide_example"] = True
+        st.rerun()
     st.caption("Not sure what the data holds? Compare shows a coverage table of devices, workloads and metrics.")
     st.page_link(nav.COMPARE, label="Coverage in Compare", icon=":material/bar_chart:")
     st.stop()
 
-job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision)
+job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision,
+                      None if seq == "any" else int(seq))
 best = None
 if best_on:
     profiled = tuple((d, w) for d, w in decide.profile_workloads(runs, devices, job).items() if w)
@@ -114,15 +126,23 @@ if answer.gaps:
                               icon=":material/play_arrow:", query_params=gap.prefill)
         elif gap.fill == "devices":
             cols[1].page_link(nav.DEVICES, label="Enter a price (Devices)", icon=":material/memory:")
-    st.caption("Measured on another machine? Export its runs (`joulebench export`) and upload the file.")
+    st.caption("Measured on another machine? Export its runs there (Compare, Download the selection) or take the "
+               "log of the tool that measured them, and upload the file here.")
     st.page_link(nav.UPLOAD, label="Upload a result file", icon=":material/upload:")
 
 costed = answer.costed()
-if costed:
-    st.subheader("Cost per 1M samples as utilisation changes")
-    log_y = st.toggle("Log scale", key="log_cost")
-    st.plotly_chart(charts.cost_vs_utilisation(decide.cost_curve(answer), currency, settings.utilisation,
-                                               answer.crossovers(), log_y), width="stretch")
+bars = decide.device_bars(answer)
+if costed or not bars.is_empty():
+    left, right = st.columns(2)
+    if costed:
+        left.subheader("Cost per 1M samples as utilisation changes")
+        log_y = left.toggle("Log scale", key="log_cost")
+        left.plotly_chart(charts.cost_vs_utilisation(decide.cost_curve(answer), currency, settings.utilisation,
+                                                     answer.crossovers(), log_y), width="stretch")
+    if not bars.is_empty():
+        right.subheader("Throughput and energy per example")
+        right.caption("The figures each device's cost uses, with their input size and trust grade.")
+        right.plotly_chart(charts.device_figures(bars), width="stretch")
 
 st.subheader("Every figure, with its basis")
 columns = {k: st.column_config.Column(help=v) for k, v in decide.FIGURE_COLUMN_HELP.items()}

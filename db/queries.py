@@ -173,7 +173,7 @@ _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 _DEVICE_NUMBERS = (("tdp_w", "TDP (W)"), ("memory_gb", "memory (GB)"), ("price_amount", "price"))
 PRICE_COLUMNS = ("price_amount", "price_currency")
-ENTERED_BY = "Devices page"  # who entered a price: the person using the app, through the Devices page
+ENTERED_BY = "you (Devices page)"  # who entered a price: the person using the app, on the Devices page
 
 
 def device_edit_problems(edits: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:

@@ -19,7 +19,7 @@ import polars as pl
 
 from explorer.aggregates import NOT_GRADED, low_grade_warning
 from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
-from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
+from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover, price_covers, price_origin
 from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 
@@ -65,6 +65,22 @@ def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
             reason = conv.missing_reason if conv.amount is None else "price set to 0 (unknown) on this page"
             missing[name] = reason or "no price"
     return prices, missing
+
+
+PRICE_INPUT_MAX = 1e9  # the largest price a page's price box takes (the result schema's maximum)
+
+
+def price_box(price: float | None) -> float:
+    """The value a price box starts at: the converted price, held inside the box's range (a stored
+    price or rate may convert to more than it takes; the page then keeps the converted price)."""
+    return min(max(round(price or 0.0, 2), 0.0), PRICE_INPUT_MAX)
+
+
+def price_help(row: Mapping[str, object], missing: str | None) -> str:
+    """Where a device's catalog price comes from and what it covers (or why there is none)."""
+    if missing:
+        return missing
+    return f"{price_origin(row)}; covers {price_covers(str(row.get('kind') or ''))}"
 
 
 def mode_budgets(modes: pl.DataFrame) -> dict[str, float]:

@@ -204,8 +204,10 @@ def device_edit_problems(edits: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
         if row.get("price_amount") not in (None, "") and currency is None and "price_currency" in row:
             problems.append(f"{name}: a price needs its currency")
         rows.append(out)
+    if problems or not rows:
+        return edits, problems
     checked = pl.DataFrame(rows, schema={c: (pl.Float64 if c in dict(_DEVICE_NUMBERS) else pl.String)
-                                         for c in edits.columns}, strict=False) if rows else edits
+                                         for c in edits.columns})
     return checked, problems
 
 

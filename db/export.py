@@ -117,9 +117,7 @@ def build_document(store: Store, selection: Selection = Selection()) -> dict[str
     devices = store.query(
         "SELECT * FROM devices WHERE device_name IN (SELECT unnest(?::VARCHAR[])) ORDER BY device_name",
         [sorted(set(table["device_name"].drop_nulls().to_list()))])
-    fields = columns.catalog_device_fields()  # the store's own columns (who entered a price) stay behind
-    catalog = [{("name" if k == "device_name" else k): v for k, v in d.items()
-                if v is not None and ("name" if k == "device_name" else k) in fields}
+    catalog = [{("name" if k == "device_name" else k): v for k, v in d.items() if v is not None}
                for d in devices.iter_rows(named=True)]
     findings = _findings(store, selection, run_ids)
     return new_document(runs, producer_version=__version__, created_at=datetime.now(UTC).isoformat(),

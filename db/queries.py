@@ -158,8 +158,9 @@ def findings(store: Store) -> pl.DataFrame:
 
 def devices(store: Store) -> pl.DataFrame:
     return store.query(
-        "SELECT d.*, (SELECT count(*) FROM runs r WHERE r.device_name = d.device_name) AS runs "
-        "FROM devices d ORDER BY d.kind, d.device_name")
+        "SELECT d.*, p.entered_at AS price_entered_at, p.entered_by AS price_entered_by, "
+        "(SELECT count(*) FROM runs r WHERE r.device_name = d.device_name) AS runs "
+        "FROM devices d LEFT JOIN price_entries p USING (device_name) ORDER BY d.kind, d.device_name")
 
 
 def power_modes(store: Store) -> pl.DataFrame:
@@ -218,7 +219,7 @@ def _as_text(value: object) -> str | None:
 def update_devices(store: Store, edits: pl.DataFrame, *, by: str = ENTERED_BY) -> int:
     """Write user edits of catalog fields back, with one history row per changed field (when and
     by whom), in one transaction; refuse the whole edit (InvalidEditError) when any field breaks a
-    rule. A changed price is marked as entered by the user (`price_entered_at`, `price_entered_by`)
+    rule. A changed price is marked as entered by the user (`price_entries`: when and by whom)
     and loses the published source it replaced, unless the same edit gives its own source."""
     cols = [c for c in EDITABLE_DEVICE_COLUMNS if c in edits.columns]
     if not cols or edits.is_empty():
@@ -230,8 +231,7 @@ def update_devices(store: Store, edits: pl.DataFrame, *, by: str = ENTERED_BY) -
     edits, problems = device_edit_problems(edits)
     if problems:
         raise InvalidEditError(problems)
-    fields = ["price_entered_at", "price_entered_by", *cols]
-    fields += [c for c in ("price_source", "price_date") if c not in fields]
+    fields = [*cols, *[c for c in ("price_source", "price_date") if c not in cols]]
     before = {r["device_name"]: r for r in store.query(
         f"SELECT device_name, {', '.join(fields)} FROM devices").iter_rows(named=True)}
     history = []
@@ -243,9 +243,8 @@ def update_devices(store: Store, edits: pl.DataFrame, *, by: str = ENTERED_BY) -
             raise InvalidEditError([f"{row['device_name']}: no such device in the catalog"])
         new = {c: row[c] for c in cols}
         changed = {c for c in cols if _as_text(old[c]) != _as_text(row[c])}
-        entered_at, entered_by = old["price_entered_at"], old["price_entered_by"]
-        if changed & set(PRICE_COLUMNS):
-            entered_at, entered_by = now, by
+        entered = bool(changed & set(PRICE_COLUMNS))
+        if entered:
             if "price_source" not in changed:  # the published source does not back the user's number
                 new["price_source"] = None
             if "price_date" not in changed:
@@ -253,13 +252,14 @@ def update_devices(store: Store, edits: pl.DataFrame, *, by: str = ENTERED_BY) -
         for c, value in new.items():
             if _as_text(old[c]) != _as_text(value):
                 history.append([now, row["device_name"], c, _as_text(old[c]), _as_text(value), by])
-        updates.append((new, entered_at, entered_by, row["device_name"]))
+        updates.append((new, entered, row["device_name"]))
     try:
         store.con.execute("BEGIN TRANSACTION")
-        for new, entered_at, entered_by, device in updates:
+        for new, entered, device in updates:
             assignments = ", ".join(f"{c} = ?" for c in new)
-            store.con.execute(f"UPDATE devices SET {assignments}, price_entered_at = ?, price_entered_by = ? "
-                              "WHERE device_name = ?", [*new.values(), entered_at, entered_by, device])
+            store.con.execute(f"UPDATE devices SET {assignments} WHERE device_name = ?", [*new.values(), device])
+            if entered:
+                store.con.execute("INSERT OR REPLACE INTO price_entries VALUES (?, ?, ?)", [device, now, by])
         if history:
             store.con.executemany("INSERT INTO device_edits (edited_at, device_name, column_name, old_value, "
                                   "new_value, edited_by) VALUES (?, ?, ?, ?, ?, ?)", history)

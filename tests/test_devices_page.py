@@ -94,7 +94,7 @@ def test_a_price_the_user_enters_is_theirs_wherever_it_is_cited(db: Path) -> Non
     assert "000_62b0c31cb218ba3e" in _answer(db).per_device["GeForce RTX 3060"].price.source  # published
     with Store.open(db) as store:
         queries.update_devices(store, _edit(price_amount="1500", price_currency="usd"))
-        row = queries.device_catalog_row(store, "GeForce RTX 3060")
+        row = queries.devices(store).filter(pl.col("device_name") == "GeForce RTX 3060").row(0, named=True)
         history = queries.device_edits(store)
     assert row is not None and row["price_entered_at"] is not None and row["price_source"] is None
     assert set(history["edited_by"]) == {"you (Devices page)"}

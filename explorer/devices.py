@@ -33,4 +33,9 @@ def catalog_view(catalog: pl.DataFrame) -> pl.DataFrame:
              if c not in EDITABLE_DEVICE_COLUMNS and c not in FIRST and view[c].is_null().all()]
     view = view.drop(empty)
     first = [c for c in FIRST if c in view.columns]
-    return view.select([*first, *[c for c in view.columns if c not in first]])
+    view = view.select([*first, *[c for c in view.columns if c not in first]])
+    # every cell as text, an unknown one empty (never 'None'); numbers as a person types them
+    return view.with_columns(
+        *[pl.col(c).map_elements(_typed, return_dtype=pl.String) for c, t in view.schema.items() if t.is_float()],
+        *[pl.col(c).cast(pl.String) for c, t in view.schema.items() if not t.is_float() and t != pl.String],
+    ).with_columns(pl.all().fill_null(""))

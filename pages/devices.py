@@ -12,9 +12,9 @@ from explorer.text import human_field
 from joulebench.errors import JouleBenchError
 
 st.title("Devices")
-flash = st.session_state.pop("devices_saved", None)
+flash = st.session_state.get("devices_saved")
 if flash:
-    st.success(flash)  # the confirmation of the save before this rerun
+    st.success(flash)  # the last save's confirmation, kept until the next edit
 path = data.db_path()
 catalog, modes = data.or_stop(data.devices, path)
 
@@ -39,8 +39,8 @@ edited = st.data_editor(shown, disabled=locked, hide_index=True, key="catalog", 
                                                 "card (it needs a host PC), a Jetson's the developer kit"),
     "price_from": st.column_config.TextColumn("Price from", width="medium",
                                               help="The published source, or 'entered by you' with the date"),
-    "memory_bandwidth_gbs": st.column_config.NumberColumn("Memory bandwidth (GB/s)"),
-    "runs": st.column_config.NumberColumn("Runs"),
+    "memory_bandwidth_gbs": st.column_config.TextColumn("Memory bandwidth (GB/s)"),
+    "runs": st.column_config.TextColumn("Runs"),
     "price_kind": st.column_config.TextColumn("Price kind", help="retail, market or list"),
     "price_date": st.column_config.TextColumn("Price date", help="YYYY-MM-DD"),
     "launch_date": st.column_config.TextColumn("Launch date"),
@@ -48,6 +48,7 @@ edited = st.data_editor(shown, disabled=locked, hide_index=True, key="catalog", 
 
 changed = data.changed_rows(shown, edited)
 if changed.height:
+    st.session_state.pop("devices_saved", None)
     st.caption(f"{changed.height} device(s) edited: " + md(", ".join(changed["device_name"].to_list())))
     if st.button("Save changes", type="primary"):
         try:

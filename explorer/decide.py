@@ -1093,7 +1093,9 @@ def cost_sentences(answer: Answer) -> list[str]:
             parts.append(f"{_name(d)} not known ({md(ans.cost_missing)})")
             continue
         bases = sorted({ans.cost_throughput.basis, ans.cost_energy.basis})
-        parts.append(f"{_name(d)} {md(money(ans.cost_at(u), cur))} (*{md(' and '.join(bases))}*)")
+        entered = ans.price.source.rsplit("; ", 1)[-1] if ans.price.basis == ENTERED else ""
+        price = f"; price {md(entered)}" if entered else ""
+        parts.append(f"{_name(d)} {md(money(ans.cost_at(u), cur))} (*{md(' and '.join(bases))}*{price})")
     lines = [head + " " + "; ".join(parts) + "."]
     if len(costed) >= 2:
         best, second = costed[0], costed[1]

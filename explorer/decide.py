@@ -1033,6 +1033,9 @@ def _comparison_sentence(c: Comparison, what: str, either: str, quoted: set[str]
     elif c.low is not None and c.high is not None:
         text = (f"{_name(c.winner)} {what} {_name(c.loser)}: {c.factor:.2f}x ({c.low:.2f}-{c.high:.2f}, 95 % "
                 f"interval) {about}")
+    elif same_ratio(c.factor):
+        alike = "are about as fast as each other" if c.what == "faster" else "use about as many joules"
+        text = f"{_name(c.winner)} and {_name(c.loser)} {alike}: {c.factor:.2f}x, which rounds to 1.0x {about}"
     else:
         text = f"{_name(c.winner)} {what} {_name(c.loser)}: {ratio(c.factor)} {about}"
     if c.quote and c.quote not in quoted:
@@ -1101,8 +1104,12 @@ def cost_sentences(answer: Answer) -> list[str]:
         best, second = costed[0], costed[1]
         cb, cs = answer.per_device[best].cost_at(u), answer.per_device[second].cost_at(u)
         assert cb is not None and cs is not None
-        lines.append(f"**Cheapest per sample at {u * 100:.0f}% utilisation:** {_name(best)}, "
-                     f"{ratio(cs / cb) if cb > 0 else ''} cheaper than {_name(second)}.")
+        if cb > 0 and same_ratio(cs / cb):
+            lines.append(f"**Cheapest per sample at {u * 100:.0f}% utilisation:** {_name(best)} and {_name(second)} "
+                         f"cost about the same ({cs / cb:.2f}x).")
+        else:
+            lines.append(f"**Cheapest per sample at {u * 100:.0f}% utilisation:** {_name(best)}, "
+                         f"{ratio(cs / cb) if cb > 0 else ''} cheaper than {_name(second)}.")
     lines.extend(duty_cycle_sentences(answer))
     lines.extend(estimate_caveats(answer))
     return lines
@@ -1224,9 +1231,15 @@ def constraint_sentences(answer: Answer) -> list[str]:
     return ["**Constraints:** " + lines[0], *lines[1:]] if lines else []
 
 
+def same_ratio(factor: float) -> bool:
+    """A ratio that rounds to 1.0x says no difference: 'about as fast', never '1.0x faster'."""
+    return ratio(factor) == "1.0x"
+
+
 def _settled(leader: str, comparisons: dict[tuple[str, str], list[Comparison]]) -> bool:
-    """Whether the leader wins at least one comparison by more than the noise."""
-    return any(c.winner == leader and c.within_noise is not True for found in comparisons.values() for c in found[:1])
+    """Whether the leader wins at least one comparison by more than the noise (and more than 1.0x)."""
+    return any(c.winner == leader and c.within_noise is not True and not same_ratio(c.factor)
+               for found in comparisons.values() for c in found[:1])
 
 
 def _among(pool: list[str], comparisons: dict[tuple[str, str], list[Comparison]]
@@ -1240,13 +1253,13 @@ def _summary(answer: Answer, pool: list[str]) -> list[str]:
     speed, energy = _among(pool, answer.speed), _among(pool, answer.energy)
     fast = _leader(pool, speed) if len(pool) > 1 else None
     if fast and not _settled(fast, speed):
-        parts.append("no difference in speed shown (within the noise)")
+        parts.append("no difference in speed shown (within the noise, or about 1.0x)")
         fast = None
     elif fast:
         parts.append(f"{_name(fast)} is faster")
     frugal = _leader(pool, energy) if len(pool) > 1 else None
     if frugal and not _settled(frugal, energy):
-        parts.append("no difference in joules shown (within the noise)")
+        parts.append("no difference in joules shown (within the noise, or about 1.0x)")
     elif frugal:
         parts.append(f"{_name(frugal)} uses fewer joules" if frugal != fast else "and uses fewer joules")
     costed = [d for d in answer.costed() if d in pool]

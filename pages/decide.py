@@ -7,6 +7,7 @@ from explorer import charts, cost_inputs, data, decide, grade_legend, nav
 from explorer.markdown import md
 from explorer.money import COST_FORMULA
 from explorer.params import UrlReader
+from explorer.tables import styled
 from explorer.text import precision_name
 from tuning import GOALS
 
@@ -148,7 +149,7 @@ st.subheader("Every figure, with its basis")
 columns = {k: st.column_config.Column(help=v) for k, v in decide.FIGURE_COLUMN_HELP.items()}
 columns["Boundary"] = st.column_config.Column("Measured at", help=decide.FIGURE_COLUMN_HELP["Boundary"])
 columns["Source or derivation"] = st.column_config.Column("Source, derivation or why missing", width="large")
-st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", column_config=columns)
+st.dataframe(styled(decide.figure_table(answer)), hide_index=True, width="stretch", column_config=columns)
 grade_legend.legend("Every measured figure carries its configuration's trust grade (reference tables are graded "
                     "too, at most C); a ratio a source states has none.")
 st.subheader("Formula")

@@ -328,9 +328,9 @@ def test_decide_figures_carry_n_interval_and_grade_and_a_ratio_within_the_noise_
     low, high = energy["95% interval"].removesuffix(" J").split("–")
     assert (float(low), float(high)) == (pytest.approx(expected["ci95_low"], rel=5e-3),
                                          pytest.approx(expected["ci95_high"], rel=5e-3))
-    assert table[table["Basis"] == "catalog"]["Trust grade"].isna().all()  # the catalog is not graded
+    assert (table[table["Basis"] == "catalog"]["Trust grade"].fillna("") == "").all()  # the catalog is not graded
     said = _said(at)
-    assert "no difference in speed shown (within the noise)" in said
+    assert "no difference in speed shown (within the noise, or about 1.0x)" in said
     assert (f"**Faster:** **{H100}** vs **H100 twin**: 1.00x (" in said
             and "**within the noise**: the interval includes 1x, so the data does not show that either is faster "
                 "at inference (*imported*, grade A on both sides" in said)
@@ -411,3 +411,12 @@ def test_best_setting_toggle_takes_each_device_at_its_recommended_limit(db: Path
     assert float(power["Value"].removesuffix(" W")) <= 180
     assert _figure(at, "Tesla V100", "Energy per example")["Value"] == "not measured"  # Zeus counts runs, not samples
     assert at.query_params["goal"] == "speed" and at.query_params["max_w"] == "180"
+
+
+def test_a_ratio_that_rounds_to_one_says_about_as_fast_not_faster() -> None:
+    near = decide.Comparison("faster", "A", "B", 1.03, "reference table", "2 configuration(s)")
+    text = shown(decide._comparison_sentence(near, "is faster at training than", "either is faster", set()))
+    assert "about as fast as each other" in text and "1.0x faster" not in text and "is faster" not in text
+    clear = decide.Comparison("faster", "A", "B", 1.3, "reference table", "2 configuration(s)")
+    assert "**A** is faster at training than **B**: 1.3x" in decide._comparison_sentence(
+        clear, "is faster at training than", "either is faster", set())

@@ -181,8 +181,10 @@ def device_figures(frame: pl.DataFrame) -> go.Figure:
     from plotly.subplots import make_subplots
 
     data = _literal(frame, "device", "label", "hover")
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(better("throughput (samples/s)", True),
-                                                        better("energy per example (J)", False)))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.15,
+                        subplot_titles=("throughput (samples/s)<br>higher is better",
+                                        "energy per example (J)<br>lower is better"))
+    fig.update_annotations(font_size=12)
     for col, what in enumerate(("Throughput", "Energy per example"), start=1):
         part = data.filter(pl.col("figure") == what)
         fig.add_trace(go.Bar(x=part["device"].to_list(), y=part["value"].to_list(), text=part["label"].to_list(),
@@ -190,5 +192,5 @@ def device_figures(frame: pl.DataFrame) -> go.Figure:
                              name=what, showlegend=False), row=1, col=col)
     fig.update_yaxes(title_text="samples/s", row=1, col=1)
     fig.update_yaxes(title_text="J per example", row=1, col=2)
-    fig.update_layout(margin={"t": 50})
+    fig.update_layout(margin={"t": 70})
     return fig

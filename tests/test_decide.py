@@ -420,3 +420,15 @@ def test_a_ratio_that_rounds_to_one_says_about_as_fast_not_faster() -> None:
     clear = decide.Comparison("faster", "A", "B", 1.3, "reference table", "2 configuration(s)")
     assert "**A** is faster at training than **B**: 1.3x" in decide._comparison_sentence(
         clear, "is faster at training than", "either is faster", set())
+
+
+def test_the_bar_chart_labels_each_figure_with_its_unit_input_size_and_grade(db: Path) -> None:
+    from explorer import charts
+
+    bars = decide.device_bars(_answer(db, STUDENT, "train", electricity_per_kwh=0.30))
+    labels = dict(zip(zip(bars["device"], bars["figure"]), bars["label"], strict=True))
+    assert labels[("GeForce RTX 3060", "Energy per example")] == "17.5 J, seq 512, grade C"
+    assert labels[("Jetson AGX Xavier", "Throughput")].endswith("samples/s, seq 512, not graded")
+    fig = charts.device_figures(bars)
+    assert [t.x for t in fig.data] == [("GeForce RTX 3060", "Jetson AGX Xavier")] * 2 or \
+        [list(t.x) for t in fig.data] == [["GeForce RTX 3060", "Jetson AGX Xavier"]] * 2

@@ -171,6 +171,9 @@ def test_extreme_stored_values_in_range_crash_neither_decide_nor_cost(db: Path) 
                         ("decide", {"device": STUDENT, "mode": "train", "budget": "1e12", "max_w": "1e9"})):
         at = _run(page, **query)
         assert not at.exception, (page, at.exception)
+        if page == "cost":  # the price box says whose price it starts from
+            today = datetime.now(UTC).date().isoformat()
+            assert any(f"entered by you, {today}; covers the card only" in shown(c.value) for c in at.caption)
     said = "\n".join(shown(m.value) for m in at.markdown)
     assert "entered by you" in "\n".join(str(c) for c in at.dataframe[0].value.to_numpy().ravel())
     assert "In short" in said

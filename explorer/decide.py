@@ -228,6 +228,13 @@ def _best_row(ok: pl.DataFrame, column: str, *, highest: bool) -> dict[str, Any]
     return rows.drop("_row").row(int(best["_row"]), named=True)
 
 
+def mixed_sizes_note(sizes: list[str]) -> str:
+    """What 'any input size' means when the data holds several: each figure is the device's best,
+    at whatever size gave it, and says which; picking one compares every device at it."""
+    return (f"The data holds these input sizes: {', '.join(sizes)} tokens. With 'any', each device's figures are "
+            "its best at whichever size gave them (each figure states its size); pick one to compare all at it.")
+
+
 def job_rows(runs: pl.DataFrame, device: str, job: Job) -> pl.DataFrame:
     """The device's single-device runs for the job (any status; the caller picks `ok` or `oom`):
     a buyer compares one device with another, so multi-GPU system rows are left out."""

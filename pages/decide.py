@@ -56,6 +56,8 @@ seq = st.selectbox("Input size (sequence length, tokens)", seq_options, key=f"se
                    format_func=lambda n: "any: each figure states its own" if n == "any" else f"{n} tokens",
                    help="Throughput and energy depend on the input size; pick one to compare every device at it. "
                         "The sizes listed are those the data holds for these devices and this job.")
+if seq == "any" and len(seq_options) > 2:
+    st.caption(md(decide.mixed_sizes_note(seq_options[1:])))
 row = st.columns([2, 3])
 best_on = row[0].toggle("Each device at its best power setting", key="best",
                         value=url.params.get("best", ["0"])[0] == "1",

@@ -197,3 +197,15 @@ def test_the_input_size_is_chosen_from_the_link_and_stated(db: Path) -> None:
     at = _run("decide", device=STUDENT, mode="train")
     assert any("any input size" in shown(h.value) for h in at.subheader)
     assert at.query_params["seq"] in ("any", ["any"])  # the link carries it
+
+
+def test_mixed_input_sizes_are_said_and_one_can_be_picked(db: Path) -> None:
+    """A100 and T4 inference rows span several sequence lengths: 'any' says so, and a pick filters."""
+    at = _run("decide", device=["A100 40GB", "Tesla T4"], mode="infer")
+    assert not at.exception, at.exception
+    assert at.selectbox(key="seq_infer").options == ["any: each figure states its own", "128 tokens", "384 tokens"]
+    assert any("The data holds these input sizes: 128, 384 tokens" in shown(c.value) for c in at.caption)
+    at.selectbox(key="seq_infer").set_value("128").run()
+    assert not at.exception, at.exception
+    assert any("sequence length 128" in shown(h.value) for h in at.subheader)
+    assert at.query_params["seq"] in ("128", ["128"])

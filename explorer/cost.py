@@ -112,6 +112,9 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
     has_tp, has_j = pl.col("throughput_sps").is_not_null(), pl.col("j_per_sample").is_not_null()
     tdp_j = tdp * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
     grade = pl.col("config_grade") if "config_grade" in runs.columns else pl.lit(None, pl.String)
+    # an energy figure the run estimated is an estimate, wherever the run was made (never 'measured here')
+    method = pl.col("energy_method") if "energy_method" in runs.columns else pl.lit(None, pl.String)
+    estimated_j = ((method == "estimated") | (pl.col("energy_boundary") == "estimated")).fill_null(False)
     frame = runs.with_columns(
         pl.when(has_tp).then(grade).otherwise(None).alias("throughput_grade"),
         pl.when(has_j).then(grade).otherwise(None).alias("energy_grade"),
@@ -127,7 +130,8 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
         .then(pl.lit("estimate: power cap ÷ J/example")).otherwise(pl.lit("not measured")).alias("throughput_basis"),
         pl.when(has_j).then(pl.col("j_per_sample"))
         .when(pl.lit(estimate)).then(tdp_j).otherwise(None).alias("j_per_sample_used"),
-        pl.when(has_j).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")) + " · "
+        pl.when(has_j & estimated_j).then(pl.lit("estimate (the run estimated its energy, e.g. TDP × time)"))
+        .when(has_j).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")) + " · "
                             + pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default="boundary not stated"))
         .when(pl.lit(estimate) & tdp_j.is_not_null()).then(pl.lit("estimate: TDP ÷ throughput"))
         .otherwise(pl.lit("not measured")).alias("energy_basis"),

@@ -18,7 +18,8 @@ if flash:
 path = data.db_path()
 catalog, modes = data.or_stop(data.devices, path)
 
-kinds = st.multiselect("Kind", ["gpu", "jetson", "cpu"], default=["gpu", "jetson", "cpu"], key="kinds")
+kinds = st.multiselect("Kind", ["gpu", "jetson", "cpu"], default=["gpu", "jetson", "cpu"], key="kinds",
+                       format_func=lambda k: {"gpu": "GPU", "jetson": "Jetson", "cpu": "CPU"}[k])
 shown = catalog_view(catalog.filter(pl.col("kind").is_in(kinds)))
 st.caption(f"{shown.height} devices. Editable: price (above 0) with its currency (a three-letter code), its kind, "
            "source and date (YYYY-MM-DD), TDP (W, above 0), memory (GB, above 0) and notes; every value is checked "

@@ -209,3 +209,16 @@ def test_mixed_input_sizes_are_said_and_one_can_be_picked(db: Path) -> None:
     assert not at.exception, at.exception
     assert any("sequence length 128" in shown(h.value) for h in at.subheader)
     assert at.query_params["seq"] in ("128", ["128"])
+
+
+def test_cost_labels_an_estimated_energy_figure_an_estimate(db: Path) -> None:
+    from explorer import cost
+
+    with Store.open(db) as store:
+        runs = queries.runs_table(store)
+    rows = runs.filter(pl.col("j_per_sample").is_not_null()).head(2)
+    rows = rows.with_columns(pl.Series("energy_method", ["estimated", "counter"]),
+                             pl.Series("energy_boundary", ["estimated", "gpu_board"]))
+    costed = cost.with_cost(rows, {}, {}, {}, CostSettings())
+    basis = costed["energy_basis"].to_list()
+    assert basis[0].startswith("estimate") and "measured" not in basis[0] and "estimated" not in basis[1]

@@ -1107,6 +1107,10 @@ def cost_sentences(answer: Answer) -> list[str]:
         price = f"; price {md(entered)}" if entered else ""
         parts.append(f"{_name(d)} {md(money(ans.cost_at(u), cur))} (*{md(' and '.join(bases))}*{price})")
     lines = [head + " " + "; ".join(parts) + "."]
+    used = [f"{_name(d)} {md(answer.per_device[d].cost_throughput.shown())} ({_throughput_why(answer.per_device[d])})"
+            for d in costed]
+    if used:
+        lines.append("**Throughput each cost uses:** " + "; ".join(used) + ".")
     if len(costed) >= 2:
         best, second = costed[0], costed[1]
         cb, cs = answer.per_device[best].cost_at(u), answer.per_device[second].cost_at(u)
@@ -1120,6 +1124,18 @@ def cost_sentences(answer: Answer) -> list[str]:
     lines.extend(duty_cycle_sentences(answer))
     lines.extend(estimate_caveats(answer))
     return lines
+
+
+def _throughput_why(ans: DeviceAnswer) -> str:
+    """Why the cost uses this throughput, in a few words (the figure table has the derivation)."""
+    f = ans.cost_throughput
+    if f.basis == STATED:
+        return md(f.source.split(", the source's stated ratio", 1)[0]) + ", the source's stated speed ratio"
+    if f.basis == ESTIMATE and f is not ans.throughput and not ans.throughput.known:
+        return "estimated as power while running ÷ J/example: no throughput measured"
+    if f.basis == ESTIMATE:
+        return "measured in another configuration than the energy figure, so an estimate"
+    return f"{md(f.basis)}, in the same configuration as the energy figure"
 
 
 def estimate_caveats(answer: Answer, tolerance: float = 0.25) -> list[str]:

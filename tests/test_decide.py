@@ -132,6 +132,9 @@ def test_duty_cycle_words_follow_the_numbers_of_the_jetson(db: Path) -> None:
     never that the price adds little."""
     text = shown("\n".join(decide.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.5))))
     assert "add little per sample" not in text
+    assert re.search(r"\*\*Throughput each cost uses:\*\* \*\*GeForce RTX 3060\*\* 7\.2 samples/s \(estimated as power "
+                     r"while running ÷ J/example.*\*\*Jetson AGX Xavier\*\* 2\.4 samples/s "
+                     r"\(7\.2 samples/s .* ÷ 3\.0x, the source's stated speed ratio\)", text), text
     assert re.search(r"\*\*Jetson AGX Xavier\*\* \(6 W idle\): .*?: hardware dominates \(\d\d%\)", text), text
     _words_follow_the_shares(text)
 

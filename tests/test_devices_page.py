@@ -222,3 +222,19 @@ def test_cost_labels_an_estimated_energy_figure_an_estimate(db: Path) -> None:
     costed = cost.with_cost(rows, {}, {}, {}, CostSettings())
     basis = costed["energy_basis"].to_list()
     assert basis[0].startswith("estimate") and "measured" not in basis[0] and "estimated" not in basis[1]
+
+
+def test_a_price_entered_before_0010_is_found_in_the_edit_history(tmp_path: Path) -> None:
+    from db import migrate
+    from db.connection import connect
+
+    con = connect(tmp_path / "old.duckdb")
+    sql = {p.name: p.read_text() for p in sorted(migrate.MIGRATIONS_DIR.glob("*.sql"))}
+    for name, text in sql.items():
+        if not name.startswith("0010"):
+            con.execute(text)
+    con.execute("INSERT INTO device_edits (edited_at, device_name, column_name, old_value, new_value) VALUES "
+                "('2025-01-02 10:00:00+00', 'GeForce RTX 3060', 'price_amount', '420.0', '399.0')")
+    con.execute(sql["0010_price_entered_by_you.sql"])
+    assert con.execute("SELECT device_name, CAST(entered_at AS DATE)::VARCHAR, entered_by FROM price_entries"
+                       ).fetchall() == [("GeForce RTX 3060", "2025-01-02", "you (Devices page)")]

@@ -10,3 +10,8 @@ CREATE TABLE price_entries (
 );
 
 ALTER TABLE device_edits ADD COLUMN edited_by VARCHAR;
+
+-- Prices entered before this version: the edit history already holds when.
+INSERT INTO price_entries
+SELECT device_name, max(edited_at), 'you (Devices page)' FROM device_edits
+WHERE column_name IN ('price_amount', 'price_currency') GROUP BY device_name;

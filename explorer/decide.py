@@ -46,16 +46,6 @@ MAX_DEVICES = 6
 # the example on an empty Decide page: a student choosing a card for fine-tuning BERT (its link)
 EXAMPLE = {"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": ["train"], "kwh": ["0.3"], "years": ["3"],
            "util": ["0.5"], "currency": ["USD"]}
-# the keys of Decide's widgets (and the sidebar's), cleared when the example replaces what was picked
-WIDGET_KEYS = ("devices", "mode", "best", "goal", "currency", "kwh", "pue", "years", "util", "budget", "max_w",
-               "min_mem", "max_p99")
-WIDGET_PREFIXES = ("scope_", "precision_", "seq_")
-
-
-def is_widget_key(key: str) -> bool:
-    return key in WIDGET_KEYS or key.startswith(WIDGET_PREFIXES)
-
-
 ESTIMATE = "estimate"
 ENTERED = "entered by you"
 STATED = "stated ratio"

@@ -68,6 +68,10 @@ def test_a_buyer_decides_enters_a_price_and_sets_a_budget(server: str, page) -> 
     _settled(page)
     body = _body(page)
     assert "util=0.5" in page.url and "kwh=0.3" in page.url and "device=GeForce" in page.url
+    # the widgets show the example too (not only the answer): the next change starts from them
+    picked = page.locator('[data-testid="stMultiSelect"]').first.inner_text()
+    assert "GeForce RTX 3060" in picked and "Jetson AGX Xavier" in picked
+    assert page.get_by_label("Electricity price (USD per kWh)", exact=True).input_value() == "0.30"
     headline = _headline(body)
     faster = re.search(r"Faster: (.+?) is faster at training than", body)
     assert faster and f"{faster.group(1)} is faster" in headline

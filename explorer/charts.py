@@ -172,3 +172,25 @@ def cost_vs_utilisation(curve: pl.DataFrame, currency: str, chosen_u: float,
         fig.add_vline(x=u * 100, line_dash="dash", line_color="black",
                       annotation_text=f"crossover {u * 100:.0f}%", annotation_position="bottom right")
     return _legend_below(fig)
+
+
+def device_figures(frame: pl.DataFrame) -> go.Figure:
+    """Decide's per-device bars: throughput (samples/s, higher is better) beside energy per example
+    (J, lower is better), each bar labelled with its value, basis, input size and trust grade
+    (rows of explorer.decide.device_bars)."""
+    from plotly.subplots import make_subplots
+
+    data = _literal(frame, "device", "label", "hover")
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.15,
+                        subplot_titles=("throughput (samples/s)<br>higher is better",
+                                        "energy per example (J)<br>lower is better"))
+    fig.update_annotations(font_size=12)
+    for col, what in enumerate(("Throughput", "Energy per example"), start=1):
+        part = data.filter(pl.col("figure") == what)
+        fig.add_trace(go.Bar(x=part["device"].to_list(), y=part["value"].to_list(), text=part["label"].to_list(),
+                             textposition="auto", hovertext=part["hover"].to_list(), hoverinfo="text",
+                             name=what, showlegend=False), row=1, col=col)
+    fig.update_yaxes(title_text="samples/s", row=1, col=1)
+    fig.update_yaxes(title_text="J per example", row=1, col=2)
+    fig.update_layout(margin={"t": 70})
+    return fig

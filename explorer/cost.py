@@ -19,7 +19,7 @@ import polars as pl
 
 from explorer.aggregates import NOT_GRADED, low_grade_warning
 from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
-from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
+from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover, price_covers, price_origin
 from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
 
 
@@ -67,6 +67,22 @@ def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
     return prices, missing
 
 
+PRICE_INPUT_MAX = 1e9  # the largest price a page's price box takes (the result schema's maximum)
+
+
+def price_box(price: float | None) -> float:
+    """The value a price box starts at: the converted price, held inside the box's range (a stored
+    price or rate may convert to more than it takes; the page then keeps the converted price)."""
+    return min(max(round(price or 0.0, 2), 0.0), PRICE_INPUT_MAX)
+
+
+def price_help(row: Mapping[str, object], missing: str | None) -> str:
+    """Where a device's catalog price comes from and what it covers (or why there is none)."""
+    if missing:
+        return missing
+    return f"{price_origin(row)}; covers {price_covers(str(row.get('kind') or ''))}"
+
+
 def mode_budgets(modes: pl.DataFrame) -> dict[str, float]:
     """'device|mode id' -> the Jetson power mode's budget (W), where the source states one."""
     known = modes.filter(pl.col("power_budget_w").is_not_null())
@@ -96,6 +112,9 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
     has_tp, has_j = pl.col("throughput_sps").is_not_null(), pl.col("j_per_sample").is_not_null()
     tdp_j = tdp * pl.col("gpu_count").fill_null(1) / pl.col("throughput_sps")
     grade = pl.col("config_grade") if "config_grade" in runs.columns else pl.lit(None, pl.String)
+    # an energy figure the run estimated is an estimate, wherever the run was made (never 'measured here')
+    method = pl.col("energy_method") if "energy_method" in runs.columns else pl.lit(None, pl.String)
+    estimated_j = ((method == "estimated") | (pl.col("energy_boundary") == "estimated")).fill_null(False)
     frame = runs.with_columns(
         pl.when(has_tp).then(grade).otherwise(None).alias("throughput_grade"),
         pl.when(has_j).then(grade).otherwise(None).alias("energy_grade"),
@@ -111,7 +130,8 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
         .then(pl.lit("estimate: power cap ÷ J/example")).otherwise(pl.lit("not measured")).alias("throughput_basis"),
         pl.when(has_j).then(pl.col("j_per_sample"))
         .when(pl.lit(estimate)).then(tdp_j).otherwise(None).alias("j_per_sample_used"),
-        pl.when(has_j).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")) + " · "
+        pl.when(has_j & estimated_j).then(pl.lit("estimate (the run estimated its energy, e.g. TDP × time)"))
+        .when(has_j).then(pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")) + " · "
                             + pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default="boundary not stated"))
         .when(pl.lit(estimate) & tdp_j.is_not_null()).then(pl.lit("estimate: TDP ÷ throughput"))
         .otherwise(pl.lit("not measured")).alias("energy_basis"),

@@ -12,32 +12,35 @@ from explorer.money import CostSettings
 from explorer.params import UrlReader
 
 
-def cost_settings(url: UrlReader, currencies: Sequence[str], *, util_help: str | None = None) -> CostSettings:
-    """Currency, electricity price, PUE, lifetime and utilisation, starting from the link's."""
+def cost_settings(url: UrlReader, currencies: Sequence[str], *, util_help: str | None = None,
+                  suffix: str = "") -> CostSettings:
+    """Currency, electricity price, PUE, lifetime and utilisation, starting from the link's
+    (`suffix` on every widget key: a new suffix makes new widgets that start from the link again)."""
     given = url.cost_settings(currencies)
     st.header("Your numbers")
-    currency = st.selectbox("Currency", currencies, index=list(currencies).index(given.currency), key="currency",
+    currency = st.selectbox("Currency", currencies, index=list(currencies).index(given.currency),
+                            key=f"currency{suffix}",
                             help="Every amount on this page is in this currency; catalog prices are converted with "
                                  "the exchange rates on the Devices page, never added across currencies.")
     kwh = st.number_input(f"Electricity price ({currency} per kWh)", 0.0, 10.0, given.electricity_per_kwh, 0.01,
-                          key="kwh")
-    pue = st.number_input("PUE (facility overhead, 1 = none)", 1.0, 3.0, given.pue, 0.05, key="pue")
-    years = st.number_input("Lifetime (years)", 0.25, 15.0, given.lifetime_years, 0.25, key="years")
+                          key=f"kwh{suffix}")
+    pue = st.number_input("PUE (facility overhead, 1 = none)", 1.0, 3.0, given.pue, 0.05, key=f"pue{suffix}")
+    years = st.number_input("Lifetime (years)", 0.25, 15.0, given.lifetime_years, 0.25, key=f"years{suffix}")
     util_pct = st.number_input("Utilisation (% of the time busy)", 1, 100, round(given.utilisation * 100), 5,
-                               key="util", help=util_help)
+                               key=f"util{suffix}", help=util_help)
     return CostSettings(currency, kwh, pue, years, util_pct / 100)
 
 
-def constraints(url: UrlReader, currency: str, *, power_key: str) -> Constraints:
+def constraints(url: UrlReader, currency: str, *, power_key: str, suffix: str = "") -> Constraints:
     """Budget, power cap, memory and p99 latency, 0 meaning none, starting from the link's."""
     st.header("Constraints")
     st.caption("0 means no constraint.")
     budget = st.number_input(f"Budget per device ({currency})", 0.0, 1e7,
-                             url.number("budget", "budget", 0, 1e7) or 0.0, 50.0, key="budget")
+                             url.number("budget", "budget", 0, 1e7) or 0.0, 50.0, key=f"budget{suffix}")
     max_w = st.number_input("Power cap (W)", 0.0, 5000.0, url.number("max_w", "power cap", 0, 5000) or 0.0,
-                            10.0, key=power_key)
+                            10.0, key=f"{power_key}{suffix}")
     min_mem = st.number_input("Memory at least (GB)", 0.0, 1000.0,
-                              url.number("min_mem", "memory", 0, 1000) or 0.0, 1.0, key="min_mem")
+                              url.number("min_mem", "memory", 0, 1000) or 0.0, 1.0, key=f"min_mem{suffix}")
     max_p99 = st.number_input("p99 latency at most (ms)", 0.0, 1e6, url.number("max_p99", "p99", 0, 1e6) or 0.0,
-                              1.0, key="max_p99")
+                              1.0, key=f"max_p99{suffix}")
     return Constraints(max_w or None, min_mem or None, max_p99 or None, budget or None)

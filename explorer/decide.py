@@ -30,11 +30,24 @@ from energy.stats import aggregate, ratio_interval
 from explorer.aggregates import NOT_GRADED, low_grade_warning, worst_grade
 from explorer.cost import Constraints
 from explorer.markdown import md
-from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover
-from explorer.text import BASIS_NAMES, basis_of, batch_label, boundary_name, money, precision_name, ratio, sig
+from explorer.money import (
+    CostSettings,
+    CostTerms,
+    Rates,
+    cost_terms,
+    crossover,
+    price_covers,
+    price_entered,
+    price_origin,
+)
+from explorer.text import BASIS_NAMES, basis_of, batch_label, boundary_name, money, pct, precision_name, ratio, sig
 
 MAX_DEVICES = 6
+# the example on an empty Decide page: a student choosing a card for fine-tuning BERT (its link)
+EXAMPLE = {"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": ["train"], "kwh": ["0.3"], "years": ["3"],
+           "util": ["0.5"], "currency": ["USD"]}
 ESTIMATE = "estimate"
+ENTERED = "entered by you"
 STATED = "stated ratio"
 CONFIG_KEY = ("workload", "precision", "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
 WALL_LIKE = ("wall", "system")
@@ -50,11 +63,13 @@ class Job:
     model: str | None = None
     workload: str | None = None
     precision: str | None = None
+    seq_len: int | None = None  # the input size (sequence length); None: any, each figure states its own
 
     def describe(self) -> str:
         what = self.workload or (f"{self.model} (any task)" if self.model else "any workload")
         prec = f", {precision_name(self.precision)}" if self.precision else ""
-        return f"{what}, {'training' if self.mode == 'train' else 'inference'}{prec}"
+        size = f", sequence length {self.seq_len}" if self.seq_len else ", any input size (each figure states its own)"
+        return f"{what}, {'training' if self.mode == 'train' else 'inference'}{prec}{size}"
 
 
 def scopes(runs: pl.DataFrame, mode: str) -> list[str]:
@@ -70,9 +85,16 @@ def scope_label(scope: str) -> str:
     return f"{value} (any task)" if kind == "model" else value
 
 
-def job_from(mode: str, scope: str | None, precision: str | None) -> Job:
+def job_from(mode: str, scope: str | None, precision: str | None, seq_len: int | None = None) -> Job:
     kind, _, value = (scope or "").partition(":")
-    return Job(mode, value if kind == "model" else None, value if kind == "workload" else None, precision or None)
+    return Job(mode, value if kind == "model" else None, value if kind == "workload" else None, precision or None,
+               seq_len)
+
+
+def input_sizes(runs: pl.DataFrame, devices: list[str], job: Job) -> list[int]:
+    """The sequence lengths the candidates' rows for the job hold (any precision chosen applies)."""
+    rows = pl.concat([job_rows(runs, d, replace(job, seq_len=None)) for d in devices]) if devices else runs.clear()
+    return sorted(int(v) for v in rows["seq_len"].drop_nulls().unique().to_list())
 
 
 def default_scope(runs: pl.DataFrame, devices: list[str], mode: str) -> str | None:
@@ -137,7 +159,7 @@ def config_label(row: dict[str, Any], *, short: bool = False) -> str:
         parts.append(precision_name(row["precision"]))
     if not short or row.get("batch_size"):
         parts.append(batch_label(row.get("batch_size"), row.get("grad_accum_steps")))
-    if not short and row.get("seq_len"):
+    if row.get("seq_len"):
         parts.append(f"seq {row['seq_len']}")
     if row.get("power_setting") and row["power_setting"] != "default":
         parts.append(str(row["power_setting"]))
@@ -159,6 +181,15 @@ def _repeats(rows: pl.DataFrame, row: dict[str, Any], column: str) -> list[float
     return [float(v) for v in values if v is not None and math.isfinite(v)] or [float(row[column])]
 
 
+def figure_basis(row: dict[str, Any], *, energy: bool = False) -> str:
+    """A figure's basis computed from how it was made: an energy figure estimated (energy method
+    or boundary 'estimated', e.g. TDP x time) is an 'estimate' wherever the run was made; else
+    where the run comes from (measured here, imported, reference table)."""
+    if energy and "estimated" in (row.get("energy_method"), row.get("energy_boundary")):
+        return ESTIMATE
+    return basis_of(row.get("source_kind"))
+
+
 def _from_row(device: str, what: str, column: str, unit: str, row: dict[str, Any], *, energy: bool = False,
               note: str = "", rows: pl.DataFrame | None = None) -> Figure:
     """The figure of `row`'s configuration: with `rows` (runs holding its repeats), the mean of the
@@ -167,7 +198,7 @@ def _from_row(device: str, what: str, column: str, unit: str, row: dict[str, Any
     values = _repeats(rows, row, column) if rows is not None else [float(row[column])]
     agg = aggregate(values)
     assert agg is not None
-    return Figure(device, what, agg.mean, unit, basis_of(row.get("source_kind")),
+    return Figure(device, what, agg.mean, unit, figure_basis(row, energy=energy),
                   boundary_name(row.get("energy_boundary")) if energy else "", config_label(row),
                   f"{note}; {src}" if note and src else (note or src), run_id=row.get("run_id"),
                   setting=config_label(row, short=True), n=agg.n, ci_low=agg.ci95_low, ci_high=agg.ci95_high,
@@ -187,6 +218,13 @@ def _best_row(ok: pl.DataFrame, column: str, *, highest: bool) -> dict[str, Any]
     return rows.drop("_row").row(int(best["_row"]), named=True)
 
 
+def mixed_sizes_note(sizes: list[str]) -> str:
+    """What 'any input size' means when the data holds several: each figure is the device's best,
+    at whatever size gave it, and says which; picking one compares every device at it."""
+    return (f"The data holds these input sizes: {', '.join(sizes)} tokens. With 'any', each device's figures are "
+            "its best at whichever size gave them (each figure states its size); pick one to compare all at it.")
+
+
 def job_rows(runs: pl.DataFrame, device: str, job: Job) -> pl.DataFrame:
     """The device's single-device runs for the job (any status; the caller picks `ok` or `oom`):
     a buyer compares one device with another, so multi-GPU system rows are left out."""
@@ -198,6 +236,8 @@ def job_rows(runs: pl.DataFrame, device: str, job: Job) -> pl.DataFrame:
         rows = rows.filter(pl.col("model") == job.model)
     if job.precision:
         rows = rows.filter(pl.col("precision") == job.precision)
+    if job.seq_len:
+        rows = rows.filter(pl.col("seq_len") == job.seq_len)
     return rows
 
 
@@ -326,8 +366,8 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
         idle_fig = replace(idle_fig, config=str(irow.get("system_name") or irow.get("power_setting") or ""),
                            setting="")
     else:
-        idle_fig = _missing(device, "Idle power", "W", "no idle measurement for this device: run `joulebench idle` "
-                            "on it, or a New run with an idle baseline")
+        idle_fig = _missing(device, "Idle power", "W", "no idle measurement for this device: measure one with a "
+                            "New run (idle baseline) on it, or upload a file that holds one")
 
     # catalog: price (converted), memory, TDP
     cat = catalog_row or {}
@@ -339,9 +379,9 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
     else:
         original = f"{sig(cat['price_amount'], 4)} {cat['price_currency']}"
         how = f"{original} converted at {conv.describe()}" if conv.rates else original
-        price = Figure(device, "Price", conv.amount, settings.currency, "catalog",
-                       config=str(cat.get("price_kind") or ""),
-                       source=f"{how}; {cat.get('price_source') or cat.get('citation') or ''}".strip("; "))
+        price = Figure(device, "Price", conv.amount, settings.currency,
+                       ENTERED if price_entered(cat) else "catalog",
+                       config=f"covers {price_covers(cat.get('kind'))}", source=f"{how}; {price_origin(cat)}")
     memory = (Figure(device, "Memory", float(cat["memory_gb"]), "GB", "catalog", source=str(cat.get("citation") or ""))
               if cat.get("memory_gb") else _missing(device, "Memory", "GB", "the catalog gives no memory size"))
     p99_row = _best_row(ok, "latency_p99_ms", highest=False)
@@ -778,9 +818,59 @@ def decide(runs: pl.DataFrame, findings: pl.DataFrame, catalog: pl.DataFrame, mo
     pairs = [(a, b) for i, a in enumerate(devices) for b in devices[i + 1:]]
     speed = {p: compare_speed(runs, findings, per, *p, job, frozenset(chosen)) for p in pairs}
     energy = {p: compare_energy(runs, findings, per, *p, job) for p in pairs}
+    _throughput_from_stated(per, speed, job, settings)
     fits = {d: _fits(per[d], constraints, settings.currency) for d in devices}
     gaps = [g for d in devices for g in _gaps(per[d], job, job_rows(runs, d, job))]
     return Answer(job, settings, constraints, devices, per, speed, energy, fits, gaps, chosen, not_best)
+
+
+def _throughput_from_stated(per: dict[str, DeviceAnswer], speed: dict[tuple[str, str], list[Comparison]],
+                            job: Job, settings: CostSettings) -> None:
+    """Where a cost would rest on an estimated throughput (power ÷ J/example) and a source states
+    the speed ratio of the pair, the cost uses the ratio's consequence instead: the other device's
+    throughput (measured, or its estimate when both are estimates; then the faster device's is
+    kept) times or divided by the stated ratio, labelled 'stated ratio' with the estimate it
+    replaces. The ratio of the precision the energy figures use is preferred."""
+    done: set[str] = set()
+    for (a, b), found in speed.items():
+        stated = [c for c in found if c.basis == STATED]
+        ta, tb = per[a].cost_throughput, per[b].cost_throughput
+        if not stated or not (ta.known and tb.known):
+            continue
+        estimated = [d for d in (a, b) if per[d].cost_throughput.basis == ESTIMATE and d not in done]
+        if not estimated:
+            continue
+        energy_setting = per[a].cost_energy.setting.lower()
+        c = next((c for c in stated if (finding_scope(c.detail)[1] or "") in energy_setting), stated[0])
+        target = estimated[0] if len(estimated) == 1 else c.loser
+        anchor = b if target == a else a
+        if per[anchor].cost_throughput.basis == ESTIMATE and anchor != c.winner and len(estimated) == 2:
+            continue
+        old, base = per[target].cost_throughput, per[anchor].cost_throughput
+        assert old.value is not None and base.value is not None
+        value = base.value / c.factor if target == c.loser else base.value * c.factor
+        op = "÷" if target == c.loser else "×"
+        est_ratio = max(old.value / base.value, base.value / old.value)
+        per[target].cost_throughput = replace(
+            old, value=value, basis=STATED, grade=None, n=None, ci_low=None, ci_high=None, repeats=(),
+            source=f"{sig(base.value)} samples/s ({anchor}'s throughput used for cost, {base.basis}) {op} "
+                   f"{ratio(c.factor)}, the source's stated ratio ({c.detail}); preferred to the estimate from "
+                   f"power ÷ energy ({old.source} = {sig(old.value)} samples/s, {ratio(est_ratio)} apart), "
+                   "which disagrees with it")
+        done.add(target)
+        _set_cost(per[target], settings)
+
+
+def price_coverage_warning(answer: Answer) -> str | None:
+    """When the candidates' prices buy different things (a bare card vs a complete system), say so
+    (Markdown, names escaped): the cost per sample then compares unlike purchases."""
+    covers = {d: price_covers(answer.per_device[d].kind) for d in answer.devices if answer.per_device[d].price.known}
+    if len(set(covers.values())) < 2:
+        return None
+    each = "; ".join(f"{_name(d)}'s price buys {md(c)}" for d, c in covers.items())
+    return (f"**The prices compare different things:** {each}. A card needs a host PC, whose price is not in its "
+            "cost; to compare like for like, enter the price of the card with its host "
+            "on the Devices page.")
 
 
 # --- each device at its best power setting ----------------------------------------------------
@@ -940,6 +1030,9 @@ def _comparison_sentence(c: Comparison, what: str, either: str, quoted: set[str]
     elif c.low is not None and c.high is not None:
         text = (f"{_name(c.winner)} {what} {_name(c.loser)}: {c.factor:.2f}x ({c.low:.2f}-{c.high:.2f}, 95 % "
                 f"interval) {about}")
+    elif same_ratio(c.factor):
+        alike = "are about as fast as each other" if c.what == "faster" else "use about as many joules"
+        text = f"{_name(c.winner)} and {_name(c.loser)} {alike}: {c.factor:.2f}x, which rounds to 1.0x {about}"
     else:
         text = f"{_name(c.winner)} {what} {_name(c.loser)}: {ratio(c.factor)} {about}"
     if c.quote and c.quote not in quoted:
@@ -1000,17 +1093,39 @@ def cost_sentences(answer: Answer) -> list[str]:
             parts.append(f"{_name(d)} not known ({md(ans.cost_missing)})")
             continue
         bases = sorted({ans.cost_throughput.basis, ans.cost_energy.basis})
-        parts.append(f"{_name(d)} {md(money(ans.cost_at(u), cur))} (*{md(' and '.join(bases))}*)")
+        entered = ans.price.source.rsplit("; ", 1)[-1] if ans.price.basis == ENTERED else ""
+        price = f"; price {md(entered)}" if entered else ""
+        parts.append(f"{_name(d)} {md(money(ans.cost_at(u), cur))} (*{md(' and '.join(bases))}*{price})")
     lines = [head + " " + "; ".join(parts) + "."]
+    used = [f"{_name(d)} {md(answer.per_device[d].cost_throughput.shown())} ({_throughput_why(answer.per_device[d])})"
+            for d in costed]
+    if used:
+        lines.append("**Throughput each cost uses:** " + "; ".join(used) + ".")
     if len(costed) >= 2:
         best, second = costed[0], costed[1]
         cb, cs = answer.per_device[best].cost_at(u), answer.per_device[second].cost_at(u)
         assert cb is not None and cs is not None
-        lines.append(f"**Cheapest per sample at {u * 100:.0f}% utilisation:** {_name(best)}, "
-                     f"{ratio(cs / cb) if cb > 0 else ''} cheaper than {_name(second)}.")
+        if cb > 0 and same_ratio(cs / cb):
+            lines.append(f"**Cheapest per sample at {u * 100:.0f}% utilisation:** {_name(best)} and {_name(second)} "
+                         f"cost about the same ({cs / cb:.2f}x).")
+        else:
+            lines.append(f"**Cheapest per sample at {u * 100:.0f}% utilisation:** {_name(best)}, "
+                         f"{ratio(cs / cb) if cb > 0 else ''} cheaper than {_name(second)}.")
     lines.extend(duty_cycle_sentences(answer))
     lines.extend(estimate_caveats(answer))
     return lines
+
+
+def _throughput_why(ans: DeviceAnswer) -> str:
+    """Why the cost uses this throughput, in a few words (the figure table has the derivation)."""
+    f = ans.cost_throughput
+    if f.basis == STATED:
+        return md(f.source.split(", the source's stated ratio", 1)[0]) + ", the source's stated speed ratio"
+    if f.basis == ESTIMATE and f is not ans.throughput and not ans.throughput.known:
+        return "estimated as power while running ÷ J/example: no throughput measured"
+    if f.basis == ESTIMATE:
+        return "measured in another configuration than the energy figure, so an estimate"
+    return f"{md(f.basis)}, in the same configuration as the energy figure"
 
 
 def estimate_caveats(answer: Answer, tolerance: float = 0.25) -> list[str]:
@@ -1036,7 +1151,39 @@ def estimate_caveats(answer: Answer, tolerance: float = 0.25) -> list[str]:
     return lines
 
 
+COST_PARTS = ("electricity while busy", "electricity while idle", "hardware")
+DOMINANT_SHARE = 0.5  # a part above half of the cost dominates it
+SMALL_SHARE = 0.1  # parts below a tenth of the cost add little
+
+
+def cost_shares(terms: CostTerms, u: float) -> dict[str, float]:
+    """Each part's share of the cost per sample at utilisation u (they add up to 1)."""
+    split = terms.split(u)
+    total = sum(split.values())
+    return {k: (v / total if total > 0 else 0.0) for k, v in split.items()}
+
+
+def _share_words(shares: dict[str, float]) -> str:
+    """What the numbers say about the parts: which dominates (over half), which add little (under
+    a tenth), with the percentages."""
+    ordered = sorted(shares.items(), key=lambda kv: kv[1], reverse=True)
+    top, top_share = ordered[0]
+    small = [f"{k} {pct(v)}" for k, v in ordered[1:] if round(v * 100) < SMALL_SHARE * 100]
+    rest = [f"{k} {pct(v)}" for k, v in ordered[1:] if round(v * 100) >= SMALL_SHARE * 100]
+    if top_share > DOMINANT_SHARE:
+        text = f"{top} dominates ({pct(top_share)})"
+    else:
+        text = f"no part dominates: {top} {pct(top_share)}"
+    if rest:
+        text += ", then " + ", ".join(rest)
+    if small:
+        text += "; " + " and ".join(small) + (" add" if len(small) > 1 else " adds") + " little"
+    return text
+
+
 def duty_cycle_sentences(answer: Answer) -> list[str]:
+    """The duty cycle in sentences whose words follow the numbers: each device's cost split into
+    busy electricity, idle electricity and hardware, with the share of each and which dominates."""
     s = answer.settings
     u = s.utilisation
     cur = s.currency
@@ -1050,19 +1197,18 @@ def duty_cycle_sentences(answer: Answer) -> list[str]:
         assert ans.terms is not None
         split = ans.terms.split(u)
         total = ans.terms.at(u)
+        shares = cost_shares(ans.terms, u)
         idle_w = f"{sig(ans.idle_power.value)} W idle" if ans.idle_power.known else "idle power not measured"
-        idle_cost = md(money(split["electricity while idle"], cur))
-        parts.append(f"{_name(d)} ({md(idle_w)}): idle electricity {idle_cost}, "
-                     f"hardware {md(money(split['hardware'], cur))} of {md(money(total, cur))}")
+        parts.append(f"{_name(d)} ({md(idle_w)}): of {md(money(total, cur))}, hardware "
+                     f"{md(money(split['hardware'], cur))} ({pct(shares['hardware'])}), electricity while busy "
+                     f"{md(money(split['electricity while busy'], cur))} ({pct(shares['electricity while busy'])}), "
+                     f"idle electricity {md(money(split['electricity while idle'], cur))} "
+                     f"({pct(shares['electricity while idle'])}): {_share_words(shares)}")
     if u >= 0.999:
         head = ("**Duty cycle:** busy all the time, so idle power costs nothing and the price is spread over the "
                 "most samples")
-    elif u >= 0.5:
-        head = (f"**Duty cycle:** at {u * 100:.0f}% utilisation each device idles {idle_share * 100:.0f}% of the time; "
-                "idle power and the price add little per sample")
     else:
-        head = (f"**Duty cycle:** at {u * 100:.0f}% utilisation each device idles {idle_share * 100:.0f}% of the time, "
-                "so idle power and the purchase price, spread over few samples, weigh heavily")
+        head = f"**Duty cycle:** at {u * 100:.0f}% utilisation each device idles {idle_share * 100:.0f}% of the time"
     lines = [head + ": " + "; ".join(parts) + "."]
     flips = answer.crossovers()
     if flips:
@@ -1079,44 +1225,106 @@ def duty_cycle_sentences(answer: Answer) -> list[str]:
     return lines
 
 
+def fit_status(answer: Answer, device: str) -> str:
+    """'fits', 'fails' (a constraint is broken) or 'unknown' (a figure a constraint needs is missing)."""
+    checks = answer.fits[device]
+    return ("fails" if any(st == "fails" for st, _ in checks) else
+            "unknown" if any(st == "unknown" for st, _ in checks) else "fits")
+
+
 def constraint_sentences(answer: Answer) -> list[str]:
     if not answer.constraints.any():
         return []
     lines = []
     for d in answer.devices:
         checks = answer.fits[d]
-        status = ("fails" if any(s == "fails" for s, _ in checks) else
-                  "unknown" if any(s == "unknown" for s, _ in checks) else "fits")
         word = {"fits": "fits the constraints", "fails": "does not fit",
-                "unknown": "may fit (not all is known)"}[status]
+                "unknown": "may fit (not all is known)"}[fit_status(answer, d)]
         lines.append(f"{_name(d)} {word}: " + "; ".join(md(t) for _, t in checks) + ".")
     return ["**Constraints:** " + lines[0], *lines[1:]] if lines else []
 
 
+def same_ratio(factor: float) -> bool:
+    """A ratio that rounds to 1.0x says no difference: 'about as fast', never '1.0x faster'."""
+    return ratio(factor) == "1.0x"
+
+
 def _settled(leader: str, comparisons: dict[tuple[str, str], list[Comparison]]) -> bool:
-    """Whether the leader wins at least one comparison by more than the noise."""
-    return any(c.winner == leader and c.within_noise is not True for found in comparisons.values() for c in found[:1])
+    """Whether the leader wins at least one comparison by more than the noise (and more than 1.0x)."""
+    return any(c.winner == leader and c.within_noise is not True and not same_ratio(c.factor)
+               for found in comparisons.values() for c in found[:1])
 
 
-def headline(answer: Answer) -> str:
-    """One sentence: who is faster, who uses fewer joules, who is cheapest per sample at the
-    chosen utilisation (each only where the data can say)."""
+def _among(pool: list[str], comparisons: dict[tuple[str, str], list[Comparison]]
+           ) -> dict[tuple[str, str], list[Comparison]]:
+    return {p: v for p, v in comparisons.items() if p[0] in pool and p[1] in pool}
+
+
+def _summary(answer: Answer, pool: list[str]) -> list[str]:
+    """Who is faster, who uses fewer joules, who is cheapest per sample among `pool`."""
     parts = []
-    fast = _leader(answer.devices, answer.speed)
-    if fast and not _settled(fast, answer.speed):
-        parts.append("no difference in speed shown (within the noise)")
+    speed, energy = _among(pool, answer.speed), _among(pool, answer.energy)
+    fast = _leader(pool, speed) if len(pool) > 1 else None
+    if fast and not _settled(fast, speed):
+        parts.append("no difference in speed shown (within the noise, or about 1.0x)")
         fast = None
     elif fast:
         parts.append(f"{_name(fast)} is faster")
-    frugal = _leader(answer.devices, answer.energy)
-    if frugal and not _settled(frugal, answer.energy):
-        parts.append("no difference in joules shown (within the noise)")
+    frugal = _leader(pool, energy) if len(pool) > 1 else None
+    if frugal and not _settled(frugal, energy):
+        parts.append("no difference in joules shown (within the noise, or about 1.0x)")
     elif frugal:
         parts.append(f"{_name(frugal)} uses fewer joules" if frugal != fast else "and uses fewer joules")
-    costed = answer.costed()
+    costed = [d for d in answer.costed() if d in pool]
     u = answer.settings.utilisation
     if len(costed) >= 2:
         parts.append(f"{_name(costed[0])} costs least per sample at {u * 100:.0f}% utilisation")
+    return parts
+
+
+def _best_fitting(answer: Answer, pool: list[str]) -> tuple[str, str]:
+    """The best of the devices that fit, and why: the cheapest per sample, else the fastest, else
+    the one that uses fewest joules, else the only one."""
+    u = answer.settings.utilisation
+    costed = [d for d in answer.costed() if d in pool]
+    if costed:
+        cost = answer.per_device[costed[0]].cost_at(u)
+        return costed[0], (f"it costs least per sample at {u * 100:.0f}% utilisation "
+                           f"({md(money(cost, answer.settings.currency))} per 1M samples)")
+    for comparisons, word in ((answer.speed, "it is the fastest"), (answer.energy, "it uses the fewest joules")):
+        leader = _leader(pool, _among(pool, comparisons)) if len(pool) > 1 else None
+        if leader:
+            return leader, word
+    return pool[0], "the only candidate that fits" if len(pool) == 1 else "the data cannot rank them further"
+
+
+def headline(answer: Answer) -> str:
+    """One sentence: with constraints that rule devices out, the best device that fits them (or
+    that none does, and why); then who is faster, who uses fewer joules, who is cheapest per
+    sample at the chosen utilisation among the devices that fit (each only where the data can say)."""
+    pool = list(answer.devices)
+    lead = ""
+    if answer.constraints.any():
+        failed = [d for d in answer.devices if fit_status(answer, d) == "fails"]
+        fits = [d for d in answer.devices if fit_status(answer, d) == "fits"]
+        maybe = [d for d in answer.devices if fit_status(answer, d) == "unknown"]
+        why_out = "; ".join(f"{_name(d)} breaks " + ", ".join(md(t.replace(": fails (", " (is "))
+                                                             for st, t in answer.fits[d] if st == "fails")
+                            for d in failed)
+        if failed and not fits and not maybe:
+            return (f"**In short:** none of these devices fits the constraints: {why_out}. Relax a constraint in "
+                    "the sidebar or add candidates.")
+        if failed:
+            pool = fits or maybe
+            best, why = _best_fitting(answer, pool)
+            unsure = "" if fits else " (it may fit: not every figure a constraint needs is known)"
+            lead = (f"the best device that fits the constraints is {_name(best)}{unsure}: {why}. Ruled out: "
+                    f"{why_out}")
+    parts = _summary(answer, pool)
+    if lead:
+        among = f"; among those that fit, {'; '.join(parts)}" if len(pool) > 1 and parts else ""
+        text = (lead + among).replace("is faster; and uses", "is faster and uses")
+        return f"**In short:** {text}. The reasons and the basis of each figure follow."
     if not parts:
         return "**In short:** the data cannot compare these devices for this job yet; see what is missing below."
     text = "; ".join(parts).replace("is faster; and uses", "is faster and uses")
@@ -1146,8 +1354,9 @@ def grade_warning(answer: Answer) -> str | None:
 
 def verdict(answer: Answer) -> list[str]:
     """The answer in sentences (Markdown, every name and citation escaped)."""
+    covers = price_coverage_warning(answer)
     return [headline(answer), *speed_sentences(answer), *energy_sentences(answer), *cost_sentences(answer),
-            *constraint_sentences(answer)]
+            *([covers] if covers else []), *constraint_sentences(answer)]
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -1168,10 +1377,11 @@ FIGURE_COLUMN_HELP = {
 
 
 def page_query(devices: list[str], mode: str, scope: str, precision: str, settings: CostSettings,
-               constraints: Constraints, goal: str | None) -> dict[str, list[str]]:
-    """Decide's link: what is picked, the cost settings, the constraints set, the best-setting goal."""
-    query = {"device": devices, "mode": [mode], "job": [scope], "precision": [precision], **settings.to_query(),
-             **constraints.to_query()}
+               constraints: Constraints, goal: str | None, seq: str = "any") -> dict[str, list[str]]:
+    """Decide's link: what is picked, the input size, the cost settings, the constraints set, the
+    best-setting goal."""
+    query = {"device": devices, "mode": [mode], "job": [scope], "precision": [precision], "seq": [seq],
+             **settings.to_query(), **constraints.to_query()}
     if goal is not None:
         query.update({"best": ["1"], "goal": [goal]})
     return query
@@ -1238,7 +1448,28 @@ def cost_curve(answer: Answer, start_pct: int = 5) -> pl.DataFrame:
     for d in answer.costed():
         terms = answer.per_device[d].terms
         assert terms is not None
-        for pct in range(start_pct, 101):
-            u = pct / 100
+        for percent in range(start_pct, 101):
+            u = percent / 100
             rows.append({"device": d, "utilisation": u, "cost": terms.at(u)})
     return pl.DataFrame(rows, schema={"device": pl.String, "utilisation": pl.Float64, "cost": pl.Float64})
+
+
+def device_bars(answer: Answer) -> pl.DataFrame:
+    """The throughput and J/example each costed figure rests on, per device, for the bar chart:
+    value, a short label (value, unit, input size, grade) and a hover text with the basis."""
+    rows = []
+    for d in answer.devices:
+        ans = answer.per_device[d]
+        for what, fig in (("Throughput", ans.cost_throughput), ("Energy per example", ans.cost_energy)):
+            if not fig.known:
+                continue
+            size = next((p for p in f"{fig.setting} · {fig.config}".split(" · ") if p.startswith("seq ")),
+                        "input size not stated")
+            grade = f"grade {fig.grade}" if fig.grade else NOT_GRADED
+            rows.append({"device": d, "figure": what, "value": fig.value,
+                         "label": f"{fig.shown()}, {size}, {grade}",
+                         "hover": f"{d}: {what.lower()} {fig.shown()} ({fig.basis}); {fig.setting or fig.config}; "
+                                  f"{grade}"})
+    return pl.DataFrame(rows, schema={"device": pl.String, "figure": pl.String, "value": pl.Float64,
+                                      "label": pl.String, "hover": pl.String})
+

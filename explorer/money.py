@@ -205,3 +205,38 @@ def crossover(first: CostTerms, second: CostTerms, lo: float = 0.01, hi: float =
         return None
     u = (first.b - second.b) / da
     return u if lo < u < hi else None
+
+
+# --- what a catalog price is and where it comes from ----------------------------------------
+
+PRICE_COVERS = {"gpu": "the card only (needs a host PC)", "jetson": "a complete system (developer kit)",
+                "cpu": "the processor only (needs a board, memory and storage)"}
+
+
+def price_covers(kind: str | None) -> str:
+    """What a catalog price buys for a kind of device: a GPU's price is the bare card, a Jetson's
+    the developer kit with its board, memory and storage, a CPU's the chip alone."""
+    return PRICE_COVERS.get(kind or "", "not stated")
+
+
+def price_entered(row: Mapping[str, object]) -> str | None:
+    """'entered by you, 2026-11-24' for a price a person typed on the Devices page; None for a
+    price from the published catalog."""
+    when = row.get("price_entered_at")
+    if when is None:
+        return None
+    day = when.date().isoformat() if hasattr(when, "date") else str(when)[:10]
+    return f"entered by you, {day}"
+
+
+def price_origin(row: Mapping[str, object]) -> str:
+    """Where a catalog price comes from, for a citation: the user ('entered by you, <date>', with
+    the source they gave, if any) or the published source with its kind and date."""
+    entered = price_entered(row)
+    given = str(row.get("price_source") or "").strip()
+    if entered:
+        return f"{entered} ({given})" if given else entered
+    kind = str(row.get("price_kind") or "").strip()
+    date = str(row.get("price_date") or "").strip()
+    head = " ".join(p for p in (f"{kind} price" if kind else "price", f"of {date}" if date else "") if p)
+    return f"{head}; {given or row.get('citation') or 'source not stated'}"

@@ -86,8 +86,7 @@ def catalog_price(loaded: Loaded, rates: Rates, currency: str) -> float | None:
 def cost_goal(inputs: CostSettings, device_price: float | None) -> Goal:
     """The cost goal's weights: electricity per joule and the device's price per second of use."""
     if not device_price:
-        raise PredictionRefusedError("the cost goal needs the device's price: set it in the Devices catalog or "
-                                     "pass --device-price")
+        raise PredictionRefusedError("the cost goal needs the device's price: enter one on the Devices page")
     usd_per_j = inputs.electricity_per_kwh * inputs.pue / J_PER_KWH
     usd_per_s = device_price / (inputs.lifetime_years * SECONDS_PER_YEAR * inputs.utilisation)
     return Goal("cost", usd_per_j=usd_per_j, usd_per_s=usd_per_s)

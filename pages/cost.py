@@ -58,11 +58,15 @@ with st.expander(f"Device prices ({currency})", expanded=False):
                "edit the catalog and exchange rates on the Devices page.")
     overrides: dict[str, float | None] = {}
     grid = st.columns(3)
-    for i, name in enumerate(in_use["device_name"].to_list()):
-        value = grid[i % 3].number_input(f"{md(name)} ({currency})", 0.0, 1e7, round(base_prices.get(name, 0.0), 2),
-                                         50.0, key=f"price_{currency}_{name}",
-                                         help=md(price_missing.get(name, "")) or None)
-        overrides[name] = value or None
+    for i, row in enumerate(in_use.iter_rows(named=True)):
+        name = row["device_name"]
+        start = cost.price_box(base_prices.get(name))
+        value = grid[i % 3].number_input(f"{md(name)} ({currency})", 0.0, cost.PRICE_INPUT_MAX, start, 50.0,
+                                         key=f"price_{currency}_{name}",
+                                         help=md(cost.price_help(row, price_missing.get(name))))
+        overrides[name] = base_prices.get(name) if value == start else (value or None)
+        if name in base_prices:
+            grid[i % 3].caption(md(cost.price_help(row, None)))
 prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
 costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate, budgets)
 ranked, not_ranked = cost.rank(costed, limits)
@@ -86,6 +90,11 @@ else:
                                                    "and the energy figure the cost uses (A best .. D unreliable; an "
                                                    "estimate is not graded); see 'What the grades mean' below"),
     })
+    if ranked["throughput_basis"].str.starts_with("estimate").any():
+        st.caption("Throughput 'estimate: power cap ÷ J/example' is used where a source gives energy but no "
+                   "throughput: the setting's power cap (plus idle power when the energy is at the wall) ÷ its "
+                   "J/example, the most it can be. A source's stated speed ratio may disagree; Decide compares two "
+                   "devices by the stated ratio where one exists and says which throughput each cost uses.")
     low_grades = cost.grade_warning(ranked)
     if low_grades:
         st.warning(low_grades)  # built with every name escaped (explorer.markdown.md)

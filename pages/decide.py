@@ -7,6 +7,7 @@ from explorer import charts, cost_inputs, data, decide, grade_legend, nav
 from explorer.markdown import md
 from explorer.money import COST_FORMULA
 from explorer.params import UrlReader
+from explorer.tables import styled
 from explorer.text import precision_name
 from tuning import GOALS
 
@@ -20,6 +21,10 @@ findings = data.findings(path)
 catalog, modes = data.devices(path)
 rates = data.rates(path)
 
+# the widgets' keys carry a generation: loading the example starts a new one, so every widget is
+# made anew from the example's link (the browser would keep showing the old widgets' values)
+gen = st.session_state.get("decide_gen", 0)
+sfx = f"_{gen}" if gen else ""
 url = UrlReader.of(st.query_params)
 device_options = sorted(catalog["device_name"].to_list())
 picked_from_url = url.many("device", device_options, "device")
@@ -28,31 +33,41 @@ currencies = data.currencies(path)
 
 top = st.columns([3, 1])
 devices = top[0].multiselect("Candidate devices (2 to 6)", device_options, default=picked_from_url,
-                             max_selections=decide.MAX_DEVICES, key="devices", placeholder="pick devices")
-mode = top[1].radio("Job", ["train", "infer"], index=0 if mode_from_url != "infer" else 1, key="mode",
+                             max_selections=decide.MAX_DEVICES, key=f"devices{sfx}", placeholder="pick devices")
+mode = top[1].radio("Job", ["train", "infer"], index=0 if mode_from_url != "infer" else 1, key=f"mode{sfx}",
                     format_func=lambda m: "Training" if m == "train" else "Inference", horizontal=True)
 scope_options = ["auto", *decide.scopes(runs, mode)]
 auto_scope = decide.default_scope(runs, devices, mode)
 row = st.columns(2)
 scope = row[0].selectbox(
     "Model size class or workload", scope_options,
-    index=scope_options.index(url.one("job", scope_options, "job") or "auto"), key=f"scope_{mode}",
+    index=scope_options.index(url.one("job", scope_options, "job") or "auto"), key=f"scope_{mode}{sfx}",
     format_func=lambda s: (f"auto: {decide.scope_label(auto_scope)}" if auto_scope else "auto") if s == "auto"
     else decide.scope_label(s))
 precisions = ["any", *sorted(runs.filter(runs["mode"] == mode)["precision"].drop_nulls().unique().to_list())]
 precision = row[1].selectbox("Precision", precisions, index=precisions.index(
-    url.one("precision", precisions, "precision") or "any"), key=f"precision_{mode}",
+    url.one("precision", precisions, "precision") or "any"), key=f"precision_{mode}{sfx}",
     format_func=lambda p: "any precision" if p == "any" else precision_name(p))
 
+seq_job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision)
+seq_options = ["any", *[str(n) for n in decide.input_sizes(runs, devices, seq_job)]]
+seq = st.selectbox("Input size (sequence length, tokens)", seq_options, key=f"seq_{mode}{sfx}",
+                   index=seq_options.index(url.one("seq", seq_options, "input size") or "any"),
+                   format_func=lambda n: "any: each figure states its own" if n == "any" else f"{n} tokens",
+                   help="Throughput and energy depend on the input size; pick one to compare every device at it. "
+                        "The sizes listed are those the data holds for these devices and this job.")
+if seq == "any" and len(seq_options) > 2:
+    st.caption(md(decide.mixed_sizes_note(seq_options[1:])))
 row = st.columns([2, 3])
-best_on = row[0].toggle("Each device at its best power setting", key="best",
+best_on = row[0].toggle("Each device at its best power setting", key=f"best{sfx}",
                         value=url.params.get("best", ["0"])[0] == "1",
                         help="For each device with runs of this workload at several GPU power limits or Jetson power "
                              "modes, take it at the setting recommended for the goal (measured, or predicted by a "
                              "model checked by leave-one-out, as on the Power settings page); the others stay at "
                              "their measured figures.")
 goal_url = url.one("goal", list(GOALS), "goal")
-goal = row[1].radio("Goal for the power setting", GOALS, index=GOALS.index(goal_url or "energy"), key="goal",
+goal = row[1].radio("Goal for the power setting", GOALS, index=GOALS.index(goal_url or "energy"),
+                    key=f"goal{sfx}",
                     horizontal=True, disabled=not best_on,
                     help="energy: fewest joules; speed: most throughput; balanced: Zeus's 0.5 x energy + 0.5 x max "
                          "power x time; cost: electricity + hardware (needs the device's price). The power cap "
@@ -60,8 +75,8 @@ goal = row[1].radio("Goal for the power setting", GOALS, index=GOALS.index(goal_
 
 with st.sidebar:
     settings = cost_inputs.cost_settings(url, currencies, util_help="The share of its lifetime the device works on "
-                                         "the job; idle the rest, drawing its idle power.")
-    constraints = cost_inputs.constraints(url, settings.currency, power_key="max_w")
+                                         "the job; idle the rest, drawing its idle power.", suffix=sfx)
+    constraints = cost_inputs.constraints(url, settings.currency, power_key="max_w", suffix=sfx)
 currency = settings.currency
 
 warning = url.warning()
@@ -69,19 +84,21 @@ if warning:
     st.warning(md(warning))
 
 st.query_params.from_dict(decide.page_query(devices, mode, scope, precision, settings, constraints,
-                                            goal if best_on else None))
+                                            goal if best_on else None, seq))
 
 if len(devices) < 2:
     st.info("Pick at least two devices to compare. For example, a student choosing a card for fine-tuning BERT:")
-    st.page_link(nav.DECIDE, label="GeForce RTX 3060 vs Jetson AGX Xavier, training, 0.30 USD per kWh, 3 years",
-                 icon=":material/arrow_forward:",
-                 query_params={"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": "train", "kwh": "0.3",
-                               "years": "3", "util": "0.5", "currency": "USD"})
+    if st.button("GeForce RTX 3060 vs Jetson AGX Xavier, training, 0.30 USD per kWh, 3 years",
+                 icon=":material/arrow_forward:", key="example"):
+        st.session_state["decide_gen"] = gen + 1
+        st.query_params.from_dict(decide.EXAMPLE)
+        st.rerun()
     st.caption("Not sure what the data holds? Compare shows a coverage table of devices, workloads and metrics.")
     st.page_link(nav.COMPARE, label="Coverage in Compare", icon=":material/bar_chart:")
     st.stop()
 
-job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision)
+job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision,
+                      None if seq == "any" else int(seq))
 best = None
 if best_on:
     profiled = tuple((d, w) for d, w in decide.profile_workloads(runs, devices, job).items() if w)
@@ -114,21 +131,29 @@ if answer.gaps:
                               icon=":material/play_arrow:", query_params=gap.prefill)
         elif gap.fill == "devices":
             cols[1].page_link(nav.DEVICES, label="Enter a price (Devices)", icon=":material/memory:")
-    st.caption("Measured on another machine? Export its runs (`joulebench export`) and upload the file.")
+    st.caption("Measured on another machine? Export its runs there (Compare, Download the selection) or take the "
+               "log of the tool that measured them, and upload the file here.")
     st.page_link(nav.UPLOAD, label="Upload a result file", icon=":material/upload:")
 
 costed = answer.costed()
-if costed:
-    st.subheader("Cost per 1M samples as utilisation changes")
-    log_y = st.toggle("Log scale", key="log_cost")
-    st.plotly_chart(charts.cost_vs_utilisation(decide.cost_curve(answer), currency, settings.utilisation,
-                                               answer.crossovers(), log_y), width="stretch")
+bars = decide.device_bars(answer)
+if costed or not bars.is_empty():
+    left, right = st.columns(2)
+    if costed:
+        left.subheader("Cost per 1M samples as utilisation changes")
+        log_y = left.toggle("Log scale", key="log_cost")
+        left.plotly_chart(charts.cost_vs_utilisation(decide.cost_curve(answer), currency, settings.utilisation,
+                                                     answer.crossovers(), log_y), width="stretch")
+    if not bars.is_empty():
+        right.subheader("Throughput and energy per example")
+        right.caption("The figures each device's cost uses, with their input size and trust grade.")
+        right.plotly_chart(charts.device_figures(bars), width="stretch")
 
 st.subheader("Every figure, with its basis")
 columns = {k: st.column_config.Column(help=v) for k, v in decide.FIGURE_COLUMN_HELP.items()}
 columns["Boundary"] = st.column_config.Column("Measured at", help=decide.FIGURE_COLUMN_HELP["Boundary"])
 columns["Source or derivation"] = st.column_config.Column("Source, derivation or why missing", width="large")
-st.dataframe(decide.figure_table(answer), hide_index=True, width="stretch", column_config=columns)
+st.dataframe(styled(decide.figure_table(answer)), hide_index=True, width="stretch", column_config=columns)
 grade_legend.legend("Every measured figure carries its configuration's trust grade (reference tables are graded "
                     "too, at most C); a ratio a source states has none.")
 st.subheader("Formula")

@@ -155,7 +155,7 @@ def test_student_decides_between_rtx3060_and_jetson_agx_xavier(server: str, page
                      r"\(reference table, grade C on both sides: 283 vs 420 J per iteration, at the wall", low)
     # the cost per 1M samples of each, in one currency, with its basis
     costs = re.search(r"Cost per 1M samples at 10% utilisation over 3 years, 0\.3 USD per kWh: "
-                      r"GeForce RTX 3060 ([\d.,]+) USD \(estimate\); Jetson AGX Xavier ([\d.,]+) USD \(estimate\)", low)
+                      r"GeForce RTX 3060 ([\d.,]+) USD \(estimate\); Jetson AGX Xavier ([\d.,]+) USD \([^)]*\)", low)
     assert costs, low[:3000]
     assert "CAD" not in low.split("Every figure")[0]  # one currency in the answer
     # the duty cycle at 10%: idle most of the time
@@ -166,7 +166,7 @@ def test_student_decides_between_rtx3060_and_jetson_agx_xavier(server: str, page
     _set_number(page, "Utilisation (% of the time busy)", "90")
     _wait_text(page, "at 90% utilisation over 3 years")
     high = _body(page)
-    assert "each device idles 10% of the time" in high and "add little per sample" in high
+    assert "each device idles 10% of the time" in high and "hardware dominates" in high  # the Jetson's price
     costs_high = re.search(r"GeForce RTX 3060 ([\d.,]+) USD \(estimate\); Jetson AGX Xavier ([\d.,]+) USD", high)
     assert costs_high and float(costs_high.group(1)) < float(costs.group(1))  # busier: cheaper per sample
     assert "util=0.9" in page.url and "kwh=0.3" in page.url  # the decision is a link

@@ -365,7 +365,7 @@ def test_devices_refuses_a_tdp_of_zero_or_a_negative_price_and_keeps_a_history(d
         history = queries.device_edits(store)
         row = queries.devices(store).filter(t4).row(0, named=True)
     assert (row["tdp_w"], row["price_currency"]) == (70.0, "USD")
-    assert sorted(history["column_name"].to_list()) == ["price_amount", "price_currency", "tdp_w"]
+    assert sorted(history["column_name"].to_list()) == ["price_amount", "price_currency", "price_date", "tdp_w"]
     assert history.filter(pl.col("column_name") == "tdp_w")["new_value"].to_list() == ["70.0"]
     at = _page("devices")
     assert not at.exception and "Edit history" in [e.label for e in at.expander]

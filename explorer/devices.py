@@ -1,0 +1,41 @@
+"""The Devices page's catalog table: price first, what the price covers and where it comes from
+(the published source, or 'entered by you, <date>'), editable numbers as the text a person types
+(checked by joulebench.ranges when saved), and columns that hold nothing anywhere hidden."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from db.queries import EDITABLE_DEVICE_COLUMNS
+from explorer.money import price_covers, price_origin
+
+TYPED_NUMBERS = ("price_amount", "tdp_w", "memory_gb")  # edited as text, so what is typed reaches the check
+FIRST = ("device_name", "kind", "price_amount", "price_currency", "price_covers", "price_from", "price_kind",
+         "price_date", "price_source", "tdp_w", "memory_gb")
+HIDDEN = ("price_entered_at", "price_entered_by")
+
+
+def _typed(value: float | None) -> str | None:
+    return None if value is None else f"{value:g}"
+
+
+def catalog_view(catalog: pl.DataFrame) -> pl.DataFrame:
+    """The catalog as the Devices page shows it (see the module's docstring)."""
+    rows = catalog.iter_rows(named=True)
+    view = catalog.with_columns(
+        pl.Series("price_covers", [price_covers(r.get("kind")) for r in catalog.iter_rows(named=True)],
+                  dtype=pl.String),
+        pl.Series("price_from", [price_origin(r) if r.get("price_amount") is not None else None for r in rows],
+                  dtype=pl.String),
+        *[pl.col(c).map_elements(_typed, return_dtype=pl.String) for c in TYPED_NUMBERS if c in catalog.columns])
+    view = view.drop([c for c in HIDDEN if c in view.columns])
+    empty = [c for c in view.columns
+             if c not in EDITABLE_DEVICE_COLUMNS and c not in FIRST and view[c].is_null().all()]
+    view = view.drop(empty)
+    first = [c for c in FIRST if c in view.columns]
+    view = view.select([*first, *[c for c in view.columns if c not in first]])
+    # every cell as text, an unknown one empty (never 'None'); numbers as a person types them
+    return view.with_columns(
+        *[pl.col(c).map_elements(_typed, return_dtype=pl.String) for c, t in view.schema.items() if t.is_float()],
+        *[pl.col(c).cast(pl.String) for c, t in view.schema.items() if not t.is_float() and t != pl.String],
+    ).with_columns(pl.all().fill_null(""))

@@ -248,6 +248,12 @@ def validate_imported(document: dict[str, Any], name: str) -> None:
             t, p = trace.get("t_s"), trace.get("power_w")
             if isinstance(t, list) and isinstance(p, list) and len(t) > 64:
                 where = f"runs[{i}].power_traces[{j}]"
+                odd = next(((key, n, x) for key, values in (("t_s", t), ("power_w", p))
+                            for n, x in enumerate(values) if type(x) is not float and type(x) is not int), None)
+                if odd is not None:  # "1" and true are not numbers, though numpy would convert them
+                    key, n, x = odd
+                    problems.append(f"{where}.{key}[{n}]: {str(x)[:20]!r} is not a number; write it without quotes")
+                    continue
                 try:
                     tt, pp = np.asarray(t, dtype=float), np.asarray(p, dtype=float)
                 except (TypeError, ValueError):

@@ -12,7 +12,10 @@ from typing import Any
 
 from importers.base import Conversion, Importer, Source, positive
 
-_BAR = re.compile(r"(\d+)/(\d+) \[(?:(\d+):)?(\d+):(\d+)<[^,\]]*,\s*([\d.]+)(it/s|s/it)")
+# Linear on any input: a count starts after a non-digit (so a run of digits is tried once, not from
+# every position) and every repeat is bounded; an unbounded `(\d+)/` over 64 KiB of digits took 30 s.
+_BAR = re.compile(r"(?<!\d)(\d{1,15})/(\d{1,15}) \[(?:(\d{1,6}):)?(\d{1,6}):(\d{1,2})<[^,\]\n]{0,40},\s{0,8}"
+                  r"(\d{1,15}(?:\.\d{1,15})?)(it/s|s/it)")
 
 
 def _progress_lines(text: str) -> list[str]:

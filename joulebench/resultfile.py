@@ -12,7 +12,9 @@ import hashlib
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -209,9 +211,81 @@ def _semantic_problems(document: dict[str, Any]) -> list[str]:
                 problems.append(f"{where}.power_traces[{j}].t_s: times must not go backwards; sort the samples")
             if any(not math.isfinite(x) for x in p):
                 problems.append(f"{where}.power_traces[{j}].power_w: non-finite value")
+    problems.extend(_time_problems(document))
+    problems.extend(_text_problems(document))
     finding_ids = [f["finding_id"] for f in document.get("findings", [])]
     for dup in sorted({f for f in finding_ids if finding_ids.count(f) > 1}):
         problems.append(f"findings: finding_id {dup!r} appears twice; give each finding its own id")
+    return problems
+
+
+# Times a result can carry: after the first GPUs ran deep learning, and not after tomorrow (a
+# clock a day ahead is tolerated). Outside this, a date is a typo or an attack (year 1 at +14:00
+# overflows every datetime library on conversion to UTC).
+EARLIEST_YEAR = 1990
+
+
+def _instant(value: Any, where: str, problems: list[str]) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        instant = parsed.astimezone(UTC)
+    except OverflowError:
+        problems.append(f"{where}: {value[:40]} is outside {EARLIEST_YEAR} to today; check the clock that wrote it")
+        return None
+    except ValueError:
+        problems.append(f"{where}: {value[:40]!r} is not an ISO 8601 date and time; write e.g. "
+                        "2026-11-20T10:10:00+00:00")
+        return None
+    latest = datetime.now(UTC) + timedelta(days=1)
+    if instant.year < EARLIEST_YEAR or instant > latest:
+        problems.append(f"{where}: {value[:40]} is outside {EARLIEST_YEAR} to today; check the clock that wrote it")
+        return None
+    return instant
+
+
+def _time_problems(document: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    _instant(document.get("created_at"), "created_at", problems)
+    for i, run in enumerate(document.get("runs", [])):
+        start = _instant(run.get("started_at"), f"runs[{i}].started_at", problems)
+        end = _instant(run.get("ended_at"), f"runs[{i}].ended_at", problems)
+        if start is not None and end is not None and end < start:
+            problems.append(f"runs[{i}].ended_at: {run['ended_at']} is before started_at {run['started_at']}; "
+                            "a run ends after it starts")
+    return problems
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _text_problems(document: dict[str, Any], limit: int = 10) -> list[str]:
+    """Strings that cannot be stored or shown faithfully: control characters (NUL, escape codes;
+    tab and line breaks are text) and unpaired UTF-16 surrogates ("\\ud800" in JSON), which no
+    UTF-8 database or page can encode. Walks every string once, iteratively."""
+    problems: list[str] = []
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack and len(problems) < limit:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                problems.append(f"{where or 'the document'}: holds an unpaired surrogate (\\ud800-\\udfff), "
+                                "which is not text; re-export the file as UTF-8")
+            elif _CONTROL.search(item):
+                problems.append(f"{where or 'the document'}: holds a control character (e.g. NUL); remove it")
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                key = f"{where}.{k}" if where else str(k)
+                if isinstance(k, str) and (_SURROGATE.search(k) or _CONTROL.search(k)):
+                    problems.append(f"{where or 'the document'}: a field name holds a control character or "
+                                    "surrogate; remove it")
+                stack.append((v, key))
+        elif isinstance(item, list) and item and not isinstance(item[0], (int, float)):
+            stack.extend((v, f"{where}[{n}]") for n, v in enumerate(item))
     return problems
 
 

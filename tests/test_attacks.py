@@ -1,0 +1,101 @@
+"""Attack reproductions from issue 17: each hostile input is refused with the field named, quickly,
+and never as a traceback (F1-F5, F9)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest.service import import_bytes
+from joulebench.errors import JouleBenchError, ResultFileError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "result_v1_cpu_runs.json"
+
+
+@pytest.fixture(scope="module")
+def native() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(FIXTURE.read_text())
+    return loaded
+
+
+def _refusal(doc: dict[str, Any] | None, tmp_path: Path, raw: bytes | None = None) -> str:
+    """The message of the refusal, through the whole import path (convert, validate, ingest)."""
+    data = raw if raw is not None else json.dumps(doc).encode()
+    with pytest.raises(ResultFileError) as e:
+        import_bytes(data, "hostile.json", db=tmp_path / "t.duckdb")
+    return e.value.format_message()
+
+
+def test_f1_a_quoted_number_in_a_long_power_trace_is_named_by_index(native, tmp_path):
+    doc = copy.deepcopy(native)
+    trace = doc["runs"][0]["power_traces"][0]
+    trace["t_s"] = [i * 0.1 for i in range(100)]
+    trace["power_w"] = [50.0] * 100
+    trace["power_w"][70] = "1"
+    assert "runs[0].power_traces[0].power_w[70]: '1' is not a number" in _refusal(doc, tmp_path)
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "1970-01-01T00:00:00"])
+def test_f2_dates_outside_any_real_run_are_refused(native, tmp_path, stamp):
+    doc = copy.deepcopy(native)
+    doc["runs"][0]["started_at"] = stamp
+    assert "runs[0].started_at" in _refusal(doc, tmp_path) and "outside 1990 to today" in _refusal(doc, tmp_path)
+
+
+def test_f2_a_run_that_ends_before_it_starts_is_refused(native, tmp_path):
+    doc = copy.deepcopy(native)
+    doc["runs"][0]["ended_at"] = "2026-11-20T10:00:00+00:00"
+    assert "runs[0].ended_at" in _refusal(doc, tmp_path) and "before started_at" in _refusal(doc, tmp_path)
+
+
+@pytest.mark.parametrize("value", ["ab\x00cd", "ab\x1b[31mcd"])
+def test_f2_control_characters_in_an_id_are_refused(native, tmp_path, value):
+    doc = copy.deepcopy(native)
+    doc["runs"][0]["run_id"] = value
+    assert "runs[0].run_id: holds a control character" in _refusal(doc, tmp_path)
+
+
+def test_f3_an_unpaired_surrogate_is_refused_not_a_traceback(native, tmp_path):
+    raw = json.dumps(native).replace("hand-written fixture", "hand\\ud800written").encode()
+    assert "runs[0].notes: holds an unpaired surrogate" in _refusal(None, tmp_path, raw)
+
+
+def test_f3_surrogates_in_another_tools_file_are_refused(tmp_path):
+    """A vLLM benchmark JSON (a real layout) whose model name holds an escaped lone surrogate."""
+    data = {"date": "20250101-120000", "backend": "vllm", "model_id": "meta-llama/\ud800Llama-3-8B",
+            "num_prompts": 100, "request_throughput": 5.0, "output_throughput": 600.0,
+            "total_token_throughput": 1200.0, "mean_ttft_ms": 50.0, "median_ttft_ms": 45.0,
+            "p99_ttft_ms": 120.0, "mean_tpot_ms": 10.0, "median_tpot_ms": 9.0, "p99_tpot_ms": 20.0,
+            "duration": 20.0, "completed": 100, "total_input_tokens": 12800, "total_output_tokens": 12800}
+    raw = json.dumps(data).encode()  # json.dumps writes the lone surrogate as the escape \ud800
+    with pytest.raises(JouleBenchError, match=r"runs\[0\]\.config\.model: holds an unpaired surrogate"):
+        import_bytes(raw, "vllm_bench.json", db=tmp_path / "t.duckdb")
+
+
+PATHOLOGICAL = {
+    "digits": b"7" * 262144, "digits and slashes": b"7/" * 131072, "spaces": b" " * 262144,
+    "commas": b"," * 262144, "colons": b"1:" * 131072, "one long csv header": b"a," * 131072 + b"\n1",
+    "brackets": b"[" * 262144, "dll": b"DLL " * 65536, "quotes": b'"' * 262144,
+}
+HANG_GUARD_S = 60  # a hang guard for all of them together, not a speed target (they take well under 1 s)
+
+
+def test_f4_detection_is_linear_on_256_kib_of_pathological_text(tmp_path):
+    """64 KiB of the digit 7 took 30 s in the tqdm pattern (quadratic backtracking) and froze the
+    app; every pattern now meets each input once. Run in a child so a regression fails, not hangs."""
+    for name, data in PATHOLOGICAL.items():
+        (tmp_path / f"{name.replace(' ', '_')}.txt").write_bytes(data)
+    code = ("import sys, pathlib, importers\nfrom joulebench.errors import JouleBenchError\n"
+            "for p in sorted(pathlib.Path(sys.argv[1]).glob('*.txt')):\n"
+            "    try: importers.load(p.read_bytes(), p.name)\n"
+            "    except JouleBenchError: pass\n    print(p.name, flush=True)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.split()) == len(PATHOLOGICAL)

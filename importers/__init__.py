@@ -35,7 +35,7 @@ from importers.vllm_bench import VllmBenchImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import NothingToImportError, ResultFileError
 from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
-from joulebench.resultfile import LoadedResultFile, schema, validate_document
+from joulebench.resultfile import MAX_RUNS_PER_FILE, LoadedResultFile, schema, validate_document
 
 _TRACE_ITEMS = schema()["$defs"]["power_trace"]["properties"]
 MAX_TRACE_POWER_W = float(_TRACE_ITEMS["power_w"]["items"]["maximum"])
@@ -165,6 +165,10 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
         raise ResultFileError(
             source.name, [f"(whole file): not a valid {importer.NAME} file ({type(e).__name__}: {e})"]
         ) from e
+    runs_made = document.get("runs") if isinstance(document, dict) else None
+    if isinstance(runs_made, list) and len(runs_made) > MAX_RUNS_PER_FILE:
+        raise ResultFileError(source.name, [f"(whole file): {len(runs_made):,} runs; one file holds at most "
+                                            f"{MAX_RUNS_PER_FILE:,}: split it into smaller files"])
     _not_stated_to_null(document)
     validate_imported(document, source.name)
     runs = document.get("runs") or []

@@ -27,6 +27,7 @@ from importers.base import (
     as_dict,
     as_list,
     cell,
+    check_run_count,
     clean_str,
     energy_metrics,
     num,
@@ -164,6 +165,7 @@ class AiEnergyScoreImporter(Importer):
     # --- v2: batch runner master_results.csv ----------------------------------------------------------
     def _master(self, conv: Conversion) -> dict[str, Any]:
         header, rows = read_csv(conv, conv.source.text or "")
+        check_run_count(conv, len(rows), "its rows")
         if not rows:
             raise conv.fail("line 2", "the file holds the header only: no model run was recorded")
         runs = []

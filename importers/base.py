@@ -22,10 +22,14 @@ from typing import Any, ClassVar
 from energy import energy_figures
 from joulebench import __version__
 from joulebench.errors import ResultFileError
-from joulebench.resultfile import MAX_DOCUMENT_BYTES, decompress, new_document
+from joulebench.resultfile import MAX_DOCUMENT_BYTES, MAX_RUNS_PER_FILE, decompress, new_document
 from joulebench.vocab import BOUNDARIES, DEVICE_KINDS, MODES, PRECISIONS
 
-MAX_FILE_BYTES = 256 * 1024 * 1024  # one file of another tool's format, after decompression
+MAX_FILE_BYTES = MAX_DOCUMENT_BYTES  # one file of another tool's format, after decompression
+# A table is read as Python strings (about 60 bytes a cell): real tables have tens of columns and
+# power logs up to a few hundred thousand rows; these caps keep one table under about 300 MB.
+MAX_CSV_COLUMNS = 1_000
+MAX_CSV_CELLS = 5_000_000
 KINDS = DEVICE_KINDS
 
 # Units: every conversion in one place (the project stores J, W, s, ms and MB = 10^6 bytes).
@@ -364,9 +368,20 @@ def energy_metrics(
 
 def read_csv(conv: Conversion, text: str, *, delimiter: str = ",") -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header (stripped) and (line number, cells stripped) rows; blank lines skipped."""
+    rows: list[tuple[int, list[str]]] = []
+    cells = 0
     try:
         reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
-        rows = [(reader.line_num, [c.strip() for c in row]) for row in reader if any(c.strip() for c in row)]
+        for row in reader:
+            if len(row) > MAX_CSV_COLUMNS:
+                raise conv.fail(f"line {reader.line_num}", f"{len(row):,} columns; at most {MAX_CSV_COLUMNS:,} are "
+                                "read (no benchmark table is that wide): split the file")
+            cells += len(row)
+            if cells > MAX_CSV_CELLS:
+                raise conv.fail(f"line {reader.line_num}", f"more than {MAX_CSV_CELLS:,} cells; split the file "
+                                "into smaller ones")
+            if any(c.strip() for c in row):
+                rows.append((reader.line_num, [c.strip() for c in row]))
     except csv.Error as e:
         raise conv.fail("CSV", f"cannot be read: {e}") from e
     if not rows:
@@ -375,6 +390,13 @@ def read_csv(conv: Conversion, text: str, *, delimiter: str = ",") -> tuple[list
     while header and header[-1] == "":
         header = header[:-1]
     return header, rows[1:]
+
+
+def check_run_count(conv: Conversion, count: int, what: str) -> None:
+    """Refuse before building them when a file would make more runs than one file may hold."""
+    if count > MAX_RUNS_PER_FILE:
+        raise conv.fail("(whole file)", f"{what} make {count:,} runs; one file holds at most {MAX_RUNS_PER_FILE:,}: "
+                        "split it into smaller files")
 
 
 def cell(header: list[str], row: list[str], name: str) -> str | None:

@@ -23,6 +23,7 @@ from importers.base import (
     Conversion,
     Importer,
     Source,
+    check_run_count,
     clean_str,
     energy_metrics,
     num,
@@ -67,6 +68,7 @@ class CodeCarbonImporter(Importer):
             if nul:
                 conv.warn(f"{nul} NUL bytes removed (a crash while appending to the file)")
             header, lines = read_csv(conv, text)
+            check_run_count(conv, len(lines), "its rows")
             missing = [c for c in REQUIRED if c not in header]
             if missing:
                 raise conv.fail("line 1", f"header lacks {', '.join(missing)}")

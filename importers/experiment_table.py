@@ -24,6 +24,7 @@ from importers.base import (
     Conversion,
     Importer,
     Source,
+    check_run_count,
     clean_str,
     energy_metrics,
     num,
@@ -110,6 +111,7 @@ class ExperimentTableImporter(Importer):
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         header, rows = read_csv(conv, conv.source.text or "", delimiter=_delimiter(conv.source.head))
+        check_run_count(conv, len(rows), "its rows")
         cols = _columns(header)
         kinds = _recognised(cols)
         usable = kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["rate"]

@@ -21,7 +21,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from importers.base import Conversion, Importer, Source, clean_str, num, pos_int, positive, read_csv
+from importers.base import (
+    Conversion,
+    Importer,
+    Source,
+    check_run_count,
+    clean_str,
+    num,
+    pos_int,
+    positive,
+    read_csv,
+)
 
 FIXED = ["name_gpu", "num_gpu", "watt", "price"]
 _NAME = re.compile(r"^([a-z0-9]+)-(train|inference)-(throughput|bs)(?:-v2)?-(fp32|fp16|tf32|bf16)\.(csv|json)$",
@@ -85,6 +95,7 @@ class LambdaImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
         rows = self._json_rows(conv, doc) if isinstance(doc, list) else self._csv_rows(conv)
+        check_run_count(conv, sum(len(r[5]) for r in rows), "its devices x tasks")
         m = _NAME.match(conv.source.base_name)
         mode = {"train": "train", "inference": "infer"}.get(m.group(2).lower()) if m else None
         if mode is None and "-inference-" not in conv.source.base_name:

@@ -25,6 +25,7 @@ from importers.base import (
     Source,
     as_dict,
     cell,
+    check_run_count,
     clean_str,
     num,
     pos_int,
@@ -222,6 +223,7 @@ class MlEnergyImporter(Importer):
         device = conv.device(m.group(1) if m else None, "gpu", where="file name (<GPU>_<task>_benchmark.csv)")
         task = m.group(2) if m else None
         header, rows = read_csv(conv, conv.source.text or "")
+        check_run_count(conv, len(rows), "its rows")
         runs = []
         for i, (lineno, row) in enumerate(rows):
             model = clean_str(cell(header, row, "model"))

@@ -38,6 +38,7 @@ from importers.base import (
     as_dict,
     as_list,
     cell,
+    check_run_count,
     clean_str,
     energy_metrics,
     int_from_path,
@@ -476,6 +477,7 @@ class OptimumBenchmarkImporter(Importer):
         if text is None:
             raise conv.fail("(whole file)", "not text")
         header, rows = read_csv(conv, text)
+        check_run_count(conv, len(rows), "its rows")
         if not rows:
             raise conv.fail("line 2", "no result row after the header")
         dirs = conv.source.dirs

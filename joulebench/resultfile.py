@@ -27,7 +27,13 @@ from joulebench.labels import SuppliedLabel
 FORMAT_NAME = "joulebench-result"
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("result_schema_v1.json")
-MAX_DOCUMENT_BYTES = 512 * 1024 * 1024  # after decompression: refuses gzip bombs
+# After decompression (gzip bombs). JSON of packed numbers ("1.5,") takes about 8 times its size as
+# Python objects, so 64 MiB keeps one document's parse under about 700 MB; a runner's file of a
+# 10-minute run with its 10 Hz power trace is under 1 MiB, and a larger export splits by source.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+# Runs in one file: a whole Lambda or MLPerf table is a few hundred; a file of more is refused
+# before it is validated (160,182 runs from a 490 KB table of 10,000 columns took 178 s).
+MAX_RUNS_PER_FILE = 20_000
 MAX_JSON_DEPTH = 64
 MAX_PROBLEMS = 50
 

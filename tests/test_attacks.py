@@ -4,6 +4,7 @@ and never as a traceback (F1-F5, F9)."""
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import subprocess
 import sys
@@ -12,8 +13,10 @@ from typing import Any
 
 import pytest
 
+import importers
 from ingest.service import import_bytes
 from joulebench.errors import JouleBenchError, ResultFileError
+from joulebench.resultfile import MAX_DOCUMENT_BYTES, MAX_RUNS_PER_FILE
 
 FIXTURE = Path(__file__).parent / "fixtures" / "result_v1_cpu_runs.json"
 
@@ -99,3 +102,29 @@ def test_f4_detection_is_linear_on_256_kib_of_pathological_text(tmp_path):
                           timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.split()) == len(PATHOLOGICAL)
+
+
+def _refused_quickly(data: bytes, name: str) -> str:
+    with pytest.raises(ResultFileError) as e:
+        importers.load(data, name)
+    return e.value.format_message()
+
+
+def test_f5_a_table_of_ten_thousand_columns_is_refused_before_it_makes_runs():
+    """The tester's 490 KB table of 10,000 columns made 160,182 runs in 178 s at 1.57 GB."""
+    header = "name_gpu,num_gpu,watt,price," + ",".join(f"task_{i}" for i in range(10_000))
+    rows = "\n".join(f"GPU {r},1.0,300.0,1000.0," + ",".join("12.5" for _ in range(10_000)) for r in range(16))
+    message = _refused_quickly(f"{header}\n{rows}".encode(), "pytorch-train-throughput-fp16.csv")
+    assert "10,004 columns; at most 1,000" in message
+
+
+def test_f5_a_file_of_more_runs_than_one_file_holds_is_refused_before_validation():
+    rows = "\n".join(f"m{r},{r % 64 + 1},{r + 1}.0,{r + 2}.0,1.0" for r in range(MAX_RUNS_PER_FILE + 1))
+    data = f"model,batch_size,throughput_sps,energy_j,duration_s\n{rows}".encode()
+    assert f"make {MAX_RUNS_PER_FILE + 1:,} runs; one file holds at most" in _refused_quickly(data, "table.csv")
+
+
+def test_f5_a_gzip_that_unpacks_past_the_cap_is_refused_without_unpacking_it_all():
+    bomb = gzip.compress(b"[" + b"1.5," * (MAX_DOCUMENT_BYTES // 4 + 1) + b"1]", compresslevel=9)
+    assert len(bomb) < 1_000_000
+    assert f"more than {MAX_DOCUMENT_BYTES // 2**20} MiB" in _refused_quickly(bomb, "bomb.json.gz")

@@ -190,7 +190,7 @@ def test_a_2_gb_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
     with open(huge, "wb") as f:
         f.truncate(2 * 1024**3)  # sparse: 2 GB long, nothing on disk
     peak, said = _peak_rss_mb(["import", "huge.json", "--db", "m.duckdb"], tmp_path)
-    assert "huge.json: (whole file): 2048 MiB; at most 256 MiB are read: split it into smaller files" in said
+    assert "huge.json: (whole file): 2048 MiB; at most 64 MiB are read: split it into smaller files" in said
     assert peak < 350
 
 

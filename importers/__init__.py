@@ -75,6 +75,7 @@ __all__ = [
     "Source",
     "detect",
     "known_formats",
+    "known_tools",
     "load",
     "load_source",
     "validate_imported",
@@ -127,8 +128,14 @@ def detect(source: Source) -> Importer:
     if kind:
         raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import"])
     raise NothingToImportError(
-        source.name, [f"(whole {what}): not a format JouleBench knows; known formats: " + "; ".join(known_formats())]
-    )
+        source.name, [f"(whole {what}): not a format JouleBench knows, so no benchmark figures can be read from it "
+                      f"(it reads the files of {known_tools()})"])
+
+
+def known_tools() -> str:
+    """The tools whose files are read, in one short line (the full list is `known_formats`)."""
+    tools = list(dict.fromkeys(imp.TOOL for imp in IMPORTERS))
+    return ", ".join(tools[:-1]) + " and " + tools[-1]
 
 
 def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFile, str]:

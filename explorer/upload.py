@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 import importers
 from db import IngestReport
+from explorer import bounded
 from ingest import import_bytes, import_with_power_log
 from ingest.attach import load_pair
-from joulebench.errors import ResultFileError
+from joulebench.errors import JouleBenchError, ResultFileError
 from joulebench.labels import NOT_STATED, describe_not_stated
 
 
@@ -40,7 +44,28 @@ class PowerLog:
     boundary: str | None = None
 
 
+PREVIEWS_KEPT = 64
+_previews: OrderedDict[tuple[Any, ...], Preview] = OrderedDict()
+
+
 def preview(name: str, data: bytes, given: importers.Hints | None = None, log: PowerLog | None = None) -> Preview:
+    """What the file would import, read in a bounded child process (explorer.bounded) so that no
+    file can hold the app server; kept per content, hints and log, since every rerun asks again."""
+    key = (name, hashlib.sha256(data).hexdigest(), given,
+           (log.name, hashlib.sha256(log.data).hexdigest(), log.boundary) if log else None)
+    if key not in _previews:
+        try:
+            _previews[key] = bounded.call(read_preview, name, data, given, log, name=name)
+        except JouleBenchError as e:
+            _previews[key] = Preview(name, error=e.format_message())
+        while len(_previews) > PREVIEWS_KEPT:
+            _previews.popitem(last=False)
+    return _previews[key]
+
+
+def read_preview(name: str, data: bytes, given: importers.Hints | None = None, log: PowerLog | None = None
+                 ) -> Preview:
+    """The preview itself, in this process (the child's side of `preview`)."""
     try:
         if log is None:
             loaded, fmt = importers.load(data, name, hints=given)
@@ -60,7 +85,14 @@ def preview(name: str, data: bytes, given: importers.Hints | None = None, log: P
 
 def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None = None,
                   log: PowerLog | None = None) -> IngestReport:
-    """Raises ResultFileError for a file that cannot be imported; nothing is imported from it."""
+    """Raises ResultFileError for a file that cannot be imported; nothing is imported from it. The
+    import runs in a bounded child process (explorer.bounded), through the CLI's code."""
+    return bounded.call(import_here, name, data, db, given, log, name=name)
+
+
+def import_here(name: str, data: bytes, db: str, given: importers.Hints | None = None,
+                log: PowerLog | None = None) -> IngestReport:
+    """The import itself, in this process (the child's side of `import_upload`)."""
     if log is None:
         return import_bytes(data, name, db=db, source_kind="upload", hints=given)
     return import_with_power_log(data, name, log.data, log.name, db=db, source_kind="upload", hints=given,

@@ -7,6 +7,10 @@ and the explorer, so a figure reads the same everywhere:
 - mean, standard deviation (sample, n - 1), coefficient of variation = sd / mean in %;
 - 95 % confidence interval of the mean: mean +- t(0.975, n - 1) x sd / sqrt(n), Student's t
   from scipy (no hand-typed table). With one repeat there is no spread and no interval.
+- Every figure aggregated here is a positive physical quantity (samples/s, J, W, ms). When the
+  interval would reach 0 or below (few repeats with a wide spread: with n = 2, t = 12.7, any CoV
+  above about 11 %), it says nothing true and is withheld: the figure reads "not enough repeats
+  for an interval", never "-2,174 to 2,589 samples/s".
 
 `ratio_interval` gives "A is 1.9x (1.8-2.0) B": the ratio of two means with a 95 % interval
 from the delta method on the log scale (variances of log means add; Welch-Satterthwaite
@@ -16,7 +20,7 @@ degrees of freedom), and says when the interval holds 1: the difference is withi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 CONFIDENCE = 0.95
@@ -52,6 +56,29 @@ class Aggregate:
     ci95_low: float | None = None
     ci95_high: float | None = None
 
+    @classmethod
+    def bounded(cls, n: int, mean: float, std: float | None, cov_pct: float | None, low: float | None,
+                high: float | None) -> Aggregate:
+        """An aggregate whose interval is withheld when it would reach 0 or below (also for
+        intervals stored before this rule)."""
+        if low is not None and mean > 0 and low <= 0:
+            low = high = None
+        return cls(n, mean, std, cov_pct, low, high)
+
+    @property
+    def interval_withheld(self) -> bool:
+        """Repeats that show a spread but too few of them for an interval above 0."""
+        return self.n >= 2 and self.ci95_low is None
+
+    def interval_text(self, fmt: Callable[[float], str], unit: str = "") -> str:
+        """'12.1 to 12.9 samples/s', or why there is no interval."""
+        if self.ci95_low is None or self.ci95_high is None:
+            if self.interval_withheld:
+                return (f"not enough repeats for an interval ({self.n} with a spread of "
+                        f"{significant(self.cov_pct or 0.0, 2)} %: it would reach below 0)")
+            return "needs 2 or more repeats"
+        return f"{fmt(self.ci95_low)} to {fmt(self.ci95_high)}{(' ' + unit) if unit else ''}"
+
     @property
     def ci95_half(self) -> float | None:
         """Half the width of the interval (the +- in "mean +- half")."""
@@ -63,6 +90,8 @@ class Aggregate:
         """'0.643 ± 0.024 (n 3)': the mean to `digits` significant figures, the interval's half
         width to two; '0.643 (n 1)' without an interval."""
         half = self.ci95_half
+        if half is None and self.interval_withheld:
+            return f"{significant(self.mean, digits)} (n {self.n}, spread too wide for an interval)"
         if half is None:
             return f"{significant(self.mean, digits)} (n {self.n})"
         return f"{significant(self.mean, digits)} ± {significant(half, 2)} (n {self.n})"
@@ -80,7 +109,7 @@ def aggregate(values: Iterable[float | None], confidence: float = CONFIDENCE) ->
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
     half = _t_quantile(confidence, n - 1) * std / math.sqrt(n)
     cov = std / abs(mean) * 100.0 if mean else None
-    return Aggregate(n, mean, std, cov, mean - half, mean + half)
+    return Aggregate.bounded(n, mean, std, cov, mean - half, mean + half)
 
 
 @dataclass(frozen=True)

@@ -108,8 +108,8 @@ def configuration_aggregate(config: dict[str, Any], metric: str) -> Aggregate | 
     n, mean = config.get(f"{metric}_n"), config.get(f"{metric}_mean")
     if n is None or mean is None:
         return None
-    return Aggregate(int(n), float(mean), config.get(f"{metric}_std"), config.get(f"{metric}_cov_pct"),
-                     config.get(f"{metric}_ci95_low"), config.get(f"{metric}_ci95_high"))
+    return Aggregate.bounded(int(n), float(mean), config.get(f"{metric}_std"), config.get(f"{metric}_cov_pct"),
+                             config.get(f"{metric}_ci95_low"), config.get(f"{metric}_ci95_high"))
 
 
 def configuration_rows(config: dict[str, Any]) -> list[dict[str, Any]]:
@@ -119,8 +119,7 @@ def configuration_rows(config: dict[str, Any]) -> list[dict[str, Any]]:
         agg = configuration_aggregate(config, metric)
         if agg is None:
             continue
-        interval = ("needs 2 or more repeats" if agg.ci95_low is None
-                    else f"{sig(agg.ci95_low)} to {sig(agg.ci95_high)}")
+        interval = agg.interval_text(sig)
         rows.append({"Figure": FIGURE_LABELS.get(metric, metric), "Repeats (n)": agg.n, "Mean": sig(agg.mean),
                      "95 % interval": interval,
                      "Spread (CoV %)": "needs 2 or more repeats" if agg.cov_pct is None else f"{agg.cov_pct:.2g}"})

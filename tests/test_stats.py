@@ -15,7 +15,7 @@ KNOWN = {
     # the H100 evidence: J/sample of the 10 s repeats and of the 30-step repeats
     "h100-10s": [0.631309, 0.643246, 0.654548],
     "h100-30-steps": [0.616658, 0.634429, 0.515675, 0.619137, 0.508458],
-    "two": [436.5, 745.6],
+    "two": [436.5, 445.6],  # a wild pair (436.5, 745.6) has its interval withheld: see below
     "ten": [10.1, 9.8, 10.4, 10.0, 9.9, 10.2, 10.3, 9.7, 10.0, 10.1],
 }
 
@@ -78,3 +78,31 @@ def test_ratio_interval_reference_and_coverage() -> None:
         assert ri is not None and ri.low is not None and ri.high is not None
         hits += ri.low <= 2.0 <= ri.high
     assert abs(hits / trials - 0.95) < 0.025
+
+
+def test_an_interval_that_would_reach_below_zero_is_withheld_not_printed():
+    """Issue 17 item 7: two runs of 19.8 and 394.7 samples/s gave '-2,174 to 2,589 samples/s'."""
+    agg = aggregate([19.8, 394.7])
+    assert agg is not None and agg.n == 2 and agg.ci95_low is None and agg.ci95_high is None
+    assert agg.interval_withheld
+    text = agg.interval_text(lambda x: f"{x:,.0f}", "samples/s")
+    assert text.startswith("not enough repeats for an interval (2 with a spread of")
+    assert "-" not in agg.as_text() and "spread too wide" in agg.as_text()
+
+
+def test_a_tight_pair_keeps_its_interval_and_a_stored_negative_one_is_withheld():
+    agg = aggregate([100.0, 101.0])
+    assert agg is not None and agg.ci95_low is not None and agg.ci95_low > 0
+    from energy.stats import Aggregate
+
+    stored = Aggregate.bounded(2, 207.25, 265.1, 127.9, -2174.0, 2589.0)  # written before the rule
+    assert stored.ci95_low is None and stored.interval_withheld
+
+
+def test_run_detail_shows_not_enough_repeats_for_the_wild_pair():
+    from explorer.detail import configuration_rows
+
+    config = {"throughput_sps_n": 2, "throughput_sps_mean": 207.25, "throughput_sps_std": 265.1,
+              "throughput_sps_cov_pct": 127.9, "throughput_sps_ci95_low": -2174.0, "throughput_sps_ci95_high": 2589.0}
+    (row,) = configuration_rows(config)
+    assert row["95 % interval"].startswith("not enough repeats for an interval")

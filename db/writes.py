@@ -24,6 +24,7 @@ import db.columns as columns
 import db.labels as labels
 from db.connection import first_row
 from db.grading import grade_runs
+from energy.figures import FLAG_POWER_IMPLAUSIBLE, implausible_power_reason
 from joulebench.errors import ResultFileError
 from joulebench.labels import SuppliedLabel, run_label_value
 from joulebench.resultfile import FORMAT_NAME, LoadedResultFile
@@ -148,6 +149,22 @@ def _device_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _check_power(con: duckdb.DuckDBPyConnection, run: dict[str, Any], row: dict[str, Any]) -> None:
+    """An average power above the device's plausible maximum (its TDP from the file, else the
+    catalog) is stored as missing with the reason; the energy figures stay."""
+    device = run.get("device") or {}
+    tdp = device.get("tdp_w")
+    if tdp is None and row.get("device_name"):
+        found = first_row(con, "SELECT tdp_w FROM devices WHERE device_name = ?", [row["device_name"]])
+        tdp = found[0] if found else None
+    reason = implausible_power_reason(row.get("avg_power_w"), tdp_w=tdp, gpu_count=row.get("gpu_count"),
+                                      boundary=row.get("energy_boundary"))
+    if reason:
+        row["avg_power_w"] = None
+        row["avg_power_missing_reason"] = reason
+        row["flags"] = [*(row.get("flags") or []), FLAG_POWER_IMPLAUSIBLE]
+
+
 def _add_devices(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str) -> int:
     """Add devices the catalog lacks; never overwrite a catalog entry (user edits persist)."""
     entries = _device_rows(doc)
@@ -191,6 +208,7 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
         }
         row.update(run["config"])
         row.update(run.get("metrics") or {})
+        _check_power(con, run, row)
         if all(row.get(k) is None for k in ENERGY_FIGURES) and not row.get("energy_missing_reason"):
             row["energy_missing_reason"] = f"no energy figure in the {file_format} file this run came from"
         prov = run.get("provenance") or {

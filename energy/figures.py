@@ -53,6 +53,35 @@ def energy_figures(energy_j: float | None, *, boundary: str | None, method: str 
     return {k: v for k, v in out.items() if v is not None}
 
 
+# The most power one device can draw over a window: its TDP x 1.5 (boost and transients), else
+# 1.5 kW (no single GPU or module draws more: B200 1 kW, GB300 1.4 kW), times the GPUs used. A whole
+# system or a wall meter also feeds CPUs, memory and fans: it gets 1.5 kW per GPU whatever the TDP.
+PLAUSIBLE_TDP_FACTOR = 1.5
+PLAUSIBLE_DEVICE_MAX_W = 1500.0
+DEVICE_BOUNDARIES = ("gpu_board", "jetson_module", "cpu_package", "estimated")
+FLAG_POWER_IMPLAUSIBLE = "avg_power_implausible"
+
+
+def implausible_power_reason(avg_power_w: float | None, *, tdp_w: float | None, gpu_count: int | None,
+                             boundary: str | None) -> str | None:
+    """Why an average power (energy / time) cannot be the device's: above its plausible maximum,
+    so the energy and the time were measured over different windows; None when plausible."""
+    if avg_power_w is None:
+        return None
+    count = max(1, gpu_count or 1)
+    if tdp_w and boundary in DEVICE_BOUNDARIES:
+        limit, basis = PLAUSIBLE_TDP_FACTOR * tdp_w * count, f"{PLAUSIBLE_TDP_FACTOR:g} x its TDP of {tdp_w:,.0f} W"
+    else:
+        limit, basis = PLAUSIBLE_DEVICE_MAX_W * count, f"{PLAUSIBLE_DEVICE_MAX_W:,.0f} W per device"
+    if count > 1:
+        basis += f" x {count} devices"
+    if avg_power_w <= limit:
+        return None
+    return (f"energy / time gives {avg_power_w:,.0f} W, above the device's plausible maximum ({basis} = "
+            f"{limit:,.0f} W): the energy and the time cover different windows, so no average power is derived "
+            "(the energy and the energy per example stay)")
+
+
 def idle_figures(metrics: dict[str, Any], idle_power_w: float | None, flags: list[str]) -> dict[str, Any]:
     """idle_power_w, idle_energy_j and net_j_per_sample for a run's metrics; gross figures stay."""
     if idle_power_w is None:

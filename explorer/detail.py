@@ -25,6 +25,7 @@ PROVENANCE_FIELDS = ("source_kind", "source_file", "source_format", "source_sha2
                      "origin_kind", "origin_file_name", "origin_format", "origin_tool", "origin_tool_version",
                      "origin_sha256", "origin_imported_at", "citation")
 ENERGY_FIELDS = ("energy_j", "energy_missing_reason", "energy_boundary", "energy_method", "avg_power_w",
+                 "avg_power_missing_reason",
                  "j_per_sample", "j_per_iteration", "idle_power_w", "net_j_per_sample")
 LABEL_OF_FIELD = {"device_name": "device", "mode": "mode", "precision": "precision", "batch_size": "batch_size",
                   "energy_boundary": "energy_boundary"}
@@ -57,7 +58,9 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
         if label in not_stated:
             return NOT_STATED
         value = run.get(key)
-        if value is None:
+        if value is None and key == "avg_power_w" and run.get("avg_power_missing_reason"):
+            text = f"{NOT_MEASURED}: {run['avg_power_missing_reason']}"
+        elif value is None:
             text = NOT_MEASURED if key in measured else NOT_STATED
         else:
             text = sig(value, 4) if isinstance(value, float) else str(value)

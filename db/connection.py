@@ -47,11 +47,35 @@ def connect(db_path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnect
     return con
 
 
+# What DuckDB says when the file itself is not a readable database (truncated, overwritten, a
+# checksum that does not match); anything else is not evidence of damage and is not called so.
+_DAMAGE_WORDS = ("not a valid duckdb", "corrupt", "checksum", "could not read enough bytes", "magic bytes",
+                 "invalid database", "failed to read database header", "serialization", "deserializ")
+_FULL_WORDS = ("no space left on device", "disk full", "not enough space", "enospc")
+_DENIED_WORDS = ("permission denied", "read-only file system", "operation not permitted", "eacces", "erofs")
+
+
 def damaged(db_path: Path, e: BaseException) -> DatabaseError:
-    """The error for a database file DuckDB cannot read (truncated, overwritten, checksum mismatch)."""
-    return DatabaseError(f"{db_path}: the database file is damaged or unreadable ({_first_line(e)}). Move it "
-                         "away (JouleBench creates a new one) and import your result files again "
-                         "(`joulebench import results/`)")
+    """The error for a database operation that failed, naming its real cause: a full disk or a
+    permission (fix those, nothing is lost), a file DuckDB cannot read (truncated, overwritten:
+    move it away), or another failure (not called damage)."""
+    text = _first_line(e)
+    low = str(e).lower()
+    if any(w in low for w in _FULL_WORDS):
+        return DatabaseError(f"{db_path}: the disk is full ({text}). Free space on the disk that holds it and try "
+                             "again; the database keeps what it held, and result files wait in the inbox")
+    if any(w in low for w in _DENIED_WORDS):
+        return DatabaseError(f"{db_path}: permission denied ({text}). Give the user running JouleBench write "
+                             "access to the file and its folder (chmod/chown), or choose another file with --db")
+    if isinstance(e, duckdb.OutOfMemoryException) or "out of memory" in low:
+        return DatabaseError(f"{db_path}: out of memory while working on the database ({text}); close other "
+                             "programs and try again")
+    if isinstance(e, duckdb.SerializationException) or any(w in low for w in _DAMAGE_WORDS):
+        return DatabaseError(f"{db_path}: the database file is damaged or unreadable ({text}). Move it away "
+                             "(JouleBench creates a new one) and import your result files again "
+                             "(`joulebench import results/`)")
+    return DatabaseError(f"{db_path}: the database could not complete this ({text}). The file is not known to "
+                         "be damaged; try again, and report the message if it repeats")
 
 
 def data_version(db_path: Path) -> str:

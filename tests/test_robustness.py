@@ -234,3 +234,29 @@ def test_host_names_allowed() -> None:
     assert host_name("Example.org:8501") == "example.org" and host_name("[::1]:8501") == "[::1]"
     assert host_allowed("localhost:8501") and host_allowed("127.0.0.1:8501") and host_allowed("[::1]:8501")
     assert not host_allowed("evil.example:8501")
+
+
+@pytest.mark.parametrize(("duckdb_says", "expected", "not_said"), [
+    ('IO Error: Could not write file "/data/jb.duckdb.wal": No space left on device', "the disk is full", "damaged"),
+    ('IO Error: Cannot open file "/data/jb.duckdb": Permission denied', "permission denied", "damaged"),
+    ('IO Error: Cannot open file "/data/jb.duckdb": Read-only file system', "permission denied", "damaged"),
+    ("Invalid Input Error: Resource In Use Error: connection has an unfinished result", "not known to be damaged",
+     "Move it away"),
+    ('IO Error: The file "/data/jb.duckdb" exists, but it is not a valid DuckDB database file!',
+     "damaged or unreadable", "disk is full"),
+])
+def test_a_database_failure_names_its_real_cause(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 duckdb_says: str, expected: str, not_said: str) -> None:
+    """Issue 17, F7: a full disk or a permission was reported as 'damaged... move it away'."""
+    import duckdb
+
+    from db.connection import connect
+    from joulebench.errors import DatabaseError
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise duckdb.IOException(duckdb_says)
+
+    monkeypatch.setattr(duckdb, "connect", refuse)
+    with pytest.raises(DatabaseError) as e:
+        connect(tmp_path / "jb.duckdb")
+    assert expected in e.value.format_message() and not_said not in e.value.format_message()

@@ -8,7 +8,10 @@ import streamlit as st
 from explorer import data
 from explorer.markdown import md
 from joulebench.errors import JouleBenchError
+from joulebench.ranges import field_range
 from joulebench.vocab import BOUNDARIES, DEVICE_KINDS, MODES, PRECISIONS
+
+BATCH_RANGE = field_range("config", "batch_size")  # the schema's, as every edit path applies it
 
 
 def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
@@ -36,7 +39,8 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
         if "precision" in missing:
             precision = cols[0].selectbox("Precision", ["", *PRECISIONS], key=f"{key}_precision")
         if "batch_size" in missing:
-            batch = int(cols[1].number_input("Batch size (0 = not given)", 0, 2**31, 0, key=f"{key}_batch"))
+            batch = int(cols[1].number_input("Batch size (0 = not given)", 0, int(BATCH_RANGE.high or 1), 0,
+                                             key=f"{key}_batch", help=f"0, or {BATCH_RANGE.describe()}"))
         if "energy_boundary" in missing:
             boundary = cols[2].selectbox("Energy measured at", ["", *BOUNDARIES], key=f"{key}_boundary")
         submitted = st.form_submit_button("Save labels", type="primary")

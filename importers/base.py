@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from energy import energy_figures
 from joulebench import __version__
 from joulebench.errors import ResultFileError
+from joulebench.ranges import RangeError, check
 from joulebench.resultfile import MAX_DOCUMENT_BYTES, MAX_RUNS_PER_FILE, decompress, new_document
 from joulebench.vocab import BOUNDARIES, DEVICE_KINDS, MODES, PRECISIONS
 
@@ -63,8 +64,12 @@ class Hints:
             problems.append(f"--mode: {self.mode!r} is not one of {', '.join(MODES)}")
         if self.device_kind is not None and self.device_kind not in KINDS:
             problems.append(f"--device-kind: {self.device_kind!r} is not one of {', '.join(KINDS)}")
-        if self.batch_size is not None and (not isinstance(self.batch_size, int) or self.batch_size < 1):
-            problems.append(f"--batch-size: {self.batch_size!r} must be an integer of at least 1")
+        if self.batch_size is not None:
+            try:  # the schema's range, as every edit path applies it (joulebench.ranges)
+                if isinstance(self.batch_size, float) or check("config", "batch_size", self.batch_size) is None:
+                    raise RangeError(f"batch size: {self.batch_size!r} is not a whole number")
+            except RangeError as e:
+                problems.append(f"--{e.format_message().replace('batch size', 'batch-size', 1)}")
         if self.device is not None and not (0 < len(self.device.strip()) <= 200):
             problems.append("--device: give a device name of 1 to 200 characters")
         if problems:

@@ -142,7 +142,9 @@ def test_label_errors_name_the_problem_and_change_nothing(seeded_db: Path, tmp_p
         (["label", "emissions.csv", "--mode", "infer"], "names 2 sources"),
         (["label", "nothing-like-it.csv", "--mode", "infer"], "no source 'nothing-like-it.csv'"),
         (["label", "999999", "--mode", "infer"], "no source '999999'"),
-        (["label", "emissions.csv", "--batch-size", "0"], "--batch-size: 0 must be an integer of at least 1"),
+        (["label", "emissions.csv", "--batch-size", "0"], "--batch-size: 0 is outside its range; enter a whole number "
+                                                          "from 1 to 1,000,000,000"),
+        (["label", "emissions.csv", "--batch-size", "1000000000000"], "--batch-size: 1,000,000,000,000 is outside"),
         (["label", "emissions.csv", "--device-kind", "gpu"], "--device-kind goes with --device"),
         (["label", "emissions.csv"], "give at least one label"),
     ]

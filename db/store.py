@@ -86,8 +86,10 @@ class Store:
         try:
             applied = apply_migrations(con)
             created = 1 in applied  # the initial migration ran now: a new database
-            if GRADES_VERSION in applied and not created:
-                store.grade_all()  # a database from before trust grades: grade what it holds, once
+            if not created and (GRADES_VERSION in applied or store.ungraded_runs()):
+                # a database from before trust grades, or one whose grading was killed after its
+                # migration committed (F6: every run stayed ungraded): grade what it holds now
+                store.grade_all()
             if seed_reference and created:
                 store.seed(sample_data)
         except duckdb.Error as e:
@@ -133,6 +135,11 @@ class Store:
             raise ResultFileError(loaded.name, [f"a value cannot be stored: {str(e).splitlines()[0][:300]}"]) from e
         except duckdb.Error as e:
             raise damaged(self.path, e) from e
+
+    def ungraded_runs(self) -> int:
+        """Runs without a trust grade: none once grading has run (every ingest grades its runs)."""
+        row = first_row(self.con, "SELECT count(*) FROM runs WHERE trust_grade IS NULL")
+        return int(row[0]) if row else 0
 
     def grade_all(self) -> int:
         """(Re)compute every run's trust grade and every configuration's aggregate, in one transaction."""

@@ -86,3 +86,19 @@ def test_a_database_seeded_before_the_reference_fixes_gets_them(seeded_db: Path)
         assert store.query("SELECT count(*) AS n FROM runs WHERE weak_scaling_as_printed IS NOT NULL")["n"][0] == 0
         con.execute(data_part)
         assert store.query(cols).equals(fixed)
+
+
+def test_grading_killed_after_its_migration_is_resumed_on_the_next_open(seeded_db: Path) -> None:
+    """Issue 17, F6: a migration killed by SIGKILL after committing its schema left every old run
+    ungraded (trust_grade NULL, no configurations) through later opens."""
+    import duckdb
+
+    from db.store import Store
+
+    with duckdb.connect(str(seeded_db)) as con:  # the state a kill between the two leaves
+        con.execute("UPDATE runs SET trust_grade = NULL, trust_reasons = NULL, config_key = NULL")
+        con.execute("DELETE FROM config_stats")
+        con.execute("DELETE FROM configurations")
+    with Store.open(seeded_db) as store:
+        assert store.ungraded_runs() == 0
+        assert store.query("SELECT count(*) AS n FROM configurations")["n"][0] > 0

@@ -8,6 +8,7 @@ neither the database nor the inbox.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import zipfile
@@ -22,7 +23,7 @@ import ingest.recover as recover
 from db import IngestReport, Store
 from importers.archive import read_zip
 from ingest.attach import PowerLogFile, load_with_power_log
-from joulebench.errors import DatabaseBusyError, DatabaseError, JouleBenchError, ResultFileError
+from joulebench.errors import DatabaseBusyError, DatabaseError, JouleBenchError, ResultFileError, os_reason
 from joulebench.paths import resolve_db_path
 
 STALE_PARTIAL_S = 600.0  # a `.partial` file this old was left by a killed writer
@@ -53,27 +54,45 @@ def drain_inbox(store: Store) -> list[IngestReport]:
     """Ingest every queued file. A file that cannot be ingested, for whatever reason of its own
     (it fails validation, or a value breaks a database rule), moves to `rejected/` with the
     reason and the drain goes on: one file never blocks the database."""
-    reports = []
+    reports: list[IngestReport] = []
     inbox.remove_stale_partials(store.path, STALE_PARTIAL_S)
     for item in inbox.pending(store.path):
         try:
             data = item.path.read_bytes()
             loaded, fmt = _convert_queued(data, item)
+        except Exception as e:  # noqa: BLE001 - the file's own fault, unreadable (F8) included: it goes aside
+            _reject(store, item, reports, _file_reason(e))
+            continue
+        try:
             report = store.ingest(loaded, item.source_kind, fmt)
         except (OSError, duckdb.IOException, DatabaseError) as e:
             # not the file's fault (disk, permissions): leave it queued for the next open
             reports.append(IngestReport(item.original_name, "", "queued", message=f"left in the inbox: {e}"))
             break
-        except Exception as e:  # noqa: BLE001 - anything the file causes must not block the database
-            reason = e.format_message() if isinstance(e, JouleBenchError) else f"{type(e).__name__}: {e}"
-            inbox.reject(item, reason)
-            store.log_intake("rejected", item.original_name, 0, reason)
-            reports.append(IngestReport(item.original_name, "", "rejected", message=reason))
+        except Exception as e:  # noqa: BLE001 - a value that breaks a database rule must not block the rest
+            _reject(store, item, reports, _file_reason(e))
             continue
         inbox.remove(item)
         store.log_intake("drained", item.original_name, report.runs_added, report.message or report.status)
         reports.append(report)
     return reports
+
+
+def _file_reason(e: BaseException) -> str:
+    if isinstance(e, JouleBenchError):
+        return e.format_message()
+    if isinstance(e, OSError):
+        return f"the queued file cannot be read ({os_reason(e)}); fix its permissions and import it again"
+    return f"{type(e).__name__}: {e}"
+
+
+def _reject(store: Store, item: inbox.QueuedFile, reports: list[IngestReport], reason: str) -> None:
+    """Move a queued file to rejected/ with its reason (if it cannot be moved either, it is skipped
+    this time), log it, and let the drain go on."""
+    with contextlib.suppress(OSError):
+        inbox.reject(item, reason)
+    store.log_intake("rejected", item.original_name, 0, reason)
+    reports.append(IngestReport(item.original_name, "", "rejected", message=reason))
 
 
 def _convert_queued(data: bytes, item: inbox.QueuedFile) -> tuple[importers.ImportedFile, str]:

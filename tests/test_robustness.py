@@ -67,6 +67,28 @@ def test_a_queued_file_that_fails_inside_the_database_is_rejected_and_the_drain_
     assert inbox.pending(seeded_db) == []
 
 
+def test_an_unreadable_queued_file_is_set_aside_and_the_files_behind_it_drain(
+        seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17, F8: one chmod 000 file in the inbox stalled every file behind it. (Tests run as
+    root, who reads any file, so the refusal to read is the operating system's answer, patched.)"""
+    good = json.loads((FIXTURES / "result_v1_cpu_runs.json").read_text())
+    inbox.queue(seeded_db, json.dumps({**good, "runs": good["runs"][:1]}).encode(), "a-locked.json", "upload")
+    inbox.queue(seeded_db, json.dumps(good).encode(), "b-good.json", "upload")
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if "a-locked" in self.name and "rejected" not in str(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with open_store(seeded_db) as store:
+        log = store.query("SELECT action, file_name, message FROM intake_log ORDER BY event_id").rows()
+    assert [(a, f) for a, f, _ in log] == [("rejected", "a-locked.json"), ("drained", "b-good.json")]
+    assert "cannot be read (EACCES, permission denied)" in log[0][2] and "fix its permissions" in log[0][2]
+    assert inbox.pending(seeded_db) == []
+
+
 # --- 6. physical ranges ------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("field", "value", "bound"), [

@@ -52,3 +52,14 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
             main(argv)
         assert done.value.code == 0
         assert "usage: joulebench" in capsys.readouterr().out
+
+
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(seeded_db: Path) -> None:
+    """Issue 17: `joulebench db info | head -1` ended in a BrokenPipeError traceback."""
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("joulebench")), "db", "info", "--db", str(seeded_db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before anything is written: every write meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import os
+import threading
+import time
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -43,6 +47,50 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode()).digest()
 
 
+class Throttle:
+    """Wrong passwords slow down, then lock out, per client address (a new browser session does
+    not start afresh): from the 3rd failure each next guess waits 1, 2, 4 ... up to 60 s, and the
+    10th locks the address out for 15 minutes. 226 guesses in 20 s became 7."""
+
+    FREE_FAILURES = 2
+    MAX_DELAY_S = 60.0
+    LOCKOUT_FAILURES = 10
+    LOCKOUT_S = 900.0
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failures: dict[str, tuple[int, float]] = {}  # client -> (failures, refused until)
+
+    def wait_s(self, client: str) -> float:
+        """Seconds before this client may guess again (0: now)."""
+        with self._lock:
+            _, until = self._failures.get(client, (0, 0.0))
+        return max(0.0, until - self._clock())
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            count = self._failures.get(client, (0, 0.0))[0] + 1
+            if count >= self.LOCKOUT_FAILURES:
+                delay = self.LOCKOUT_S
+            elif count > self.FREE_FAILURES:
+                delay = min(self.MAX_DELAY_S, 2.0 ** (count - self.FREE_FAILURES - 1))
+            else:
+                delay = 0.0
+            self._failures[client] = (count, self._clock() + delay)
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._failures.pop(client, None)
+
+
+THROTTLE = Throttle()
+
+
+def _client() -> str:
+    return st.context.ip_address or "unknown client"
+
+
 def guard() -> None:
     """Stop the page unless the Host is allowed and, when a password is set, it was given."""
     if not host_allowed(st.context.headers.get("Host")):
@@ -56,9 +104,17 @@ def guard() -> None:
     with st.form("sign_in"):
         given = st.text_input("Password", type="password", key="joulebench_password")
         submitted = st.form_submit_button("Sign in", type="primary")
-    if submitted and hmac.compare_digest(_digest(given), _digest(password)):
+    client = _client()
+    wait = THROTTLE.wait_s(client)
+    if submitted and wait > 0:
+        st.error(f"Too many wrong passwords from this address: try again in {math.ceil(wait):,} s.")
+    elif submitted and hmac.compare_digest(_digest(given), _digest(password)):
+        THROTTLE.succeeded(client)
         st.session_state["joulebench_signed_in"] = True
         st.rerun()
-    if submitted:
-        st.error("Wrong password.")
+    elif submitted:
+        THROTTLE.failed(client)
+        wait = THROTTLE.wait_s(client)
+        later = f" Try again in {math.ceil(wait):,} s." if wait > 0 else ""
+        st.error(f"Wrong password.{later}")
     st.stop()

@@ -250,6 +250,49 @@ def test_the_app_asks_for_the_password_when_one_is_set(seeded_db: Path, monkeypa
     assert not at.exception and any(m.label == "Runs" for m in at.metric)
 
 
+def test_wrong_passwords_slow_down_then_lock_out_the_address() -> None:
+    """Issue 17: a password-protected app allowed 226 wrong guesses in 20 s."""
+    from explorer.access import Throttle
+
+    now = [0.0]
+    t = Throttle(clock=lambda: now[0])
+    waits = []
+    for _ in range(Throttle.LOCKOUT_FAILURES):
+        assert t.wait_s("10.0.0.9") == 0  # each guess is made only once the wait is over
+        t.failed("10.0.0.9")
+        waits.append(t.wait_s("10.0.0.9"))
+        now[0] += waits[-1]
+    assert waits[:2] == [0, 0] and waits[2:6] == [1, 2, 4, 8] and waits[-1] == Throttle.LOCKOUT_S
+    guesses_in_20_s = sum(1 for i in range(len(waits)) if sum(waits[:i]) <= 20)
+    assert guesses_in_20_s == 7  # was 226
+    assert t.wait_s("10.0.0.10") == 0  # another address is not held up
+    now[0] += Throttle.LOCKOUT_S
+    t.succeeded("10.0.0.9")
+    assert t.wait_s("10.0.0.9") == 0
+
+
+def test_the_sign_in_form_refuses_guesses_while_the_address_waits(seeded_db: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import access
+
+    monkeypatch.setattr(access, "THROTTLE", access.Throttle())
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    monkeypatch.setenv("JOULEBENCH_APP_PASSWORD", "s3cret correct horse")
+    st.cache_data.clear()
+    at = AppTest.from_file(str(FIXTURES.parent.parent / "app.py"), default_timeout=60).run()
+    for _ in range(3):
+        at.text_input(key="joulebench_password").set_value("guess")
+        at.button[0].click().run()
+    assert at.error[0].value.startswith("Wrong password. Try again in 1 s")
+    at.text_input(key="joulebench_password").set_value("s3cret correct horse")  # even the right one waits
+    at.button[0].click().run()
+    assert at.error[0].value.startswith("Too many wrong passwords from this address: try again in")
+    assert not at.metric
+
+
 def test_host_names_allowed() -> None:
     from explorer.access import host_allowed, host_name
 

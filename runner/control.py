@@ -400,9 +400,13 @@ class PowerSettings:
             self.changed = True  # recorded before the change, so a kill mid-change restores it
             self._save()
         try:
+            clocks = isinstance(self.control, JetsonPowerMode) and self.control.jetson_clocks
+            if clocks and self.clocks_file is None:
+                self._store_clocks()  # before the first mode changes them: the clocks found, not the mode's
             self.control.apply(value)
-            if isinstance(self.control, JetsonPowerMode) and self.control.jetson_clocks:
-                self._max_clocks()
+            if clocks:
+                assert isinstance(self.control, JetsonPowerMode)
+                self.control.max_clocks()
         except PowerControlPermissionError as e:
             if first:  # nothing was changed: nothing to restore
                 self.changed = False
@@ -412,14 +416,12 @@ class PowerSettings:
             return False
         return True
 
-    def _max_clocks(self) -> None:
+    def _store_clocks(self) -> None:
         assert isinstance(self.control, JetsonPowerMode)
-        if self.clocks_file is None:
-            clocks_file = self.control.clocks_file or self.state_path.with_name("jetson-clocks.conf")
-            self.control.store_clocks(clocks_file)
-            self.clocks_file = clocks_file
-            self._save()
-        self.control.max_clocks()
+        clocks_file = self.control.clocks_file or self.state_path.with_name("jetson-clocks.conf")
+        self.control.store_clocks(clocks_file)
+        self.clocks_file = clocks_file
+        self._save()
 
     def restore(self) -> None:
         if not self._owned:

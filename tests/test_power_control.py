@@ -275,7 +275,9 @@ def test_jetson_clocks_are_restored_after_a_normal_end(fake_jetson: dict[str, An
     fake = fake_jetson["fake"]
     assert (fake / "mode").read_text().strip() == "0" and (fake / "clocks").read_text().strip() == "dynamic"
     calls = (fake / "calls").read_text().splitlines()
-    assert calls[:3] == ["nvpmodel -m 6", f"jetson_clocks --store {fake.parent / 'jetson-clocks.conf'}",
+    # the clocks are stored before the first mode changes them (issue 17: they were stored after
+    # `nvpmodel -m`, so the restore put back the first swept mode's clocks, not the ones found)
+    assert calls[:3] == [f"jetson_clocks --store {fake.parent / 'jetson-clocks.conf'}", "nvpmodel -m 6",
                          "jetson_clocks "]
     assert calls[3:] == ["nvpmodel -m 0", f"jetson_clocks --restore {fake.parent / 'jetson-clocks.conf'}"]
     assert "restored power mode 0 (MAXN) and the Jetson clocks" in done.stderr

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from explorer.text import count
 from joulebench import defaults, processes
 from joulebench.errors import FileWriteError, RunConfigError, RunInProgressError
 from joulebench.files import write_atomic
@@ -140,6 +141,21 @@ class JobStatus:
     runs: list[dict[str, Any]]  # finished measured runs (idle baselines left out), as the result file holds them
     log_tail: list[str]
     progress: dict[str, Any] = field(default_factory=dict)  # the runner's own progress file, when written
+    idle_runs: list[dict[str, Any]] = field(default_factory=list)  # the idle baselines it holds
+
+    def recorded(self) -> str:
+        """What the result file holds, counted as the runner counts what it adds to the database:
+        '1 run recorded (an idle baseline, interrupted)', '3 runs recorded (3 measured)'."""
+        every = [*self.runs, *self.idle_runs]
+        parts = []
+        if self.runs:
+            parts.append(f"{len(self.runs):,} measured")
+        if self.idle_runs:
+            parts.append(count(len(self.idle_runs), "idle baseline"))
+        stopped = sum(1 for r in every if r.get("status") == "interrupted")
+        if stopped:
+            parts.append(f"{stopped:,} interrupted")
+        return f"{count(len(every), 'run')} recorded" + (f" ({', '.join(parts)})" if parts else "")
 
     @property
     def fraction_done(self) -> float:
@@ -155,7 +171,7 @@ class JobStatus:
     def describe(self) -> str:
         """'Run 1 of 2: bert-tiny infer fp32 batch 2 seq 128 · measured step 3 of 5 · about 12 s left'."""
         p = self.progress
-        head = f"{len(self.runs)} of {self.job.planned_runs} run(s) done"
+        head = f"{len(self.runs):,} of {count(self.job.planned_runs, 'run')} done"
         parts = [head]
         if p.get("phase") == "idle baseline":
             parts.append(f"measuring the idle baseline ({p.get('window_s') or 0:g} s)")
@@ -251,7 +267,9 @@ def status(db: Path) -> JobStatus | None:
         runs = json.loads(Path(job.out_path).read_text()).get("runs", [])
     except (OSError, ValueError):
         pass  # not written yet (first run still going) or being replaced this instant
-    runs = [r for r in runs if isinstance(r, dict) and (r.get("config") or {}).get("mode") != "idle"]
+    runs = [r for r in runs if isinstance(r, dict)]
+    idle = [r for r in runs if (r.get("config") or {}).get("mode") == "idle"]
+    runs = [r for r in runs if (r.get("config") or {}).get("mode") != "idle"]
     try:
         lines = Path(job.log_path).read_text(errors="replace").splitlines()[-12:]
     except OSError:
@@ -262,7 +280,7 @@ def status(db: Path) -> JobStatus | None:
         progress = found if isinstance(found, dict) else {}
     except (OSError, ValueError):
         pass  # not written yet, or a run from before the runner reported progress
-    return JobStatus(job, alive, runs, lines, progress)
+    return JobStatus(job, alive, runs, lines, progress, idle)
 
 
 def cancel(db: Path, *, wait_s: float = 0.0) -> bool:

@@ -41,6 +41,11 @@ def money(value: float | None, currency: str, digits: int = 3, *, missing: str =
     return f"{sig(value, digits)} {currency}"
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 run', '2 runs', '0 runs'; '1,234 settings' (never '(1 settings)' or 'run(s)')."""
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def ratio(value: float) -> str:
     """A ratio for a sentence: 3 -> '3.0x', 1.484 -> '1.5x', 12.3 -> '12x'."""
     return f"{value:.0f}x" if value >= 10 else f"{value:.1f}x"

@@ -36,11 +36,11 @@ def progress() -> None:
             jobs.cancel(db, wait_s=10)
             st.rerun()
     elif job.cancelled:
-        st.warning(f"Cancelled: {len(state.runs)} run(s) recorded; the one in progress is marked interrupted.")
+        st.warning(f"Cancelled: {state.recorded()}; the one in progress is marked interrupted.")
     elif job.exit_code not in (None, 0):
         st.error(f"The run ended with exit code {job.exit_code}; see the log below. Failed runs are recorded.")
     else:
-        st.success(f"Done: {len(state.runs)} run(s) recorded.")
+        st.success(f"Done: {state.recorded()}.")
     if state.runs:
         st.dataframe(styled(pl.DataFrame(jobs.summary_rows(state.runs), infer_schema_length=None),
                             not_stated=("Sequence length", "Batch")), hide_index=True)
@@ -54,7 +54,8 @@ def progress() -> None:
         st.code("\n".join(state.log_tail) or "(no output yet)", language=None)
     if not state.running and state.runs:
         run_ids = [r["run_id"] for r in state.runs if r.get("run_id")]
-        st.page_link(nav.COMPARE, label=f"See these {len(run_ids)} run(s) in Compare", icon=":material/bar_chart:",
+        st.page_link(nav.COMPARE, label=f"See {'this run' if len(run_ids) == 1 else f'these {len(run_ids):,} runs'} "
+                     "in Compare", icon=":material/bar_chart:",
                      query_params={"run": run_ids})
         st.page_link(nav.RUN_DETAIL, label="Open the last run's detail", icon=":material/search:",
                      query_params={"run_id": run_ids[-1]})

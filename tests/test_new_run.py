@@ -64,11 +64,11 @@ def test_start_a_bert_tiny_run_from_the_page_and_see_it_recorded(db: Path) -> No
                             "WHERE s.kind = 'local' ORDER BY mode")
     assert local["mode"].to_list() == ["idle", "infer", "train"]
     done = _page()
-    assert "Done: 2 run(s) recorded." in done.success[0].value
+    assert "Done: 3 runs recorded (2 measured, 1 idle baseline)." in done.success[0].value  # as the runner counts
     assert done.dataframe[0].value["Status"].tolist() == ["ok", "ok"]
     links = {link.proto.label: link.proto.query_string for link in done.get("page_link")}
     run_ids = [r["run_id"] for r in state.runs]
-    assert links["See these 2 run(s) in Compare"] == "&".join(f"run={i}" for i in run_ids)  # not the idle baseline
+    assert links["See these 2 runs in Compare"] == "&".join(f"run={i}" for i in run_ids)  # not the idle baseline
 
 
 def test_bad_options_fail_before_anything_starts(db: Path) -> None:
@@ -140,7 +140,7 @@ def test_job_status_reads_runs_without_the_idle_baseline_and_says_the_time_left(
     progress = {"runs_done": 0, "runs_planned": 1, "phase": "measuring", "current": "bert-tiny infer fp32 batch 2",
                 "steps_done": 3, "steps_planned": 5, "eta_s": 12.4}
     state = jobs.JobStatus(job, True, [], [], progress)
-    assert state.describe() == ("0 of 1 run(s) done · run 1: bert-tiny infer fp32 batch 2 · measured step 3 of 5 "
+    assert state.describe() == ("0 of 1 run done · run 1: bert-tiny infer fp32 batch 2 · measured step 3 of 5 "
                                 "· about 12 s left")
     assert state.fraction_done == pytest.approx(0.6)
     idle = jobs.JobStatus(job, True, [], [], {"phase": "idle baseline", "window_s": 10.0, "eta_s": 40})
@@ -164,3 +164,17 @@ def test_empty_fields_leave_the_window_to_the_runner_defaults(db: Path) -> None:
     shown = " ".join(c.value for c in at.caption)
     assert f"at least {defaults.MIN_WINDOW_S:g} s" in shown and f"{defaults.SENSOR_REPEATS} repeats" in shown
     assert at.number_input(key="steps").value is None and at.number_input(key="repeats").value is None
+
+
+def test_the_cancel_message_counts_what_the_runner_recorded() -> None:
+    """Issue 17 item 10: cancelled during the idle baseline, the page said '0 run(s) recorded' while
+    the runner said '1 run(s) added' (the interrupted idle baseline, which the page left out)."""
+    job = jobs.Job(pid=1, started_at="2026-11-24T10:00:00+00:00", planned_runs=1, out_path="x", log_path="y",
+                   cancelled=True, planned_idle=1)
+    idle = {"status": "interrupted", "config": {"mode": "idle"}}
+    state = jobs.JobStatus(job, False, [], [], {}, [idle])
+    assert state.recorded() == "1 run recorded (1 idle baseline, 1 interrupted)"
+    measured = [{"status": "ok", "config": {"mode": "infer"}}] * 2
+    done = jobs.JobStatus(job, False, measured, [], {}, [{"status": "ok", "config": {"mode": "idle"}}])
+    assert done.recorded() == "3 runs recorded (2 measured, 1 idle baseline)"
+    assert jobs.JobStatus(job, False, [], [], {}).recorded() == "0 runs recorded"

@@ -307,15 +307,20 @@ def power_setting_runs(store: Store, device: str, workload: str | None = None, m
 
 
 def power_setting_choices(store: Store) -> pl.DataFrame:
-    """Device and workload pairs with runs at a known power setting: how many settings and runs."""
+    """Device and workload pairs with runs at a known power setting: how many settings and runs, and
+    how many settings have time and power measured (`profiled`: what a profile can be built from),
+    the pairs with the most profiled settings first."""
     return store.query(
         "SELECT r.device_name, d.kind AS device_kind, r.workload, "
-        "count(DISTINCT coalesce(CAST(r.power_limit_w AS VARCHAR), r.power_mode)) AS settings, count(*) AS runs "
+        "count(DISTINCT coalesce(CAST(r.power_limit_w AS VARCHAR), r.power_mode)) AS settings, count(*) AS runs, "
+        "count(DISTINCT coalesce(CAST(r.power_limit_w AS VARCHAR), r.power_mode)) FILTER ("
+        "WHERE (r.avg_power_w > 0 OR (r.energy_j > 0 AND r.duration_s > 0)) "
+        "AND (r.throughput_sps > 0 OR r.duration_s > 0)) AS profiled "
         "FROM runs r JOIN devices d USING (device_name) "
         "WHERE r.status = 'ok' AND r.mode <> 'idle' AND (r.power_limit_w IS NOT NULL OR r.power_mode IS NOT NULL) "
         "AND r.device_name IS NOT NULL AND r.workload IS NOT NULL "
         "AND NOT list_contains(coalesce(r.flags, []::VARCHAR[]), 'power_setting_not_applied') "
-        "GROUP BY ALL ORDER BY settings DESC, runs DESC, r.device_name, r.workload")
+        "GROUP BY ALL ORDER BY profiled DESC, settings DESC, runs DESC, r.device_name, r.workload")
 
 
 def device_power_modes(store: Store, device: str) -> pl.DataFrame:

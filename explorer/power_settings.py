@@ -16,6 +16,7 @@ import polars as pl
 from db import Store, queries
 from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
 from explorer.money import CostSettings, Rates
+from explorer.text import count
 from joulebench.errors import PredictionRefusedError
 from tuning import (
     POWER_LIMIT,
@@ -214,3 +215,32 @@ def escape(text: str) -> str:
     for ch in "*_`#[]<>|~$":
         out = out.replace(ch, "\\" + ch)
     return out
+
+
+def settings_text(choice: dict[str, Any]) -> str:
+    """'4 settings, 3 with time and power' for a workload of the page's list."""
+    total, profiled = int(choice["settings"]), int(choice.get("profiled") or 0)
+    text = count(total, "setting")
+    return text if profiled == total else f"{text}, {profiled:,} with time and power"
+
+
+def without_profile(choices: pl.DataFrame) -> str | None:
+    """The device and workload pairs at known settings but without time and power measured at
+    any: said once, so a reader knows why they are not offered."""
+    rows = choices.filter(choices["profiled"] == 0)
+    if rows.is_empty():
+        return None
+    pairs = [f"{r['device_name']} ({r['workload']}, {count(int(r['settings']), 'setting')})"
+             for r in rows.head(8).iter_rows(named=True)]
+    more = f" and {rows.height - 8:,} more" if rows.height > 8 else ""
+    return ("Not offered, since none of their settings has both time and power measured: " + "; ".join(pairs) + more
+            + ". Upload files that hold their energy or power, or measure them here.")
+
+
+def no_profile_text(choices: pl.DataFrame) -> str:
+    """What the page says when no device has a power-setting profile, and how to get one."""
+    head = "No device in this database has a power-setting profile yet: runs at two or more power limits (GPU) or " \
+           "power modes (Jetson), each with its time and power measured."
+    return head + (" " + (without_profile(choices) or "") if not choices.is_empty() else "") + \
+        " Upload a profile (a Zeus or Perseus power-limit sweep, or JouleBench result files), or profile this " \
+        "machine below."

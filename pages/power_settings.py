@@ -4,10 +4,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer import data, jobs
+from explorer import data, jobs, nav
 from explorer import power_charts as charts
 from explorer import power_settings as ps
+from explorer.markdown import md
 from explorer.money import CostSettings
+from explorer.params import UrlReader
+from explorer.text import count
 from joulebench.errors import JouleBenchError
 from tuning import GOALS, Constraints
 
@@ -16,37 +19,53 @@ st.caption("Measured settings of one device and workload, the settings between t
            "checked by leave-one-out, the Pareto front of time vs energy, and the setting for your goal.")
 path = data.db_path()
 choices = data.or_stop(data.power_setting_choices, path)
-if choices.is_empty():
-    st.info("No runs at a known power limit or mode yet. Profile this machine below, or import a Zeus profile.")
-    device = workload = None
+profiled = choices.filter(choices["profiled"] > 0)
+url = UrlReader.of(st.query_params)
+device = workload = None
+if profiled.is_empty():
+    st.info(ps.no_profile_text(choices))
+    c = st.columns(2)
+    c[0].page_link(nav.UPLOAD, label="Upload a power-limit or power-mode profile", icon=":material/upload:")
+    c[1].page_link(nav.NEW_RUN, label="Measure one on this machine (below, or New run)", icon=":material/play_arrow:")
 else:
     c = st.columns(2)
-    devices = choices["device_name"].unique(maintain_order=True).to_list()
-    device = c[0].selectbox("Device", devices, key="ps_device")
-    of_device = choices.filter(choices["device_name"] == device)
-    labels = {r["workload"]: f"{r['workload']} ({r['settings']} settings)" for r in of_device.iter_rows(named=True)}
-    workload = c[1].selectbox("Workload", list(labels), format_func=labels.__getitem__, key="ps_workload")
+    devices = profiled["device_name"].unique(maintain_order=True).to_list()
+    device = c[0].selectbox("Device", devices, key="ps_device",
+                            index=devices.index(url.one("device", devices, "device") or devices[0]))
+    of_device = profiled.filter(profiled["device_name"] == device)
+    labels = {r["workload"]: f"{r['workload']} ({ps.settings_text(r)})" for r in of_device.iter_rows(named=True)}
+    options = list(labels)
+    workload = c[1].selectbox("Workload", options, format_func=labels.__getitem__, key=f"ps_workload_{device}",
+                              index=options.index(url.one("workload", options, "workload") or options[0]))
+    unprofiled = ps.without_profile(choices)
+    if unprofiled:
+        st.caption(md(unprofiled))
+warning = url.warning()
+if warning:
+    st.warning(md(warning))
 
 if device and workload:
     loaded = data.or_stop(data.power_settings, path, device, workload)
     c = st.columns(4)
     goal_name = c[0].radio("Goal", GOALS, horizontal=True, key="ps_goal",
+                           index=GOALS.index(url.one("goal", GOALS, "goal") or GOALS[0]),
                            help="energy: fewest joules; speed: most throughput; balanced: Zeus's eta x energy + "
                                 "(1 - eta) x max power x time; cost: electricity + hardware")
     eta = c[1].slider("eta (balanced)", 0.0, 1.0, 0.5, 0.05, key="ps_eta", disabled=goal_name != "balanced")
     max_power = c[2].number_input("Max average power (W), 0 = none", 0.0, 5000.0, 0.0, key="ps_max_power")
     min_rate = c[3].number_input("Min throughput (samples/s), 0 = none", 0.0, 1e9, 0.0, key="ps_min_rate")
+    st.query_params.from_dict({"device": device, "workload": workload, "goal": goal_name})
     try:
         inputs = CostSettings()
         price = ps.catalog_price(loaded, data.rates(path), inputs.currency) if goal_name == "cost" else None
         goal = ps.make_goal(goal_name, eta, inputs, price)
         rec = ps.recommendation(loaded, goal, Constraints(max_power or None, min_rate or None))
     except JouleBenchError as e:
-        st.error(e.format_message())
+        st.info(md(e.format_message()))
         rec = None
     if rec is not None:
         profile = rec.profile
-        st.subheader(f"{profile.device}: {profile.describe()}")
+        st.subheader(md(f"{profile.device}: {profile.describe()}"))
         st.markdown(f"**Recommendation:** {ps.escape(rec.sentence())}")
         for note in rec.notes:
             st.caption(ps.escape(note))
@@ -88,6 +107,6 @@ if start:
     try:
         job = jobs.start(db, request)
     except JouleBenchError as e:
-        st.error(e.format_message())
+        st.error(md(e.format_message()))
     else:
-        st.success(f"Profiling started (PID {job.pid}): {job.planned_runs} setting run(s); follow it on New run.")
+        st.success(f"Profiling started: {count(job.planned_runs, 'setting')} to measure; follow it on New run.")

@@ -87,6 +87,42 @@ def test_power_settings_page_in_apptest(seeded_db: Path, monkeypatch: pytest.Mon
     assert "at 250 W" in " ".join(m.value for m in at.markdown)
 
 
+def test_the_page_state_is_in_the_link_and_a_bad_link_warns(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    at = AppTest.from_file(f"../{PAGE}", default_timeout=180)
+    at.query_params.update({"device": "Tesla V100", "goal": "speed"})
+    at.run()
+    assert not at.exception and at.radio(key="ps_goal").value == "speed"
+    assert "at 250 W" in " ".join(m.value for m in at.markdown)
+    written = {k: v if isinstance(v, str) else v[0] for k, v in at.query_params.items()}
+    assert written["device"] == "Tesla V100" and written["goal"] == "speed"
+    bad = AppTest.from_file(f"../{PAGE}", default_timeout=180)
+    bad.query_params["device"] = "Tesla V999"
+    bad.run()
+    assert not bad.exception and "device \\'Tesla V999\\'" in bad.warning[0].value  # escaped Markdown
+    assert bad.selectbox(key="ps_device").value == "Tesla V100"  # the first with a profile, not an error
+
+
+def test_with_no_profile_anywhere_the_page_says_how_to_get_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17: the page opened on a red error for a device with no profile, with no way forward."""
+    from streamlit.testing.v1 import AppTest
+
+    from ingest.service import open_store
+
+    db = tmp_path / "reference-only.duckdb"
+    open_store(db).close()  # the reference data only: runs at one setting, none with power measured
+    monkeypatch.setenv("JOULEBENCH_DB", str(db))
+    at = AppTest.from_file("../app.py", default_timeout=180).run()
+    at.switch_page("pages/power_settings.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.info[0].value.startswith("No device in this database has a power-setting profile yet")
+    assert "Upload a profile" in at.info[0].value
+    links = {link.proto.label for link in at.get("page_link")}
+    assert "Upload a power-limit or power-mode profile" in links
+
+
 def test_the_profile_button_starts_a_profile_through_the_runner(seeded_db: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a GPU the runner refuses a real power-limit change (`joulebench run --check` in a child
@@ -111,7 +147,7 @@ def test_the_profile_button_starts_a_profile_through_the_runner(seeded_db: Path,
     at.checkbox(key="ps_run_dry").check()
     at.button(key="FormSubmitter:profile-Start profiling").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "Profiling started (PID 4242)" in " ".join(s.value for s in at.success)
+    assert "Profiling started: 4 settings to measure" in " ".join(s.value for s in at.success)
     argv = started[0].argv(seeded_db, seeded_db.with_suffix(".json"))
     assert "--profile" in argv and "--power-dry-run" in argv
     assert argv[argv.index("--power-limit") + 1] == "100,125,150,170"

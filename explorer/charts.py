@@ -83,8 +83,11 @@ def metric_bars(bar_frame: pl.DataFrame, metric_label: str, higher_is_better: bo
                          "n": "runs (n)"}, **errors, **text)
     if text:
         fig.update_traces(textposition="inside", insidetextanchor="start", textfont_size=11)
-    fig.update_xaxes(type="category")
-    return _legend_below(fig, title)
+    fig.update_xaxes(type="category", automargin=True, tickangle=-30 if frame["config"].n_unique() > 4 else 0)
+    # the legend above the plot: below it, it covered the configurations' rotated labels
+    fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "title": {"text": ""}},
+                      margin={"t": 90 if title else 60}, title=title)
+    return fig
 
 
 def stated_ratios(frame: pl.DataFrame, log_y: bool = False) -> go.Figure:

@@ -301,6 +301,25 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
             .drop("_grades").sort(["config", "series"]))
 
 
+MAX_DEFAULT_BARS = 12  # more bars than this do not read: the chart shows each series' best instead
+
+
+def readable_bars(frame: pl.DataFrame, higher_is_better: bool, show_all: bool) -> tuple[pl.DataFrame, str | None]:
+    """The bars the chart shows by default: all when they are few (or asked for), else each
+    series' best configuration for the metric (the best `MAX_DEFAULT_BARS` series when even those
+    are many), with a sentence saying what is left out."""
+    if show_all or frame.height <= MAX_DEFAULT_BARS:
+        return frame, None
+    ranked = frame.sort("value", descending=higher_is_better, nulls_last=True)
+    best = ranked.group_by("series", maintain_order=True).first()
+    kept = best.head(MAX_DEFAULT_BARS).sort(["config", "series"])
+    series = best.height
+    cut = f", the best {MAX_DEFAULT_BARS} of {series} devices" if series > MAX_DEFAULT_BARS else ""
+    return kept, (f"Showing each device's best configuration for this metric{cut}: {kept.height} of "
+                  f"{frame.height} configurations. Turn on 'Show every configuration' to see them all, or narrow "
+                  "the filters; the table above lists every configuration.")
+
+
 def mixed_boundaries(runs: pl.DataFrame, metric: Metric) -> list[str]:
     """The distinct measurement boundaries behind an energy metric in this selection."""
     if not metric.energy:

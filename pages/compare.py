@@ -94,7 +94,12 @@ else:
         st.warning(f"This comparison mixes measurement boundaries ({', '.join(boundaries)}): wall power includes the "
                    "whole machine, board power only the GPU. Filter to one boundary for a like-for-like comparison.")
     label = metric.label if metric.column != "cost_per_1m_samples" else f"{metric.label} ({settings.currency})"
-    st.plotly_chart(charts.metric_bars(bar_frame, label, metric.higher_is_better, log_scale), width="stretch")
+    show_all = bar_frame.height > compare.MAX_DEFAULT_BARS and st.toggle(
+        f"Show every configuration ({bar_frame.height:,})", key="all_bars")
+    shown_bars, cut = compare.readable_bars(bar_frame, metric.higher_is_better, show_all)
+    if cut:
+        st.caption(cut)
+    st.plotly_chart(charts.metric_bars(shown_bars, label, metric.higher_is_better, log_scale), width="stretch")
     grade_legend.legend("A bar's grade is the weakest of the configurations behind it (window against the sensor's "
                         "update period, steady state, repeats and their spread, counter vs trace, throttling, "
                         "boundary, origin); a ratio's, the weaker of its two sides.")

@@ -470,3 +470,27 @@ def test_every_page_opens_with_runs_whose_labels_are_not_stated(db: Path) -> Non
     assert "not stated" in set(workloads["Mode"])
     for page in ("compare", "cost", "devices", "run_detail", "upload", "new_run", "power_settings", "decide"):
         assert not _page(page).exception, page
+
+
+def test_compare_unfiltered_opens_on_a_readable_chart(db: Path) -> None:
+    """Issue 17: the unfiltered chart drew 40 configurations with truncated labels under the legend;
+    it now opens on each device's best configuration, with a switch for all of them."""
+    import json
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.switch_page("pages/compare.py")
+    at.run()
+    assert not at.exception, at.exception
+
+    def bars() -> int:
+        chart = at.get("plotly_chart")[0]
+        assert json.loads(chart.proto.spec)["layout"]["legend"]["y"] > 1  # above the plot, clear of the labels
+        return len(_plotted(chart))
+
+    shown = bars()
+    assert 0 < shown <= 12
+    cut = [c.value for c in at.caption if "best configuration" in c.value]
+    assert cut and f"{shown} of " in cut[0]
+    total = int(cut[0].split(" of ")[1].split(" ")[0].replace(",", ""))
+    at.toggle(key="all_bars").set_value(True).run()
+    assert bars() == total > 12

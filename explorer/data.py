@@ -23,6 +23,7 @@ from db.connection import data_version
 from db.queries import HEADLINE, overview_counts, runs_for_chart
 from explorer.markdown import md
 from explorer.money import CostSettings, Rates
+from explorer.text import cite, cited
 from ingest import housekeeping_pending, open_store
 from ingest.inbox import pending
 from ingest.labels import label_source, label_values
@@ -106,7 +107,7 @@ def headline_runs(path: str) -> pl.DataFrame:
 @st.cache_data(max_entries=8, show_spinner=False)
 def _headline_runs(path: str, db_version: str) -> pl.DataFrame:
     with Store.open_read_only(path) as store:
-        return runs_for_chart(store, HEADLINE)
+        return cited(runs_for_chart(store, HEADLINE))
 
 
 def runs(path: str) -> pl.DataFrame:
@@ -116,7 +117,7 @@ def runs(path: str) -> pl.DataFrame:
 @st.cache_data(max_entries=4, show_spinner=False)
 def _runs(path: str, db_version: str) -> pl.DataFrame:
     with Store.open_read_only(path) as store:
-        return queries.runs_table(store)
+        return cited(queries.runs_table(store))
 
 
 def configurations(path: str) -> pl.DataFrame:
@@ -129,7 +130,7 @@ def configurations(path: str) -> pl.DataFrame:
 @st.cache_data(max_entries=4, show_spinner=False)
 def _configurations(path: str, db_version: str) -> pl.DataFrame:
     with Store.open_read_only(path) as store:
-        return queries.configurations(store)
+        return cited(queries.configurations(store))
 
 
 def configuration(path: str, config_key: str) -> dict | None:
@@ -141,7 +142,7 @@ def configuration(path: str, config_key: str) -> dict | None:
 @st.cache_data(max_entries=64, show_spinner=False)
 def _configuration(path: str, config_key: str, db_version: str) -> pl.DataFrame:
     with Store.open_read_only(path) as store:
-        return queries.configurations(store, "r.config_key = ?", [config_key])
+        return cited(queries.configurations(store, "r.config_key = ?", [config_key]))
 
 
 def findings(path: str) -> pl.DataFrame:
@@ -151,7 +152,7 @@ def findings(path: str) -> pl.DataFrame:
 @st.cache_data(max_entries=4, show_spinner=False)
 def _findings(path: str, db_version: str) -> pl.DataFrame:
     with Store.open_read_only(path) as store:
-        return queries.findings(store)
+        return cited(queries.findings(store))
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,8 @@ def run_detail(path: str, run_id: str) -> RunDetail:
 def _run_detail(path: str, run_id: str, db_version: str) -> RunDetail:
     with Store.open_read_only(path) as store:
         run = queries.run_detail(store, run_id)
+        if run is not None and run.get("citation"):
+            run = {**run, "citation": cite(run["citation"])}
         return RunDetail(run, queries.power_samples(store, run_id), queries.step_times(store, run_id),
                          queries.run_labels(store, run_id))
 
@@ -225,7 +228,7 @@ def devices(path: str) -> tuple[pl.DataFrame, pl.DataFrame]:
 @st.cache_data(max_entries=4, show_spinner=False)
 def _devices(path: str, db_version: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     with Store.open_read_only(path) as store:
-        return queries.devices(store), queries.power_modes(store)
+        return cited(queries.devices(store)), cited(queries.power_modes(store))
 
 
 def changed_rows(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:

@@ -3,7 +3,14 @@
 
 from __future__ import annotations
 
+import csv
 import math
+import re
+from functools import cache
+
+import polars as pl
+
+from joulebench.paths import SAMPLE_DATA_DIR
 
 NOT_MEASURED = "not measured"
 
@@ -103,3 +110,32 @@ def human_field(name: str) -> str:
     text = " ".join(words) if words else ""
     text = (text[:1].upper() + text[1:]) if text else ""
     return (text + unit).strip() or name
+
+
+@cache
+def document_titles() -> dict[str, str]:
+    """Seed document file -> its title (sample_data/documents.csv): a citation names the document
+    a person can find, not the file it was transcribed from."""
+    with open(SAMPLE_DATA_DIR / "documents.csv", newline="") as f:
+        return {row["file"]: row["title"] for row in csv.DictReader(f)}
+
+
+def cite(citation: str | None) -> str | None:
+    """'003_a690d2fb17d185da.txt · Inference performance: ...' -> 'NVIDIA DeepLearningExamples: BERT
+    for TensorFlow, benchmark results · Inference performance: ...' (the title, then the section)."""
+    if not citation:
+        return citation
+    for file, title in document_titles().items():
+        if citation.startswith(file):
+            return title + citation[len(file):]
+    return citation
+
+
+def cited(frame: pl.DataFrame, column: str = "citation") -> pl.DataFrame:
+    """The frame with its citations naming documents by title (see `cite`)."""
+    if column not in frame.columns or frame.schema[column] != pl.String:
+        return frame
+    expr = pl.col(column)
+    for file, title in document_titles().items():
+        expr = expr.str.replace(f"^{re.escape(file)}", title.replace("$", "$$"))
+    return frame.with_columns(expr.alias(column))

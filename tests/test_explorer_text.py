@@ -74,3 +74,17 @@ def test_decide_table_shows_n_interval_and_grade_columns_only_when_figures_carry
     answer = decide.Answer(decide.Job(), decide.CostSettings(), decide.Constraints(), [], {}, {}, {}, {}, [])
     assert {"n", "ci_low", "grade"}.isdisjoint(decide.figure_table(answer).columns)
     assert (fig.shown(), graded.n) == ("10 samples/s", 5)
+
+
+def test_a_citation_names_the_document_by_its_title_not_its_file() -> None:
+    """Issue 17: raw seed file names were shown as citations."""
+    import polars as pl
+
+    from explorer.text import cite, cited
+
+    raw = "003_a690d2fb17d185da.txt · Inference performance: NVIDIA Tesla T4 (1x T4 16GB)"
+    assert cite(raw) == ("NVIDIA DeepLearningExamples: BERT for TensorFlow, benchmark results · Inference "
+                         "performance: NVIDIA Tesla T4 (1x T4 16GB)")
+    assert cite("someone's own upload.csv") == "someone's own upload.csv" and cite(None) is None
+    frame = cited(pl.DataFrame({"citation": [raw, None, "x"]}))
+    assert frame["citation"].to_list() == [cite(raw), None, "x"]

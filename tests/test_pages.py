@@ -117,7 +117,7 @@ def test_compare_rtx3060_vs_agx_shows_data_and_the_stated_findings(db: Path) -> 
     said = " ".join(shown(m.value) for m in at.markdown)
     assert "GeForce RTX 3060 (BERT-Large CoNLL-2003 FP16 training, default PL 170 W) has 3x the throughput of " \
            "Jetson AGX Xavier" in said
-    assert "000_62b0c31cb218ba3e.txt · Performance Analysis" in said  # with its citation
+    assert "Blog post (2021): RTX 3060 vs Jetson AGX Xavier for BERT-Large training · Performance Analysis" in said
     coverage = _frame(at, "Stated findings")
     assert set(coverage["Device"]) == {"GeForce RTX 3060", "Jetson AGX Xavier"}
     j_it = at.selectbox(key="metric").set_value("j_per_iteration").run()

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import difflib
+import re
+
 import polars as pl
 
 from db.queries import EDITABLE_DEVICE_COLUMNS
@@ -39,3 +42,16 @@ def catalog_view(catalog: pl.DataFrame) -> pl.DataFrame:
         *[pl.col(c).map_elements(_typed, return_dtype=pl.String) for c, t in view.schema.items() if t.is_float()],
         *[pl.col(c).cast(pl.String) for c, t in view.schema.items() if not t.is_float() and t != pl.String],
     ).with_columns(pl.all().fill_null(""))
+
+
+def catalog_matches(name: str, catalog_names: list[str], limit: int = 5) -> list[str]:
+    """Catalog devices a typed name may mean: every word of it in the catalog name ('V100' ->
+    'Tesla V100 16GB', 'Tesla V100 32GB'), else close spellings; [] for an exact catalog name."""
+    if name in catalog_names:
+        return []
+    words = [w for w in re.split(r"[\s_-]+", name.lower()) if w]
+    found = [c for c in catalog_names if words and all(w in c.lower() for w in words)]
+    if not found:
+        lowered = {c.lower(): c for c in catalog_names}
+        found = [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.75)]
+    return found[:limit]

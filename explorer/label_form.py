@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer import data
+from explorer.devices import catalog_matches
 from explorer.markdown import md
 from joulebench.errors import JouleBenchError
 from joulebench.ranges import field_range
@@ -30,10 +31,15 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
         cols = st.columns(3)
         device = kind = mode = precision = boundary = ""
         batch = 0
+        new_device = False
         if "device" in missing:
-            device = cols[0].text_input("Device", key=f"{key}_device", placeholder="e.g. NVIDIA A100-SXM4-40GB")
+            names = sorted(data.devices(data.db_path())[0]["device_name"].to_list())
+            device = cols[0].text_input("Device", key=f"{key}_device", placeholder="as the catalog names it",
+                                        help="A name the catalog holds (Devices page); a near match is offered")
             kind = cols[1].selectbox("Device kind", ["", *DEVICE_KINDS], key=f"{key}_kind",
                                      help="empty: from the device's name")
+            new_device = cols[2].checkbox("A new device, not in the catalog", key=f"{key}_new",
+                                          help="Tick to add a name the catalog does not hold")
         if "mode" in missing:
             mode = cols[2].selectbox("Mode", ["", *MODES], key=f"{key}_mode")
         if "precision" in missing:
@@ -44,6 +50,12 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
         if "energy_boundary" in missing:
             boundary = cols[2].selectbox("Energy measured at", ["", *BOUNDARIES], key=f"{key}_boundary")
         submitted = st.form_submit_button("Save labels", type="primary")
+    if submitted and device and not new_device:
+        matches = catalog_matches(device, names)
+        if matches:
+            st.error(md(f"'{device}' is not in the catalog. Did you mean {' or '.join(matches)}? Type that name, "
+                        "or tick 'A new device, not in the catalog' to add this one."))
+            return
     if submitted:
         try:
             message = data.fill_labels(data.db_path(), gaps.source_id, device=device, device_kind=kind, mode=mode,

@@ -402,9 +402,14 @@ def test_upload_without_labels_imports_then_the_review_fills_them(db: Path) -> N
     at.button[0].click().run()
     assert f"{log.name}: 1 run(s) added" in shown(at.success[0].value)
     assert at.subheader[0].value == "Review: what the imported files do not state"
-    device_input = next(w for w in at.text_input if str(w.key).startswith("label_source_"))
+    device_input = next(w for w in at.text_input if str(w.key).startswith("label_source_")
+                        and str(w.key).endswith("_device"))
     form = str(device_input.key).removesuffix("_device")
-    device_input.set_value("Jetson AGX Orin 64GB")
+    device_input.set_value("V100")  # a name the catalog holds in two sizes: offered, not created
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert "Did you mean Tesla V100 16GB or Tesla V100 32GB?" in shown(at.error[0].value)
+    at.text_input(key=f"{form}_device").set_value("Jetson AGX Orin 64GB")
+    at.checkbox(key=f"{form}_new").check()  # not in the catalog: said to be new
     at.selectbox(key=f"{form}_mode").set_value("idle")
     next(b for b in at.button if b.label == "Save labels").click().run()
     assert not at.exception and not at.error
@@ -433,13 +438,16 @@ def test_run_detail_fills_what_its_file_did_not_state(db: Path) -> None:
     fields = _section(at, "Device name")
     assert fields["Device name"] == "not stated" and fields["Mode"] == "not stated"
     at.text_input(key="label_run_source_device").set_value("Jetson Nano 4GB")
+    next(b for b in at.button if b.label == "Save labels").click().run()
+    assert "Did you mean Jetson Nano?" in shown(at.error[0].value)  # the catalog's name offered
+    at.text_input(key="label_run_source_device").set_value("Jetson Nano")
     at.selectbox(key="label_run_source_mode").set_value("infer")
     at.selectbox(key="label_run_source_precision").set_value("fp32")
     next(b for b in at.button if b.label == "Save labels").click().run()
     assert not at.exception and not at.error
     assert "Still not stated: batch size 1" in shown(at.success[-1].value)
     fields = _section(at, "Device name")
-    assert fields["Device name"].startswith("Jetson Nano 4GB (not in the file: supplied by ")
+    assert fields["Device name"].startswith("Jetson Nano (not in the file: supplied by ")
     assert "on Run detail" in fields["Mode"] and fields["Batch size"] == "not stated"
 
 

@@ -18,7 +18,17 @@ import polars as pl
 from energy.stats import RatioInterval, aggregate, ratio_interval
 from explorer.aggregates import low_grade_warning, worst_grade
 from explorer.money import CostSettings
-from explorer.text import BASIS_NAMES, BOUNDARY_NAMES, MODE_NAMES, basis_of, batch_label, precision_name, ratio, sig
+from explorer.text import (
+    BASIS_NAMES,
+    BOUNDARY_NAMES,
+    MODE_NAMES,
+    basis_of,
+    batch_label,
+    in_sentence,
+    precision_name,
+    ratio,
+    sig,
+)
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -146,9 +156,9 @@ def applied_text(selection: Selection, chosen: int, total: int) -> str:
 
 def nothing_measured(measured: pl.DataFrame, metric: Metric, stated: int) -> str:
     """Why the chart is empty and what the selection does hold: never a dead end."""
-    have = [f"{m.label.lower()} ({n} runs)" for m in METRICS.values()
+    have = [f"{in_sentence(m.label)} ({n} runs)" for m in METRICS.values()
             if m.column in measured.columns and (n := measured[m.column].is_not_null().sum())]
-    return (f"No run in this selection measured {metric.label.lower()}. "
+    return (f"No run in this selection measured {in_sentence(metric.label)}. "
             + (f"This selection has: {', '.join(have)}" if have else "This selection has no measured metric")
             + (f"; and {stated} stated findings (below)." if stated else ".")
             + " Pick another chart metric in the sidebar.")
@@ -398,8 +408,8 @@ def _amount(r: float, low: float | None, high: float | None, metric: Metric) -> 
     the energy per example (J) (1.7x better) of'; without an interval the ratio to two figures."""
     value = f"{ratio(r)}" if low is None or high is None else f"{r:.2f}x ({low:.2f}-{high:.2f})"
     if metric.column == "throughput_sps":
-        return f"is {value} faster than"
-    what = metric.label[0].lower() + metric.label[1:]  # "energy per example (J)": units keep their case
+        return "is about as fast as" if ratio(r) == "1.0x" and low is None else f"is {value} faster than"
+    what = in_sentence(metric.label)  # "energy per example (J)": units keep their case
     if metric.higher_is_better:
         return f"has {value} the {what} of"
     return f"needs {value if low is not None else f'{r:.2f}x'} the {what} ({ratio(1 / r)} better) of"
@@ -499,8 +509,8 @@ def table_notes(metric: Metric, settings: CostSettings, shown: int, total: int) 
     """What the all-devices table shows and how it is sorted (plain text; the page escapes it)."""
     notes = []
     if total > shown:
-        notes.append(f"Showing the first {shown:,} of {total:,} rows (sorted by {metric.label.lower()}); narrow the "
-                     "filters for the rest.")
+        notes.append(f"Showing the first {shown:,} of {total:,} rows (sorted by {in_sentence(metric.label)}); "
+                     "narrow the filters for the rest.")
     notes.append(f"Sorted by {metric.label.split(' (')[0].lower()}, "
                  f"{'highest' if metric.higher_is_better else 'lowest'} first; click a header to sort by it. Cost at "
                  f"{settings.describe()}, catalog prices in {settings.currency}.")
@@ -515,7 +525,7 @@ def table_help(currency: str) -> dict[str, str]:
                                          f"Empty cells: {cost.missing}.")
     out["Runs"] = "Runs averaged in this row (repeats of the same configuration)"
     out["Trust grade"] = ("How far the row's figures can be trusted, A (decision grade) to D (unreliable): the "
-                          "weakest grade of the configurations behind the row. Thresholds: docs/trust-grades.md")
+                          "weakest grade of the configurations behind the row (the legend below says what each means)")
     out["Basis"] = "measured here (a run on this machine), imported (an uploaded file), or reference table"
     return out
 

@@ -40,7 +40,19 @@ from explorer.money import (
     price_entered,
     price_origin,
 )
-from explorer.text import BASIS_NAMES, basis_of, batch_label, boundary_name, money, pct, precision_name, ratio, sig
+from explorer.text import (
+    BASIS_NAMES,
+    basis_of,
+    batch_label,
+    boundary_name,
+    count,
+    in_sentence,
+    money,
+    pct,
+    precision_name,
+    ratio,
+    sig,
+)
 
 MAX_DEVICES = 6
 # the example on an empty Decide page: a student choosing a card for fine-tuning BERT (its link)
@@ -603,7 +615,7 @@ def like_for_like(runs: pl.DataFrame, a: str, b: str, job: Job, column: str) -> 
         with_ci = [r for r in intervals if r is not None and r.low is not None]
         if with_ci:
             within = sum(1 for r in with_ci if r.within_noise)
-            noise = (f"{within} of the {len(with_ci)} configuration(s) measured with repeats on both sides "
+            noise = (f"{within} of the {count(len(with_ci), 'configuration')} measured with repeats on both sides "
                      "differ within the noise")
     bases = sorted({basis_of(k) for k in joined["kind"].to_list() + joined["kind_b"].to_list()})
     precs = sorted({precision_name(p) for p in joined["precision"].drop_nulls()})
@@ -645,7 +657,7 @@ def compare_speed(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str,
     if found:
         winner, loser, f, low, high = _oriented(found.ratio, found.low, found.high, a, b)
         return [Comparison("faster", winner, loser, f, found.basis,
-                           f"geometric mean over {found.count} configuration(s) both measured ({found.configs})",
+                           f"geometric mean over {count(found.count, 'configuration')} both measured ({found.configs})",
                            low=low, high=high, grades=((a, found.grade_a), (b, found.grade_b)), noise=found.noise)]
     best = bool({a, b} & at_best)
     stated = [] if best else stated_ratios(findings, a, b, job, runs=runs)
@@ -666,7 +678,7 @@ def compare_energy(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str
     if found:
         winner, loser, f, low, high = _oriented(found.ratio, found.low, found.high, b, a)
         return [Comparison("fewer joules", winner, loser, f, found.basis,
-                           f"J/example, geometric mean over {found.count} configuration(s) both measured "
+                           f"J/example, geometric mean over {count(found.count, 'configuration')} both measured "
                            f"({found.configs})", low=low, high=high, grades=((a, found.grade_a), (b, found.grade_b)),
                            noise=found.noise)]
     fa, fb = answers[a], answers[b]
@@ -1372,7 +1384,7 @@ FIGURE_COLUMN_HELP = {
     "Boundary": "where the power was measured",
     N_COLUMN: "runs of the configuration that measured the figure; the value is their mean",
     CI_COLUMN: "95% confidence interval of the mean (Student's t), with two or more repeats",
-    GRADE_COLUMN: "A best .. D unreliable; see 'What the grades mean' below and docs/trust-grades.md",
+    GRADE_COLUMN: "A best .. D unreliable; see 'What the grades mean' below",
 }
 
 
@@ -1433,7 +1445,7 @@ def figure_table(answer: Answer) -> pl.DataFrame:
         if ans.ooms:
             rows.append({"Device": d, "Figure": "Out of memory (a recorded outcome)", "Value": "; ".join(ans.ooms[:4]),
                          "Basis": ans.oom_basis, "Boundary": "", "Configuration": "",
-                         "Source or derivation": f"{len(ans.ooms)} configuration(s) ran out of memory"})
+                         "Source or derivation": f"{count(len(ans.ooms), 'configuration')} ran out of memory"})
     frame = pl.DataFrame(rows, schema={"Device": pl.String, "Figure": pl.String, "Value": pl.String,
                                        "Basis": pl.String, "Boundary": pl.String, "Configuration": pl.String,
                                        "Source or derivation": pl.String, N_COLUMN: pl.Int64, CI_COLUMN: pl.String,
@@ -1468,7 +1480,7 @@ def device_bars(answer: Answer) -> pl.DataFrame:
             grade = f"grade {fig.grade}" if fig.grade else NOT_GRADED
             rows.append({"device": d, "figure": what, "value": fig.value,
                          "label": f"{fig.shown()}, {size}, {grade}",
-                         "hover": f"{d}: {what.lower()} {fig.shown()} ({fig.basis}); {fig.setting or fig.config}; "
+                         "hover": f"{d}: {in_sentence(what)} {fig.shown()} ({fig.basis}); {fig.setting or fig.config}; "
                                   f"{grade}"})
     return pl.DataFrame(rows, schema={"device": pl.String, "figure": pl.String, "value": pl.Float64,
                                       "label": pl.String, "hover": pl.String})

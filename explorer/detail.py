@@ -7,6 +7,7 @@ supplied says so beside the value; a figure stored corrected shows what the sour
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -15,7 +16,7 @@ from db import columns
 from db.grading import STAT_METRICS
 from energy.stats import Aggregate
 from explorer.aggregates import GRADE_COLORS, GRADE_MEANINGS, grade_legend, reason_rows
-from explorer.text import NOT_MEASURED, human_field, sig
+from explorer.text import NOT_MEASURED, human_field, sig, when
 from joulebench.labels import NOT_STATED
 
 __all__ = ["GRADE_COLORS", "GRADE_MEANINGS", "as_rows", "badge", "configuration_aggregate", "configuration_rows",
@@ -63,7 +64,8 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
         elif value is None:
             text = NOT_MEASURED if key in measured else NOT_STATED
         else:
-            text = sig(value, 4) if isinstance(value, float) else str(value)
+            text = sig(value, 4) if isinstance(value, float) else when(value) if isinstance(value, datetime) \
+                else str(value)
         if label in by_label:
             text += f" ({supplied_note(by_label[label])})"
         printed = run.get(AS_PRINTED.get(key, ""))

@@ -8,8 +8,9 @@ import streamlit as st
 
 from explorer.aggregates import grade_legend
 
-HOW = ("Each check allows a best grade and a figure gets the lowest; the checks, thresholds and why: "
-       "docs/trust-grades.md.")
+HOW = ("Each check allows a best grade and a figure gets the lowest: the window against the sensor's update "
+       "period, steady state, repeats and their spread, counter against trace, throttling, where and how energy "
+       "was measured, and where the figure comes from.")
 
 
 def legend(what_is_graded: str) -> None:

@@ -8,6 +8,7 @@ import streamlit as st
 from explorer import data
 from explorer.devices import catalog_matches
 from explorer.markdown import md
+from explorer.text import count
 from joulebench.errors import JouleBenchError
 from joulebench.ranges import field_range
 from joulebench.vocab import BOUNDARIES, DEVICE_KINDS, MODES, PRECISIONS
@@ -24,7 +25,7 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
     if not gaps.not_stated:
         return
     st.caption(md(f"Not stated in {gaps.file_name} (source {gaps.source_id}): {gaps.describe()}. "
-                  f"What you enter applies to all {gaps.runs} run(s) of it that do not state it, "
+                  f"What you enter applies to all {count(gaps.runs, 'run')} of it that do not state it, "
                   "and is recorded as supplied by you."))
     missing = gaps.not_stated
     with st.form(key):

@@ -2,7 +2,8 @@
 
 `styled()` keeps the numbers as numbers (so a column still sorts numerically when its header is
 clicked) and changes only how they are displayed: floats to three significant figures, missing
-measurements as 'not measured', missing configuration fields as 'not stated', and never 'None'.
+measurements as 'not measured', missing configuration fields as 'not stated', and never 'None';
+times to the second.
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ from typing import Any
 
 import polars as pl
 
-from explorer.text import NOT_MEASURED, sig
+from explorer.text import NOT_MEASURED, TIME_FORMAT, sig
 
 
 def styled(frame: pl.DataFrame, *, digits: int = 3, not_stated: Iterable[str] = ()) -> Any:
     """A pandas Styler of `frame` for st.dataframe (float columns: significant figures and
     'not measured'; integer columns: 'not stated' when missing; text: empty when missing)."""
     text_cols = [c for c, t in frame.schema.items() if t == pl.String]
-    pdf = frame.with_columns([pl.col(c).fill_null("") for c in text_cols]).to_pandas()
+    times = [c for c, t in frame.schema.items() if isinstance(t, pl.Datetime)]
+    pdf = frame.with_columns([pl.col(c).fill_null("") for c in text_cols]
+                             + [pl.col(c).dt.strftime(TIME_FORMAT).fill_null("") for c in times]).to_pandas()
     floats = [c for c, t in frame.schema.items() if t.is_float()]
     ints = [c for c, t in frame.schema.items() if t.is_integer()]
     styler = pdf.style

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
-import re
+from datetime import datetime
 from functools import cache
 
 import polars as pl
@@ -13,6 +13,7 @@ import polars as pl
 from joulebench.paths import SAMPLE_DATA_DIR
 
 NOT_MEASURED = "not measured"
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # times a person reads: to the second (stored with microseconds)
 
 
 def plot_text(text: object) -> str:
@@ -93,9 +94,42 @@ def boundary_name(boundary: str | None) -> str:
 _UNIT_SUFFIXES = (("_per_sample", " per example (J)"), ("_per_iteration", " per iteration (J)"),
                   ("_sps", " (samples/s)"), ("_ms", " (ms)"), ("_mhz", " (MHz)"), ("_gbs", " (GB/s)"),
                   ("_pct", " (%)"), ("_mb", " (MB)"), ("_gb", " (GB)"), ("_w", " (W)"), ("_j", " (J)"),
-                  ("_s", " (s)"))
+                  ("_per_s", " per second"), ("_s", " (s)"))
 _WORDS = {"j": "energy", "tdp": "TDP", "avg": "average", "mem": "memory", "sha256": "SHA-256", "tf32": "TF32",
           "cuda": "CUDA", "cudnn": "cuDNN", "cpu": "CPU", "gpu": "GPU", "os": "OS", "ram": "RAM", "id": "ID"}
+
+
+FLAG_TEXTS = {
+    "window_short_for_sensor": "the measured window is short for the power sensor's update period",
+    "window_under_minimum": "the measured window is under the minimum asked for",
+    "warmup_not_steady": "power and step time were not steady when the warmup's time cap was reached",
+    "energy_counter_vs_sampled_disagree": "the energy counter and the sampled power trace disagree",
+    "energy_nonpositive": "the sensor reported zero or negative energy",
+    "net_energy_nonpositive": "the energy above idle came out zero or negative",
+    "avg_power_implausible": "energy / time is above the device's plausible power (different windows)",
+    "energy_sum_of_rails": "energy is the sum of the board's power rails",
+    "sample_times_nominal": "power sample times are nominal, not read from a clock",
+    "sample_times_spread_within_second": "power sample times are spread within each logged second",
+    "repetitions_excluded": "some repetitions were left out by the tool that wrote the file",
+}
+
+
+def flag_text(flag: str) -> str:
+    """A run's validity flag in words ('window_short_for_sensor' -> 'the measured window is short ...')."""
+    return FLAG_TEXTS.get(flag, flag.replace("_", " "))
+
+
+def in_sentence(label: str) -> str:
+    """A label inside a sentence: its first letter lower-case, units and acronyms kept
+    ('Average power (W)' -> 'average power (W)', never 'average power (w)'; 'TDP (W)' stays)."""
+    first = label.split(" ", 1)[0]
+    return label if first.isupper() else label[:1].lower() + label[1:]
+
+
+def when(value: datetime) -> str:
+    """A stored time to the second, with its zone: '2026-11-24 23:18:40 UTC'."""
+    zone = value.tzname() or ""
+    return f"{value.strftime(TIME_FORMAT)} {zone}".strip()
 
 
 def human_field(name: str) -> str:
@@ -122,20 +156,27 @@ def document_titles() -> dict[str, str]:
 
 def cite(citation: str | None) -> str | None:
     """'003_a690d2fb17d185da.txt · Inference performance: ...' -> 'NVIDIA DeepLearningExamples: BERT
-    for TensorFlow, benchmark results · Inference performance: ...' (the title, then the section)."""
+    for TensorFlow, benchmark results · Inference performance: ...': each seed file named in the
+    text (a citation, a price's source) becomes its document's title."""
     if not citation:
         return citation
     for file, title in document_titles().items():
-        if citation.startswith(file):
-            return title + citation[len(file):]
+        citation = citation.replace(file, title)
     return citation
 
 
-def cited(frame: pl.DataFrame, column: str = "citation") -> pl.DataFrame:
-    """The frame with its citations naming documents by title (see `cite`)."""
-    if column not in frame.columns or frame.schema[column] != pl.String:
+CITING_COLUMNS = ("citation", "price_source", "notes")
+
+
+def cited(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with the seed files its citing columns name replaced by the documents' titles."""
+    columns = [c for c in CITING_COLUMNS if c in frame.columns and frame.schema[c] == pl.String]
+    if not columns:
         return frame
-    expr = pl.col(column)
-    for file, title in document_titles().items():
-        expr = expr.str.replace(f"^{re.escape(file)}", title.replace("$", "$$"))
-    return frame.with_columns(expr.alias(column))
+    exprs = []
+    for column in columns:
+        expr = pl.col(column)
+        for file, title in document_titles().items():
+            expr = expr.str.replace_all(file, title, literal=True)
+        exprs.append(expr.alias(column))
+    return frame.with_columns(exprs)

@@ -8,7 +8,7 @@ from explorer import data
 from explorer.devices import catalog_view
 from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import human_field
+from explorer.text import count, human_field
 from joulebench.errors import JouleBenchError
 
 st.title("Devices")
@@ -50,14 +50,14 @@ edited = st.data_editor(shown, disabled=locked, hide_index=True, key="catalog", 
 changed = data.changed_rows(shown, edited)
 if changed.height:
     st.session_state.pop("devices_saved", None)
-    st.caption(f"{changed.height} device(s) edited: " + md(", ".join(changed["device_name"].to_list())))
+    st.caption(f"{count(changed.height, 'device')} edited: " + md(", ".join(changed["device_name"].to_list())))
     if st.button("Save changes", type="primary"):
         try:
             data.save_device_edits(path, changed)
         except JouleBenchError as e:
             st.error(md(e.format_message()))
         else:
-            st.session_state["devices_saved"] = (f"Saved {changed.height} device(s): "
+            st.session_state["devices_saved"] = (f"Saved {count(changed.height, 'device')}: "
                                                  + md(", ".join(changed["device_name"].to_list()))
                                                  + ". The change is in the edit history below.")
             st.rerun()
@@ -81,7 +81,7 @@ if not rates_edited.equals(rates) and st.button("Save exchange rates", type="pri
     except JouleBenchError as e:
         st.error(md(e.format_message()))
     else:
-        st.session_state["devices_saved"] = f"Saved {rates_edited.height} exchange rate(s)."
+        st.session_state["devices_saved"] = f"Saved {count(rates_edited.height, 'exchange rate')}."
         st.rerun()
 
 with st.expander("Edit history"):

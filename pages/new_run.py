@@ -9,6 +9,7 @@ from explorer import charts, data, jobs, nav
 from explorer.jobs import FORM_LABELS as LABEL
 from explorer.markdown import md
 from explorer.tables import styled
+from explorer.text import count
 from joulebench import defaults
 from joulebench.errors import JouleBenchError
 
@@ -30,8 +31,9 @@ def progress() -> None:
     st.session_state["job_running"] = state.running
     if state.running:
         st.progress(state.fraction_done, text=md(state.describe()))
-        st.caption(f"Started {md(job.started_at)}, PID {job.pid}"
-                   + (f"; plus {job.planned_idle} idle baseline(s), not counted as runs" if job.planned_idle else ""))
+        st.caption(f"Started {md(job.started_at[:19].replace('T', ' '))}"
+                   + (f"; plus {count(job.planned_idle, 'idle baseline')}, not counted as runs" if job.planned_idle
+                      else ""))
         if st.button("Cancel run", type="secondary", key="cancel"):
             jobs.cancel(db, wait_s=10)
             st.rerun()

@@ -1,11 +1,14 @@
 """Overview: what the database holds and one headline comparison."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from db.queries import HEADLINE
 from explorer import charts, data, nav
 from explorer.markdown import md
 from explorer.tables import styled
+from explorer.text import count
 
 st.title("JouleBench")
 st.caption("Throughput, joules per example and cost per sample of deep-learning hardware: "
@@ -33,7 +36,7 @@ links[2].page_link(nav.UPLOAD, label="Upload results", icon=":material/upload:")
 links[3].page_link(nav.DEVICES, label="Device catalog", icon=":material/memory:")
 links[4].page_link(nav.RUN_DETAIL, label="Run detail", icon=":material/search:")
 if ov.inbox_pending:
-    st.warning(f"{ov.inbox_pending} result file(s) wait in the inbox; they are ingested on the next open.")
+    st.warning(f"{count(ov.inbox_pending, 'result file')} wait in the inbox; they are ingested on the next open.")
 
 st.subheader("BERT-Large question answering, inference, sequence length 384, FP16")
 if headline.is_empty():
@@ -60,4 +63,4 @@ st.subheader("Sources")
 st.dataframe(styled(ov.sources.rename({"source_id": "Source", "kind": "Kind", "file_name": "File", "format": "Format",
                                        "runs": "Runs", "findings": "Findings", "not_stated": "Not stated",
                                        "imported_at": "Imported at"}, strict=False)), hide_index=True)
-st.caption(f"Database: {md(ov.db_path)}")
+st.caption(f"Database: {md(Path(ov.db_path).name)}, on the machine that runs this app.")

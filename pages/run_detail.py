@@ -6,7 +6,7 @@ import streamlit as st
 from explorer import charts, data, detail, grade_legend
 from explorer.label_form import label_form
 from explorer.markdown import md
-from explorer.text import sig
+from explorer.text import count, flag_text, sig
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())
@@ -35,7 +35,7 @@ if run is None:
 status = run["status"]
 (st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {md(run['error'])}" if run["error"] else ""))
 if run["flags"]:
-    st.warning("Validity flags: " + md(", ".join(run["flags"])))
+    st.warning("Validity flags: " + md(", ".join(flag_text(f) for f in run["flags"])))
 
 label, color = detail.badge(run["trust_grade"])
 st.badge(label, color=color)
@@ -81,7 +81,7 @@ for col, (title, frame, empty, chart) in zip(st.columns(2), panels):
             st.plotly_chart(chart(frame), width="stretch")
 
 if config is not None:
-    st.subheader(f"This configuration: {config['ok_run_count']} of {config['run_count']} run(s) ok")
+    st.subheader(f"This configuration: {config['ok_run_count']:,} of {count(config['run_count'], 'run')} ok")
     c_label, c_color = detail.badge(config["trust_grade"])
     st.badge(f"Aggregate {c_label[0].lower()}{c_label[1:]}", color=c_color)
     st.caption("Mean and 95 % confidence interval (Student's t) over the configuration's repeats.")

@@ -6,6 +6,7 @@ import importers
 from explorer import data, nav, upload
 from explorer.label_form import label_form
 from explorer.markdown import md
+from explorer.text import count
 from joulebench.errors import JouleBenchError
 
 st.title("Upload results")
@@ -29,7 +30,7 @@ with st.expander("Attach a power log (optional)"):
                                 help="empty: wall for a meter CSV, else what the log says")
 imported_sources: dict[int, str] = st.session_state.setdefault("imported_sources", {})
 if not files and not imported_sources:
-    st.info("Known formats: " + md("; ".join(importers.known_formats())))
+    st.info("JouleBench reads the result files of " + md(importers.known_tools()) + ".")
     st.stop()
 try:
     given = upload.hints(device, boundary, precision, mode)
@@ -47,7 +48,7 @@ for _file, p in previews:
         if p.error:
             st.error(md(p.error))
             continue
-        st.markdown(f"**{md(p.name)}** — {md(p.format)}: {p.runs} run(s)")
+        st.markdown(f"**{md(p.name)}** — {md(p.format)}: {count(p.runs, 'run')}")
         st.caption(f"Devices: {md(', '.join(p.devices) or '—')} · Workloads: {md(', '.join(p.workloads) or '—')}")
         if p.not_stated:
             st.caption(f"Not stated in this file: {md(p.not_stated)} (fill in after the import)")
@@ -57,7 +58,7 @@ for _file, p in previews:
             st.caption(f"⚠ {md(warning)}")
 
 importable = [f for f, p in previews if not p.error]
-if importable and st.button(f"Import {len(importable)} file(s)", type="primary"):
+if importable and st.button(f"Import {count(len(importable), 'file')}", type="primary"):
     for file in importable:
         try:
             report = upload.import_upload(file.name, file.getvalue(), data.db_path(), given, log)
@@ -72,7 +73,8 @@ if importable and st.button(f"Import {len(importable)} file(s)", type="primary")
         elif report.status == "already_imported":
             st.info(f"{md(file.name)}: imported before; nothing added.")
         else:
-            st.success(f"{md(file.name)}: {report.runs_added} run(s) added, {report.runs_duplicate} already present.")
+            st.success(f"{md(file.name)}: {count(report.runs_added, 'run')} added, {report.runs_duplicate:,} already "
+                       "present.")
             for run_id in report.run_ids[:20]:
                 st.page_link(nav.RUN_DETAIL, label=md(f"Run {run_id}"), query_params={"run_id": run_id})
 
@@ -81,7 +83,8 @@ if reviews:
     st.subheader("Review: what the imported files do not state")
     for gaps in reviews:
         with st.container(border=True):
-            st.markdown(f"**{md(gaps.file_name)}** — {md(gaps.format)}, {gaps.runs} run(s), source {gaps.source_id}")
+            st.markdown(f"**{md(gaps.file_name)}** — {md(gaps.format)}, {count(gaps.runs, 'run')}, "
+                        f"source {gaps.source_id}")
             if not gaps.not_stated:
                 st.caption("States everything it needs (or it has been filled in).")
             label_form(gaps, key=f"label_source_{gaps.source_id}", via="upload_page")

@@ -86,5 +86,14 @@ def test_a_citation_names_the_document_by_its_title_not_its_file() -> None:
     assert cite(raw) == ("NVIDIA DeepLearningExamples: BERT for TensorFlow, benchmark results · Inference "
                          "performance: NVIDIA Tesla T4 (1x T4 16GB)")
     assert cite("someone's own upload.csv") == "someone's own upload.csv" and cite(None) is None
-    frame = cited(pl.DataFrame({"citation": [raw, None, "x"]}))
+    frame = cited(pl.DataFrame({"citation": [raw, None, "x"], "price_source": ["retail; " + raw, None, None]}))
     assert frame["citation"].to_list() == [cite(raw), None, "x"]
+    assert frame["price_source"].to_list() == ["retail; " + (cite(raw) or ""), None, None]
+
+
+def test_a_label_inside_a_sentence_keeps_its_units_and_acronyms() -> None:
+    """Issue 17: 'average power (w)' in Compare's sentences."""
+    from explorer.text import in_sentence
+
+    assert in_sentence("Average power (W)") == "average power (W)"
+    assert in_sentence("TDP (W)") == "TDP (W)" and in_sentence("J per token (J)") == "J per token (J)"

@@ -146,10 +146,16 @@ def shown_table(rec: Recommendation, frame: pl.DataFrame) -> pl.DataFrame:
     """The table a person reads: units in the column names."""
     time_label, rate_label, energy_label = units_of(rec.profile)
     return frame.select(
-        pl.col("setting"), pl.col("basis"), pl.col("throughput").alias(rate_label),
-        pl.col("s_per_unit").alias(time_label), pl.col("avg_power_w").alias("average power (W)"),
-        pl.col("j_per_unit").alias(energy_label), pl.col("on_front").alias("on Pareto front"),
-        pl.col("recommended"), pl.col("excluded").alias("constraint broken"), pl.col("runs").alias("runs measured"))
+        pl.col("setting").alias("Setting"), pl.col("basis").alias("Basis"),
+        pl.col("throughput").alias(_cap(rate_label)),
+        pl.col("s_per_unit").alias(_cap(time_label)), pl.col("avg_power_w").alias("Average power (W)"),
+        pl.col("j_per_unit").alias(_cap(energy_label)), pl.col("on_front").alias("On Pareto front"),
+        pl.col("recommended").alias("Recommended"), pl.col("excluded").alias("Constraint broken"),
+        pl.col("runs").alias("Runs measured"))
+
+
+def _cap(label: str) -> str:
+    return label[:1].upper() + label[1:]
 
 
 def model_summary(rec: Recommendation) -> str:

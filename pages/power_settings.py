@@ -10,6 +10,7 @@ from explorer import power_settings as ps
 from explorer.markdown import md
 from explorer.money import CostSettings
 from explorer.params import UrlReader
+from explorer.tables import styled
 from explorer.text import count
 from joulebench.errors import JouleBenchError
 from tuning import GOALS, Constraints
@@ -76,7 +77,7 @@ if device and workload:
                         width="stretch")
         st.plotly_chart(charts.pareto(frame, time_label, energy_label), width="stretch")
         st.caption("Pareto front, fastest first: " + ps.escape(", ".join(p.label for p in rec.front)))
-        st.dataframe(ps.shown_table(rec, frame), hide_index=True)
+        st.dataframe(styled(ps.shown_table(rec, frame)), hide_index=True)
         for line in [*profile.left_out, *rec.not_predicted]:
             st.caption(ps.escape(f"Left out: {line}"))
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import re
+import zipfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,9 +13,10 @@ from typing import Any
 import importers
 from db import IngestReport
 from explorer import bounded
-from ingest import import_bytes, import_with_power_log
+from importers.archive import MLPERF_SUMMARY, sources_from_bytes
+from ingest import import_source, import_with_power_log
 from ingest.attach import load_pair
-from joulebench.errors import JouleBenchError, ResultFileError
+from joulebench.errors import JouleBenchError, NothingToImportError, ResultFileError
 from joulebench.labels import NOT_STATED, describe_not_stated
 
 
@@ -27,6 +31,7 @@ class Preview:
     not_stated: str = ""  # 'device (all 3 runs), mode (all 3 runs)': filled after import, in the review
     warnings: list[str] = field(default_factory=list)
     error: str = ""
+    figures: list[dict[str, Any]] = field(default_factory=list)  # the first runs' values, for the page's table
 
 
 def hints(device: str, boundary: str, precision: str, mode: str) -> importers.Hints:
@@ -65,35 +70,97 @@ def preview(name: str, data: bytes, given: importers.Hints | None = None, log: P
 
 def read_preview(name: str, data: bytes, given: importers.Hints | None = None, log: PowerLog | None = None
                  ) -> Preview:
-    """The preview itself, in this process (the child's side of `preview`)."""
+    """The preview itself, in this process (the child's side of `preview`): an archive's sources
+    (an MLPerf submission, a folder of files) are read as the CLI reads them and shown together."""
     try:
-        if log is None:
-            loaded, fmt = importers.load(data, name, hints=given)
+        if log is not None:
+            found = [load_pair(data, name, log.data, log.name, boundary=log.boundary, hints=given)]
+            refused: list[str] = []
         else:
-            loaded, fmt = load_pair(data, name, log.data, log.name, boundary=log.boundary, hints=given)
+            found, refused = [], []
+            for source in sources_from_bytes(data, name):
+                try:
+                    found.append(importers.load_source(source, given))
+                except ResultFileError as e:
+                    refused.append(e.format_message())
     except ResultFileError as e:
         return Preview(name, error=e.format_message())
-    runs = loaded.runs
-    counts = loaded.not_stated()
+    if not found:
+        more = f"\n... and {len(refused) - 5:,} more" if len(refused) > 5 else ""
+        return Preview(name, error="\n".join(refused[:5]) + more)
+    runs = [r for loaded, _ in found for r in loaded.runs]
+    counts: dict[str, int] = {}
+    for loaded, _ in found:
+        for label, n in loaded.not_stated().items():
+            counts[label] = counts.get(label, 0) + n
     devices = sorted({r["device"]["name"] for r in runs if r["device"] is not None})
     if "device" in counts:
         devices.append(NOT_STATED)
-    others = [w for w in loaded.warnings if not w.startswith("not stated in the file:")]
-    return Preview(name, fmt, len(runs), devices, sorted({r["config"]["workload"] for r in runs}),
-                   loaded.missing_fields(), describe_not_stated(counts, len(runs)) if counts else "", others)
+    others = [w for loaded, _ in found for w in loaded.warnings if not w.startswith("not stated in the file:")]
+    others += [f"skipped: {r}" for r in refused[:5]]
+    missing = sorted({m for loaded, _ in found for m in loaded.missing_fields()})
+    formats = ", ".join(dict.fromkeys(fmt for _, fmt in found))
+    return Preview(name, formats, len(runs), devices, sorted({r["config"]["workload"] for r in runs}), missing,
+                   describe_not_stated(counts, len(runs)) if counts else "", others,
+                   figures=[_figures(r) for r in runs[:PREVIEW_RUNS]])
+
+
+PREVIEW_RUNS = 8  # runs whose values the preview shows
+
+
+def _figures(run: dict[str, Any]) -> dict[str, Any]:
+    """One run's labels and headline figures, as the preview's table shows them."""
+    config, metrics = run.get("config") or {}, run.get("metrics") or {}
+    return {"Device": (run.get("device") or {}).get("name") or NOT_STATED, "Workload": config.get("workload"),
+            "Mode": config.get("mode") or NOT_STATED, "Precision": config.get("precision") or NOT_STATED,
+            "Batch": config.get("batch_size"), "Throughput (samples/s)": metrics.get("throughput_sps"),
+            "Energy per example (J)": metrics.get("j_per_sample"), "Average power (W)": metrics.get("avg_power_w"),
+            "Status": run.get("status")}
+
+
+MLPERF_PARTS = re.compile(r"^(mlperf_log_.*|.*\.json|user\.conf|mlperf\.conf|.*\.log)$", re.IGNORECASE)
+
+
+def units(files: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """The uploaded files as the units to import: an MLPerf submission's files uploaded separately
+    (a summary, its detail and accuracy logs, the system description) become one archive, read as
+    the CLI reads the folder; every other file (a zip too) is a unit of its own."""
+    if not any(n == MLPERF_SUMMARY for n, _ in files):
+        return files
+    parts = [(n, d) for n, d in files if MLPERF_PARTS.match(n) and not n.lower().endswith(".zip")]
+    if len(parts) < 2:
+        return files
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for n, d in parts:
+            zf.writestr(n, d)
+    names = {n for n, _ in parts}
+    return [("mlperf-submission.zip", buf.getvalue()), *[(n, d) for n, d in files if n not in names]]
 
 
 def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None = None,
-                  log: PowerLog | None = None) -> IngestReport:
+                  log: PowerLog | None = None) -> list[IngestReport]:
     """Raises ResultFileError for a file that cannot be imported; nothing is imported from it. The
-    import runs in a bounded child process (explorer.bounded), through the CLI's code."""
+    import runs in a bounded child process (explorer.bounded), through the CLI's code; an archive
+    gives one report per source in it."""
     return bounded.call(import_here, name, data, db, given, log, name=name)
 
 
 def import_here(name: str, data: bytes, db: str, given: importers.Hints | None = None,
-                log: PowerLog | None = None) -> IngestReport:
+                log: PowerLog | None = None) -> list[IngestReport]:
     """The import itself, in this process (the child's side of `import_upload`)."""
-    if log is None:
-        return import_bytes(data, name, db=db, source_kind="upload", hints=given)
-    return import_with_power_log(data, name, log.data, log.name, db=db, source_kind="upload", hints=given,
-                                 boundary=log.boundary)[0]
+    if log is not None:
+        return [import_with_power_log(data, name, log.data, log.name, db=db, source_kind="upload", hints=given,
+                                      boundary=log.boundary)[0]]
+    sources = sources_from_bytes(data, name)
+    reports = []
+    for source in sources:
+        try:
+            reports.append(import_source(source, db=db, source_kind="upload", hints=given)[0])
+        except NothingToImportError:
+            if len(sources) == 1:
+                raise
+            continue  # a README or a config beside the results, as the CLI skips it in a folder
+    if not reports:
+        raise ResultFileError(name, ["(whole archive): no file in it holds benchmark figures"])
+    return reports

@@ -1,11 +1,13 @@
 """Upload: import result files from other people and other tools, then fill what they do not state."""
 
+import polars as pl
 import streamlit as st
 
 import importers
 from explorer import data, nav, upload
 from explorer.label_form import label_form
 from explorer.markdown import md
+from explorer.tables import styled
 from explorer.text import count
 from joulebench.errors import JouleBenchError
 
@@ -42,8 +44,9 @@ if log and len(files) > 1:
     st.error(f"{md(log.name)}: a power log attaches to the runs of one result file; upload one file with it.")
     st.stop()
 
-previews = [(f, upload.preview(f.name, f.getvalue(), given, log)) for f in files or []]
-for _file, p in previews:
+uploaded = upload.units([(f.name, f.getvalue()) for f in files or []])
+previews = [((name, blob), upload.preview(name, blob, given, log)) for name, blob in uploaded]
+for _unit, p in previews:
     with st.container(border=True):
         if p.error:
             st.error(md(p.error))
@@ -54,29 +57,35 @@ for _file, p in previews:
             st.caption(f"Not stated in this file: {md(p.not_stated)} (fill in after the import)")
         if p.missing_fields:
             st.caption("Figures not in this file: " + md(", ".join(p.missing_fields)))
+        if p.figures:
+            st.dataframe(styled(pl.DataFrame(p.figures, infer_schema_length=None), not_stated=("Batch",)),
+                         hide_index=True)
+            if p.runs > len(p.figures):
+                st.caption(f"The first {len(p.figures)} of {count(p.runs, 'run')}.")
         for warning in p.warnings:
             st.caption(f"⚠ {md(warning)}")
 
-importable = [f for f, p in previews if not p.error]
+importable = [unit for unit, p in previews if not p.error]
 if importable and st.button(f"Import {count(len(importable), 'file')}", type="primary"):
-    for file in importable:
+    for name, blob in importable:
         try:
-            report = upload.import_upload(file.name, file.getvalue(), data.db_path(), given, log)
+            reports = upload.import_upload(name, blob, data.db_path(), given, log)
         except JouleBenchError as e:
             st.error(md(e.format_message()))
             continue
-        if report.source_id is not None:
-            imported_sources[report.source_id] = file.name
-        if report.status == "queued":
-            st.warning(f"{md(file.name)}: {md(report.message)} Fill what it does not state on Run detail once "
-                       "it is in.")
-        elif report.status == "already_imported":
-            st.info(f"{md(file.name)}: imported before; nothing added.")
-        else:
-            st.success(f"{md(file.name)}: {count(report.runs_added, 'run')} added, {report.runs_duplicate:,} already "
-                       "present.")
-            for run_id in report.run_ids[:20]:
-                st.page_link(nav.RUN_DETAIL, label=md(f"Run {run_id}"), query_params={"run_id": run_id})
+        for report in reports:
+            if report.source_id is not None:
+                imported_sources[report.source_id] = report.file_name
+            if report.status == "queued":
+                st.warning(f"{md(report.file_name)}: {md(report.message)} Fill what it does not state on Run "
+                           "detail once it is in.")
+            elif report.status == "already_imported":
+                st.info(f"{md(report.file_name)}: imported before; nothing added.")
+            else:
+                st.success(f"{md(report.file_name)}: {count(report.runs_added, 'run')} added, "
+                           f"{report.runs_duplicate:,} already present.")
+                for run_id in report.run_ids[:20]:
+                    st.page_link(nav.RUN_DETAIL, label=md(f"Run {run_id}"), query_params={"run_id": run_id})
 
 reviews = [g for g in (data.source_gaps(data.db_path(), sid) for sid in imported_sources) if g is not None]
 if reviews:

@@ -244,7 +244,7 @@ def changed_rows(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
 def save_device_edits(path: str, edits: pl.DataFrame) -> int:
     """Validated (InvalidEditError names every problem, nothing saved) and recorded in the history."""
     with Store.open(path) as store:
-        return queries.update_devices(store, edits)
+        return queries.update_devices(store, cited(edits, back=True))  # the stored citations, not the titles
 
 
 def device_history(path: str) -> pl.DataFrame:

@@ -168,8 +168,9 @@ def cite(citation: str | None) -> str | None:
 CITING_COLUMNS = ("citation", "price_source", "notes")
 
 
-def cited(frame: pl.DataFrame) -> pl.DataFrame:
-    """The frame with the seed files its citing columns name replaced by the documents' titles."""
+def cited(frame: pl.DataFrame, *, back: bool = False) -> pl.DataFrame:
+    """The frame with the seed files its citing columns name replaced by the documents' titles;
+    `back` undoes it (an edited catalog row is saved with the stored text, not the shown one)."""
     columns = [c for c in CITING_COLUMNS if c in frame.columns and frame.schema[c] == pl.String]
     if not columns:
         return frame
@@ -177,6 +178,7 @@ def cited(frame: pl.DataFrame) -> pl.DataFrame:
     for column in columns:
         expr = pl.col(column)
         for file, title in document_titles().items():
-            expr = expr.str.replace_all(file, title, literal=True)
+            expr = expr.str.replace_all(title, file, literal=True) if back else \
+                expr.str.replace_all(file, title, literal=True)
         exprs.append(expr.alias(column))
     return frame.with_columns(exprs)

@@ -235,8 +235,8 @@ def test_upload_an_exported_result_file(server: str, page, output_dir: Path, tmp
     _wait_text(page, "Drop one or several result files")
     page.set_input_files("input[type=file]", str(exported))
     _wait_text(page, "colleague-export.json.gz")
-    page.get_by_role("button", name="Import 1 file(s)").click()
-    _wait_text(page, "2 run(s) added")
+    page.get_by_role("button", name="Import 1 file").click()
+    _wait_text(page, "2 runs added")
     _shot(page, output_dir / "upload.png")
 
 
@@ -340,10 +340,10 @@ def test_run_detail_shows_the_trust_grade_and_its_reasons(seeded_db: Path, page,
     page.goto(f"{server}/run_detail?run_id={run_id}")
     _wait_text(page, "Trust grade D")
     _wait_text(page, "Why this grade")
-    _wait_text(page, "This configuration: 5 of 5 run(s) ok")
+    _wait_text(page, "This configuration: 5 of 5 runs ok")
     _wait_text(page, "Provenance")  # the last section: the page is drawn
     body = page.inner_text("body")
-    assert "Aggregate trust grade D" in body and "This configuration: 5 of 5 run(s) ok" in body
+    assert "Aggregate trust grade D" in body and "This configuration: 5 of 5 runs ok" in body
     assert "configuration: 0.5789 ± 0.076 (n 5)" in body  # the repeats' mean with its 95 % interval
     _shot(page, output_dir / "run-detail-grade.png")
 

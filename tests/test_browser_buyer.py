@@ -104,9 +104,9 @@ def test_a_buyer_decides_enters_a_price_and_sets_a_budget(server: str, page) -> 
     page.keyboard.type("1500")
     page.wait_for_timeout(300)
     page.keyboard.press("Enter")
-    _wait_text(page, "1 device(s) edited: GeForce RTX 3060")
+    _wait_text(page, "1 device edited: GeForce RTX 3060")
     page.get_by_role("button", name="Save changes").click()
-    _wait_text(page, "Saved 1 device(s): GeForce RTX 3060")
+    _wait_text(page, "Saved 1 device: GeForce RTX 3060")
     _settled(page)
     assert grid.locator('[role="gridcell"]').filter(has_text=f"entered by you, {today}").count() == 1
 

@@ -97,3 +97,16 @@ def test_a_label_inside_a_sentence_keeps_its_units_and_acronyms() -> None:
 
     assert in_sentence("Average power (W)") == "average power (W)"
     assert in_sentence("TDP (W)") == "TDP (W)" and in_sentence("J per token (J)") == "J per token (J)"
+
+
+def test_an_edited_catalog_row_is_saved_with_the_stored_citation_not_the_shown_title() -> None:
+    """The Devices page shows titles; saving an edit must not write the title back as if the user
+    had typed a new price source (the entered price then kept the published source beside it)."""
+    import polars as pl
+
+    from explorer.text import cited
+
+    stored = pl.DataFrame({"price_source": ["000_62b0c31cb218ba3e.txt · Introduction"], "price_amount": [1500.0]})
+    shown = cited(stored)
+    assert shown["price_source"][0].startswith("Blog post (2021)")
+    assert cited(shown, back=True).equals(stored)

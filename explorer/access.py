@@ -88,7 +88,9 @@ THROTTLE = Throttle()
 
 
 def _client() -> str:
-    return st.context.ip_address or "unknown client"
+    """The client's address; one key for all when it is not known (a proxy, a test harness)."""
+    ip = st.context.ip_address
+    return ip if isinstance(ip, str) and ip else "unknown client"
 
 
 def guard() -> None:

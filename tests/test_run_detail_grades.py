@@ -63,7 +63,7 @@ def test_a_short_window_shows_grade_d_with_its_reasons_and_the_legend(db: Path) 
     legend = next(t for t in tables if "Meaning" in t)
     assert legend["Grade"] == ["A", "B", "C", "D"] and legend["Meaning"][0].startswith("decision grade")
     # the configuration: five repeats, J/sample 0.579 with its interval, aggregate D
-    assert any(s.value == "This configuration: 5 of 5 run(s) ok" for s in at.subheader)
+    assert any(s.value == "This configuration: 5 of 5 runs ok" for s in at.subheader)
     assert ":red-badge[Aggregate trust grade D]" in text
     figures = next(t for t in tables if "Figure" in t)
     row = figures["Figure"].index("Energy per example (J)")

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from polars.exceptions import PolarsError
+
 from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
@@ -168,6 +170,7 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
         OverflowError,
         RecursionError,
         ZeroDivisionError,
+        PolarsError,  # a table polars cannot frame (duplicate column names from a damaged header)
     ) as e:  # a shape the importer did not expect: report, never crash
         raise ResultFileError(
             source.name, [f"(whole file): not a valid {importer.NAME} file ({type(e).__name__}: {e})"]

@@ -147,3 +147,15 @@ def test_f9_a_zip_of_ten_thousand_members_is_read_in_linear_time(tmp_path):
                           timeout=HANG_GUARD_S)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["10000"]
+
+
+def test_a_damaged_multi_gpu_nvidia_smi_header_is_refused_not_a_polars_traceback():
+    """Found by the property tests: one byte changed in a real 8-GPU nvidia-smi log made two columns
+    of one name, and polars' DuplicateError escaped the importer."""
+    path = (Path(__file__).parent / "fixtures" / "formats" / "nvidia_smi"
+            / "gpu_glasses-8xH100-iso8601-offset-multigpu.csv")
+    data = bytearray(path.read_bytes())
+    at = int(0.031182981483974366 * len(data))
+    data[at:at + 1] = b"\x01"
+    with pytest.raises(ResultFileError, match="not a valid nvidia-smi file"):
+        importers.load(bytes(data), path.name, hints=importers.Hints(device="Test GPU"))

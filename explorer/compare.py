@@ -330,6 +330,34 @@ def readable_bars(frame: pl.DataFrame, higher_is_better: bool, show_all: bool) -
                   "the filters; the table above lists every configuration.")
 
 
+REFERENCE_HELP = ("Adds the chart metric of each row divided by this device's on the same configuration (same "
+                  "workload, mode, precision, batch, sequence length)")
+COVERAGE_CAPTION = ("How many runs measured each metric; stated findings are ratios a source states for the device. "
+                    "Pick devices and workloads in the filters from here.")
+BAR_CAPTION = ("Each bar is the mean of a configuration's repeats; error bars are its 95 % confidence interval "
+               "(Student's t; none for a single run); the grade on the bar is its trust grade. Hover for n, the "
+               "interval, basis, boundary and source.")
+BAR_GRADES = ("A bar's grade is the weakest of the configurations behind it (window against the sensor's update "
+              "period, steady state, repeats and their spread, counter vs trace, throttling, boundary, origin); a "
+              "ratio's, the weaker of its two sides.")
+STATED_CAPTION = ("Ratios and percentages the sources give where they give no absolute pair of figures; each with "
+                  "its quote and citation.")
+
+
+def chart_label(metric: Metric, currency: str) -> str:
+    """The chart's axis label: a cost names its currency."""
+    return metric.label if metric.column != "cost_per_1m_samples" else f"{metric.label} ({currency})"
+
+
+def mixed_boundaries_warning(runs: pl.DataFrame, metric: Metric) -> str | None:
+    """Said when an energy comparison mixes measurement boundaries (wall vs board)."""
+    boundaries = mixed_boundaries(runs, metric)
+    if len(boundaries) < 2:
+        return None
+    return (f"This comparison mixes measurement boundaries ({', '.join(boundaries)}): wall power includes the whole "
+            "machine, board power only the GPU. Filter to one boundary for a like-for-like comparison.")
+
+
 def mixed_boundaries(runs: pl.DataFrame, metric: Metric) -> list[str]:
     """The distinct measurement boundaries behind an energy metric in this selection."""
     if not metric.energy:

@@ -97,6 +97,29 @@ def scope_label(scope: str) -> str:
     return f"{value} (any task)" if kind == "model" else value
 
 
+INTRO = ("Pick two to six candidate devices and the job. The answer comes first in sentences, then every figure "
+         "with its basis (measured here, imported, reference table, stated ratio, estimate), where it was measured "
+         "and its source.")
+SEQ_HELP = ("Throughput and energy depend on the input size; pick one to compare every device at it. The sizes "
+            "listed are those the data holds for these devices and this job.")
+BEST_HELP = ("For each device with runs of this workload at several GPU power limits or Jetson power modes, take it "
+             "at the setting recommended for the goal (measured, or predicted by a model checked by leave-one-out, "
+             "as on the Power settings page); the others stay at their measured figures.")
+GOAL_HELP = ("energy: fewest joules; speed: most throughput; balanced: Zeus's 0.5 x energy + 0.5 x max power x time; "
+             "cost: electricity + hardware (needs the device's price). The power cap constraint (sidebar) applies "
+             "to the average power.")
+ANSWER_CAPTION = ("Single-device figures only (multi-GPU system rows are left out). Sources' ratios are used where "
+                  "no pair of absolute figures exists, and labelled so; estimates say how they were made.")
+ELSEWHERE = ("Measured on another machine? Export its runs there (Compare, Download the selection) or take the log "
+             "of the tool that measured them, and upload the file here.")
+
+
+def chosen_job(mode: str, scope: str, auto_scope: str | None, precision: str, seq: str = "any") -> Job:
+    """The job the page's controls pick ('auto', 'any' resolved)."""
+    return job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision,
+                    None if seq == "any" else int(seq))
+
+
 def job_from(mode: str, scope: str | None, precision: str | None, seq_len: int | None = None) -> Job:
     kind, _, value = (scope or "").partition(":")
     return Job(mode, value if kind == "model" else None, value if kind == "workload" else None, precision or None,

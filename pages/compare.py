@@ -3,7 +3,7 @@
 import polars as pl
 import streamlit as st
 
-from explorer import charts, compare, cost, data, grade_legend, nav
+from explorer import charts, compare, compare_inputs, cost, data, grade_legend, nav
 from explorer.markdown import md
 from explorer.metrics import pareto_front
 from explorer.params import UrlReader
@@ -28,32 +28,15 @@ prices, price_missing = cost.converted_prices(catalog, data.rates(path), setting
 runs = cost.with_cost(all_runs, prices, price_missing, cost.idle_power_by_device(all_runs), settings)
 
 with st.sidebar:
-    st.header("Filters")
-    st.caption("Empty means all: nothing is filtered that is not shown here.")
-    picked = {}
-    run_labels = compare.run_labels(runs) if initial.filters.get("run") else {}
-    for key, label in compare.FILTER_LABELS.items():
-        if key == "run" and not initial.filters.get("run"):
-            continue  # shown only when a link picks runs (New run's "see these runs")
-        opts = compare.options(runs, key)
-        picked[key] = tuple(st.multiselect(label, opts, default=[v for v in initial.filters.get(key, ()) if v in opts],
-                                           key=f"f_{key}", placeholder="all",
-                                           format_func=(lambda r: run_labels.get(r, r)) if key == "run" else str))
-    metric_key = st.selectbox("Chart metric", list(compare.METRICS), index=list(compare.METRICS).index(initial.metric),
-                              format_func=lambda k: compare.METRICS[k].label, key="metric")
-    log_scale = st.toggle("Log scale", key="log", value=params.get("log", ["0"])[0] == "1",
-                          help="For values that span orders of magnitude (828 ms beside 11 ms)")
-selection = compare.Selection({k: v for k, v in picked.items() if v}, metric_key)
-metric = compare.METRICS[metric_key]
+    selection, log_scale = compare_inputs.filters(runs, initial, params)
+metric = compare.METRICS[selection.metric]
 chosen = compare.apply(runs, selection)
 device_choices, named_devices = compare.devices_of(chosen, selection)
 with st.sidebar:
     wanted_ref = params.get("ref", [None])[0]
     ref_options = ["none", *device_choices]
-    reference = st.selectbox("Relative to", ref_options, key="ref",
-                             index=ref_options.index(wanted_ref) if wanted_ref in ref_options else 0,
-                             help="Adds the chart metric of each row divided by this device's on the same "
-                                  "configuration (same workload, mode, precision, batch, sequence length)")
+    reference = st.selectbox("Relative to", ref_options, key="ref", help=compare.REFERENCE_HELP,
+                             index=ref_options.index(wanted_ref) if wanted_ref in ref_options else 0)
 st.query_params.from_dict(selection.to_query(None if reference == "none" else reference, log_scale,
                                              settings if params.get("currency") else None))
 
@@ -62,8 +45,7 @@ st.caption(md(compare.applied_text(selection, chosen.height, runs.height)))
 stated = compare.findings_for(findings, named_devices)
 with st.expander("What the data holds: devices × workloads × metrics (run counts)",
                  expanded=not (selection.filters.get("device") or selection.filters.get("workload"))):
-    st.caption("How many runs measured each metric; stated findings are ratios a source states for the device. "
-               "Pick devices and workloads in the filters from here.")
+    st.caption(compare.COVERAGE_CAPTION)
     st.dataframe(styled(compare.coverage(chosen, stated)), hide_index=True, width="stretch")
 
 measured = chosen.filter(pl.col("mode") != "idle")
@@ -86,23 +68,18 @@ if bar_frame.is_empty():
 else:
     if shared:
         st.caption(f"All bars: {md(shared)}.")
-    st.caption("Each bar is the mean of a configuration's repeats; error bars are its 95 % confidence interval "
-               "(Student's t; none for a single run); the grade on the bar is its trust grade. Hover for n, the "
-               "interval, basis, boundary and source.")
-    boundaries = compare.mixed_boundaries(labelled, metric)
-    if len(boundaries) > 1:
-        st.warning(f"This comparison mixes measurement boundaries ({', '.join(boundaries)}): wall power includes the "
-                   "whole machine, board power only the GPU. Filter to one boundary for a like-for-like comparison.")
-    label = metric.label if metric.column != "cost_per_1m_samples" else f"{metric.label} ({settings.currency})"
+    st.caption(compare.BAR_CAPTION)
+    mixed = compare.mixed_boundaries_warning(labelled, metric)
+    if mixed:
+        st.warning(mixed)
     show_all = bar_frame.height > compare.MAX_DEFAULT_BARS and st.toggle(
         f"Show every configuration ({bar_frame.height:,})", key="all_bars")
     shown_bars, cut = compare.readable_bars(bar_frame, metric.higher_is_better, show_all)
     if cut:
         st.caption(cut)
-    st.plotly_chart(charts.metric_bars(shown_bars, label, metric.higher_is_better, log_scale), width="stretch")
-    grade_legend.legend("A bar's grade is the weakest of the configurations behind it (window against the sensor's "
-                        "update period, steady state, repeats and their spread, counter vs trace, throttling, "
-                        "boundary, origin); a ratio's, the weaker of its two sides.")
+    st.plotly_chart(charts.metric_bars(shown_bars, compare.chart_label(metric, settings.currency),
+                                       metric.higher_is_better, log_scale), width="stretch")
+    grade_legend.legend(compare.BAR_GRADES)
     ratios = compare.ratio_table(bar_frame, metric)
     st.subheader("Ratios, like for like")
     if ratios.is_empty():
@@ -116,8 +93,7 @@ else:
 
 if not stated.is_empty():
     st.subheader("What the sources state")
-    st.caption("Ratios and percentages the sources give where they give no absolute pair of figures; each with its "
-               "quote and citation.")
+    st.caption(compare.STATED_CAPTION)
     for f in stated.head(8).iter_rows(named=True):
         st.markdown(f"- {md(compare.finding_sentence(f))}: “{md(f['quote'])}” — *{md(f['citation'])}*")
     if stated.height > 8:

@@ -12,9 +12,7 @@ from explorer.text import precision_name
 from tuning import GOALS
 
 st.title("Decide what to buy")
-st.caption("Pick two to six candidate devices and the job. The answer comes first in sentences, then every "
-           "figure with its basis (measured here, imported, reference table, stated ratio, estimate), where it was "
-           "measured and its source.")
+st.caption(decide.INTRO)
 path = data.db_path()
 runs = data.or_stop(data.runs, path)
 findings = data.findings(path)
@@ -49,29 +47,20 @@ precision = row[1].selectbox("Precision", precisions, index=precisions.index(
     url.one("precision", precisions, "precision") or "any"), key=f"precision_{mode}{sfx}",
     format_func=lambda p: "any precision" if p == "any" else precision_name(p))
 
-seq_job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision)
-seq_options = ["any", *[str(n) for n in decide.input_sizes(runs, devices, seq_job)]]
+seq_options = ["any", *[str(n) for n in decide.input_sizes(runs, devices,
+                                                           decide.chosen_job(mode, scope, auto_scope, precision))]]
 seq = st.selectbox("Input size (sequence length, tokens)", seq_options, key=f"seq_{mode}{sfx}",
                    index=seq_options.index(url.one("seq", seq_options, "input size") or "any"),
                    format_func=lambda n: "any: each figure states its own" if n == "any" else f"{n} tokens",
-                   help="Throughput and energy depend on the input size; pick one to compare every device at it. "
-                        "The sizes listed are those the data holds for these devices and this job.")
+                   help=decide.SEQ_HELP)
 if seq == "any" and len(seq_options) > 2:
     st.caption(md(decide.mixed_sizes_note(seq_options[1:])))
 row = st.columns([2, 3])
 best_on = row[0].toggle("Each device at its best power setting", key=f"best{sfx}",
-                        value=url.params.get("best", ["0"])[0] == "1",
-                        help="For each device with runs of this workload at several GPU power limits or Jetson power "
-                             "modes, take it at the setting recommended for the goal (measured, or predicted by a "
-                             "model checked by leave-one-out, as on the Power settings page); the others stay at "
-                             "their measured figures.")
+                        value=url.params.get("best", ["0"])[0] == "1", help=decide.BEST_HELP)
 goal_url = url.one("goal", list(GOALS), "goal")
 goal = row[1].radio("Goal for the power setting", GOALS, index=GOALS.index(goal_url or "energy"),
-                    key=f"goal{sfx}",
-                    horizontal=True, disabled=not best_on,
-                    help="energy: fewest joules; speed: most throughput; balanced: Zeus's 0.5 x energy + 0.5 x max "
-                         "power x time; cost: electricity + hardware (needs the device's price). The power cap "
-                         "constraint (sidebar) applies to the average power.")
+                    key=f"goal{sfx}", horizontal=True, disabled=not best_on, help=decide.GOAL_HELP)
 
 with st.sidebar:
     settings = cost_inputs.cost_settings(url, currencies, util_help="The share of its lifetime the device works on "
@@ -97,8 +86,7 @@ if len(devices) < 2:
     st.page_link(nav.COMPARE, label="Coverage in Compare", icon=":material/bar_chart:")
     st.stop()
 
-job = decide.job_from(mode, auto_scope if scope == "auto" else scope, None if precision == "any" else precision,
-                      None if seq == "any" else int(seq))
+job = decide.chosen_job(mode, scope, auto_scope, precision, seq)
 best = None
 if best_on:
     profiled = tuple((d, w) for d, w in decide.profile_workloads(runs, devices, job).items() if w)
@@ -107,8 +95,7 @@ if best_on:
 answer = decide.decide(runs, findings, catalog, modes, rates, devices, job, settings, constraints, best)
 
 st.subheader(f"The answer for {md(job.describe())}")
-st.caption("Single-device figures only (multi-GPU system rows are left out). Sources' ratios are used where no "
-           "pair of absolute figures exists, and labelled so; estimates say how they were made.")
+st.caption(decide.ANSWER_CAPTION)
 if best_on:
     at_best, stays = decide.best_setting_notes(answer)
     for line in at_best:
@@ -131,8 +118,7 @@ if answer.gaps:
                               icon=":material/play_arrow:", query_params=gap.prefill)
         elif gap.fill == "devices":
             cols[1].page_link(nav.DEVICES, label="Enter a price (Devices)", icon=":material/memory:")
-    st.caption("Measured on another machine? Export its runs there (Compare, Download the selection) or take the "
-               "log of the tool that measured them, and upload the file here.")
+    st.caption(decide.ELSEWHERE)
     st.page_link(nav.UPLOAD, label="Upload a result file", icon=":material/upload:")
 
 costed = answer.costed()

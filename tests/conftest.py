@@ -43,6 +43,17 @@ def seeded_db(seeded_template: Path, tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A seeded database the app's pages open (JOULEBENCH_DB), with Streamlit's caches cleared."""
+    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    return seeded_db
+
+
 @pytest.fixture(scope="session")
 def output_dir() -> Path:
     OUTPUT.mkdir(exist_ok=True)

@@ -88,6 +88,21 @@ PATHOLOGICAL = {
     "brackets": b"[" * 262144, "dll": b"DLL " * 65536, "quotes": b'"' * 262144,
 }
 HANG_GUARD_S = 60  # a hang guard for all of them together, not a speed target (they take well under 1 s)
+IMPORT_EACH = ("import sys, pathlib, importers\nfrom importers.archive import sources_from_path\n"
+               "from joulebench.errors import JouleBenchError\n"
+               "for path in sys.argv[1:]:\n    n = 0\n"
+               "    for source in sources_from_path(pathlib.Path(path)):\n        n += 1\n"
+               "        try: importers.load_source(source)\n        except JouleBenchError: pass\n"
+               "    print(n, flush=True)\n")
+
+
+def _import_each_in_a_child(paths: list[Path]) -> list[int]:
+    """Import every source of each path as the CLI does, in a child process, so a regression to
+    quadratic time fails at the hang guard instead of hanging the suite; the sources per path."""
+    done = subprocess.run([sys.executable, "-c", IMPORT_EACH, *map(str, paths)], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S)
+    assert done.returncode == 0, done.stderr
+    return [int(n) for n in done.stdout.split()]
 
 
 def test_f4_detection_is_linear_on_256_kib_of_pathological_text(tmp_path):
@@ -95,14 +110,7 @@ def test_f4_detection_is_linear_on_256_kib_of_pathological_text(tmp_path):
     app; every pattern now meets each input once. Run in a child so a regression fails, not hangs."""
     for name, data in PATHOLOGICAL.items():
         (tmp_path / f"{name.replace(' ', '_')}.txt").write_bytes(data)
-    code = ("import sys, pathlib, importers\nfrom joulebench.errors import JouleBenchError\n"
-            "for p in sorted(pathlib.Path(sys.argv[1]).glob('*.txt')):\n"
-            "    try: importers.load(p.read_bytes(), p.name)\n"
-            "    except JouleBenchError: pass\n    print(p.name, flush=True)\n")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
-                          timeout=HANG_GUARD_S)
-    assert done.returncode == 0, done.stderr
-    assert len(done.stdout.split()) == len(PATHOLOGICAL)
+    assert _import_each_in_a_child(sorted(tmp_path.glob("*.txt"))) == [1] * len(PATHOLOGICAL)
 
 
 def _refused_quickly(data: bytes, name: str) -> str:
@@ -139,14 +147,7 @@ def test_f9_a_zip_of_ten_thousand_members_is_read_in_linear_time(tmp_path):
     with zipfile.ZipFile(archive, "w") as z:
         for i in range(10_000):
             z.writestr(f"f{i}.txt", b"1")
-    code = ("import sys, pathlib, importers\nfrom importers.archive import sources_from_path\n"
-            "from joulebench.errors import JouleBenchError\nn = 0\n"
-            "for s in sources_from_path(pathlib.Path(sys.argv[1])):\n"
-            "    n += 1\n    try: importers.load_source(s)\n    except JouleBenchError: pass\nprint(n)\n")
-    done = subprocess.run([sys.executable, "-c", code, str(archive)], capture_output=True, text=True,
-                          timeout=HANG_GUARD_S)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["10000"]
+    assert _import_each_in_a_child([archive]) == [10_000]
 
 
 def test_a_damaged_multi_gpu_nvidia_smi_header_is_refused_not_a_polars_traceback():

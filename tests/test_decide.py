@@ -25,16 +25,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 STUDENT = ["GeForce RTX 3060", "Jetson AGX Xavier"]
 
 
-@pytest.fixture
-def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    return seeded_db
-
-
 def _answer(db: Path, devices: list[str], mode: str, **settings: float | str) -> decide.Answer:
     with Store.open(db) as store:
         runs, findings = queries.runs_table(store), queries.findings(store)

@@ -23,16 +23,6 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 STUDENT = ["GeForce RTX 3060", "Jetson AGX Xavier"]
 
 
-@pytest.fixture
-def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    return seeded_db
-
-
 def _edit(**values: object) -> pl.DataFrame:
     return pl.DataFrame([{"device_name": "GeForce RTX 3060", **values}])
 

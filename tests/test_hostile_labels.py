@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from cli.main import main
-from explorer import nav
 from ingest.service import import_bytes
+from tests.helpers import open_page, page_texts
 
 FIXTURE = Path(__file__).parent / "fixtures" / "result_v1_cpu_runs.json"
 ZEUS_V100_BERT = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy" / "zeus-plo-profile-v100-bert.csv"
@@ -24,7 +23,6 @@ DEVICE = "**pwned** [click](http://evil.example) <script>alert(1)</script>"
 WORKLOAD = "=cmd|' /C calc'!A0 __under__"
 FILE = "**file** [x](http://evil.example).json"
 RAW = ("**pwned**", "[click](http://evil.example)", "<script>", "__under__", "**file**")
-TEXT_ELEMENTS = ("markdown", "caption", "title", "header", "subheader", "info", "warning", "error", "success")
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +41,6 @@ def hostile(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return db, report.run_ids[0]
 
 
-def _texts(at: AppTest) -> list[str]:
-    out: list[str] = []
-    for kind in TEXT_ELEMENTS:
-        out += [str(e.value) for e in getattr(at, kind)]
-    return out
-
-
 PAGES: dict[str, dict[str, Any]] = {
     "overview": {}, "compare": {}, "run_detail": {"run_id": None}, "new_run": {}, "upload": {},
     "cost": {}, "power_settings": {"device": DEVICE}, "devices": {},
@@ -62,13 +53,7 @@ def test_hostile_labels_show_as_literal_text_on_every_page(hostile: tuple[Path, 
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     db, run_id = hostile
     monkeypatch.setenv("JOULEBENCH_DB", str(db))
-    at = AppTest.from_file(str(nav.REPO_ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page(f"pages/{page}.py")
-    params = {k: (run_id if v is None else v) for k, v in PAGES[page].items()}
-    at.query_params.update(params)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    texts = _texts(at)
+    texts = page_texts(open_page(page, {k: (run_id if v is None else v) for k, v in PAGES[page].items()}))
     leaks = [t for t in texts for raw in RAW if raw in t]
     assert not leaks, f"{page}: unescaped hostile text: {leaks[:3]}"
     if page in SHOWN_IN_TEXT:  # the test is not vacuous: the name is there, escaped

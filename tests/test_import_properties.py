@@ -128,15 +128,17 @@ def test_random_bytes(data: bytes, name: str) -> None:
 )
 def test_mlperf_folders_of_random_lines(lines: list[str]) -> None:
     root = FORMATS / "mlperf_inference" / "v3.0_NVIDIA_Orin_TRT_MaxQ_resnet50_SingleStream"
-    folder_loads_or_refuses(root, ("run_1/mlperf_log_summary.txt", "run_1/spl.txt", "run_1/mlperf_log_detail.txt"),
-                            "\n".join(lines).encode(), "mlperf-inference")
+    members = ("run_1/mlperf_log_summary.txt", "run_1/spl.txt", "run_1/mlperf_log_detail.txt")
+    outcomes = folder_loads_or_refuses(root, members, "\n".join(lines).encode(), "mlperf-inference")
+    assert len(outcomes) == len(members)
 
 
-def folder_loads_or_refuses(root: Path, members: tuple[str, ...], text: bytes, expected_format: str) -> None:
+def folder_loads_or_refuses(root: Path, members: tuple[str, ...], text: bytes, expected_format: str) -> list[str]:
     """Replace the folder's members one by one with `text`: each result is either a refusal with a
-    message or a load in the folder's format with runs."""
+    message or a load in the folder's format with runs; the outcome of each ('loaded' or 'refused')."""
     original = sources_from_path(root)[0]
     files = {rel: original.files[rel] for rel in original.files}
+    outcomes = []
     for rel in members:
         files[rel] = text
         source = Source(name=original.name, files=dict(files), dirs=original.dirs, is_folder=True)
@@ -144,8 +146,11 @@ def folder_loads_or_refuses(root: Path, members: tuple[str, ...], text: bytes, e
             imported, fmt = load_source(source, HINTS)
         except ResultFileError as e:
             assert e.format_message()
+            outcomes.append("refused")
         else:
             assert fmt == expected_format and imported.runs
+            outcomes.append("loaded")
+    return outcomes
 
 
 def test_refused_files_never_change_the_database(tmp_path: Path) -> None:

@@ -75,8 +75,10 @@ def test_mlperf_training_logs_of_random_lines(lines: list[str]) -> None:
     ':::MLLOG {"time_ms": 500, "key": "power_reading", "value": -1}',
     ':::MLLOG {"time_ms": 1000, "key": "power_measurement_start"}', "garbage"]), max_size=10))
 def test_mlperf_training_power_folders_of_random_lines(lines: list[str]) -> None:
-    folder_loads_or_refuses(FORMATS / "mlperf_training" / "v4.0_smc-ac-power", ("result.txt", "power/node_0.txt"),
-                            ("\n".join(lines) + "\n").encode(), "mlperf-training")
+    members = ("result.txt", "power/node_0.txt")
+    outcomes = folder_loads_or_refuses(FORMATS / "mlperf_training" / "v4.0_smc-ac-power", members,
+                                       ("\n".join(lines) + "\n").encode(), "mlperf-training")
+    assert len(outcomes) == len(members)
 
 
 DMON = ["#Entity   POWER       TOTEC       TMPTR", "ID        W           mJ          C",

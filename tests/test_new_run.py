@@ -16,16 +16,6 @@ from tests.helpers import shown
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-@pytest.fixture
-def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    return seeded_db
-
-
 def _wait(db: Path, until, timeout_s: float = 120.0) -> jobs.JobStatus:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

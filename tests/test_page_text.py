@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from cli.main import main
-from explorer import nav
 from ingest.service import import_file
+from tests.helpers import open_page, page_texts, table_texts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LEFTOVERS = {
@@ -28,11 +27,10 @@ LEFTOVERS = {
     "a seed file name": r"\b\d{3}_[0-9a-f]{16}\.txt\b",
     "a command-line flag": r"(?<![\w-])--[a-z][a-z-]+",
 }
-TEXT_ELEMENTS = ("markdown", "caption", "title", "header", "subheader", "info", "warning", "error", "success")
 
 
 @pytest.fixture(scope="module")
-def db(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def text_db(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("text") / "text.duckdb"
     shutil.copy(seeded_template, path)
     report = import_file(FIXTURES / "result_v1_cpu_runs.json", db=path)
@@ -41,27 +39,16 @@ def db(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
     return path, report.run_ids[0]
 
 
-def _shown(at: AppTest) -> list[str]:
-    texts = [str(e.value).replace("\\", "") for kind in TEXT_ELEMENTS for e in getattr(at, kind)]
-    for frame in at.dataframe:
-        value = frame.value
-        data = getattr(value, "data", value)  # a Styler holds its frame in .data
-        texts += [" | ".join(str(v) for v in row) for row in data.astype(str).values.tolist()[:200]]
-    return texts
-
-
 @pytest.mark.parametrize("page", ["overview", "compare", "run_detail", "new_run", "upload", "cost",
                                   "power_settings", "devices", "decide"])
-def test_no_developer_leftovers_on_any_page(db: tuple[Path, str], page: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    path, run_id = db
+def test_no_developer_leftovers_on_any_page(text_db: tuple[Path, str], page: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path, run_id = text_db
     monkeypatch.setenv("JOULEBENCH_DB", str(path))
-    at = AppTest.from_file(str(nav.REPO_ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page(f"pages/{page}.py")
-    at.query_params.update({"run_detail": {"run_id": run_id},
-                            "decide": {"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": "train"}
-                            }.get(page, {}))
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    found = [f"{what}: ...{t[max(0, m.start() - 60):m.end() + 30]}..." for t in _shown(at)
+    at = open_page(page, {"run_detail": {"run_id": run_id},
+                          "decide": {"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": "train"}
+                          }.get(page, {}))
+    shown = [t.replace("\\", "") for t in page_texts(at)] + table_texts(at)
+    found = [f"{what}: ...{t[max(0, m.start() - 60):m.end() + 30]}..." for t in shown
              for what, pattern in LEFTOVERS.items() for m in re.finditer(pattern, t)]
     assert not found, "\n".join(found[:10])

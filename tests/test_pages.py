@@ -18,16 +18,6 @@ APP = str(REPO / "app.py")
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture
-def db(seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("JOULEBENCH_DB", str(seeded_db))
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    return seeded_db
-
-
 def _page(page: str, **query: str | list[str]) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)

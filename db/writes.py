@@ -149,14 +149,21 @@ def _device_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _check_power(con: duckdb.DuckDBPyConnection, run: dict[str, Any], row: dict[str, Any]) -> None:
+def _catalog_tdps(con: duckdb.DuckDBPyConnection, runs: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The catalog TDP of every device these runs name, in one query."""
+    names = sorted({r["device"]["name"] for r in runs if r.get("device") and r["device"].get("name")})
+    if not names:
+        return {}
+    rows = con.execute("SELECT device_name, tdp_w FROM devices WHERE tdp_w IS NOT NULL AND device_name = ANY(?)",
+                       [names]).fetchall()
+    return {name: float(tdp) for name, tdp in rows}
+
+
+def _check_power(tdps: dict[str, float], run: dict[str, Any], row: dict[str, Any]) -> None:
     """An average power above the device's plausible maximum (its TDP from the file, else the
     catalog) is stored as missing with the reason; the energy figures stay."""
     device = run.get("device") or {}
-    tdp = device.get("tdp_w")
-    if tdp is None and row.get("device_name"):
-        found = first_row(con, "SELECT tdp_w FROM devices WHERE device_name = ?", [row["device_name"]])
-        tdp = found[0] if found else None
+    tdp = device.get("tdp_w") or tdps.get(row.get("device_name") or "")
     reason = implausible_power_reason(row.get("avg_power_w"), tdp_w=tdp, gpu_count=row.get("gpu_count"),
                                       boundary=row.get("energy_boundary"))
     if reason:
@@ -184,6 +191,7 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
               imported_at: datetime) -> None:
     runs = doc.get("runs", [])
     stored = _existing(con, "runs", "run_id", [r["run_id"] for r in runs])
+    tdps = _catalog_tdps(con, runs)
     run_rows: list[dict[str, Any]] = []
     env_rows: dict[str, dict[str, Any]] = {}
     traces: list[dict[str, Any]] = []
@@ -208,7 +216,7 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
         }
         row.update(run["config"])
         row.update(run.get("metrics") or {})
-        _check_power(con, run, row)
+        _check_power(tdps, run, row)
         if all(row.get(k) is None for k in ENERGY_FIGURES) and not row.get("energy_missing_reason"):
             row["energy_missing_reason"] = f"no energy figure in the {file_format} file this run came from"
         prov = run.get("provenance") or {

@@ -83,9 +83,13 @@ def _summary_fields(text: str) -> dict[str, str]:
 TOKEN_LATENCIES = (
     ("mean first token latency (ns)", "ttft_avg_ms"),
     ("50.00 percentile first token latency (ns)", "ttft_p50_ms"),
+    ("90.00 percentile first token latency (ns)", "ttft_p90_ms"),
+    ("95.00 percentile first token latency (ns)", "ttft_p95_ms"),
     ("99.00 percentile first token latency (ns)", "ttft_p99_ms"),
     ("mean time to output token (ns)", "tpot_avg_ms"),
     ("50.00 percentile time to output token (ns)", "tpot_p50_ms"),
+    ("90.00 percentile time to output token (ns)", "tpot_p90_ms"),
+    ("95.00 percentile time to output token (ns)", "tpot_p95_ms"),
     ("99.00 percentile time to output token (ns)", "tpot_p99_ms"),
 )
 

@@ -26,8 +26,10 @@ from importers.base import (
 
 RESULT_KEYS = ("request_throughput", "output_throughput", "mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms")
 LATENCIES = (
-    ("mean_ttft_ms", "ttft_avg_ms"), ("median_ttft_ms", "ttft_p50_ms"), ("p99_ttft_ms", "ttft_p99_ms"),
-    ("mean_tpot_ms", "tpot_avg_ms"), ("median_tpot_ms", "tpot_p50_ms"), ("p99_tpot_ms", "tpot_p99_ms"),
+    ("mean_ttft_ms", "ttft_avg_ms"), ("median_ttft_ms", "ttft_p50_ms"), ("p90_ttft_ms", "ttft_p90_ms"),
+    ("p95_ttft_ms", "ttft_p95_ms"), ("p99_ttft_ms", "ttft_p99_ms"),
+    ("mean_tpot_ms", "tpot_avg_ms"), ("median_tpot_ms", "tpot_p50_ms"), ("p90_tpot_ms", "tpot_p90_ms"),
+    ("p95_tpot_ms", "tpot_p95_ms"), ("p99_tpot_ms", "tpot_p99_ms"),
     ("mean_e2el_ms", "latency_avg_ms"), ("median_e2el_ms", "latency_p50_ms"), ("p90_e2el_ms", "latency_p90_ms"),
     ("p95_e2el_ms", "latency_p95_ms"), ("p99_e2el_ms", "latency_p99_ms"),
     ("mean_latency_ms", "latency_avg_ms"), ("median_latency_ms", "latency_p50_ms"),

@@ -610,3 +610,18 @@ def test_experiment_tables_jetson_and_llm() -> None:
 def test_experiment_table_without_units_is_refused_with_the_reason() -> None:
     with pytest.raises(ResultFileError, match="do not state their unit"):
         imp("experiment_csv/CSC2231_Project-jetson-nano-per-run-power-mW.csv", device="Jetson Nano")
+
+
+def test_token_latency_p90_p95_are_their_own_figures():
+    """MLPerf's 90th/95th percentile first-token and output-token latencies are stored as TTFT/TPOT
+    percentiles (schema 12), not dropped and not mixed with request latency."""
+    import importers
+
+    folder = FORMATS / "mlperf_inference/v4.1_closed_AMD/results/8xMI300X_2xEPYC-9374F/llama2-70b-99/Server"
+    summary = folder / "performance/run_1/mlperf_log_summary.txt"
+    loaded, _ = importers.load(summary.read_bytes(), summary.name)
+    m = loaded.runs[0]["metrics"]
+    assert m["ttft_p90_ms"] == pytest.approx(1319.203675)
+    assert m["ttft_p95_ms"] == pytest.approx(1411.787782)
+    assert m["ttft_p50_ms"] < m["ttft_p90_ms"] < m["ttft_p95_ms"] < m["ttft_p99_ms"]
+    assert m["tpot_p50_ms"] <= m["tpot_p90_ms"] <= m["tpot_p95_ms"] <= m["tpot_p99_ms"]

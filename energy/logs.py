@@ -74,15 +74,47 @@ class PowerLog:
         """Median sample interval of the first total domain."""
         return median_period_s(self.trace(self.totals[0]).t_s) if self.totals else None
 
+    def common_span_s(self) -> tuple[float, float] | None:
+        """The window every total domain covers (GPUs of a multi-GPU log start and stop being
+        sampled at different times); None when they share no positive span."""
+        spans = [(ts[0], ts[-1]) for d in self.totals if len(ts := self.trace(d).t_s) >= 2]
+        if not spans or len(spans) < len(self.totals):
+            return None
+        start, end = max(a for a, _ in spans), min(b for _, b in spans)
+        return (start, end) if end > start else None
+
     def duration_s(self) -> float | None:
-        ts = self.trace(self.totals[0]).t_s if self.totals else (self.traces[0].t_s if self.traces else [])
+        if self.totals:
+            span = self.common_span_s()
+            return span[1] - span[0] if span else None
+        ts = self.traces[0].t_s if self.traces else []
         return ts[-1] - ts[0] if len(ts) >= 2 and ts[-1] > ts[0] else None
 
     def total_j(self) -> float | None:
-        """Energy of the whole log (trapezoid over each total domain, summed); None without totals."""
-        if not self.totals:
+        """Energy of the log over the window every total domain covers (one domain: trapezoid over
+        all its samples), summed over the domains; None without totals or a common window."""
+        span = self.common_span_s() if self.totals else None
+        if span is None:
             return None
-        return sum(trapezoid_j(self.trace(d).t_s, self.trace(d).power_w) for d in self.totals)
+        if len(self.totals) == 1:
+            return trapezoid_j(self.trace(self.totals[0]).t_s, self.trace(self.totals[0]).power_w)
+        return sum(window_j(self.trace(d).t_s, self.trace(d).power_w, *span) for d in self.totals)
+
+    def span_note(self) -> str | None:
+        """Say which samples the common window leaves out, when the domains' spans differ."""
+        span = self.common_span_s()
+        if span is None or len(self.totals) < 2:
+            return None
+        def beyond(ts: list[float]) -> bool:  # a whole sample period or more outside, not sampling phase
+            period = median_period_s(ts) or 0.0
+            return span[0] - ts[0] >= period or ts[-1] - span[1] >= period
+
+        outside = [d for d in self.totals if beyond(self.trace(d).t_s)]
+        if not outside:
+            return None
+        return (f"energy and average power are over the {span[1] - span[0]:g} s all {len(self.totals)} traces "
+                f"cover ({span[0]:g} to {span[1]:g} s from the first sample); the samples of "
+                f"{', '.join(outside)} outside it are left out")
 
     def energy_j(self, start_wall_s: float, end_wall_s: float) -> float | None:
         """Energy between two Unix times; None when the log does not cover them."""
@@ -747,8 +779,15 @@ def _dmon_number(text: str, lineno: int, field: str) -> float | None:
         raise PowerLogError(f"line {lineno}: {field}", f"{text[:40]!r} is not a number") from e
 
 
+def _csv_rows(text: str) -> list[list[str]]:
+    try:
+        return list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as e:  # a stray carriage return or NUL inside a field
+        raise PowerLogError("(whole file)", f"not a readable CSV ({e})") from e
+
+
 def _dcgm_long(text: str, where: str) -> PowerLog:
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = _csv_rows(text)
     series: dict[str, list[tuple[float, float]]] = {}
     for lineno, row in enumerate(rows[1:], 2):
         if not row or not "".join(row).strip():
@@ -791,7 +830,7 @@ def _meter_time(text: str) -> float:
 def parse_meter_csv(data: bytes, boundary: str | None = None) -> PowerLog:
     """A wall meter's CSV: a header with a time column and a watts column."""
     text = data.decode("utf-8-sig", errors="replace")
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = _csv_rows(text)
     if not rows:
         raise PowerLogError("(whole file)", "empty")
     header = [h.strip().lower() for h in rows[0]]

@@ -59,6 +59,9 @@ def _start_note(started: Any) -> str:
 
 def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics: dict[str, Any],
                 config: dict[str, Any] | None = None) -> dict[str, Any]:
+    span_note = log.span_note()
+    if span_note:
+        log.notes.append(span_note)
     for note in log.notes[1:]:
         conv.warn(note)
     started = log.started

@@ -163,8 +163,13 @@ def test_nvidia_smi_wrapper_with_iso_offsets_and_a_gpu_column() -> None:
     run = only(imp("nvidia_smi/gpu_glasses-8xH100-iso8601-offset-multigpu.csv", device="H100", mode="idle"))
     assert run["config"]["gpu_count"] == 8  # ids in 'gpu' (0..7); its 'index' column is always 0
     assert run["started_at"] == "2025-09-08T09:26:50+00:00"  # 17:26:50+08:00
-    # awk: per GPU, trapezoid of power.draw over its timestamps, summed = 3964.375 J
-    assert run["metrics"]["energy_j"] == pytest.approx(3964.375)
+    # GPUs 3-7 have no sample at the last two timestamps: the GPUs are aligned on the 6 s all of them
+    # cover (each GPU's trapezoid over 17:26:50-56, summed, by hand = 3523.885 J; 587.31 W). Each
+    # over its own span, summed, then divided by the longest span gave 3964.375 J / 8 s = 495.5 W.
+    assert run["metrics"]["energy_j"] == pytest.approx(3523.885)
+    assert run["metrics"]["duration_s"] == pytest.approx(6.0)
+    assert run["metrics"]["avg_power_w"] == pytest.approx(587.3141667)
+    assert "gpu0, gpu1, gpu2 outside it are left out" in run["notes"]
     assert run["device"]["memory_gb"] == pytest.approx(81559 * 1.048576 / 1e3)  # one GPU's memory.total, MiB
 
 
@@ -544,8 +549,12 @@ def test_dllogger_metadata_units_and_stdout_with_dlll_prefix() -> None:
 
 def test_dcgm_field_csv_sorted_per_gpu() -> None:
     run = only(imp("dcgm/dcgm_test-8gpu-dcgm-long-format-us-epoch.csv", device="GPU", mode="idle"))
-    # awk: rows sorted by GPU and time, trapezoid of power_usage_instant per GPU, summed = 1191.067451 J
-    assert run["metrics"]["energy_j"] == pytest.approx(1191.067451, abs=1e-6)
+    # numpy: rows sorted by GPU and time; the window all 8 GPUs cover (their samples are staggered by up
+    # to 0.21 s); per GPU, trapezoid of power_usage_instant interpolated at its edges, summed = 1046.10955 J
+    # over 1.840636 s = 568.34 W (8 GPUs at about 71 W). Each over its own span gave 1191.07 J / 2.24 s.
+    assert run["metrics"]["energy_j"] == pytest.approx(1046.1095515, abs=1e-6)
+    assert run["metrics"]["avg_power_w"] == pytest.approx(568.3413467, abs=1e-6)
+    assert "left out" not in run["notes"]  # staggered sampling, not a GPU missing samples
     assert run["config"]["gpu_count"] == 8 and run["started_at"].startswith("2024-06-19T07:57:16.956328")
 
 

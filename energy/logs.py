@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from energy.rails import BOARDS, FLAG_SUM_OF_RAILS, board_for_device, boards_for_rails, module_power, rail_key
+from energy.rails import (
+    BOARDS,
+    FLAG_SUM_OF_RAILS,
+    board_for_device,
+    boards_for_rails,
+    module_power,
+    modules_for,
+    rail_key,
+)
 from energy.trace import PowerTrace, median_period_s, trapezoid_j, window_j
 
 W_PER_MW = 1e-3
@@ -62,6 +70,9 @@ class PowerLog:
     total_column: str | None = None  # the column or rail the totals come from
     start_wall_s: float | None = None  # Unix time of t = 0; from `started` (naive: local time) when not given
     counter_j: float | None = None  # energy from the devices' own counters over the log (DCGM TOTEC), when given
+    cpu_cores: int | None = None  # CPU cores the log lists (a Jetson log's CPU [...] or per-core columns)
+    ram_total_mb: float | None = None  # total RAM the log prints ('RAM 11283/62841MB')
+    power_mode: str | None = None  # the Jetson power mode (nvpmodel) the log records, when one for the whole log
 
     def __post_init__(self) -> None:
         if self.start_wall_s is None and self.started is not None:
@@ -73,6 +84,17 @@ class PowerLog:
     def period_s(self) -> float | None:
         """Median sample interval of the first total domain."""
         return median_period_s(self.trace(self.totals[0]).t_s) if self.totals else None
+
+    def module_offer(self) -> str | None:
+        """The Jetson modules a log's CPU cores and RAM total fit, as a phrase to offer the user
+        (never stored as the device: a log does not name its module)."""
+        fits = modules_for(self.cpu_cores, self.ram_total_mb, [t.domain for t in self.traces])
+        if not fits:
+            return None
+        evidence = " and ".join(x for x in (f"{self.cpu_cores} CPU cores" if self.cpu_cores else "",
+                                            f"{self.ram_total_mb:,.0f} MB of RAM" if self.ram_total_mb else "") if x)
+        names = fits[0] if len(fits) == 1 else ", ".join(fits[:-1]) + " or " + fits[-1]
+        return f"its {evidence} fit {names}"
 
     def common_span_s(self) -> tuple[float, float] | None:
         """The window every total domain covers (GPUs of a multi-GPU log start and stop being
@@ -380,6 +402,8 @@ def parse_tegrastats(data: bytes, boundary: str | None = None, device: str | Non
     prompt pasted with the log) are skipped. The module's power follows the board table (energy.rails)."""
     text = data.decode("utf-8-sig", errors="replace")
     rails: dict[str, list[float]] = {}
+    cores: int | None = None
+    ram_mb: float | None = None
     times: list[datetime] = []
     anchor: datetime | None = None
     count = skipped = 0
@@ -405,6 +429,8 @@ def parse_tegrastats(data: bytes, boundary: str | None = None, device: str | Non
                 times.append(datetime.strptime(tm.group(1), "%m-%d-%Y %H:%M:%S"))
             except ValueError as e:
                 raise PowerLogError(f"line {lineno}", f"bad timestamp {tm.group(1)!r}") from e
+        if count == 0:
+            cores, ram_mb = _tegra_cores_ram(line)
         found = {m.group(1): float(m.group(2)) * W_PER_MW for m in _TEGRA_RAIL.finditer(line)
                  if m.group(1) not in _TEGRA_NOT_RAILS}
         if count and set(found) != set(rails):
@@ -437,7 +463,20 @@ def parse_tegrastats(data: bytes, boundary: str | None = None, device: str | Non
             started = anchor
             notes.append(f"times counted from the `date` line before the log ({anchor.isoformat(sep=' ')})")
     arrays = {rail: np.asarray(values) for rail, values in rails.items()}
-    return _jetson_log("tegrastats", arrays, t, started, count, boundary, device, flags, notes)
+    log = _jetson_log("tegrastats", arrays, t, started, count, boundary, device, flags, notes)
+    log.cpu_cores, log.ram_total_mb = cores, ram_mb
+    return log
+
+
+_TEGRA_RAM = re.compile(r"\bRAM (\d+)/(\d+)MB")
+_TEGRA_CPU = re.compile(r"\bCPU \[([^\]]*)\]")
+
+
+def _tegra_cores_ram(line: str) -> tuple[int | None, float | None]:
+    """CPU cores ('CPU [2%@1190,off,...]' lists every core, 'off' included) and RAM total (MB)."""
+    cpu, ram = _TEGRA_CPU.search(line), _TEGRA_RAM.search(line)
+    cores = len(cpu.group(1).split(",")) if cpu and cpu.group(1).strip() else None
+    return cores, float(ram.group(2)) if ram and int(ram.group(2)) > 0 else None
 
 
 # --- jtop and other Jetson telemetry CSVs --------------------------------------------------------
@@ -661,12 +700,41 @@ def parse_jtop(data: bytes, boundary: str | None = None, device: str | None = No
         where = boundary or "jetson_module"
         traces = [PowerTrace(d, where if d == "TOT" else None, "sampled", t[~np.isnan(v)].tolist(),
                              v[~np.isnan(v)].tolist()) for d, v in rails.items()]
-        return PowerLog(fmt, traces, ["TOT"], where, started, samples=len(body), flags=flags, notes=notes,
-                        total_column=jtop_total, start_wall_s=start_wall)
+        tot_log = PowerLog(fmt, traces, ["TOT"], where, started, samples=len(body), flags=flags, notes=notes,
+                           total_column=jtop_total, start_wall_s=start_wall)
+        _jetson_facts(tot_log, header, body)
+        return tot_log
     rails.pop("TOT", None)
     log = _jetson_log(fmt, rails, t, started, len(body), boundary, device, flags, notes, start_wall_s=start_wall)
     log.notes.insert(0, f"{fmt} log, {len(body)} samples")
+    _jetson_facts(log, header, body)
     return log
+
+
+_CORE_COLUMN = re.compile(r"(?i)^cpu[ _-]?(?:util[ _-]?)?(?:core[ _-]?)?(\d+)(?:[ _-]?(?:util|usage|load|%))?$")
+_MODE_COLUMNS = ("nvp model", "nvpmodel", "nvp_model", "nvp mode", "power mode", "power_mode", "nvp_mode")
+_RAM_CELL = re.compile(r"^\s*\d+(?:\.\d+)?\s*/\s*(\d+(?:\.\d+)?)\s*([kMG])B\s*$")
+_RAM_SCALE = {"k": 1e-3, "M": 1.0, "G": 1e3}
+
+
+def _jetson_facts(log: PowerLog, header: list[str], body: list[list[str]]) -> None:
+    """What a Jetson CSV says of the module besides power: CPU cores (one column per core), the RAM
+    total ('11283/62841MB' cells) and the power mode (jtop's 'nvp model': MAXN, 15W, ...)."""
+    cores = {m.group(1) for c in header if (m := _CORE_COLUMN.match(c))}
+    log.cpu_cores = len(cores) or None
+    for i, col in enumerate(header):
+        cells = [r[i].strip() for r in body if i < len(r) and r[i].strip()]
+        if not cells:
+            continue
+        if "ram" in col.lower() and (m := _RAM_CELL.match(cells[0])):
+            log.ram_total_mb = float(m.group(1)) * _RAM_SCALE[m.group(2)]
+        if col.lower() in _MODE_COLUMNS:
+            modes = list(dict.fromkeys(cells))
+            if len(modes) == 1:
+                log.power_mode = modes[0][:60]
+            else:
+                log.notes.append(f"the power mode changes during the log ({', '.join(m[:20] for m in modes[:5])}): "
+                                 "no one power mode is stored")
 
 
 # --- DCGM: `dcgmi dmon` text and the C API's long CSV ----------------------------------------------

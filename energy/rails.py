@@ -216,3 +216,40 @@ def module_power(names: Iterable[str], device: str | None = None) -> ModulePower
     note = (f"{label} has no input rail: module power = sum of {' + '.join(rails)}"
             + (f"; {', '.join(left_out)} is fed from those rails and is not added" if left_out else ""))
     return ModulePower(rails, board, True, board.boundary, note)
+
+
+# --- Jetson modules by CPU cores and memory -----------------------------------------------------
+# NVIDIA's module data sheets (jetson-modules comparison): (module, CPU cores, memory GB). A log
+# that prints the CPU core list and the RAM total (tegrastats, hand-rolled jtop loggers) narrows
+# the module down; it is offered to the user, never stored as stated by the file.
+MODULES: tuple[tuple[str, int, int], ...] = (
+    ("Jetson AGX Thor", 14, 128),
+    ("Jetson AGX Orin 64GB", 12, 64), ("Jetson AGX Orin 32GB", 8, 32),
+    ("Jetson Orin NX 16GB", 8, 16), ("Jetson Orin NX 8GB", 6, 8),
+    ("Jetson Orin Nano 8GB", 6, 8), ("Jetson Orin Nano 4GB", 6, 4),
+    ("Jetson AGX Xavier 64GB", 8, 64), ("Jetson AGX Xavier 32GB", 8, 32),
+    ("Jetson Xavier NX 16GB", 6, 16), ("Jetson Xavier NX 8GB", 6, 8),
+    ("Jetson TX2", 6, 8), ("Jetson TX2 4GB", 6, 4), ("Jetson TX2 NX", 6, 4),
+    ("Jetson TX1", 4, 4), ("Jetson Nano", 4, 4), ("Jetson Nano 2GB", 4, 2),
+)
+# The OS sees less than the module's memory (carve-outs for firmware and the GPU): 62,841 MB of
+# an AGX Orin 64GB, 7,607 MB of an Orin Nano 8GB, 7,859 MB of a TX2, 3,964 MB of a Nano.
+_VISIBLE_SHARE = (0.8, 1.0)
+
+
+def modules_for(cores: int | None, ram_total_mb: float | None, rails: Iterable[str] = ()) -> list[str]:
+    """The modules whose CPU core count and memory fit a log's (and whose board prints its rails);
+    empty when the log gives neither figure."""
+    if not cores and not ram_total_mb:
+        return []
+    by_rails = boards_for_rails(rails)
+    out = []
+    for name, n_cores, gb in MODULES:
+        if cores and cores != n_cores:
+            continue
+        if ram_total_mb and not (_VISIBLE_SHARE[0] <= ram_total_mb / (gb * 1024) <= _VISIBLE_SHARE[1]):
+            continue
+        if by_rails and board_for_device(name) not in by_rails:
+            continue
+        out.append(name)
+    return out

@@ -44,10 +44,23 @@ def _metrics(log: PowerLog, flags: list[str], missing: str) -> dict[str, Any]:
 
 
 def _no_module(log: PowerLog) -> str:
-    """Why a Jetson log gives no module energy (the board table's reason, kept in the log's notes)."""
+    """Why a Jetson log gives no module energy (the board table's reason, kept in the log's notes),
+    with the modules its CPU cores and RAM fit when it prints them."""
     reason = next((n for n in log.notes if "rail" in n and ("lacks" in n or "no module input" in n
                                                             or "does not have" in n)), None)
-    return reason or f"no module power in the log; rails: {', '.join(t.domain for t in log.traces)}"
+    reason = reason or f"no module power in the log; rails: {', '.join(t.domain for t in log.traces)}"
+    offer = log.module_offer()
+    return f"{reason} ({offer})" if offer else reason
+
+
+def _jetson_device(conv: Conversion, log: PowerLog, says: str) -> dict[str, Any]:
+    """A Jetson log names no module: not stated, with the modules its CPU cores and RAM fit offered."""
+    offer = log.module_offer()
+    return conv.device(None, "jetson", where=f"(whole file; {says}" + (f"; {offer})" if offer else ")"))
+
+
+def _jetson_config(log: PowerLog) -> dict[str, Any]:
+    return {"power_mode": log.power_mode} if log.power_mode else {}
 
 
 def _start_note(started: Any) -> str:
@@ -121,9 +134,9 @@ class TegrastatsImporter(Importer):
         log = _parse(conv, parse_tegrastats, jetson=True)
         flags: list[str] = []
         metrics = _metrics(log, flags, _no_module(log))
-        device = conv.device(None, "jetson", where="(whole file; tegrastats does not name the module)")
+        device = _jetson_device(conv, log, "tegrastats does not name the module")
         log.flags.extend(flags)
-        return _standalone(conv, log, device, metrics)
+        return _standalone(conv, log, device, metrics, _jetson_config(log))
 
 
 class JtopImporter(Importer):
@@ -141,6 +154,6 @@ class JtopImporter(Importer):
             conv.warn(f"a Jetson telemetry CSV ({log.notes[0]}), not written by jtop itself")
         flags: list[str] = []
         metrics = _metrics(log, flags, _no_module(log))
-        device = conv.device(None, "jetson", where="(whole file; the jtop log does not name the module)")
+        device = _jetson_device(conv, log, "the jtop log does not name the module")
         log.flags.extend(flags)
-        return _standalone(conv, log, device, metrics)
+        return _standalone(conv, log, device, metrics, _jetson_config(log))

@@ -1,0 +1,82 @@
+"""Issue 18, power logs: multi-GPU alignment is in test_import_variants; here the Jetson module a log's
+CPU cores and RAM total fit (offered, never stored as stated) and the power mode a jtop log records.
+
+Real files in tests/fixtures/formats (attribution in SOURCES.md); expected values read from them by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from energy.rails import modules_for
+from importers import Hints, ImportedFile, load
+
+FORMATS = Path(__file__).parent / "fixtures" / "formats"
+
+
+def imp(rel: str, data: bytes | None = None, **hints: Any) -> ImportedFile:
+    path = FORMATS / rel
+    return load(path.read_bytes() if data is None else data, path.name, hints=Hints(**hints))[0]
+
+
+@pytest.mark.parametrize(("rel", "offer"), [
+    # first line: 'RAM 11283/62841MB' and CPU [..] with 12 entries
+    ("jetson/agentmesh-agx-orin_jtop_log.csv", "12 CPU cores and 62,841 MB of RAM fit Jetson AGX Orin 64GB"),
+    ("jetson/LLM_PIPELINE-agx-orin-tegrastats-ts.log", "12 CPU cores and 62,841 MB of RAM fit Jetson AGX Orin 64GB"),
+    # 'RAM 896/7859MB', CPU [6 entries] and the VDD_SYS_* rails only a TX2 prints
+    ("jetson/tegrastats_parser-tx2-tegrastats-dateheader.txt", "6 CPU cores and 7,859 MB of RAM fit Jetson TX2"),
+    ("jetson/csc2231-jetson-nano_tegrastats.txt", "4 CPU cores and 3,964 MB of RAM fit Jetson Nano"),
+    # VDD_IN + VDD_CPU_GPU_CV + VDD_SOC are printed alike by Orin NX, Orin Nano and Xavier NX: all three offered
+    ("jetson/jetson-orin-nano-benchmarks-orin-nano-super-tegrastats-100ms.raw",
+     "6 CPU cores and 7,607 MB of RAM fit Jetson Orin NX 8GB, Jetson Orin Nano 8GB or Jetson Xavier NX 8GB"),
+])
+def test_the_module_a_log_fits_is_offered_not_stated(rel: str, offer: str) -> None:
+    f = imp(rel)
+    run = f.runs[0]
+    assert run["device"] is None  # a log does not name its module: not stated, so `label --device` fills it
+    assert offer in f.warnings[0] and f.warnings[0].startswith("not stated in the file: device")
+    labelled = imp(rel, device="Jetson AGX Orin 64GB")
+    assert labelled.runs[0]["device"]["name"] == "Jetson AGX Orin 64GB"
+
+
+def test_an_offered_module_is_in_the_reason_energy_is_missing() -> None:
+    """The hand-rolled jtop logger's CPU/GPU/System columns do not tell the board: energy stays missing,
+    and the reason names the module its cores and RAM fit; naming it gives the AGX Orin sum of rails."""
+    run = imp("jetson/agentmesh-agx-orin_jtop_log.csv").runs[0]
+    assert "fit Jetson AGX Orin 64GB" in run["metrics"]["energy_missing_reason"]
+    named = imp("jetson/agentmesh-agx-orin_jtop_log.csv", device="Jetson AGX Orin 64GB").runs[0]
+    # test_sensors: the same file with --device 'Jetson AGX Orin' gives 260.0215 J (CPU + GPU + System)
+    assert named["metrics"]["energy_j"] == pytest.approx(260.0215)
+
+
+def test_module_table() -> None:
+    assert modules_for(None, None) == []
+    assert modules_for(8, 30_536) == ["Jetson AGX Orin 32GB", "Jetson AGX Xavier 32GB"]
+    assert modules_for(8, 30_536, ["VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0"]) == ["Jetson AGX Orin 32GB"]
+    assert modules_for(12, 7_607) == []  # no module has 12 cores and 8 GB
+
+
+def _with_column(rel: str, name: str, values: list[str]) -> bytes:
+    """The real file with one column appended (the column a jtop logger writes from stats['nvp model'])."""
+    lines = (FORMATS / rel).read_text().splitlines()
+    out = [lines[0].rstrip() + f", {name}"]
+    rows = [line for line in lines[1:] if line.strip()]
+    for i, line in enumerate(rows):
+        out.append(line + ", " + values[min(i, len(values) - 1)])
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_the_power_mode_column_is_stored_as_the_power_mode() -> None:
+    data = _with_column("jetson/agentmesh-agx-orin_jtop_log.csv", "NVPMODEL", ["MAXN"])
+    run = imp("jetson/agentmesh-agx-orin_jtop_log.csv", data=data).runs[0]
+    assert run["config"]["power_mode"] == "MAXN"
+
+
+def test_a_power_mode_that_changes_is_not_stored() -> None:
+    data = _with_column("jetson/agentmesh-agx-orin_jtop_log.csv", "nvp model", ["MAXN"] * 5 + ["15W"])
+    run = imp("jetson/agentmesh-agx-orin_jtop_log.csv", data=data).runs[0]
+    assert "power_mode" not in run["config"]
+    assert "the power mode changes during the log (MAXN, 15W)" in run["notes"]

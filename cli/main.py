@@ -26,7 +26,16 @@ def _hints(args: argparse.Namespace) -> Hints:
     from importers import Hints
 
     return Hints(device=args.device, device_kind=args.device_kind, boundary=args.boundary, precision=args.precision,
-                 mode=args.mode, workload=args.workload, batch_size=args.batch_size)
+                 mode=args.mode, workload=args.workload, batch_size=args.batch_size, units=tuple(args.unit or ()))
+
+
+def _column_unit(text: str) -> tuple[str, str]:
+    from importers.base import column_unit
+
+    try:
+        return column_unit(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
 
 
 @dataclass
@@ -322,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what ran, for files that do not say (power logs, CodeCarbon, tqdm)")
     p.add_argument("--workload", help="workload name, for files that do not name the model")
     p.add_argument("--batch-size", type=int, help="batch size, for files that do not say (e.g. tqdm it/s)")
+    p.add_argument("--unit", action="append", type=_column_unit, metavar="COLUMN=UNIT",
+                   help="the unit of a table column whose name does not state it, e.g. PWR_IN_AVG=mW or "
+                        "energy=kWh (J, kJ, mWh, Wh, kWh, mW, W, kW, ms, s, min, h); repeat for each column")
     p.add_argument("--power-log", type=Path, metavar="LOG",
                    help="attach this power log (nvidia-smi CSV, tegrastats, jtop CSV, or a meter's time,watts CSV) "
                         "to the runs of the one result file given: each run with a known wall-clock window gets "

@@ -14,6 +14,7 @@ import importers
 from db import IngestReport
 from explorer import bounded
 from importers.archive import MLPERF_SUMMARY, sources_from_bytes
+from importers.base import column_unit
 from ingest import import_source, import_with_power_log
 from ingest.attach import load_pair
 from joulebench.errors import JouleBenchError, NothingToImportError, ResultFileError
@@ -34,10 +35,18 @@ class Preview:
     figures: list[dict[str, Any]] = field(default_factory=list)  # the first runs' values, for the page's table
 
 
-def hints(device: str, boundary: str, precision: str, mode: str) -> importers.Hints:
-    """The upload form's answers for what a file cannot say; empty means not given."""
+def hints(device: str, boundary: str, precision: str, mode: str, units: str = "") -> importers.Hints:
+    """The upload form's answers for what a file cannot say; empty means not given. `units` is
+    'COLUMN=UNIT' pairs separated by commas or new lines, as `--unit` takes them."""
+    pairs = []
+    for item in re.split(r"[,\n]", units):
+        if item.strip():
+            try:
+                pairs.append(column_unit(item.strip()))
+            except ValueError as e:
+                raise ResultFileError("Units of columns", [str(e)]) from e
     return importers.Hints(device=device.strip() or None, boundary=boundary or None,
-                           precision=precision or None, mode=mode or None)
+                           precision=precision or None, mode=mode or None, units=tuple(pairs))
 
 
 @dataclass(frozen=True)

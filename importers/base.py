@@ -42,6 +42,26 @@ MB_PER_MIB = 1.048576
 MB_PER_BYTE = 1e-6
 
 
+# Units a user may state for a column a file leaves without one (`--unit COLUMN=UNIT`): quantity and
+# the factor to the stored unit (J, W, s).
+COLUMN_UNITS: dict[str, tuple[str, float]] = {
+    "J": ("energy", 1.0), "kJ": ("energy", 1e3), "mWh": ("energy", 3.6), "Wh": ("energy", 3600.0),
+    "kWh": ("energy", 3.6e6), "mW": ("power", 1e-3), "W": ("power", 1.0), "kW": ("power", 1e3),
+    "ms": ("time", 1e-3), "s": ("time", 1.0), "min": ("time", 60.0), "h": ("time", 3600.0),
+}
+
+
+def column_unit(text: str) -> tuple[str, str]:
+    """'PWR_IN_AVG=mW' -> ('PWR_IN_AVG', 'mW'); ValueError naming the fix when it is not one."""
+    column, sep, unit = text.rpartition("=")
+    canonical = {u.lower(): u for u in COLUMN_UNITS}.get(unit.strip().lower())
+    if not sep or not column.strip() or len(column.strip()) > 200:
+        raise ValueError(f"{text[:60]!r}: write COLUMN=UNIT, e.g. PWR_IN_AVG=mW")
+    if canonical is None:
+        raise ValueError(f"{text[:60]!r}: unit {unit.strip()[:20]!r} is not one of {', '.join(COLUMN_UNITS)}")
+    return column.strip(), canonical
+
+
 @dataclass(frozen=True)
 class Hints:
     """What a file cannot say, given by the user (CLI flags, upload form). Never guessed."""
@@ -53,9 +73,15 @@ class Hints:
     mode: str | None = None
     workload: str | None = None
     batch_size: int | None = None
+    units: tuple[tuple[str, str], ...] = ()  # (column, unit) for columns a table leaves without a unit
 
     def __post_init__(self) -> None:
         problems = []
+        for column, unit in self.units:
+            try:
+                column_unit(f"{column}={unit}")
+            except ValueError as e:
+                problems.append(f"--unit {e}")
         if self.boundary is not None and self.boundary not in BOUNDARIES:
             problems.append(f"--boundary: {self.boundary!r} is not one of {', '.join(BOUNDARIES)}")
         if self.precision is not None and self.precision not in PRECISIONS:
@@ -76,12 +102,19 @@ class Hints:
             raise ResultFileError("hints", problems)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and v != ()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Hints:
         data = data or {}
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+        fields = {k: data.get(k) for k in cls.__dataclass_fields__ if k != "units"}
+        units = tuple((str(c), str(u)) for c, u in data.get("units") or ())
+        return cls(**fields, units=units)
+
+    def unit_of(self, column: str) -> str | None:
+        """The unit the user stated for a column (names compared without case and outer spaces)."""
+        key = column.strip().lower()
+        return next((u for c, u in self.units if c.strip().lower() == key), None)
 
     def __bool__(self) -> bool:
         return bool(self.to_json())

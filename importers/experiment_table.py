@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from importers.base import (
+    COLUMN_UNITS,
     J_PER_KWH,
     Conversion,
     Importer,
@@ -44,9 +45,12 @@ ENERGY_PART = re.compile(r"^(cpu|gpu|ram|dram|mem)_energy(?:_hw)?_(j|wh|kwh|mj)$
 ENERGY_PER = re.compile(r"^energy_per_(inf|inference|sample|image|token|request|query|run)_(j|wh|kwh|mj)$")
 POWER = re.compile(r"^(?:avg_power_w|mean_power_w|power_avg_w|average_power_w|power_draw_watts_mean|power_w"
                    r"|mean_(gpu)_power_w_avg|(gpu)_power_w_avg|avg_(gpu)_power_w)$")
-UNITLESS_POWER = re.compile(r"(?i)^(pwr|power|energy)[_a-z]*$|_(pwr|power|energy)(_[a-z]+)?$")
+UNITLESS_POWER = re.compile(r"(?i)^(pwr|power|energy|latency)[_a-z]*$|_(pwr|power|energy|latency)(_[a-z]+)?$")
 UNIT_TOKENS = {"w", "mw", "watts", "j", "wh", "kwh", "mj", "kg", "g", "pct", "percent", "ratio", "score", "var", "va",
-               "available", "enabled", "efficiency", "mode"}
+               "available", "enabled", "efficiency", "mode", "s", "ms", "us", "ns", "sec", "seconds"}
+PHASE_TIME = re.compile(r"^(?:mean_)?(training|generation|inference)_time_s$")
+# a count of the output's frames: beside it, a bare 'fps' is the output video's playback rate
+OUTPUT_FRAMES = ("num_frames", "n_frames", "frames", "frame_count", "num_output_frames", "video_frames")
 LATENCY = {"median_ms": "latency_p50_ms", "mean_ms": "latency_avg_ms", "p50_ms": "latency_p50_ms",
            "p90_ms": "latency_p90_ms", "p95_ms": "latency_p95_ms", "p99_ms": "latency_p99_ms",
            "inference_latency_ms": "latency_avg_ms", "latency_ms": "latency_avg_ms"}
@@ -82,7 +86,67 @@ def _recognised(cols: dict[str, str]) -> dict[str, list[str]]:
             kinds["latency"].append(low)
         elif UNITLESS_POWER.search(low) and not (set(low.split("_")) & UNIT_TOKENS):
             kinds["unitless"].append(low)
+    kinds["power"].sort(key=lambda c: "gpu" in c)  # the whole device's average before the GPU's part
     return kinds
+
+
+_TOTAL_WORDS = {"in", "input", "total", "tot", "sys", "system", "board", "wall", "node"}
+
+
+def _unit_name(column: str, quantity: str) -> str | None:
+    """The recognised column name a user-united column stands for (values converted to J, W or s),
+    or None when it is not one JouleBench stores (a peak power, one CPU's part of the power)."""
+    low = column.strip().lower()
+    words = set(re.split(r"[^a-z0-9]+", low))
+    if quantity == "time":
+        return "latency_ms" if "latency" in words or "latency" in low else "duration_s"
+    part = next((w for w in ("gpu", "cpu", "ram") if w in words), None)
+    if quantity == "energy":
+        if "per" in words:
+            return "energy_per_sample_j"
+        return f"{part}_energy_j" if part else "energy_total_j"
+    if words & {"max", "peak", "min"}:
+        return None
+    if words & _TOTAL_WORDS or not part:
+        return "avg_power_w"
+    return "gpu_power_w_avg" if part == "gpu" else None
+
+
+def _with_user_units(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
+                     ) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Columns the user gave a unit (--unit COLUMN=UNIT) renamed to the recognised name of their
+    quantity, their values converted to J, W or s; each step said in a warning."""
+    if not conv.hints.units:
+        return header, rows
+    names = [h.strip().lower() for h in header]
+    header, taken = list(header), set(names)
+    scales: dict[int, float] = {}
+    for column, unit in conv.hints.units:
+        if column.strip().lower() not in names:
+            raise conv.fail(f"--unit {column}", f"no such column; the file's columns are {', '.join(header)[:300]}")
+        i = names.index(column.strip().lower())
+        quantity, factor = COLUMN_UNITS[unit]
+        target = _unit_name(column, quantity)
+        if target is None or target in taken:
+            why = "already given by another column" if target else "not a figure JouleBench stores"
+            conv.warn(f"{column} ({unit}, as you stated) is left out: {why}")
+            header[i] = f"{header[i]} (left out)"
+            continue
+        taken.add(target)
+        scales[i] = factor * (1e3 if target.endswith("_ms") else 1.0)
+        header[i] = target
+        conv.warn(f"{column} read in {unit}, as you stated (--unit), and stored as {target}")
+    out = []
+    for lineno, row in rows:
+        row = list(row)
+        for i, factor in scales.items():
+            if i < len(row) and row[i].strip():
+                try:
+                    row[i] = repr(float(row[i]) * factor)
+                except ValueError:
+                    pass  # left as written: the importer names the cell that is not a number
+        out.append((lineno, row))
+    return header, out
 
 
 def _delimiter(head: str) -> str:
@@ -112,15 +176,20 @@ class ExperimentTableImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         header, rows = read_csv(conv, conv.source.text or "", delimiter=_delimiter(conv.source.head))
         check_run_count(conv, len(rows), "its rows")
+        header, rows = _with_user_units(conv, header, rows)
         cols = _columns(header)
         kinds = _recognised(cols)
-        usable = kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["rate"]
-        if not usable and kinds["unitless"]:
-            raise conv.fail("line 1", f"the columns {', '.join(cols[c] for c in kinds['unitless'])} do not state "
-                            "their unit (tables like this write mW for a Jetson and W for a GPU under one name), so "
-                            "no figure can be read; name the unit in the header (e.g. avg_power_w)")
+        usable = (kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["rate"]
+                  or kinds["latency"] or kinds["duration"])
         if kinds["unitless"]:
-            conv.warn(f"columns without a stated unit left out: {', '.join(cols[c] for c in kinds['unitless'])}")
+            unitless = [cols[c] for c in kinds["unitless"]]
+            fix = (f"pass --unit {unitless[0]}=<unit> (one of {', '.join(COLUMN_UNITS)}) for each, or in Upload "
+                   f"under 'Units of columns'")
+            if not usable:
+                raise conv.fail("line 1", f"the columns {', '.join(unitless)} do not state their unit (tables like "
+                                "this write mW for a Jetson and W for a GPU under one name), so no figure can be "
+                                f"read: {fix}")
+            conv.warn(f"columns without a stated unit left out: {', '.join(unitless)}; to read them, {fix}")
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
         runs = []
@@ -148,13 +217,25 @@ class ExperimentTableImporter(Importer):
         if duration_col and "monitoring" in duration_col:
             notes.append(f"{cols[duration_col]} is the power-monitoring window")
         metrics["duration_s"] = duration
+        phase = PHASE_TIME.match(duration_col or "")
+        # a phase's time (the fit, the generation) need not be the window the energy was measured over
+        window = None if phase else duration
+        frames_col = next((c for c in OUTPUT_FRAMES if c in cols), None)
         for low in kinds["rate"]:
             field, unit = THROUGHPUT[low]
+            if low == "fps" and frames_col:
+                notes.append(f"{cols[low]} is the output video's frame rate (the table counts its frames in "
+                             f"{cols[frames_col]}), not a throughput")
+                continue
             v = positive(val(low))
             if v is not None:
                 metrics[field] = v
                 if unit:
                     metrics["sample_unit"] = unit
+        frames = positive(val(frames_col)) if frames_col else None
+        if frames and duration and "throughput_sps" not in metrics:
+            metrics.update(throughput_sps=frames / duration, sample_unit="frame", examples=pos_int(frames),
+                           throughput_derivation=f"{cols[frames_col or '']} / {cols[duration_col or '']}")
         for low in kinds["latency"]:
             v = val(low)
             if v is not None and v >= 0:
@@ -163,10 +244,15 @@ class ExperimentTableImporter(Importer):
         power_col = kinds["power"][0] if kinds["power"] else None
         power = positive(val(power_col)) if power_col else None
         if energy is not None:
-            metrics.update(energy_metrics(energy, duration_s=duration, boundary=conv.boundary(boundary),
-                                          method="reported", what=how, flags=flags))
+            metrics.update(energy_metrics(energy, duration_s=window if power is None else duration,
+                                          examples=metrics.get("examples"),
+                                          boundary=conv.boundary(boundary), method="reported", what=how, flags=flags))
             if power is not None:
                 metrics["avg_power_w"] = power  # the table's own average, kept over energy / duration
+            elif phase and duration:
+                metrics["avg_power_missing_reason"] = (
+                    f"{cols[duration_col or '']} times the {phase.group(1)} only and the table does not say its "
+                    "energy was measured over the same window, so no average power is derived from them")
         elif power is not None:
             metrics["avg_power_w"] = power
             metrics["energy_missing_reason"] = f"{cols[power_col or '']} is given without a duration"

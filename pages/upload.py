@@ -23,6 +23,9 @@ with st.expander("What the files cannot say (used only where a file is silent)")
                               key="h_boundary")
     precision = c[2].selectbox("Precision", ["", "fp32", "tf32", "fp16", "bf16", "fp16-weights"], key="h_precision")
     mode = c[3].selectbox("Mode", ["", "train", "infer", "idle"], key="h_mode")
+    units = st.text_input("Units of columns", key="h_units", placeholder="e.g. PWR_IN_AVG=mW, energy=kWh",
+                          help="for a table whose column names do not state the unit: COLUMN=UNIT, comma-separated "
+                               "(J, kJ, mWh, Wh, kWh, mW, W, kW, ms, s, min, h)")
 with st.expander("Attach a power log (optional)"):
     st.caption("A wall meter's CSV (time, watts), an nvidia-smi, tegrastats or jtop log written while the "
                "runs of one uploaded result file ran; aligned to each run's start and end time.")
@@ -35,7 +38,7 @@ if not files and not imported_sources:
     st.info("JouleBench reads the result files of " + md(importers.known_tools()) + ".")
     st.stop()
 try:
-    given = upload.hints(device, boundary, precision, mode)
+    given = upload.hints(device, boundary, precision, mode, units)
 except JouleBenchError as e:
     st.error(md(e.format_message()))
     st.stop()

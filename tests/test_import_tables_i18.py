@@ -1,0 +1,93 @@
+"""Issue 18, per-experiment tables: a unit the user states for a column (`--unit COLUMN=UNIT`, the
+Upload form's 'Units of columns'), an output's frame rate that is not a throughput, and a refusal that
+says how to supply what is missing.
+
+The Jetson Nano table is a real file (tests/fixtures/formats, attribution in SOURCES.md); expected
+values are read from it by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from cli.main import main
+from explorer.upload import hints as upload_hints
+from importers import Hints, load
+from importers.base import column_unit
+from joulebench.errors import ResultFileError
+
+FORMATS = Path(__file__).parent / "fixtures" / "formats"
+NANO = FORMATS / "experiment_csv" / "CSC2231_Project-jetson-nano-per-run-power-mW.csv"
+
+
+def test_a_table_without_units_is_refused_with_the_flag_that_supplies_them() -> None:
+    with pytest.raises(ResultFileError) as e:
+        load(NANO.read_bytes(), NANO.name)
+    message = e.value.format_message()
+    assert "PWR_IN_AVG" in message and "do not state their unit" in message
+    assert "--unit PWR_IN_MAX=<unit>" in message and "Units of columns" in message
+
+
+def test_units_stated_by_the_user_read_the_columns() -> None:
+    f, fmt = load(NANO.read_bytes(), NANO.name, hints=Hints(
+        device="Jetson Nano", units=(("PWR_IN_AVG", "mW"), ("pwr_gpu_avg", "mW"), ("PWR_IN_MAX", "mW"))))
+    assert fmt == "experiment-table" and len(f.runs) == 10
+    first = f.runs[0]["metrics"]  # RUN 0: PWR_IN_AVG 3747.9943 mW
+    assert first["avg_power_w"] == pytest.approx(3.7479943)
+    assert "energy_j" not in first  # a power without a duration is no energy
+    assert any(w.startswith("PWR_IN_AVG read in mW, as you stated (--unit), and stored as avg_power_w")
+               for w in f.warnings)
+    assert any(w.startswith("PWR_IN_MAX (mW, as you stated) is left out") for w in f.warnings)
+
+
+def test_a_unit_for_a_column_the_file_does_not_have_names_its_columns() -> None:
+    with pytest.raises(ResultFileError, match="--unit PWR_TOTAL: no such column; the file's columns are RUN, PWR_IN"):
+        load(NANO.read_bytes(), NANO.name, hints=Hints(units=(("PWR_TOTAL", "mW"),)))
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("PWR_IN_AVG", "write COLUMN=UNIT"), ("=mW", "write COLUMN=UNIT"), ("energy=furlongs", "is not one of J, kJ"),
+])
+def test_a_bad_unit_is_refused_with_the_fix(text: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        column_unit(text)
+    with pytest.raises(ResultFileError, match=problem):
+        upload_hints("", "", "", "", units=text)
+
+
+def test_the_upload_form_and_the_flag_take_the_same_pairs() -> None:
+    assert upload_hints("", "", "", "", "PWR_IN_AVG=mw,\n energy = kWh").units == (("PWR_IN_AVG", "mW"),
+                                                                                   ("energy", "kWh"))
+    assert Hints.from_json(Hints(units=(("a", "W"),)).to_json()).units == (("a", "W"),)
+
+
+def test_the_cli_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "t.duckdb"
+    assert main(["import", str(NANO), "--db", str(db), "--unit", "PWR_IN_AVG=mW", "--device", "Jetson Nano"]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        powers = [r[0] for r in con.execute("SELECT avg_power_w FROM runs WHERE source_id = "
+                                                 "(SELECT max(source_id) FROM runs) ORDER BY run_id").fetchall()]
+    assert len(powers) == 10 and all(3.0 < p < 4.5 for p in powers)
+    with pytest.raises(SystemExit):
+        main(["import", str(NANO), "--db", str(db), "--unit", "PWR_IN_AVG"])
+    assert "write COLUMN=UNIT" in capsys.readouterr().err
+
+
+# A per-prompt video-generation table of the shape issue 18 reports (the real file is not public here):
+# `fps` is the output video's playback rate; the generator's throughput is num_frames / duration.
+VIDEO = (b"prompt,model,duration,energy,num_frames,fps\n"
+         b"a cat,wan2.1,41.5,0.0012,81,16\n"
+         b"a dog,wan2.1,40.0,0.0011,81,16\n")
+
+
+def test_an_output_frame_rate_is_not_a_throughput() -> None:
+    f, _ = load(VIDEO, "per_prompt.csv", hints=Hints(units=(("energy", "kWh"),)))
+    m = f.runs[0]["metrics"]
+    assert m["throughput_sps"] == pytest.approx(81 / 41.5) and m["sample_unit"] == "frame"
+    assert m["throughput_derivation"] == "num_frames / duration"
+    assert m["duration_s"] == 41.5 and m["energy_j"] == pytest.approx(0.0012 * 3.6e6)
+    assert m["j_per_sample"] == pytest.approx(0.0012 * 3.6e6 / 81)
+    assert "fps is the output video's frame rate" in f.runs[0]["notes"]

@@ -179,7 +179,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(table(("file", "result", "runs added", "not stated", "why"),
                     [(o.name, o.result, o.runs, o.not_stated, o.why[:160]) for o in outcomes]))
     if all(o.result == "skipped" for o in outcomes):
-        unknown = all(o.why.startswith("not a format JouleBench knows") for o in outcomes)
+        unknown = all("not a format JouleBench knows" in o.why for o in outcomes)
         print(f"{len(outcomes)} file(s) looked at, none " + ("in a format JouleBench knows" if unknown
                                                              else "with a benchmark figure to import"),
               file=sys.stderr)

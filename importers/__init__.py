@@ -20,7 +20,7 @@ from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
 from importers.dcgm import DcgmImporter
-from importers.describe import what_is
+from importers.describe import looks_like, what_is
 from importers.dllogger import DlloggerImporter
 from importers.experiment_table import ExperimentTableImporter
 from importers.hf_trainer import HfTrainerImporter
@@ -130,8 +130,8 @@ def detect(source: Source) -> Importer:
     if kind:
         raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import"])
     raise NothingToImportError(
-        source.name, [f"(whole {what}): not a format JouleBench knows, so no benchmark figures can be read from it "
-                      f"(it reads the files of {known_tools()})"])
+        source.name, [f"(whole {what}): this {what} holds no benchmark figures JouleBench can read (it looks like "
+                      f"{looks_like(source)}): not a format JouleBench knows; it reads the files of {known_tools()}"])
 
 
 def known_tools() -> str:

@@ -78,3 +78,34 @@ def _log_kind(head: str) -> str | None:
     if any(_UTIL_COLUMN.search(c) for c in columns) and any("time" in c.lower() for c in columns):
         return f"a utilisation log without power (columns {', '.join(columns[:8])}; no power column)"
     return None
+
+
+def looks_like(source: Source) -> str:
+    """What an unknown file looks like, in a few words: its shape and first names, never its content
+    in bulk ('a table with columns hello, world', 'a JSON object with keys a, b')."""
+    if source.is_folder:
+        return f"a folder of {len(source.files)} files"
+    try:
+        head = source.head
+    except ResultFileError:
+        return "a file that cannot be read"
+    if not head:
+        return "binary data"
+    doc = source.json
+    if isinstance(doc, dict):
+        return f"a JSON object with keys {_names(list(doc))}"
+    if isinstance(doc, list):
+        first = doc[0] if doc else None
+        inner = f" of objects with keys {_names(list(first))}" if isinstance(first, dict) else ""
+        return f"a JSON array of {len(doc)} item{'' if len(doc) == 1 else 's'}{inner}"
+    lines = [line for line in head.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    for sep in ("\t", ","):
+        if first.count(sep) >= 1:
+            return f"a table with columns {_names([c.strip().strip(chr(34)) for c in first.split(sep)])}"
+    return f"text beginning {first.strip()[:60]!r}"
+
+
+def _names(names: list[str], shown: int = 8) -> str:
+    text = ", ".join(n[:40] for n in names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")

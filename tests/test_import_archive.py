@@ -92,13 +92,13 @@ def test_cli_imports_folders_and_zips_and_prints_a_table(tmp_path: Path, capsys:
     assert code == 0, out
     assert "format detected  mlperf-inference" in out and "format detected  zeus" in out
     assert "runs imported    476 of 476" in out  # the device came from the file name summary_power_v100.csv
-    assert "README.txt: skipped: not a format JouleBench knows" in out
+    assert "README.txt: skipped: this file holds no benchmark figures JouleBench can read (it looks like text" in out
     assert "figures missing" in out and "warnings" in out
     assert "not stated       precision (all 476 runs)" in out  # Zeus' summary does not say
     summary = out[out.index("4 files: "):]  # then one line per file: what came in, what is not stated, why not
     assert summary.startswith("4 files: 3 imported, 1 skipped; 478 runs added")
     assert re.search(r"logs/zeus/summary_power_v100.csv +imported +476 +precision", summary)
-    assert re.search(r"logs/README.txt +skipped +0 +not a format JouleBench knows", summary)
+    assert re.search(r"logs/README.txt +skipped +0 +this file holds no benchmark figures", summary)
 
 
 def test_cli_hints_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,6 +29,22 @@ def _hints(args: argparse.Namespace) -> Hints:
                  mode=args.mode, workload=args.workload, batch_size=args.batch_size, units=tuple(args.unit or ()))
 
 
+def _label_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        shown = ", ".join(map(str, value[:8])) + (", ..." if len(value) > 8 else "")
+        return f"{shown} (one per run)"
+    return str(value)
+
+
+def _batch_sizes(text: str) -> int | tuple[int, ...]:
+    """'8' -> 8 (every run); '1,2,4' -> one per run in the file's order."""
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text[:60]!r}: give whole numbers, e.g. 8 or 1,2,4,8") from e
+    return values[0] if len(values) == 1 else values
+
+
 def _column_unit(text: str) -> tuple[str, str]:
     from importers.base import column_unit
 
@@ -199,7 +215,8 @@ def cmd_label(args: argparse.Namespace) -> int:
     src = report.source
     print(f"source {src.source_id}: {src.file_name} ({src.format}, {src.runs} runs)")
     print(table(("label", "value", "runs filled", "runs changed"),
-                [(LABEL_TITLES[k], values[k], report.filled.get(k, 0), report.replaced.get(k, 0)) for k in values]))
+                [(LABEL_TITLES[k], _label_value(values[k]), report.filled.get(k, 0), report.replaced.get(k, 0))
+                 for k in values]))
     for k in values:
         if not report.filled.get(k) and not report.replaced.get(k):
             print(f"nothing to fill for {LABEL_TITLES[k]}: every run of this source states it (a value the file "
@@ -360,7 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kind of a device new to the catalog (default: from its name)")
     p.add_argument("--mode", choices=("train", "infer", "idle"), help="what ran")
     p.add_argument("--precision", choices=("fp32", "tf32", "fp16", "bf16", "fp16-weights"), help="numeric precision")
-    p.add_argument("--batch-size", type=int, help="per-device batch size")
+    p.add_argument("--batch-size", type=_batch_sizes, metavar="N[,N...]",
+                   help="per-device batch size: one value for every run, or one per run in the file's order "
+                        "(e.g. 1,2,4,8 for a table with one row per batch size)")
     p.add_argument("--boundary", choices=("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated"),
                    help="where the energy was measured, for runs with an energy figure")
     p.add_argument("--db", help=db_help)

@@ -163,6 +163,11 @@ def apply_labels(con: duckdb.DuckDBPyConnection, source: SourceRef, values: Mapp
                 continue
             value = values[label]
             empty, supplied = _targets(con, source.source_id, label)
+            if isinstance(value, (list, tuple)):  # one value per run, in the file's order
+                _apply_per_run(con, source, label, list(value), empty + supplied, supplied_by, via, at)
+                report.filled[label] = len(empty)
+                report.replaced[label] = len(supplied)
+                continue
             if label == "device" and (empty or supplied):
                 report.device_added = _ensure_device(con, str(value), device_kind, report)
             targets = empty + [r for r in supplied if r not in empty]
@@ -184,6 +189,23 @@ def apply_labels(con: duckdb.DuckDBPyConnection, source: SourceRef, values: Mapp
         raise
     report.still_not_stated = gaps(con, source.source_id)
     return report
+
+
+def _apply_per_run(con: duckdb.DuckDBPyConnection, source: SourceRef, label: str, values: list[Any],
+                   targets: list[str], supplied_by: str, via: str, at: datetime) -> None:
+    """values[i] for the i-th run of the source in the file's order (insertion order), on the runs
+    in `targets` only: a value the file states is never overwritten."""
+    order = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE source_id = ? ORDER BY rowid",
+                                       [source.source_id]).fetchall()]
+    if len(values) != len(order):
+        raise LabelError(f"{source.file_name} has {len(order)} runs; give one {LABEL_TITLES[label]} per run "
+                         f"({len(values)} given) or one for all")
+    wanted = set(targets)
+    pairs = [(value, run_id) for run_id, value in zip(order, values) if run_id in wanted]
+    if pairs:
+        con.executemany(f"UPDATE runs SET {COLUMN[label]} = ? WHERE run_id = ?", pairs)
+        for value, run_id in pairs:
+            record(con, [run_id], [SuppliedLabel(label, str(value), "user", supplied_by, via)], at)
 
 
 def _ensure_device(con: duckdb.DuckDBPyConnection, name: str, kind: str | None, report: LabelReport) -> bool:

@@ -19,20 +19,23 @@ from joulebench.labels import current_user
 
 
 def label_values(device: str | None = None, device_kind: str | None = None, mode: str | None = None,
-                 precision: str | None = None, batch_size: int | None = None,
+                 precision: str | None = None, batch_size: int | tuple[int, ...] | None = None,
                  boundary: str | None = None) -> tuple[dict[str, Any], str | None]:
     """Checked label values (label -> value, only those given) and the device's kind; LabelError
-    naming every invalid value."""
+    naming every invalid value. A tuple of batch sizes gives one per run, in the file's order."""
     device = device.strip() if device else None
+    sizes = batch_size if isinstance(batch_size, tuple) else None
     try:
         given = Hints(device=device or None, device_kind=device_kind or None, mode=mode or None,
-                      precision=precision or None, batch_size=batch_size, boundary=boundary or None)
+                      precision=precision or None, batch_size=None if sizes else batch_size, boundary=boundary or None)
+        for size in sizes or ():
+            Hints(batch_size=size)
     except ResultFileError as e:
         raise LabelError("; ".join(e.problems)) from e
     if given.device_kind and not given.device:
         raise LabelError("--device-kind goes with --device: it is the kind of the device named")
     values = {"device": given.device, "mode": given.mode, "precision": given.precision,
-              "batch_size": given.batch_size, "energy_boundary": given.boundary}
+              "batch_size": sizes or given.batch_size, "energy_boundary": given.boundary}
     values = {k: v for k, v in values.items() if v is not None}
     if not values:
         raise LabelError("give at least one label: --device, --mode, --precision, --batch-size or --boundary")

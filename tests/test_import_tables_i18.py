@@ -91,3 +91,20 @@ def test_an_output_frame_rate_is_not_a_throughput() -> None:
     assert m["duration_s"] == 41.5 and m["energy_j"] == pytest.approx(0.0012 * 3.6e6)
     assert m["j_per_sample"] == pytest.approx(0.0012 * 3.6e6 / 81)
     assert "fps is the output video's frame rate" in f.runs[0]["notes"]
+
+
+def test_label_gives_each_run_its_own_batch_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A table with one row per batch size that does not say which: `label --batch-size 1,2,...` gives the
+    i-th run the i-th value; a wrong count is refused and changes nothing."""
+    db = tmp_path / "t.duckdb"
+    assert main(["import", str(NANO), "--db", str(db), "--unit", "PWR_IN_AVG=mW"]) == 0
+    sizes = ",".join(str(2 ** i) for i in range(10))
+    assert main(["label", NANO.name, "--db", str(db), "--batch-size", "1,2,4"]) != 0
+    assert "has 10 runs; give one batch size per run (3 given) or one for all" in capsys.readouterr().err
+    assert main(["label", NANO.name, "--db", str(db), "--batch-size", sizes]) == 0
+    assert "1, 2, 4, 8, 16, 32, 64, 128, ... (one per run)" in capsys.readouterr().out
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT r.batch_size, l.value FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
+                           "AND l.label = 'batch_size' ORDER BY r.rowid").fetchall()
+    assert [r[0] for r in rows] == [2 ** i for i in range(10)] and [r[1] for r in rows] == [str(2 ** i)
+                                                                                          for i in range(10)]

@@ -25,9 +25,10 @@ def label_values(device: str | None = None, device_kind: str | None = None, mode
     naming every invalid value. A tuple of batch sizes gives one per run, in the file's order."""
     device = device.strip() if device else None
     sizes = batch_size if isinstance(batch_size, tuple) else None
+    single = batch_size if not isinstance(batch_size, tuple) else None
     try:
         given = Hints(device=device or None, device_kind=device_kind or None, mode=mode or None,
-                      precision=precision or None, batch_size=None if sizes else batch_size, boundary=boundary or None)
+                      precision=precision or None, batch_size=single, boundary=boundary or None)
         for size in sizes or ():
             Hints(batch_size=size)
     except ResultFileError as e:

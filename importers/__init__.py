@@ -210,7 +210,7 @@ def _not_stated_to_null(document: Any) -> None:
 def _reason(where: str) -> str | None:
     """Where an importer looked for a label, as a short reason: '(whole file; X)' -> 'X',
     'line 2: (X)' -> 'X', 'line 2: gpu_model' -> 'no gpu_model'; None when it says nothing."""
-    text = re.sub(r"^line \d+(: )?", "", where.strip())
+    text = re.sub(r"^line \d+(: )?", "", where.strip()).strip()
     if text.startswith("(whole file; ") and text.endswith(")"):
         return text[len("(whole file; "):-1].split(": pass ")[0]
     if text in ("", "(whole file)", "device", "mode"):

@@ -38,8 +38,10 @@ J_PER_WH = 3600.0
 ENERGY_UNITS = {"j": 1.0, "joules": 1.0, "wh": J_PER_WH, "kwh": J_PER_KWH, "mj": 1e-3}
 DEVICE_COLUMNS = ("gpu_model", "gpu_name", "device", "device_name", "gpu", "accelerator")
 MODEL_COLUMNS = ("model", "model_name", "models", "network", "arch")
-DURATION = re.compile(r"^(?:duration(?:_s)?|runtime_s|elapsed_s|wall_time_s|measure_seconds_actual"
-                      r"|monitoring_duration_s|(?:mean_)?(?:training|generation|inference|total|run)_time_s|time_s)$")
+_SECONDS = r"(?:_s|_sec|_secs|_seconds)"
+DURATION = re.compile(r"^(?:duration|(?:duration|runtime|elapsed|elapsed_time|time_elapsed|wall_time"
+                      r"|monitoring_duration|(?:mean_)?(?:training|generation|inference|total|run)_time|time)"
+                      + _SECONDS + r"|measure_seconds_actual)$")
 ENERGY_TOTAL = re.compile(r"^(?:total_energy|energy_total|energy|energy_consumed|total_energy_consumed)_(j|wh|kwh|mj)$")
 ENERGY_PART = re.compile(r"^(cpu|gpu|ram|dram|mem)_energy(?:_hw)?_(j|wh|kwh|mj)$")
 ENERGY_PER = re.compile(r"^energy_per_(inf|inference|sample|image|token|request|query|run)_(j|wh|kwh|mj)$")
@@ -48,7 +50,7 @@ POWER = re.compile(r"^(?:avg_power_w|mean_power_w|power_avg_w|average_power_w|po
 UNITLESS_POWER = re.compile(r"(?i)^(pwr|power|energy|latency)[_a-z]*$|_(pwr|power|energy|latency)(_[a-z]+)?$")
 UNIT_TOKENS = {"w", "mw", "watts", "j", "wh", "kwh", "mj", "kg", "g", "pct", "percent", "ratio", "score", "var", "va",
                "available", "enabled", "efficiency", "mode", "s", "ms", "us", "ns", "sec", "seconds"}
-PHASE_TIME = re.compile(r"^(?:mean_)?(training|generation|inference)_time_s$")
+PHASE_TIME = re.compile(r"^(?:mean_)?(training|generation|inference)_time" + _SECONDS + "$")
 # a count of the output's frames: beside it, a bare 'fps' is the output video's playback rate
 OUTPUT_FRAMES = ("num_frames", "n_frames", "frames", "frame_count", "num_output_frames", "video_frames")
 LATENCY = {"median_ms": "latency_p50_ms", "mean_ms": "latency_avg_ms", "p50_ms": "latency_p50_ms",
@@ -149,6 +151,55 @@ def _with_user_units(conv: Conversion, header: list[str], rows: list[tuple[int, 
     return header, out
 
 
+LONG_COLUMNS = {"metric", "value", "unit"}
+_LONG_UNITS = {"j": ("energy", 1.0), "kj": ("energy", 1e3), "wh": ("energy", 3600.0), "kwh": ("energy", J_PER_KWH),
+               "w": ("power", 1.0), "mw": ("power", 1e-3), "kw": ("power", 1e3),
+               "s": ("time", 1.0), "sec": ("time", 1.0), "secs": ("time", 1.0), "seconds": ("time", 1.0),
+               "ms": ("time", 1e-3), "tokens/s": ("tokens", 1.0), "tok/s": ("tokens", 1.0),
+               "samples/s": ("samples", 1.0), "it/s": ("samples", 1.0), "images/s": ("samples", 1.0)}
+
+
+def _from_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
+               ) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """A long-format summary (`metric,[gpu_index,]value,unit`, one figure per row) as one run's row:
+    energies and average powers summed over the GPUs, the longest duration, per its stated unit."""
+    cols = _columns(header)
+    index = {name: header.index(cols[name]) for name in cols}
+    gpu_col = next((c for c in ("gpu_index", "gpu", "device_index", "gpu_id") if c in cols), None)
+    sums: dict[str, float] = {}
+    gpus: set[str] = set()
+    skipped: list[str] = []
+    first_line = rows[0][0] if rows else 2
+    for lineno, row in rows:
+        def cell_of(name: str, row: list[str] = row) -> str:
+            return row[index[name]].strip() if index[name] < len(row) else ""
+
+        metric, unit = cell_of("metric").lower(), cell_of("unit").lower()
+        value = num(cell_of("value"), f"line {lineno}: value", conv)
+        quantity, factor = _LONG_UNITS.get(unit, (None, 1.0))
+        words = set(re.split(r"[^a-z0-9]+", metric))
+        if value is None or quantity is None or words & {"max", "min", "peak", "std", "stdev", "per"}:
+            skipped.append(cell_of("metric")[:40])
+            continue
+        if gpu_col:
+            gpus.add(cell_of(gpu_col))
+        if quantity == "time":
+            target = "latency_ms" if "latency" in words else "duration_s"
+            v = value * factor * (1e3 if target == "latency_ms" else 1.0)
+            sums[target] = max(sums.get(target, 0.0), v) if target == "duration_s" else v
+        else:
+            target = {"energy": "energy_total_j", "power": "avg_power_w", "tokens": "tokens_per_second",
+                      "samples": "samples_per_second"}[quantity]
+            sums[target] = sums.get(target, 0.0) + value * factor
+    if skipped:
+        conv.warn(f"rows left out (a spread, a peak, a per-item figure or a unit not read): {', '.join(skipped[:8])}")
+    if len(gpus) > 1:
+        conv.warn(f"energy and power summed over {len(gpus)} GPUs ({', '.join(sorted(gpus)[:8])}); the longest "
+                  "duration is the run's")
+    names = list(sums)
+    return names, [(first_line, [repr(sums[n]) for n in names])]
+
+
 def _delimiter(head: str) -> str:
     first = head.split("\n", 1)[0]
     return "\t" if first.count("\t") > first.count(",") else ","
@@ -166,16 +217,20 @@ class ExperimentTableImporter(Importer):
             return False
         first = head.split("\n", 1)[0]
         cols = _columns([c.strip().strip('"') for c in first.split(_delimiter(head))])
+        if LONG_COLUMNS <= set(cols):
+            return True
         if len(cols) < 3:
             return False
         kinds = _recognised(cols)
         measures = kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["unitless"]
         return bool(measures) and bool(kinds["duration"] or kinds["rate"] or kinds["latency"]
-                                       or any(c in cols for c in (*MODEL_COLUMNS, "run", "tag")))
+                                       or any(c in cols for c in (*MODEL_COLUMNS, *DEVICE_COLUMNS, "run", "tag")))
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         header, rows = read_csv(conv, conv.source.text or "", delimiter=_delimiter(conv.source.head))
         check_run_count(conv, len(rows), "its rows")
+        if LONG_COLUMNS <= set(_columns(header)):
+            header, rows = _from_long(conv, header, rows)
         header, rows = _with_user_units(conv, header, rows)
         cols = _columns(header)
         kinds = _recognised(cols)

@@ -108,3 +108,26 @@ def test_label_gives_each_run_its_own_batch_size(tmp_path: Path, capsys: pytest.
                            "AND l.label = 'batch_size' ORDER BY r.rowid").fetchall()
     assert [r[0] for r in rows] == [2 ** i for i in range(10)] and [r[1] for r in rows] == [str(2 ** i)
                                                                                           for i in range(10)]
+
+
+# The shapes of two summaries issue 18 found refused (their files are not public here): a long-format
+# `metric,gpu_index,value,unit` summary, and a one-row Jetson summary with units in its column names.
+LONG = (b"metric,gpu_index,value,unit\nduration,0,120.0,sec\nduration,1,119.5,sec\navg_power,0,250.5,W\n"
+        b"avg_power,1,240.0,W\nenergy,0,30060,J\nenergy,1,28680,J\npeak_power,0,300,W\n")
+
+
+def test_a_long_format_summary_is_one_run_summed_over_its_gpus() -> None:
+    f, fmt = load(LONG, "summary.csv", hints=Hints(device="A100", mode="train"))
+    m = f.runs[0]["metrics"]
+    assert fmt == "experiment-table" and len(f.runs) == 1
+    assert (m["duration_s"], m["energy_j"], m["avg_power_w"]) == (120.0, 30060 + 28680, 250.5 + 240.0)
+    assert any(w.startswith("rows left out (a spread, a peak") and w.endswith("peak_power") for w in f.warnings)
+    assert "energy and power summed over 2 GPUs (0, 1)" in " ".join(f.warnings)
+    assert "mode (its run; the table does not say" in load(LONG, "summary.csv")[0].warnings[0]
+
+
+def test_a_one_row_summary_with_units_in_its_names() -> None:
+    f, _ = load(b"device,gpu_name,duration_sec,gpu_energy_kwh\njetson,Orin,120.5,0.0004\n", "summary.csv")
+    run = f.runs[0]
+    assert run["device"]["name"] == "Orin" and run["metrics"]["duration_s"] == 120.5
+    assert run["metrics"]["energy_j"] == pytest.approx(0.0004 * 3.6e6)

@@ -175,6 +175,8 @@ def sniff(head: str) -> str | None:
         return "tegrastats"
     if jetson_csv_header(head.rsplit("\n", 1)[0] if len(head) >= 16000 else head) is not None:
         return "jtop"
+    if _gpu_power_header(first):
+        return "gpu-power-csv"
     return None
 
 
@@ -895,6 +897,70 @@ def _meter_time(text: str) -> float:
     return datetime.fromisoformat(text.replace("/", "-")).timestamp()  # naive: local time
 
 
+_GPU_ID = re.compile(r"(?:gpu|cuda|device)[ _:#-]?(\d+)")
+_GPU_POWER_WORD = re.compile(r"power|pwr|watt|(?:^|[ _\[(])m?w(?:$|[\])])")
+
+
+def _gpu_power_index(column: str) -> int | None:
+    """The GPU a column gives the instant power of ('GPU_0_power_w', 'gpu1 power (W)'), else None."""
+    low = column.strip().lower()
+    m = _GPU_ID.search(low)
+    if m is None or _AVERAGE.search(low) or re.search(r"energy|limit|cap|joule|_j$|\bj\b", low):
+        return None
+    rest = (low[:m.start()] + " " + low[m.end():]).strip(" _-")
+    return int(m.group(1)) if _GPU_POWER_WORD.search(rest) else None
+
+
+def _gpu_power_header(first_line: str) -> bool:
+    cells = [c.strip().strip('"') for c in first_line.split(",")]
+    low = [c.lower() for c in cells]
+    has_time = any(c in _TIME_COLUMNS or c in METER_TIME_COLUMNS for c in low)
+    return has_time and any(_gpu_power_index(c) is not None for c in cells) and _looks_like_power_table(cells)
+
+
+def parse_gpu_power_csv(data: bytes, boundary: str | None = None) -> PowerLog:
+    """A wide GPU power log written with NVML (pynvml) or a wrapper: a time column (Unix seconds,
+    seconds from any origin, or ISO 8601) and one instant-power column per GPU ('GPU_0_power_w')."""
+    text = data.decode("utf-8-sig", errors="replace")
+    rows = [r for r in _csv_rows(text) if "".join(r).strip()]
+    if len(rows) < 3:
+        raise PowerLogError("(whole file)", "fewer than 2 samples after the header")
+    header = [c.strip() for c in rows[0]]
+    low = [c.lower() for c in header]
+    time_col = next(i for i, c in enumerate(low) if c in _TIME_COLUMNS or c in METER_TIME_COLUMNS)
+    gpu_cols = {i: idx for i, c in enumerate(header) if (idx := _gpu_power_index(c)) is not None}
+    body = rows[1:]
+    t, started, start_wall, notes = _csv_times([r[time_col] if time_col < len(r) else "" for r in body],
+                                               header[time_col])
+    if np.any(np.diff(t) < 0):
+        raise PowerLogError(header[time_col], "time goes backwards; is the log from several runs?")
+    where = boundary or "gpu_board"
+    flags: list[str] = []
+    traces = []
+    for i, gpu in sorted(gpu_cols.items(), key=lambda kv: kv[1]):
+        values = np.full(len(body), np.nan)
+        for j, row in enumerate(body):
+            cell = row[i].strip().removesuffix("W").strip() if i < len(row) else ""
+            if cell in ("", "N/A", "nan"):
+                continue
+            try:
+                values[j] = float(cell)
+            except ValueError as e:
+                raise PowerLogError(f"line {j + 2}: {header[i]}", f"{cell[:40]!r} is not a number") from e
+        if np.all(np.isnan(values)):
+            continue
+        values = values * _jetson_unit(header[i], float(np.nanmax(values)), False, flags, notes)
+        keep = ~np.isnan(values)
+        traces.append(PowerTrace(f"gpu{gpu}", where, "sampled", t[keep].tolist(), values[keep].tolist()))
+    if not traces:
+        raise PowerLogError("line 1", "no GPU power column with values")
+    log = PowerLog("gpu-power-csv", traces, [tr.domain for tr in traces], where, started, samples=len(body),
+                   gpu_count=len(traces), flags=flags, start_wall_s=start_wall,
+                   total_column=" + ".join(header[i] for i in gpu_cols))
+    log.notes = [f"GPU power log, {len(body)} samples of {len(traces)} GPU(s)", *notes]
+    return log
+
+
 def parse_meter_csv(data: bytes, boundary: str | None = None) -> PowerLog:
     """A wall meter's CSV: a header with a time column and a watts column."""
     text = data.decode("utf-8-sig", errors="replace")
@@ -928,4 +994,4 @@ def parse_meter_csv(data: bytes, boundary: str | None = None) -> PowerLog:
 
 
 PARSERS: dict[str, Any] = {"nvidia-smi": parse_nvidia_smi, "tegrastats": parse_tegrastats, "jtop": parse_jtop,
-                           "dcgm": parse_dcgm}
+                           "dcgm": parse_dcgm, "gpu-power-csv": parse_gpu_power_csv}

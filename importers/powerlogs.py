@@ -16,7 +16,15 @@ from datetime import timedelta
 from typing import Any
 
 from energy import energy_figures
-from energy.logs import PowerLog, PowerLogError, parse_jtop, parse_nvidia_smi, parse_tegrastats, sniff
+from energy.logs import (
+    PowerLog,
+    PowerLogError,
+    parse_gpu_power_csv,
+    parse_jtop,
+    parse_nvidia_smi,
+    parse_tegrastats,
+    sniff,
+)
 from importers.base import Conversion, Importer, Source, iso_utc
 
 
@@ -157,3 +165,18 @@ class JtopImporter(Importer):
         device = _jetson_device(conv, log, "the jtop log does not name the module")
         log.flags.extend(flags)
         return _standalone(conv, log, device, metrics, _jetson_config(log))
+
+
+class GpuPowerCsvImporter(Importer):
+    NAME = "gpu-power-csv"
+    TOOL = "NVML GPU power loggers"
+    DESCRIPTION = "a GPU power log written with NVML (pynvml): a time column and one power column per GPU"
+
+    def sniff(self, source: Source) -> bool:
+        return sniff(source.head) == self.NAME
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        log = _parse(conv, parse_gpu_power_csv)
+        metrics = _metrics(log, log.flags, "no GPU power samples")
+        device = conv.device(None, "gpu", where="(whole file; the log does not name the GPU)")
+        return _standalone(conv, log, device, metrics, {"gpu_count": log.gpu_count})

@@ -80,3 +80,30 @@ def test_a_power_mode_that_changes_is_not_stored() -> None:
     run = imp("jetson/agentmesh-agx-orin_jtop_log.csv", data=data).runs[0]
     assert "power_mode" not in run["config"]
     assert "the power mode changes during the log (MAXN, 15W)" in run["notes"]
+
+
+# The columns vLLM's NvmlPowerMonitor (benchmarks) writes: perf_counter seconds, then per GPU its power in W
+# (nvmlDeviceGetPowerUsage / 1000) and its graphics clock. Values here are the test's own.
+WIDE = (b"Timestamp,GPU_0_power_w,GPU_0_freq_mhz,GPU_1_power_w,GPU_1_freq_mhz\n"
+        b"1000.0,100.0,1410,110.0,1410\n1000.1,200.0,1410,210.0,1410\n1000.2,200.0,1410,210.0,1410\n")
+
+
+def test_a_wide_nvml_power_log_is_one_trace_per_gpu() -> None:
+    f, fmt = load(WIDE, "power.csv", hints=Hints(mode="infer"))
+    run = f.runs[0]
+    assert fmt == "gpu-power-csv" and run["config"]["gpu_count"] == 2
+    assert [t["domain"] for t in run["power_traces"]] == ["gpu0", "gpu1"]  # clock columns are not power
+    # trapezoids: GPU 0 0.1 x 150 + 0.1 x 200 = 35 J, GPU 1 0.1 x 160 + 0.1 x 210 = 37 J, over 0.2 s
+    assert run["metrics"]["energy_j"] == pytest.approx(72.0)
+    assert run["metrics"]["avg_power_w"] == pytest.approx(360.0)
+    assert run["device"] is None and "the log does not name the GPU" in f.warnings[0]
+
+
+def test_a_wide_log_in_milliwatts_says_so_or_is_read_as_mw_only_when_no_gpu_draws_that() -> None:
+    mw = WIDE.replace(b"GPU_0_power_w", b"GPU_0_power_mw").replace(b"GPU_1_power_w", b"GPU_1_power_mw")
+    assert load(mw, "power.csv")[0].runs[0]["metrics"]["energy_j"] == pytest.approx(0.072)
+    unitless = (b"time,gpu0_power,gpu1_power\n1700000000,150000,160000\n1700000001,150000,160000\n"
+                b"1700000002,150000,160000\n")
+    run = load(unitless, "power.csv")[0].runs[0]
+    assert run["metrics"]["avg_power_w"] == pytest.approx(310.0) and "unit_corrected_mw" in run["flags"]
+    assert run["started_at"].startswith("2023-11-14T22:13:20")  # Unix seconds

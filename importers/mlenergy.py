@@ -1,20 +1,24 @@
 """ML.ENERGY leaderboard data: v1 CSV (`<GPU>_<task>_benchmark.csv`, with or without batch_size,
 OOM rows), v2 per-configuration JSON (LLM: "Energy/req (J)", "Token tput (tok/s)", "Avg TPOT (s)",
 TP, PP; diffusion: "Energy/image (J)" or "Energy/video (J)", "Batch latency (s)", "Batch size"),
-v3 per-model JSON with "configurations".
+v3 per-model and per-task JSON with "configurations" (ml-energy/leaderboard public/data/models and
+public/data/tasks, written by scripts/build_data.py from ml-energy/data's records).
 
 Units from the writers (leaderboard-v2 scripts/compute_system_metrics.py and
 benchmark/*/scripts/aggregate_leaderboard_data.py; docs/leaderboard.md): LLM figures are per
 request: J per sample is the energy per request (sum over every GPU), tokens/s the whole server's
 output tokens, throughput requests/s (output tokens/s / average output length, stated as derived).
 v1 latency is the batch's (= each request's) s, energy J per response. Diffusion energy is per
-image or video, latency per batch. Latency percentiles of v3 are inter-token latencies (one decode
-step of the running batch), stated in each run's notes.
+image or video, latency per batch. v3 LLM files: median/p90/p95/p99_itl_ms are inter-token
+latencies (time per output token, stored as tpot_p50/p90/p95/p99_ms, never as request latency);
+max_num_seqs is vLLM's cap on running requests (the tag), not the batch that ran (batch size is
+left not stated; the mean running batch is in the notes); files written before 2026-01 hold the
+whole run's output tokens/s beside steady-state energy, so tokens/s is taken from the energy's
+window (avg_power_watts / energy_per_token_joules) when the two disagree.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -37,6 +41,18 @@ from importers.optimum import DTYPES
 V1_COLUMNS = {"model", "throughput", "response_length", "latency", "energy"}
 _V1_NAME = re.compile(r"^([A-Za-z0-9-]+)_([a-z-]+)_benchmark\.csv$")
 _V2_NAME = re.compile(r"^bs(\d+)\+")
+# v3 tokens/s further than this from avg_power_watts / energy_per_token_joules is another window's
+STEADY_TOLERANCE = 0.005
+
+
+def _parallel(c: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """The parallel degrees of a v3 configuration (nested under `parallelization` in per-model files,
+    flat in per-task files)."""
+    par = as_dict(c.get("parallelization")) or c
+    degrees = "/".join(str(par[k]) if isinstance(par.get(k), (int, float)) else "?" for k in keys)
+    text = f"{'/'.join(k.replace('_parallel', '').replace('_degree', '') for k in keys)} parallel {degrees}"
+    extra = clean_str(par.get("notes"))
+    return f"{text} ({extra[:120]})" if extra else text
 
 
 class MlEnergyImporter(Importer):
@@ -47,12 +63,16 @@ class MlEnergyImporter(Importer):
     def sniff(self, source: Source) -> bool:
         doc = source.json
         if isinstance(doc, dict):
-            if isinstance(doc.get("configurations"), list) and "model_id" in doc:
+            configs = doc.get("configurations")
+            if isinstance(configs, list) and "model_id" in doc:
                 return True
+            if isinstance(configs, list) and configs and isinstance(configs[0], dict) and "task" in doc:
+                one = configs[0]  # a per-task file: every configuration names its model
+                return "model_id" in one and "gpu_model" in one and any(k.startswith("energy_per_") for k in one)
             return ("GPU model" in doc or "GPU" in doc) and "Model" in doc and any(
                 k.lower().startswith("energy") for k in doc)
-        first = source.head.split("\n", 1)[0].strip()
-        return V1_COLUMNS <= {c.strip() for c in first.split(",")}
+        header = source.head.split("\n", 1)[0].strip()
+        return V1_COLUMNS <= {c.strip() for c in header.split(",")}
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
@@ -66,73 +86,28 @@ class MlEnergyImporter(Importer):
         return self._v1(conv)
 
     def _v3(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
-        model = clean_str(doc.get("model_id"))
-        task = clean_str(doc.get("task"))
-        precision = DTYPES.get(str(doc.get("weight_precision", "")).lower())
+        """A per-model file (model_id, task, weight_precision at the top) or a per-task file (each
+        configuration names its model_id and weight_precision, parallel degrees flat)."""
+        configs = doc["configurations"]
+        check_run_count(conv, len(configs), "its configurations")
         runs = []
-        for i, c in enumerate(doc["configurations"]):
+        for i, c in enumerate(configs):
             where = f"configurations[{i}]"
             if not isinstance(c, dict):
                 raise conv.fail(where, "expected an object")
+            model = clean_str(doc.get("model_id")) or clean_str(c.get("model_id"))
+            task = clean_str(doc.get("task")) or clean_str(c.get("task"))
+            weights = clean_str(c.get("weight_precision")) or clean_str(doc.get("weight_precision"))
             device = conv.device(clean_str(c.get("gpu_model")), "gpu", where=f"{where}.gpu_model")
-            tok_s = positive(
-                num(c.get("output_throughput_tokens_per_sec"), f"{where}.output_throughput_tokens_per_sec", conv)
-            )
-            out_len = positive(num(c.get("avg_output_len"), f"{where}.avg_output_len", conv))
-            j_req = num(c.get("energy_per_request_joules"), f"{where}.energy_per_request_joules", conv)
             power = positive(num(c.get("avg_power_watts"), f"{where}.avg_power_watts", conv))
-            metrics: dict[str, Any] = {"avg_power_w": power}
-            flags: list[str] = []
-            metrics["tokens_per_s"] = tok_s
-            j_tok = positive(num(c.get("energy_per_token_joules"), f"{where}.energy_per_token_joules", conv))
-            if j_tok:
-                metrics["j_per_token"] = j_tok
-            if tok_s and out_len:
-                metrics["throughput_sps"] = tok_s / out_len
-                metrics["throughput_derivation"] = "output_throughput_tokens_per_sec / avg_output_len (requests/s)"
-                metrics["sample_unit"] = "request"
-            if j_req is not None and j_req > 0:
-                metrics.update(j_per_sample=j_req, energy_boundary=conv.boundary("gpu_board"), energy_method="reported")
-            elif j_req is not None:
-                metrics["energy_missing_reason"] = f"energy_per_request_joules is {j_req:g} (zero or negative)"
-                flags.append("energy_nonpositive")
-            for unit in ("image", "video"):  # diffusion configurations
-                j_item = num(c.get(f"energy_per_{unit}_joules"), f"{where}.energy_per_{unit}_joules", conv)
-                if j_item is not None and j_item > 0:
-                    metrics.update(j_per_sample=j_item, sample_unit=unit, energy_boundary=conv.boundary("gpu_board"),
-                                   energy_method="reported")
-                elif j_item is not None:
-                    metrics["energy_missing_reason"] = f"energy_per_{unit}_joules is {j_item:g} (zero or negative)"
-                    flags.append("energy_nonpositive")
-                items = positive(num(c.get(f"throughput_{unit}s_per_sec"), f"{where}.throughput_{unit}s_per_sec", conv))
-                if items:
-                    metrics.update(throughput_sps=items, sample_unit=unit)
-            batch_s = positive(num(c.get("batch_latency_s"), f"{where}.batch_latency_s", conv))
-            if batch_s:
-                metrics["latency_avg_ms"] = batch_s * MS_PER_S
-            for key, field in (
-                ("median_itl_ms", "latency_p50_ms"),
-                ("p90_itl_ms", "latency_p90_ms"),
-                ("p95_itl_ms", "latency_p95_ms"),
-                ("p99_itl_ms", "latency_p99_ms"),
-            ):
-                v = num(c.get(key), f"{where}.{key}", conv)
-                if v is not None and v >= 0:
-                    metrics[field] = v
-            par = as_dict(c.get("parallelization"))
-            notes: str
-            if "max_num_seqs" not in c:
-                item = metrics.get("sample_unit", "item")
-                notes = (f"ML.ENERGY v3 diffusion: latency is per batch, energy per {item}; "
-                         f"{num(c.get('inference_steps')) or '?'} steps; parallel {json.dumps(par)[:120]}")
+            if "max_num_seqs" in c or "energy_per_token_joules" in c:
+                metrics, config, flags, notes = self._v3_llm(conv, c, where, power)
             else:
-                notes = (
-                f"ML.ENERGY v3: latencies are inter-token latencies; batch_size is max_num_seqs "
-                f"(average batch {num(c.get('avg_batch_size')) or '?'}); "
-                f"{num(c.get('energy_per_token_joules')) or '?'} J per output token; {tok_s or '?'} output tokens/s; "
-                f"tensor/data/expert parallel {par.get('tensor_parallel', '?')}/{par.get('data_parallel', '?')}/"
-                f"{par.get('expert_parallel', '?')}"
-                )
+                metrics, config, flags, notes = self._v3_diffusion(conv, c, where, power)
+            precision = conv.precision(DTYPES.get((weights or "").lower()))
+            if precision is None and weights:
+                conv.unstated.setdefault("precision", f"(weight_precision {weights[:40]!r} is not one of fp32, "
+                                                      "tf32, fp16, bf16)")
             runs.append(
                 {
                     "run_id": conv.run_id(i),
@@ -143,16 +118,123 @@ class MlEnergyImporter(Importer):
                         "model": model,
                         "task": task,
                         "mode": "infer",
-                        "precision": conv.precision(precision),
-                        "batch_size": pos_int(c.get("max_num_seqs")) or pos_int(c.get("batch_size")),
+                        "precision": precision,
                         "gpu_count": pos_int(c.get("num_gpus")),
+                        **config,
                     },
                     "metrics": {k: v for k, v in metrics.items() if v is not None},
                     "flags": flags,
-                    "notes": notes,
+                    "notes": f"ML.ENERGY v3 {task or ''}: weights {weights or 'not stated'}; {notes}",
                 }
             )
         return conv.document(runs)
+
+    @staticmethod
+    def _v3_llm(conv: Conversion, c: dict[str, Any], where: str,
+                power: float | None) -> tuple[dict[str, Any], dict[str, Any], list[str], str]:
+        """One LLM/MLLM configuration, by the writer's definitions (ml-energy/data records/runs.py
+        `_llm_row`): energy per token is the steady state's GPU energy (every GPU) / its output tokens;
+        avg_power_watts the steady state's energy / duration; energy per request = energy per token x
+        mean output length; the *_itl_ms are percentiles of the client's inter-token gaps over every
+        token of the run. max_num_seqs is vLLM's cap on running requests, not the batch that ran."""
+        def figure(key: str) -> float | None:
+            return num(c.get(key), f"{where}.{key}", conv)
+
+        flags: list[str] = []
+        notes: list[str] = []
+        stated_tok_s = positive(figure("output_throughput_tokens_per_sec"))
+        j_tok = figure("energy_per_token_joules")
+        j_req = figure("energy_per_request_joules")
+        out_len = positive(figure("avg_output_len"))
+        metrics: dict[str, Any] = {"avg_power_w": power, "tokens_per_s": stated_tok_s}
+        if j_tok is not None and j_tok <= 0:
+            metrics["energy_missing_reason"] = f"energy_per_token_joules is {j_tok:g} (zero or negative)"
+            flags.append("energy_nonpositive")
+            j_tok = None
+        steady_tok_s = power / j_tok if power and j_tok else None
+        if stated_tok_s and steady_tok_s and abs(stated_tok_s - steady_tok_s) > STEADY_TOLERANCE * steady_tok_s:
+            # Files written before 2026-01 ("Fix steady state token throughput") hold the whole run's
+            # output throughput (ramp-up and drain included) beside steady-state energy figures.
+            metrics["tokens_per_s"] = steady_tok_s
+            flags.append("throughput_window_corrected")
+            notes.append(f"tokens/s is the steady state's, avg_power_watts / energy_per_token_joules; the file's "
+                         f"output_throughput_tokens_per_sec {stated_tok_s:.6g} covers the whole run, a different "
+                         "window from its energy")
+        tok_s = metrics["tokens_per_s"]
+        if j_tok:
+            metrics["j_per_token"] = j_tok
+        if j_req is not None and j_req > 0:
+            metrics.update(j_per_sample=j_req, sample_unit="request", energy_boundary=conv.boundary("gpu_board"),
+                           energy_method="reported")
+        elif j_req is not None:
+            metrics["energy_missing_reason"] = f"energy_per_request_joules is {j_req:g} (zero or negative)"
+            flags.append("energy_nonpositive")
+        if j_tok and not metrics.get("energy_boundary"):
+            metrics.update(energy_boundary=conv.boundary("gpu_board"), energy_method="reported")
+        if tok_s and out_len:
+            metrics.update(throughput_sps=tok_s / out_len, sample_unit="request",
+                           throughput_derivation="steady-state output tokens/s / avg_output_len (requests/s)")
+        elif power and metrics.get("j_per_sample"):
+            metrics.update(throughput_sps=power / metrics["j_per_sample"], sample_unit="request",
+                           throughput_derivation="avg_power_watts / energy_per_request_joules (requests/s; "
+                                                 "the file has no avg_output_len)")
+        for key, field in (("median_itl_ms", "tpot_p50_ms"), ("p90_itl_ms", "tpot_p90_ms"),
+                           ("p95_itl_ms", "tpot_p95_ms"), ("p99_itl_ms", "tpot_p99_ms")):
+            v = figure(key)
+            if v is not None and v >= 0:
+                metrics[field] = v
+        max_seqs = pos_int(c.get("max_num_seqs"))
+        avg_batch = positive(figure("avg_batch_size"))
+        if max_seqs:
+            conv.unstated.setdefault("batch_size", "(max_num_seqs is the server's maximum batch, not the batch "
+                                                   "it ran: the mean running batch is in each run's notes)")
+        notes[:0] = [
+            "energy and tokens/s are the steady state's GPU figures (every GPU summed)",
+            "tpot_* are percentiles of the client's inter-token latencies over every token of the run",
+            (f"server maximum batch max_num_seqs {max_seqs}" if max_seqs else "max_num_seqs not stated")
+            + (f", mean running batch {avg_batch:.4g} (vLLM num_requests_running, steady state)"
+               if avg_batch else ""),
+        ]
+        if out_len and metrics.get("j_per_sample"):
+            notes.append(f"energy per request = energy per token x mean output length {out_len:.6g} tokens")
+        notes.append(_parallel(c, ("tensor_parallel", "data_parallel", "expert_parallel")))
+        config = {"batch_size": conv.hints.batch_size, "tag": f"max_num_seqs {max_seqs}" if max_seqs else None}
+        return metrics, config, flags, "; ".join(notes)
+
+    @staticmethod
+    def _v3_diffusion(conv: Conversion, c: dict[str, Any], where: str,
+                      power: float | None) -> tuple[dict[str, Any], dict[str, Any], list[str], str]:
+        """One diffusion configuration: energy per image or video = a batch's GPU energy (every GPU) /
+        batch_size, batch_latency_s per batch, throughput = batch_size / batch latency."""
+        metrics: dict[str, Any] = {"avg_power_w": power}
+        flags: list[str] = []
+        for unit in ("image", "video"):
+            j_item = num(c.get(f"energy_per_{unit}_joules"), f"{where}.energy_per_{unit}_joules", conv)
+            if j_item is not None and j_item > 0:
+                metrics.update(j_per_sample=j_item, sample_unit=unit, energy_boundary=conv.boundary("gpu_board"),
+                               energy_method="reported")
+            elif j_item is not None:
+                metrics["energy_missing_reason"] = f"energy_per_{unit}_joules is {j_item:g} (zero or negative)"
+                flags.append("energy_nonpositive")
+            items = positive(num(c.get(f"throughput_{unit}s_per_sec"), f"{where}.throughput_{unit}s_per_sec", conv))
+            if items:
+                metrics.update(throughput_sps=items, sample_unit=unit)
+        batch_s = positive(num(c.get("batch_latency_s"), f"{where}.batch_latency_s", conv))
+        if batch_s:
+            metrics["latency_avg_ms"] = batch_s * MS_PER_S
+        unit = metrics.get("sample_unit", "item")
+        height = pos_int(c.get("image_height") or c.get("video_height"))
+        width = pos_int(c.get("image_width") or c.get("video_width"))
+        notes = [f"latency is per batch, energy per {unit} (a batch's energy, every GPU, / batch size)",
+                 f"{pos_int(c.get('inference_steps')) or '?'} denoising steps",
+                 f"{width or '?'}x{height or '?'} pixels"]
+        if "num_frames" in c or "fps" in c:
+            notes.append(f"{pos_int(c.get('num_frames')) or '?'} frames played at {num(c.get('fps')) or '?'} fps "
+                         "(the video's playback rate, not a throughput)")
+        notes.append(_parallel(c, ("ulysses_degree", "ring_degree")))
+        config = {"batch_size": pos_int(c.get("batch_size")) or conv.hints.batch_size,
+                  "image_size": height if height and height == width else None}
+        return metrics, config, flags, "; ".join(notes)
 
     def _v2(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
         device = conv.device(clean_str(doc.get("GPU model") or doc.get("GPU")), "gpu", where="GPU")

@@ -1,0 +1,164 @@
+"""ML.ENERGY leaderboard files, issue 18: v3 inter-token latencies are time per output token, v3's
+max_num_seqs is a cap and not a batch size, v3 files written before 2026-01 hold a whole-run
+tokens/s; v1 devices from a file name are hints; v1 per-request JSON arrays are serving runs.
+
+Real files in tests/fixtures/formats/zeus_mlenergy (attribution in SOURCES.md). Expected figures
+are read from the files here with json (not through the importer), or written as literals saying
+which field of the file they are.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from importers import Hints, ImportedFile, load
+
+ZM = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy"
+V3_LLAMA = ZM / "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
+V3_DEEPSEEK = ZM / "mlenergy-lb-v3-DeepSeek-R1-0528-gpqa.json"
+V3_DEEPSEEK_2025 = ZM / "mlenergy-lb-v3-2025-12-DeepSeek-R1-0528-gpqa-whole-run-throughput.json"
+V3_NEMOTRON = ZM / "mlenergy-lb-v3-Nemotron-Nano-12B-v2-VL-image-chat.json"
+V3_NEMOTRON_2025 = ZM / "mlenergy-lb-v3-2025-12-Nemotron-Nano-12B-v2-VL-image-chat-no-avg-output-len.json"
+V3_CODER_FP8 = ZM / "mlenergy-lb-v3-Qwen3-Coder-480B-FP8-sourcegraph-fim-dp-ep.json"
+V3_TASK_FIM = ZM / "mlenergy-lb-v3-task-sourcegraph-fim.json"
+V3_VIDEO = ZM / "mlenergy-lb-v3-CogVideoX-2b-text-to-video.json"
+V3_LLM_FILES = (V3_LLAMA, V3_DEEPSEEK, V3_DEEPSEEK_2025, V3_NEMOTRON, V3_NEMOTRON_2025, V3_CODER_FP8, V3_TASK_FIM)
+
+
+def imp(path: Path, name: str | None = None, **hints: Any) -> ImportedFile:
+    return load(path.read_bytes(), name or path.name, hints=Hints(**hints))[0]
+
+
+def configs(path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = json.loads(path.read_text())["configurations"]
+    return out
+
+
+def key(c: dict[str, Any]) -> tuple[Any, ...]:
+    return c["gpu_model"], c["num_gpus"], c["max_num_seqs"]
+
+
+# --- 1. v3 ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", V3_LLM_FILES, ids=lambda p: p.name)
+def test_v3_inter_token_latencies_are_stored_as_time_per_output_token(path: Path) -> None:
+    f = imp(path)
+    cs = configs(path)
+    assert len(f.runs) == len(cs)
+    for run, c in zip(f.runs, cs, strict=True):
+        m = run["metrics"]
+        assert (m["tpot_p50_ms"], m["tpot_p90_ms"], m["tpot_p95_ms"], m["tpot_p99_ms"]) == (
+            c["median_itl_ms"], c["p90_itl_ms"], c["p95_itl_ms"], c["p99_itl_ms"])
+        assert not any(k.startswith("latency_") for k in m)  # never a request's latency
+        assert m["j_per_token"] == c["energy_per_token_joules"] and m["avg_power_w"] == c["avg_power_watts"]
+        assert (m["j_per_sample"], m["sample_unit"]) == (c["energy_per_request_joules"], "request")
+        assert (m["energy_boundary"], m["energy_method"]) == ("gpu_board", "reported")
+        assert "inter-token latencies over every token" in run["notes"]
+
+
+def test_v3_llama_first_configuration_exact_figures() -> None:
+    m = imp(V3_LLAMA).runs[0]["metrics"]
+    assert m["tpot_p50_ms"] == 4.574391001369804  # median_itl_ms
+    assert m["tpot_p90_ms"] == 6.00760200759396  # p90_itl_ms
+    assert m["tpot_p95_ms"] == 7.697059109341346  # p95_itl_ms
+    assert m["tpot_p99_ms"] == 14.804588232655046  # p99_itl_ms
+    assert m["tokens_per_s"] == 1637.2643059323757  # output_throughput_tokens_per_sec
+    assert m["throughput_sps"] == pytest.approx(1637.2643059323757 / 387.9423828125)  # / avg_output_len
+
+
+@pytest.mark.parametrize("path", V3_LLM_FILES, ids=lambda p: p.name)
+def test_v3_max_num_seqs_is_the_servers_cap_kept_as_the_tag_not_a_batch_size(path: Path) -> None:
+    f = imp(path)
+    for run, c in zip(f.runs, configs(path), strict=True):
+        assert run["config"]["batch_size"] is None
+        assert run["config"]["tag"] == f"max_num_seqs {c['max_num_seqs']}"
+        assert f"mean running batch {c['avg_batch_size']:.4g}" in run["notes"]
+    assert "max_num_seqs is the server's maximum batch, not the batch it ran" in f.warnings[0]
+    given = imp(path, batch_size=8)  # what the user says wins, and is recorded as theirs
+    assert {r["config"]["batch_size"] for r in given.runs} == {8}
+    assert [(s.label, s.value, s.origin) for s in given.supplied] == [("batch_size", "8", "user")]
+
+
+def test_v3_written_before_2026_whole_run_tokens_per_s_is_replaced_by_the_energy_windows() -> None:
+    """Before the leaderboard's "Fix steady state token throughput" (2026-01-01) the file's tokens/s
+    covered the whole run while its energy figures cover the steady state; the same runs in the
+    newer file state the steady state's tokens/s, which is avg_power_watts / energy_per_token_joules."""
+    newer = {key(c): c for c in configs(V3_DEEPSEEK)}
+    old = imp(V3_DEEPSEEK_2025)
+    for run, c in zip(old.runs, configs(V3_DEEPSEEK_2025), strict=True):
+        m = run["metrics"]
+        assert m["tokens_per_s"] == pytest.approx(newer[key(c)]["output_throughput_tokens_per_sec"], rel=1e-12)
+        assert m["tokens_per_s"] != c["output_throughput_tokens_per_sec"]  # e.g. 2999.03, the file says 1855.87
+        assert m["throughput_sps"] == pytest.approx(m["tokens_per_s"] / c["avg_output_len"], rel=1e-12)
+        assert m["avg_power_w"] / m["throughput_sps"] == pytest.approx(c["energy_per_request_joules"], rel=1e-9)
+        assert "throughput_window_corrected" in run["flags"]
+        assert f"output_throughput_tokens_per_sec {c['output_throughput_tokens_per_sec']:.6g} covers the whole run" \
+            in run["notes"]
+    first = old.runs[0]["metrics"]
+    assert first["tokens_per_s"] == pytest.approx(2999.034216354128)  # the newer file's, max_num_seqs 128
+    for run, c in zip(imp(V3_DEEPSEEK).runs, configs(V3_DEEPSEEK), strict=True):  # the newer file: as stated
+        assert run["metrics"]["tokens_per_s"] == c["output_throughput_tokens_per_sec"]
+        assert "throughput_window_corrected" not in run["flags"]
+
+
+def test_v3_without_avg_output_len_derives_requests_per_s_from_power_and_energy_per_request() -> None:
+    newer = {key(c): c for c in configs(V3_NEMOTRON)}
+    for run, c in zip(imp(V3_NEMOTRON_2025).runs, configs(V3_NEMOTRON_2025), strict=True):
+        assert "avg_output_len" not in c
+        m = run["metrics"]
+        assert m["throughput_sps"] == pytest.approx(c["avg_power_watts"] / c["energy_per_request_joules"], rel=1e-12)
+        same = newer[key(c)]  # the same run in the newer file, which states avg_output_len
+        assert m["throughput_sps"] == pytest.approx(same["output_throughput_tokens_per_sec"] / same["avg_output_len"],
+                                                    rel=1e-9)
+        assert m["tokens_per_s"] == pytest.approx(same["output_throughput_tokens_per_sec"], rel=1e-12)
+        assert "no avg_output_len" in m["throughput_derivation"]
+
+
+def test_v3_fp8_weights_leave_precision_not_stated_and_parallel_degrees_are_kept() -> None:
+    f = imp(V3_CODER_FP8)
+    assert {r["config"]["precision"] for r in f.runs} == {None}  # fp8 is not one of JouleBench's precisions
+    assert "weight_precision 'fp8' is not one of fp32, tf32, fp16, bf16" in f.warnings[0]
+    for run, c in zip(f.runs, configs(V3_CODER_FP8), strict=True):
+        p = c["parallelization"]
+        assert run["config"]["gpu_count"] == c["num_gpus"]
+        assert (f"tensor/data/expert parallel {p['tensor_parallel']}/{p['data_parallel']}/{p['expert_parallel']}"
+                in run["notes"])
+    assert "(DP for attention, EP for MLP experts)" in f.runs[0]["notes"]
+    assert imp(V3_CODER_FP8, precision="bf16").runs[0]["config"]["precision"] == "bf16"  # a hint fills it
+
+
+def test_v3_per_task_file_is_read_and_agrees_with_the_per_model_file() -> None:
+    """public/data/tasks/<task>.json: every configuration names its model, weight precision and flat
+    parallel degrees (it was refused as an unknown format)."""
+    f = imp(V3_TASK_FIM)
+    cs = configs(V3_TASK_FIM)
+    assert f.format == "mlenergy-leaderboard" and len(f.runs) == len(cs) == 50
+    assert [r["config"]["model"] for r in f.runs] == [c["model_id"] for c in cs]
+    assert {r["config"]["task"] for r in f.runs} == {"sourcegraph-fim"}
+    per_model = {key(c): r for r, c in zip(imp(V3_CODER_FP8).runs, configs(V3_CODER_FP8), strict=True)}
+    matched = 0
+    for run, c in zip(f.runs, cs, strict=True):
+        assert run["config"]["precision"] == ("bf16" if c["weight_precision"] == "bfloat16" else None)
+        if c["model_id"] == "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8":
+            assert run["metrics"] == per_model[key(c)]["metrics"]
+            assert (f"tensor/data/expert parallel {c['tensor_parallel']}/{c['data_parallel']}/{c['expert_parallel']}"
+                    in run["notes"])
+            matched += 1
+    assert matched == 16
+
+
+def test_v3_video_fps_is_the_playback_rate_not_a_throughput() -> None:
+    f = imp(V3_VIDEO)
+    for run, c in zip(f.runs, configs(V3_VIDEO), strict=True):
+        m = run["metrics"]
+        assert (m["j_per_sample"], m["sample_unit"]) == (c["energy_per_video_joules"], "video")
+        assert m["throughput_sps"] == c["throughput_videos_per_sec"] != c["fps"]
+        assert m["latency_avg_ms"] == pytest.approx(c["batch_latency_s"] * 1e3)  # one batch
+        assert run["config"]["batch_size"] == c["batch_size"] and run["config"]["image_size"] is None  # 720x480
+        assert f"{c['num_frames']} frames played at {float(c['fps'])} fps" in run["notes"]
+        assert not any(k.startswith("tpot_") for k in m)

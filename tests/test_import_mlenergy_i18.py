@@ -10,6 +10,7 @@ which field of the file they are.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,56 @@ def test_v3_video_fps_is_the_playback_rate_not_a_throughput() -> None:
         assert run["config"]["batch_size"] == c["batch_size"] and run["config"]["image_size"] is None  # 720x480
         assert f"{c['num_frames']} frames played at {float(c['fps'])} fps" in run["notes"]
         assert not any(k.startswith("tpot_") for k in m)
+
+
+# --- 2. v1 CSV: a device read from the file name is a hint -------------------------------------------------------
+
+V1_A100 = ZM / "mlenergy-lb-v1-A100_chat_benchmark.csv"  # data/legacy/A100_chat_benchmark.csv
+V1_A40_CONCISE = ZM / "mlenergy-lb-v1-A40_chat-concise_benchmark.csv"  # data/legacy/A40_chat-concise_benchmark.csv
+V1_V100_2023 = ZM / "mlenergy-lb-v1-2023-06-17-V100_instruct-concise_benchmark.csv"  # data/2023-06-17/...
+
+
+@pytest.mark.parametrize(("path", "name", "gpu", "task"), [
+    (V1_A100, "A100_chat_benchmark.csv", "A100", "chat"),
+    (V1_A40_CONCISE, "A40_chat-concise_benchmark.csv", "A40", "chat-concise"),
+    (V1_V100_2023, "V100_instruct-concise_benchmark.csv", "V100", "instruct-concise"),
+])
+def test_v1_gpu_in_the_file_name_is_a_hint_recorded_as_supplied(path: Path, name: str, gpu: str, task: str) -> None:
+    f = imp(path, name)
+    assert {r["device"]["name"] for r in f.runs} == {gpu} and {r["config"]["task"] for r in f.runs} == {task}
+    assert [(s.label, s.value, s.origin) for s in f.supplied] == [("device", gpu, "folder_name")]
+    assert f"device {gpu!r} taken from the file name" in f.warnings
+    assert "device" not in f.not_stated()
+
+
+def test_v1_file_name_that_names_no_device_leaves_the_device_not_stated() -> None:
+    f = imp(V1_A100)  # mlenergy-lb-v1-A100_chat_benchmark.csv: 'mlenergy-lb-v1-A100' is not a device name
+    assert {r["device"] is None for r in f.runs} == {True}
+    assert f.not_stated()["device"] == 21 and f.supplied == ()
+    assert "device (all 21 runs; the file's content does not name its GPU" in f.warnings[0]
+    assert imp(V1_A100, "results_chat_benchmark.csv").runs[0]["device"] is None  # 'results' is no device either
+
+
+@pytest.mark.parametrize("name", ["A100_chat_benchmark.csv", "mlenergy-lb-v1-A100_chat_benchmark.csv"])
+def test_v1_the_users_device_wins_over_the_file_name(name: str) -> None:
+    f = imp(V1_A100, name, device="A100 SXM4 40GB")
+    assert {r["device"]["name"] for r in f.runs} == {"A100 SXM4 40GB"}
+    assert [(s.label, s.value, s.origin) for s in f.supplied] == [("device", "A100 SXM4 40GB", "user")]
+
+
+def test_v1_device_from_the_file_name_can_be_relabelled(seeded_db: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+    from db import Store
+
+    named = tmp_path / "A100_chat_benchmark.csv"
+    named.write_bytes(V1_A100.read_bytes())
+    assert main(["import", str(named), "--db", str(seeded_db)]) == 0
+    assert main(["label", named.name, "--device", "A100 SXM4 40GB", "--db", str(seeded_db)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\ndevice +A100 SXM4 40GB +0 +21\n", out), out  # 0 filled, 21 replaced
+    with Store.open(seeded_db) as store:
+        rows = store.query("SELECT DISTINCT r.device_name, l.origin FROM runs r JOIN sources s USING (source_id) "
+                           "JOIN run_labels l ON l.run_id = r.run_id AND l.label = 'device' "
+                           "WHERE s.file_name = ?", [named.name]).rows()
+    assert rows == [("A100 SXM4 40GB", "user")]

@@ -2,7 +2,10 @@
 OOM rows), v2 per-configuration JSON (LLM: "Energy/req (J)", "Token tput (tok/s)", "Avg TPOT (s)",
 TP, PP; diffusion: "Energy/image (J)" or "Energy/video (J)", "Batch latency (s)", "Batch size"),
 v3 per-model and per-task JSON with "configurations" (ml-energy/leaderboard public/data/models and
-public/data/tasks, written by scripts/build_data.py from ml-energy/data's records).
+public/data/tasks, written by scripts/build_data.py from ml-energy/data's records), and the v1
+benchmark's raw results (scripts/benchmark.py of 2023: a JSON array, one object per measurement
+window with model, throughput, response_length, latency, energy, input, output), read as one
+serving run.
 
 Units from the writers (leaderboard-v2 scripts/compute_system_metrics.py and
 benchmark/*/scripts/aggregate_leaderboard_data.py; docs/leaderboard.md): LLM figures are per
@@ -19,7 +22,9 @@ window (avg_power_watts / energy_per_token_joules) when the two disagree.
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from importers.base import (
@@ -32,6 +37,7 @@ from importers.base import (
     check_run_count,
     clean_str,
     device_from_path,
+    energy_metrics,
     kind_of_device,
     num,
     pos_int,
@@ -86,6 +92,8 @@ class MlEnergyImporter(Importer):
                 return "model_id" in one and "gpu_model" in one and any(k.startswith("energy_per_") for k in one)
             return ("GPU model" in doc or "GPU" in doc) and "Model" in doc and any(
                 k.lower().startswith("energy") for k in doc)
+        if isinstance(doc, list):  # v1 per-request (or per-batch) results of scripts/benchmark.py
+            return bool(doc) and isinstance(doc[0], dict) and V1_COLUMNS <= set(doc[0])
         header = source.head.split("\n", 1)[0].strip()
         return V1_COLUMNS <= {c.strip() for c in header.split(",")}
 
@@ -98,6 +106,8 @@ class MlEnergyImporter(Importer):
             conv.tool_version = "v2"
             return self._v2(conv, doc)
         conv.tool_version = "v1"
+        if isinstance(doc, list):
+            return self._v1_requests(conv, doc)
         return self._v1(conv)
 
     def _v3(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
@@ -372,3 +382,137 @@ class MlEnergyImporter(Importer):
                 }
             )
         return conv.document(runs)
+
+    def _v1_requests(self, conv: Conversion, items: list[Any]) -> dict[str, Any]:
+        """The v1 benchmark's raw results (scripts/benchmark.py, 2023): one object per measurement
+        window, run one after another on one GPU, each window measured by Zeus. One serving run."""
+        windows = [_v1_window(conv, item, f"[{i}]") for i, item in enumerate(items)]
+        models = {w.model for w in windows}
+        if len(models) > 1:
+            raise conv.fail("model", f"the items name {len(models)} models ({', '.join(sorted(models))[:120]}); "
+                                     "one file of results holds one model's")
+        model = models.pop().replace("--", "/")  # the script names a model by its last two path parts, '--'-joined
+        task = next((d for d in reversed(conv.source.dirs) if d in V1_TASKS), None)  # data/<task>/<model>/
+        requests = sum(w.requests for w in windows)
+        duration = sum(w.latency_s for w in windows)
+        tokens = sum(w.tokens for w in windows)
+        flags: list[str] = []
+        bad = next((w for w in windows if w.energy_j is None or w.energy_j <= 0), None)
+        if bad is None:
+            energy = sum(w.energy_j or 0.0 for w in windows)
+            metrics = energy_metrics(energy, examples=requests, duration_s=duration,
+                                     boundary=conv.boundary("gpu_board"), method="reported", flags=flags)
+            if tokens > 0:
+                metrics["j_per_token"] = energy / tokens
+        else:
+            metrics = {"energy_missing_reason": f"item {bad.where} has energy {bad.energy_j!r} J; the total over "
+                                                "the requests is not known"}
+            flags.append("energy_nonpositive")
+        latencies = sorted(w.latency_s * MS_PER_S for w in windows for _ in range(w.requests))
+        metrics.update(
+            examples=requests,
+            duration_s=duration,
+            sample_unit="request",
+            throughput_sps=requests / duration,
+            throughput_derivation=("requests / the sum of their measurement windows (the benchmark ran them one "
+                                   + ("batch" if any(w.batch for w in windows) else "request")
+                                   + " after another, each window measured on its own)"),
+            tokens_per_s=positive(sum(w.tokens_per_s for w in windows) / len(windows)),
+            latency_avg_ms=sum(latencies) / len(latencies),
+            **{f"latency_p{q}_ms": _percentile(latencies, q) for q in (50, 90, 95, 99)},
+            latency_max_ms=latencies[-1],
+        )
+        batch = max(w.batch or 1 for w in windows)
+        per_request_j = sorted(w.energy_j / w.requests for w in windows if w.energy_j and w.energy_j > 0)
+        lengths = sorted(w.tokens / w.requests for w in windows)
+        notes = [
+            f"ML.ENERGY v1 raw results: {requests} requests in {len(windows)} measurement windows "
+            + (f"(batches of up to {batch})" if batch > 1 else "(one request each)") + " on one GPU",
+            f"request latency {latencies[0] / MS_PER_S:.4g}-{latencies[-1] / MS_PER_S:.4g} s "
+            f"(median {_percentile(latencies, 50) / MS_PER_S:.4g})",
+            f"response length {lengths[0]:.4g}-{lengths[-1]:.4g} tokens (mean {tokens / requests:.4g})",
+        ]
+        if per_request_j:
+            notes.append(f"energy per request {per_request_j[0]:.4g}-{per_request_j[-1]:.4g} J "
+                         f"(median {_percentile(per_request_j, 50):.4g})")
+        notes.append(f"tokens/s is the mean of the items' throughput (the leaderboard's average); output tokens / "
+                     f"summed latency is {tokens / duration:.6g}")
+        if any(w.per_request for w in windows):
+            notes.append("batched items state energy and response length per request (benchmark of 2023-09)")
+        elif batch > 1:
+            notes.append("batched items state the batch's energy and tokens (benchmark of 2023-07/08)")
+        run = {
+            "run_id": conv.run_id(0),
+            "status": "ok",
+            "device": conv.device(None, "gpu", where="(the benchmark's results do not name the GPU)"),
+            "config": {
+                "workload": f"{model}:{task}" if task else model,
+                "model": model,
+                "task": task,
+                "mode": "infer",
+                "precision": conv.precision(None),
+                "batch_size": batch,
+            },
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "flags": flags,
+            "notes": "; ".join(notes),
+        }
+        return conv.document([run])
+
+
+@dataclass(frozen=True)
+class _Window:
+    """One item of v1 raw results: a measurement window of `requests` requests."""
+
+    where: str
+    model: str
+    requests: int
+    batch: int | None  # requests in the window when the item lists its inputs, else None (one request)
+    latency_s: float
+    tokens: float
+    tokens_per_s: float
+    energy_j: float | None  # the whole window's
+    per_request: bool  # the item stated energy and response length per request (2023-09 script)
+
+
+def _v1_window(conv: Conversion, item: Any, where: str) -> _Window:
+    """Read one item. Single-request items (input a string) state that request's tokens, latency and
+    energy. Batched items (input a list) come in two versions of the script: July-August 2023 wrote
+    the batch's total tokens and energy, September 2023 divided both by the batch size; the item's
+    throughput x latency (the batch's tokens, in both) tells which."""
+    if not isinstance(item, dict):
+        raise conv.fail(where, "expected an object")
+    model = clean_str(item.get("model"))
+    if not model:
+        raise conv.fail(f"{where}.model", "empty")
+    latency = positive(num(item.get("latency"), f"{where}.latency", conv))
+    if latency is None:
+        raise conv.fail(f"{where}.latency", f"{item.get('latency')!r} is not a positive time in s")
+    tok_s = num(item.get("throughput"), f"{where}.throughput", conv)
+    length = num(item.get("response_length"), f"{where}.response_length", conv)
+    if tok_s is None or tok_s < 0 or length is None or length < 0:
+        raise conv.fail(where, "throughput and response_length must be numbers of at least 0")
+    energy = num(item.get("energy"), f"{where}.energy", conv)
+    inputs = item.get("input")
+    if not isinstance(inputs, list):
+        return _Window(where, model, 1, None, latency, length, tok_s, energy, False)
+    n = len(inputs)
+    if n < 1:
+        raise conv.fail(f"{where}.input", "an empty batch")
+    batch_tokens = tok_s * latency
+    if math.isclose(length, batch_tokens, rel_tol=1e-6, abs_tol=1e-6) and (n == 1 or batch_tokens > 0):
+        return _Window(where, model, n, n, latency, length, tok_s, energy, False)
+    k = round(batch_tokens / length) if length > 0 else 0
+    if k >= n and math.isclose(length * k, batch_tokens, rel_tol=1e-6):
+        # the script divided by its batch size, also for a last batch holding fewer requests
+        return _Window(where, model, n, n, latency, batch_tokens, tok_s, None if energy is None else energy * k, True)
+    raise conv.fail(where, f"a batch of {n} requests whose response_length {length:g} is neither its tokens "
+                           f"(throughput x latency = {batch_tokens:g}) nor those / the batch size: cannot tell whether "
+                           "its energy is the batch's or per request")
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between ranks (as numpy and the runner compute it)."""
+    rank = (len(sorted_values) - 1) * q / 100.0
+    lo, hi = math.floor(rank), math.ceil(rank)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (rank - lo)

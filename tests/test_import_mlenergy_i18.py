@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from importers import Hints, ImportedFile, load
+from joulebench.errors import ResultFileError
 
 ZM = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy"
 V3_LLAMA = ZM / "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
@@ -30,8 +31,8 @@ V3_VIDEO = ZM / "mlenergy-lb-v3-CogVideoX-2b-text-to-video.json"
 V3_LLM_FILES = (V3_LLAMA, V3_DEEPSEEK, V3_DEEPSEEK_2025, V3_NEMOTRON, V3_NEMOTRON_2025, V3_CODER_FP8, V3_TASK_FIM)
 
 
-def imp(path: Path, name: str | None = None, **hints: Any) -> ImportedFile:
-    return load(path.read_bytes(), name or path.name, hints=Hints(**hints))[0]
+def imp(path: Path, name: str | None = None, dirs: tuple[str, ...] = (), **hints: Any) -> ImportedFile:
+    return load(path.read_bytes(), name or path.name, hints=Hints(**hints), dirs=dirs)[0]
 
 
 def configs(path: Path) -> list[dict[str, Any]]:
@@ -216,3 +217,68 @@ def test_v1_device_from_the_file_name_can_be_relabelled(seeded_db: Path, tmp_pat
                            "JOIN run_labels l ON l.run_id = r.run_id AND l.label = 'device' "
                            "WHERE s.file_name = ?", [named.name]).rows()
     assert rows == [("A100 SXM4 40GB", "user")]
+
+
+# --- 3. v1 raw results: a JSON array of per-request measurements is one serving run ------------------------------
+
+V1_RAW = ZM / "mlenergy-lb-v1-raw-2023-06-chat-lmsys--vicuna-7B-benchmark.json"  # data/chat/lmsys--vicuna-7B/
+
+
+def test_v1_raw_per_request_results_are_one_serving_run() -> None:
+    items = json.loads(V1_RAW.read_text())
+    f = imp(V1_RAW, "benchmark.json", dirs=("data", "chat", "lmsys--vicuna-7B"))
+    assert f.format == "mlenergy-leaderboard" and len(f.runs) == 1
+    run = f.runs[0]
+    assert run["config"]["model"] == "lmsys/vicuna-7B" and run["config"]["task"] == "chat"  # the script's folders
+    assert run["config"]["batch_size"] == 1 and run["config"]["mode"] == "infer"  # one prompt per window
+    assert run["device"] is None and f.not_stated()["device"] == 1  # nothing names the GPU
+    m = run["metrics"]
+    energy = 2215.2789999842644 + 640.4210000038147 + 2334.6629999876022 + 649.0310000181198  # the 4 items' energy
+    latency = 10.831703640520573 + 3.109673395752907 + 11.39552809484303 + 3.076037598773837  # and latency, s
+    assert m["examples"] == 4 and m["sample_unit"] == "request"
+    assert m["energy_j"] == pytest.approx(energy, rel=1e-12) and m["duration_s"] == pytest.approx(latency, rel=1e-12)
+    assert m["j_per_sample"] == pytest.approx(energy / 4, rel=1e-12)  # mean energy per request: 1459.85 J
+    assert m["j_per_token"] == pytest.approx(energy / (331 + 98 + 346 + 96), rel=1e-12)  # 6.7042 J per token
+    assert m["throughput_sps"] == pytest.approx(4 / latency, rel=1e-12)  # 0.14078 requests/s
+    assert m["avg_power_w"] == pytest.approx(energy / latency, rel=1e-12)  # 205.5 W
+    assert m["tokens_per_s"] == pytest.approx(sum(i["throughput"] for i in items) / 4, rel=1e-12)  # 30.911
+    assert m["latency_avg_ms"] == pytest.approx(latency / 4 * 1e3, rel=1e-12)
+    assert m["latency_p50_ms"] == pytest.approx((3.109673395752907 + 10.831703640520573) / 2 * 1e3, rel=1e-12)
+    third, fourth = 10.831703640520573, 11.39552809484303  # p90 lies at rank 3 x 0.9 = 2.7 of the sorted four
+    assert m["latency_p90_ms"] == pytest.approx((third + 0.7 * (fourth - third)) * 1e3, rel=1e-12)
+    assert m["latency_max_ms"] == pytest.approx(11395.52809484303)
+    assert (m["energy_boundary"], m["energy_method"]) == ("gpu_board", "reported")
+    assert "response length 96-346 tokens" in run["notes"] and "energy per request 640.4-2335 J" in run["notes"]
+
+
+def test_v1_raw_results_take_a_device_only_from_a_folder_name_or_the_user() -> None:
+    assert imp(V1_RAW).runs[0]["device"] is None and imp(V1_RAW).runs[0]["config"]["task"] is None
+    in_folder = imp(V1_RAW, "benchmark.json", dirs=("results", "A100", "chat", "lmsys--vicuna-7B"))
+    assert in_folder.runs[0]["device"]["name"] == "A100"
+    assert [(s.label, s.value, s.origin) for s in in_folder.supplied] == [("device", "A100", "folder_name")]
+    given = imp(V1_RAW, device="NVIDIA A40")
+    assert given.runs[0]["device"]["name"] == "NVIDIA A40"
+
+
+def _batched(length: float, energy: float, n: int, batch_tokens: float, latency: float = 8.0) -> dict[str, Any]:
+    return {"model": "lmsys--vicuna-7B", "throughput": batch_tokens / latency, "response_length": length,
+            "latency": latency, "energy": energy, "input": ["p"] * n, "output": ["o"] * n}
+
+
+def test_v1_raw_batched_items_of_both_script_versions() -> None:
+    """No batched raw file was found in public; these items follow the writer's code
+    (ml-energy/leaderboard-v2 scripts/benchmark.py): 2023-07/08 (764dce6) wrote a batch's total
+    tokens and energy, 2023-09 (01bc423) divided both by the batch size, also for a short last batch."""
+    july = [_batched(800, 2000.0, 4, 800), _batched(300, 900.0, 2, 300, latency=5.0)]
+    m = load(json.dumps(july).encode(), "benchmark_batch_4.json")[0].runs[0]["metrics"]
+    assert (m["examples"], m["energy_j"], m["j_per_sample"]) == (6, 2900.0, 2900.0 / 6)
+    assert m["j_per_token"] == pytest.approx(2900.0 / 1100) and m["throughput_sps"] == pytest.approx(6 / 13.0)
+    september = [_batched(200, 500.0, 4, 800), _batched(75, 225.0, 2, 300, latency=5.0)]  # last batch: 2 of 4
+    f = load(json.dumps(september).encode(), "benchmark_batch_4.json")[0]
+    m = f.runs[0]["metrics"]
+    assert (m["examples"], m["energy_j"]) == (6, 2900.0) and m["j_per_token"] == pytest.approx(2900.0 / 1100)
+    assert f.runs[0]["config"]["batch_size"] == 4
+    assert m["latency_avg_ms"] == pytest.approx((4 * 8.0 + 2 * 5.0) / 6 * 1e3)  # every request waits for its batch
+    unclear = [_batched(0, 500.0, 4, 0)]  # no tokens: the energy could be the batch's or per request
+    with pytest.raises(ResultFileError, match="cannot tell whether its energy is the batch's or per request"):
+        load(json.dumps(unclear).encode(), "benchmark_batch_4.json")

@@ -11,13 +11,15 @@ Units from the writers (leaderboard-v2 scripts/compute_system_metrics.py and
 benchmark/*/scripts/aggregate_leaderboard_data.py; docs/leaderboard.md): LLM figures are per
 request: J per sample is the energy per request (sum over every GPU), tokens/s the whole server's
 output tokens, throughput requests/s (output tokens/s / average output length, stated as derived).
-v1 latency is the batch's (= each request's) s, energy J per response. Diffusion energy is per
-image or video, latency per batch. v3 LLM files: median/p90/p95/p99_itl_ms are inter-token
-latencies (time per output token, stored as tpot_p50/p90/p95/p99_ms, never as request latency);
-max_num_seqs is vLLM's cap on running requests (the tag), not the batch that ran (batch size is
-left not stated; the mean running batch is in the notes); files written before 2026-01 hold the
-whole run's output tokens/s beside steady-state energy, so tokens/s is taken from the energy's
-window (avg_power_watts / energy_per_token_joules) when the two disagree.
+v1 latency is the batch's (= each request's) s, energy J per response; v1 CSV columns are means
+over the raw results' windows (scripts/compute_system_metrics.py), so requests/s is batch /
+latency. Diffusion energy is per image or video, latency per batch. v3 LLM files:
+median/p90/p95/p99_itl_ms are inter-token latencies (time per output token, stored as
+tpot_p50/p90/p95/p99_ms, never as request latency); max_num_seqs is vLLM's cap on running requests
+(the tag), not the batch that ran (batch size is left not stated; the mean running batch is in
+the notes); files written before 2026-01 hold the whole run's output tokens/s beside steady-state
+energy, so tokens/s is taken from the energy's window (avg_power_watts / energy_per_token_joules)
+when the two disagree.
 """
 
 from __future__ import annotations
@@ -348,9 +350,15 @@ class MlEnergyImporter(Importer):
                 latency = num(cell(header, row, "latency"), f"line {lineno}: latency", conv)
                 energy = num(cell(header, row, "energy"), f"line {lineno}: energy", conv)
                 metrics["tokens_per_s"] = tok_s
-                if tok_s and length:
-                    metrics["throughput_sps"] = tok_s / length
-                    metrics["throughput_derivation"] = "throughput (tokens/s) / response_length (requests/s)"
+                if latency is not None and latency > 0:
+                    # the CSV holds means over the raw results' windows, run one after another: requests/s
+                    # is requests per window / mean window latency (the mean of per-window tokens/s over
+                    # the mean response length is not: it is off by -14% to +208% on the real files)
+                    metrics["throughput_sps"] = (batch or 1) / latency
+                    metrics["throughput_derivation"] = (
+                        "batch_size / latency (requests/s; one batch after another)" if batch else
+                        "1 / latency (requests/s; a CSV without batch_size comes from the benchmark's "
+                        "single-request version, one request after another)")
                     metrics["sample_unit"] = "request"
                 if latency is not None and latency >= 0:
                     metrics["latency_avg_ms"] = latency * MS_PER_S

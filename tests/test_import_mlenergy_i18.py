@@ -282,3 +282,24 @@ def test_v1_raw_batched_items_of_both_script_versions() -> None:
     unclear = [_batched(0, 500.0, 4, 0)]  # no tokens: the energy could be the batch's or per request
     with pytest.raises(ResultFileError, match="cannot tell whether its energy is the batch's or per request"):
         load(json.dumps(unclear).encode(), "benchmark_batch_4.json")
+
+
+# --- v1 CSV requests/s: the columns are means over the raw results' windows ---------------------------------------
+
+V1_A40_BATCHED = ZM / "mlenergy-lb-v1b-A40_chat_benchmark-batchsize-OOM.csv"
+
+
+def test_v1_csv_requests_per_s_is_requests_per_window_over_the_mean_latency() -> None:
+    """compute_system_metrics.py averages each column over the raw results' windows: the mean of the
+    windows' tokens/s over the mean response length is no request rate (-14% to +208% off on the
+    real files); requests per window / mean window latency is."""
+    first = imp(V1_A100, "A100_chat_benchmark.csv").runs[0]["metrics"]  # BAIR/koala-13b, latency 12.1433556952537 s
+    assert first["throughput_sps"] == pytest.approx(1 / 12.1433556952537, rel=1e-12)  # was 21.2077 / 265.573
+    assert first["throughput_derivation"].startswith("1 / latency")
+    batched = {(r["config"]["model"], r["config"]["batch_size"]): r["metrics"]
+               for r in imp(V1_A40_BATCHED, "A40_chat_benchmark.csv").runs}
+    eight = batched[("lmsys/vicuna-7B", 8)]  # lmsys/vicuna-7B,8,34.9488...,163.0084...,42.0270...,672.7491...
+    assert eight["throughput_sps"] == pytest.approx(8 / 42.02700683957226, rel=1e-12)  # was 34.95 / 163.0 (+13%)
+    assert eight["j_per_sample"] == 672.74914045708 and eight["latency_avg_ms"] == pytest.approx(42027.00683957226)
+    assert batched[("lmsys/vicuna-7B", 1)]["throughput_sps"] == pytest.approx(1 / 10.682850556722057, rel=1e-12)
+    assert "throughput_sps" not in batched[("lmsys/vicuna-7B", 16)]  # the OOM row

@@ -1,21 +1,32 @@
 """ML.ENERGY leaderboard data: v1 CSV (`<GPU>_<task>_benchmark.csv`, with or without batch_size,
 OOM rows), v2 per-configuration JSON (LLM: "Energy/req (J)", "Token tput (tok/s)", "Avg TPOT (s)",
 TP, PP; diffusion: "Energy/image (J)" or "Energy/video (J)", "Batch latency (s)", "Batch size"),
-v3 per-model JSON with "configurations".
+v3 per-model and per-task JSON with "configurations" (ml-energy/leaderboard public/data/models and
+public/data/tasks, written by scripts/build_data.py from ml-energy/data's records), and the v1
+benchmark's raw results (scripts/benchmark.py of 2023: a JSON array, one object per measurement
+window with model, throughput, response_length, latency, energy, input, output), read as one
+serving run.
 
 Units from the writers (leaderboard-v2 scripts/compute_system_metrics.py and
 benchmark/*/scripts/aggregate_leaderboard_data.py; docs/leaderboard.md): LLM figures are per
 request: J per sample is the energy per request (sum over every GPU), tokens/s the whole server's
 output tokens, throughput requests/s (output tokens/s / average output length, stated as derived).
-v1 latency is the batch's (= each request's) s, energy J per response. Diffusion energy is per
-image or video, latency per batch. Latency percentiles of v3 are inter-token latencies (one decode
-step of the running batch), stated in each run's notes.
+v1 latency is the batch's (= each request's) s, energy J per response; v1 CSV columns are means
+over the raw results' windows (scripts/compute_system_metrics.py), so requests/s is batch /
+latency. Diffusion energy is per image or video, latency per batch. v3 LLM files:
+median/p90/p95/p99_itl_ms are inter-token latencies (time per output token, stored as
+tpot_p50/p90/p95/p99_ms, never as request latency); max_num_seqs is vLLM's cap on running requests
+(the tag), not the batch that ran (batch size is left not stated; the mean running batch is in
+the notes); files written before 2026-01 hold the whole run's output tokens/s beside steady-state
+energy, so tokens/s is taken from the energy's window (avg_power_watts / energy_per_token_joules)
+when the two disagree.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from importers.base import (
@@ -27,6 +38,9 @@ from importers.base import (
     cell,
     check_run_count,
     clean_str,
+    device_from_path,
+    energy_metrics,
+    kind_of_device,
     num,
     pos_int,
     positive,
@@ -35,8 +49,33 @@ from importers.base import (
 from importers.optimum import DTYPES
 
 V1_COLUMNS = {"model", "throughput", "response_length", "latency", "energy"}
+V1_TASKS = ("chat", "chat-concise", "instruct", "instruct-concise")  # the v1 benchmark's system prompts
 _V1_NAME = re.compile(r"^([A-Za-z0-9-]+)_([a-z-]+)_benchmark\.csv$")
 _V2_NAME = re.compile(r"^bs(\d+)\+")
+# v3 tokens/s further than this from avg_power_watts / energy_per_token_joules is another window's
+STEADY_TOLERANCE = 0.005
+
+
+def _device_from_file_name(conv: Conversion, named: str | None) -> dict[str, Any]:
+    """The GPU a v1 file name (`<GPU>_<task>_benchmark.csv`) names, as a hint like a folder's name:
+    taken only when the name is a device name, recorded as supplied (origin folder_name) so that
+    `joulebench label --device` can correct it, and never over the user's --device."""
+    where = "(the file's content does not name its GPU; nor does its name, as <GPU>_<task>_benchmark.csv)"
+    if conv.hints.device or not named or not device_from_path((named,)):
+        return conv.device(None, "gpu", where=where)
+    conv.warn(f"device {named!r} taken from the file name")
+    conv.from_folder.setdefault("device", named[:200])
+    return {"name": named[:200], "kind": conv.hints.device_kind or kind_of_device(named)}
+
+
+def _parallel(c: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """The parallel degrees of a v3 configuration (nested under `parallelization` in per-model files,
+    flat in per-task files)."""
+    par = as_dict(c.get("parallelization")) or c
+    degrees = "/".join(str(par[k]) if isinstance(par.get(k), (int, float)) else "?" for k in keys)
+    text = f"{'/'.join(k.replace('_parallel', '').replace('_degree', '') for k in keys)} parallel {degrees}"
+    extra = clean_str(par.get("notes"))
+    return f"{text} ({extra[:120]})" if extra else text
 
 
 class MlEnergyImporter(Importer):
@@ -47,12 +86,18 @@ class MlEnergyImporter(Importer):
     def sniff(self, source: Source) -> bool:
         doc = source.json
         if isinstance(doc, dict):
-            if isinstance(doc.get("configurations"), list) and "model_id" in doc:
+            configs = doc.get("configurations")
+            if isinstance(configs, list) and "model_id" in doc:
                 return True
+            if isinstance(configs, list) and configs and isinstance(configs[0], dict) and "task" in doc:
+                one = configs[0]  # a per-task file: every configuration names its model
+                return "model_id" in one and "gpu_model" in one and any(k.startswith("energy_per_") for k in one)
             return ("GPU model" in doc or "GPU" in doc) and "Model" in doc and any(
                 k.lower().startswith("energy") for k in doc)
-        first = source.head.split("\n", 1)[0].strip()
-        return V1_COLUMNS <= {c.strip() for c in first.split(",")}
+        if isinstance(doc, list):  # v1 per-request (or per-batch) results of scripts/benchmark.py
+            return bool(doc) and isinstance(doc[0], dict) and V1_COLUMNS <= set(doc[0])
+        header = source.head.split("\n", 1)[0].strip()
+        return V1_COLUMNS <= {c.strip() for c in header.split(",")}
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
@@ -63,76 +108,33 @@ class MlEnergyImporter(Importer):
             conv.tool_version = "v2"
             return self._v2(conv, doc)
         conv.tool_version = "v1"
+        if isinstance(doc, list):
+            return self._v1_requests(conv, doc)
         return self._v1(conv)
 
     def _v3(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
-        model = clean_str(doc.get("model_id"))
-        task = clean_str(doc.get("task"))
-        precision = DTYPES.get(str(doc.get("weight_precision", "")).lower())
+        """A per-model file (model_id, task, weight_precision at the top) or a per-task file (each
+        configuration names its model_id and weight_precision, parallel degrees flat)."""
+        configs = doc["configurations"]
+        check_run_count(conv, len(configs), "its configurations")
         runs = []
-        for i, c in enumerate(doc["configurations"]):
+        for i, c in enumerate(configs):
             where = f"configurations[{i}]"
             if not isinstance(c, dict):
                 raise conv.fail(where, "expected an object")
+            model = clean_str(doc.get("model_id")) or clean_str(c.get("model_id"))
+            task = clean_str(doc.get("task")) or clean_str(c.get("task"))
+            weights = clean_str(c.get("weight_precision")) or clean_str(doc.get("weight_precision"))
             device = conv.device(clean_str(c.get("gpu_model")), "gpu", where=f"{where}.gpu_model")
-            tok_s = positive(
-                num(c.get("output_throughput_tokens_per_sec"), f"{where}.output_throughput_tokens_per_sec", conv)
-            )
-            out_len = positive(num(c.get("avg_output_len"), f"{where}.avg_output_len", conv))
-            j_req = num(c.get("energy_per_request_joules"), f"{where}.energy_per_request_joules", conv)
             power = positive(num(c.get("avg_power_watts"), f"{where}.avg_power_watts", conv))
-            metrics: dict[str, Any] = {"avg_power_w": power}
-            flags: list[str] = []
-            metrics["tokens_per_s"] = tok_s
-            j_tok = positive(num(c.get("energy_per_token_joules"), f"{where}.energy_per_token_joules", conv))
-            if j_tok:
-                metrics["j_per_token"] = j_tok
-            if tok_s and out_len:
-                metrics["throughput_sps"] = tok_s / out_len
-                metrics["throughput_derivation"] = "output_throughput_tokens_per_sec / avg_output_len (requests/s)"
-                metrics["sample_unit"] = "request"
-            if j_req is not None and j_req > 0:
-                metrics.update(j_per_sample=j_req, energy_boundary=conv.boundary("gpu_board"), energy_method="reported")
-            elif j_req is not None:
-                metrics["energy_missing_reason"] = f"energy_per_request_joules is {j_req:g} (zero or negative)"
-                flags.append("energy_nonpositive")
-            for unit in ("image", "video"):  # diffusion configurations
-                j_item = num(c.get(f"energy_per_{unit}_joules"), f"{where}.energy_per_{unit}_joules", conv)
-                if j_item is not None and j_item > 0:
-                    metrics.update(j_per_sample=j_item, sample_unit=unit, energy_boundary=conv.boundary("gpu_board"),
-                                   energy_method="reported")
-                elif j_item is not None:
-                    metrics["energy_missing_reason"] = f"energy_per_{unit}_joules is {j_item:g} (zero or negative)"
-                    flags.append("energy_nonpositive")
-                items = positive(num(c.get(f"throughput_{unit}s_per_sec"), f"{where}.throughput_{unit}s_per_sec", conv))
-                if items:
-                    metrics.update(throughput_sps=items, sample_unit=unit)
-            batch_s = positive(num(c.get("batch_latency_s"), f"{where}.batch_latency_s", conv))
-            if batch_s:
-                metrics["latency_avg_ms"] = batch_s * MS_PER_S
-            for key, field in (
-                ("median_itl_ms", "latency_p50_ms"),
-                ("p90_itl_ms", "latency_p90_ms"),
-                ("p95_itl_ms", "latency_p95_ms"),
-                ("p99_itl_ms", "latency_p99_ms"),
-            ):
-                v = num(c.get(key), f"{where}.{key}", conv)
-                if v is not None and v >= 0:
-                    metrics[field] = v
-            par = as_dict(c.get("parallelization"))
-            notes: str
-            if "max_num_seqs" not in c:
-                item = metrics.get("sample_unit", "item")
-                notes = (f"ML.ENERGY v3 diffusion: latency is per batch, energy per {item}; "
-                         f"{num(c.get('inference_steps')) or '?'} steps; parallel {json.dumps(par)[:120]}")
+            if "max_num_seqs" in c or "energy_per_token_joules" in c:
+                metrics, config, flags, notes = self._v3_llm(conv, c, where, power)
             else:
-                notes = (
-                f"ML.ENERGY v3: latencies are inter-token latencies; batch_size is max_num_seqs "
-                f"(average batch {num(c.get('avg_batch_size')) or '?'}); "
-                f"{num(c.get('energy_per_token_joules')) or '?'} J per output token; {tok_s or '?'} output tokens/s; "
-                f"tensor/data/expert parallel {par.get('tensor_parallel', '?')}/{par.get('data_parallel', '?')}/"
-                f"{par.get('expert_parallel', '?')}"
-                )
+                metrics, config, flags, notes = self._v3_diffusion(conv, c, where, power)
+            precision = conv.precision(DTYPES.get((weights or "").lower()))
+            if precision is None and weights:
+                conv.unstated.setdefault("precision", f"(weight_precision {weights[:40]!r} is not one of fp32, "
+                                                      "tf32, fp16, bf16)")
             runs.append(
                 {
                     "run_id": conv.run_id(i),
@@ -143,16 +145,123 @@ class MlEnergyImporter(Importer):
                         "model": model,
                         "task": task,
                         "mode": "infer",
-                        "precision": conv.precision(precision),
-                        "batch_size": pos_int(c.get("max_num_seqs")) or pos_int(c.get("batch_size")),
+                        "precision": precision,
                         "gpu_count": pos_int(c.get("num_gpus")),
+                        **config,
                     },
                     "metrics": {k: v for k, v in metrics.items() if v is not None},
                     "flags": flags,
-                    "notes": notes,
+                    "notes": f"ML.ENERGY v3 {task or ''}: weights {weights or 'not stated'}; {notes}",
                 }
             )
         return conv.document(runs)
+
+    @staticmethod
+    def _v3_llm(conv: Conversion, c: dict[str, Any], where: str,
+                power: float | None) -> tuple[dict[str, Any], dict[str, Any], list[str], str]:
+        """One LLM/MLLM configuration, by the writer's definitions (ml-energy/data records/runs.py
+        `_llm_row`): energy per token is the steady state's GPU energy (every GPU) / its output tokens;
+        avg_power_watts the steady state's energy / duration; energy per request = energy per token x
+        mean output length; the *_itl_ms are percentiles of the client's inter-token gaps over every
+        token of the run. max_num_seqs is vLLM's cap on running requests, not the batch that ran."""
+        def figure(key: str) -> float | None:
+            return num(c.get(key), f"{where}.{key}", conv)
+
+        flags: list[str] = []
+        notes: list[str] = []
+        stated_tok_s = positive(figure("output_throughput_tokens_per_sec"))
+        j_tok = figure("energy_per_token_joules")
+        j_req = figure("energy_per_request_joules")
+        out_len = positive(figure("avg_output_len"))
+        metrics: dict[str, Any] = {"avg_power_w": power, "tokens_per_s": stated_tok_s}
+        if j_tok is not None and j_tok <= 0:
+            metrics["energy_missing_reason"] = f"energy_per_token_joules is {j_tok:g} (zero or negative)"
+            flags.append("energy_nonpositive")
+            j_tok = None
+        steady_tok_s = power / j_tok if power and j_tok else None
+        if stated_tok_s and steady_tok_s and abs(stated_tok_s - steady_tok_s) > STEADY_TOLERANCE * steady_tok_s:
+            # Files written before 2026-01 ("Fix steady state token throughput") hold the whole run's
+            # output throughput (ramp-up and drain included) beside steady-state energy figures.
+            metrics["tokens_per_s"] = steady_tok_s
+            flags.append("throughput_window_corrected")
+            notes.append(f"tokens/s is the steady state's, avg_power_watts / energy_per_token_joules; the file's "
+                         f"output_throughput_tokens_per_sec {stated_tok_s:.6g} covers the whole run, a different "
+                         "window from its energy")
+        tok_s = metrics["tokens_per_s"]
+        if j_tok:
+            metrics["j_per_token"] = j_tok
+        if j_req is not None and j_req > 0:
+            metrics.update(j_per_sample=j_req, sample_unit="request", energy_boundary=conv.boundary("gpu_board"),
+                           energy_method="reported")
+        elif j_req is not None:
+            metrics["energy_missing_reason"] = f"energy_per_request_joules is {j_req:g} (zero or negative)"
+            flags.append("energy_nonpositive")
+        if j_tok and not metrics.get("energy_boundary"):
+            metrics.update(energy_boundary=conv.boundary("gpu_board"), energy_method="reported")
+        if tok_s and out_len:
+            metrics.update(throughput_sps=tok_s / out_len, sample_unit="request",
+                           throughput_derivation="steady-state output tokens/s / avg_output_len (requests/s)")
+        elif power and metrics.get("j_per_sample"):
+            metrics.update(throughput_sps=power / metrics["j_per_sample"], sample_unit="request",
+                           throughput_derivation="avg_power_watts / energy_per_request_joules (requests/s; "
+                                                 "the file has no avg_output_len)")
+        for key, field in (("median_itl_ms", "tpot_p50_ms"), ("p90_itl_ms", "tpot_p90_ms"),
+                           ("p95_itl_ms", "tpot_p95_ms"), ("p99_itl_ms", "tpot_p99_ms")):
+            v = figure(key)
+            if v is not None and v >= 0:
+                metrics[field] = v
+        max_seqs = pos_int(c.get("max_num_seqs"))
+        avg_batch = positive(figure("avg_batch_size"))
+        if max_seqs:
+            conv.unstated.setdefault("batch_size", "(max_num_seqs is the server's maximum batch, not the batch "
+                                                   "it ran: the mean running batch is in each run's notes)")
+        notes[:0] = [
+            "energy and tokens/s are the steady state's GPU figures (every GPU summed)",
+            "tpot_* are percentiles of the client's inter-token latencies over every token of the run",
+            (f"server maximum batch max_num_seqs {max_seqs}" if max_seqs else "max_num_seqs not stated")
+            + (f", mean running batch {avg_batch:.4g} (vLLM num_requests_running, steady state)"
+               if avg_batch else ""),
+        ]
+        if out_len and metrics.get("j_per_sample"):
+            notes.append(f"energy per request = energy per token x mean output length {out_len:.6g} tokens")
+        notes.append(_parallel(c, ("tensor_parallel", "data_parallel", "expert_parallel")))
+        config = {"batch_size": conv.hints.batch_size, "tag": f"max_num_seqs {max_seqs}" if max_seqs else None}
+        return metrics, config, flags, "; ".join(notes)
+
+    @staticmethod
+    def _v3_diffusion(conv: Conversion, c: dict[str, Any], where: str,
+                      power: float | None) -> tuple[dict[str, Any], dict[str, Any], list[str], str]:
+        """One diffusion configuration: energy per image or video = a batch's GPU energy (every GPU) /
+        batch_size, batch_latency_s per batch, throughput = batch_size / batch latency."""
+        metrics: dict[str, Any] = {"avg_power_w": power}
+        flags: list[str] = []
+        for unit in ("image", "video"):
+            j_item = num(c.get(f"energy_per_{unit}_joules"), f"{where}.energy_per_{unit}_joules", conv)
+            if j_item is not None and j_item > 0:
+                metrics.update(j_per_sample=j_item, sample_unit=unit, energy_boundary=conv.boundary("gpu_board"),
+                               energy_method="reported")
+            elif j_item is not None:
+                metrics["energy_missing_reason"] = f"energy_per_{unit}_joules is {j_item:g} (zero or negative)"
+                flags.append("energy_nonpositive")
+            items = positive(num(c.get(f"throughput_{unit}s_per_sec"), f"{where}.throughput_{unit}s_per_sec", conv))
+            if items:
+                metrics.update(throughput_sps=items, sample_unit=unit)
+        batch_s = positive(num(c.get("batch_latency_s"), f"{where}.batch_latency_s", conv))
+        if batch_s:
+            metrics["latency_avg_ms"] = batch_s * MS_PER_S
+        unit = metrics.get("sample_unit", "item")
+        height = pos_int(c.get("image_height") or c.get("video_height"))
+        width = pos_int(c.get("image_width") or c.get("video_width"))
+        notes = [f"latency is per batch, energy per {unit} (a batch's energy, every GPU, / batch size)",
+                 f"{pos_int(c.get('inference_steps')) or '?'} denoising steps",
+                 f"{width or '?'}x{height or '?'} pixels"]
+        if "num_frames" in c or "fps" in c:
+            notes.append(f"{pos_int(c.get('num_frames')) or '?'} frames played at {num(c.get('fps')) or '?'} fps "
+                         "(the video's playback rate, not a throughput)")
+        notes.append(_parallel(c, ("ulysses_degree", "ring_degree")))
+        config = {"batch_size": pos_int(c.get("batch_size")) or conv.hints.batch_size,
+                  "image_size": height if height and height == width else None}
+        return metrics, config, flags, "; ".join(notes)
 
     def _v2(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
         device = conv.device(clean_str(doc.get("GPU model") or doc.get("GPU")), "gpu", where="GPU")
@@ -220,8 +329,8 @@ class MlEnergyImporter(Importer):
 
     def _v1(self, conv: Conversion) -> dict[str, Any]:
         m = _V1_NAME.match(conv.source.base_name)
-        device = conv.device(m.group(1) if m else None, "gpu", where="file name (<GPU>_<task>_benchmark.csv)")
-        task = m.group(2) if m else None
+        device = _device_from_file_name(conv, m.group(1) if m else None)
+        task = m.group(2) if m and m.group(2) in V1_TASKS else None
         header, rows = read_csv(conv, conv.source.text or "")
         check_run_count(conv, len(rows), "its rows")
         runs = []
@@ -241,9 +350,15 @@ class MlEnergyImporter(Importer):
                 latency = num(cell(header, row, "latency"), f"line {lineno}: latency", conv)
                 energy = num(cell(header, row, "energy"), f"line {lineno}: energy", conv)
                 metrics["tokens_per_s"] = tok_s
-                if tok_s and length:
-                    metrics["throughput_sps"] = tok_s / length
-                    metrics["throughput_derivation"] = "throughput (tokens/s) / response_length (requests/s)"
+                if latency is not None and latency > 0:
+                    # the CSV holds means over the raw results' windows, run one after another: requests/s
+                    # is requests per window / mean window latency (the mean of per-window tokens/s over
+                    # the mean response length is not: it is off by -14% to +208% on the real files)
+                    metrics["throughput_sps"] = (batch or 1) / latency
+                    metrics["throughput_derivation"] = (
+                        "batch_size / latency (requests/s; one batch after another)" if batch else
+                        "1 / latency (requests/s; a CSV without batch_size comes from the benchmark's "
+                        "single-request version, one request after another)")
                     metrics["sample_unit"] = "request"
                 if latency is not None and latency >= 0:
                     metrics["latency_avg_ms"] = latency * MS_PER_S
@@ -275,3 +390,137 @@ class MlEnergyImporter(Importer):
                 }
             )
         return conv.document(runs)
+
+    def _v1_requests(self, conv: Conversion, items: list[Any]) -> dict[str, Any]:
+        """The v1 benchmark's raw results (scripts/benchmark.py, 2023): one object per measurement
+        window, run one after another on one GPU, each window measured by Zeus. One serving run."""
+        windows = [_v1_window(conv, item, f"[{i}]") for i, item in enumerate(items)]
+        models = {w.model for w in windows}
+        if len(models) > 1:
+            raise conv.fail("model", f"the items name {len(models)} models ({', '.join(sorted(models))[:120]}); "
+                                     "one file of results holds one model's")
+        model = models.pop().replace("--", "/")  # the script names a model by its last two path parts, '--'-joined
+        task = next((d for d in reversed(conv.source.dirs) if d in V1_TASKS), None)  # data/<task>/<model>/
+        requests = sum(w.requests for w in windows)
+        duration = sum(w.latency_s for w in windows)
+        tokens = sum(w.tokens for w in windows)
+        flags: list[str] = []
+        bad = next((w for w in windows if w.energy_j is None or w.energy_j <= 0), None)
+        if bad is None:
+            energy = sum(w.energy_j or 0.0 for w in windows)
+            metrics = energy_metrics(energy, examples=requests, duration_s=duration,
+                                     boundary=conv.boundary("gpu_board"), method="reported", flags=flags)
+            if tokens > 0:
+                metrics["j_per_token"] = energy / tokens
+        else:
+            metrics = {"energy_missing_reason": f"item {bad.where} has energy {bad.energy_j!r} J; the total over "
+                                                "the requests is not known"}
+            flags.append("energy_nonpositive")
+        latencies = sorted(w.latency_s * MS_PER_S for w in windows for _ in range(w.requests))
+        metrics.update(
+            examples=requests,
+            duration_s=duration,
+            sample_unit="request",
+            throughput_sps=requests / duration,
+            throughput_derivation=("requests / the sum of their measurement windows (the benchmark ran them one "
+                                   + ("batch" if any(w.batch for w in windows) else "request")
+                                   + " after another, each window measured on its own)"),
+            tokens_per_s=positive(sum(w.tokens_per_s for w in windows) / len(windows)),
+            latency_avg_ms=sum(latencies) / len(latencies),
+            **{f"latency_p{q}_ms": _percentile(latencies, q) for q in (50, 90, 95, 99)},
+            latency_max_ms=latencies[-1],
+        )
+        batch = max(w.batch or 1 for w in windows)
+        per_request_j = sorted(w.energy_j / w.requests for w in windows if w.energy_j and w.energy_j > 0)
+        lengths = sorted(w.tokens / w.requests for w in windows)
+        notes = [
+            f"ML.ENERGY v1 raw results: {requests} requests in {len(windows)} measurement windows "
+            + (f"(batches of up to {batch})" if batch > 1 else "(one request each)") + " on one GPU",
+            f"request latency {latencies[0] / MS_PER_S:.4g}-{latencies[-1] / MS_PER_S:.4g} s "
+            f"(median {_percentile(latencies, 50) / MS_PER_S:.4g})",
+            f"response length {lengths[0]:.4g}-{lengths[-1]:.4g} tokens (mean {tokens / requests:.4g})",
+        ]
+        if per_request_j:
+            notes.append(f"energy per request {per_request_j[0]:.4g}-{per_request_j[-1]:.4g} J "
+                         f"(median {_percentile(per_request_j, 50):.4g})")
+        notes.append(f"tokens/s is the mean of the items' throughput (the leaderboard's average); output tokens / "
+                     f"summed latency is {tokens / duration:.6g}")
+        if any(w.per_request for w in windows):
+            notes.append("batched items state energy and response length per request (benchmark of 2023-09)")
+        elif batch > 1:
+            notes.append("batched items state the batch's energy and tokens (benchmark of 2023-07/08)")
+        run = {
+            "run_id": conv.run_id(0),
+            "status": "ok",
+            "device": conv.device(None, "gpu", where="(the benchmark's results do not name the GPU)"),
+            "config": {
+                "workload": f"{model}:{task}" if task else model,
+                "model": model,
+                "task": task,
+                "mode": "infer",
+                "precision": conv.precision(None),
+                "batch_size": batch,
+            },
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "flags": flags,
+            "notes": "; ".join(notes),
+        }
+        return conv.document([run])
+
+
+@dataclass(frozen=True)
+class _Window:
+    """One item of v1 raw results: a measurement window of `requests` requests."""
+
+    where: str
+    model: str
+    requests: int
+    batch: int | None  # requests in the window when the item lists its inputs, else None (one request)
+    latency_s: float
+    tokens: float
+    tokens_per_s: float
+    energy_j: float | None  # the whole window's
+    per_request: bool  # the item stated energy and response length per request (2023-09 script)
+
+
+def _v1_window(conv: Conversion, item: Any, where: str) -> _Window:
+    """Read one item. Single-request items (input a string) state that request's tokens, latency and
+    energy. Batched items (input a list) come in two versions of the script: July-August 2023 wrote
+    the batch's total tokens and energy, September 2023 divided both by the batch size; the item's
+    throughput x latency (the batch's tokens, in both) tells which."""
+    if not isinstance(item, dict):
+        raise conv.fail(where, "expected an object")
+    model = clean_str(item.get("model"))
+    if not model:
+        raise conv.fail(f"{where}.model", "empty")
+    latency = positive(num(item.get("latency"), f"{where}.latency", conv))
+    if latency is None:
+        raise conv.fail(f"{where}.latency", f"{item.get('latency')!r} is not a positive time in s")
+    tok_s = num(item.get("throughput"), f"{where}.throughput", conv)
+    length = num(item.get("response_length"), f"{where}.response_length", conv)
+    if tok_s is None or tok_s < 0 or length is None or length < 0:
+        raise conv.fail(where, "throughput and response_length must be numbers of at least 0")
+    energy = num(item.get("energy"), f"{where}.energy", conv)
+    inputs = item.get("input")
+    if not isinstance(inputs, list):
+        return _Window(where, model, 1, None, latency, length, tok_s, energy, False)
+    n = len(inputs)
+    if n < 1:
+        raise conv.fail(f"{where}.input", "an empty batch")
+    batch_tokens = tok_s * latency
+    if math.isclose(length, batch_tokens, rel_tol=1e-6, abs_tol=1e-6) and (n == 1 or batch_tokens > 0):
+        return _Window(where, model, n, n, latency, length, tok_s, energy, False)
+    k = round(batch_tokens / length) if length > 0 else 0
+    if k >= n and math.isclose(length * k, batch_tokens, rel_tol=1e-6):
+        # the script divided by its batch size, also for a last batch holding fewer requests
+        return _Window(where, model, n, n, latency, batch_tokens, tok_s, None if energy is None else energy * k, True)
+    raise conv.fail(where, f"a batch of {n} requests whose response_length {length:g} is neither its tokens "
+                           f"(throughput x latency = {batch_tokens:g}) nor those / the batch size: cannot tell whether "
+                           "its energy is the batch's or per request")
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between ranks (as numpy and the runner compute it)."""
+    rank = (len(sorted_values) - 1) * q / 100.0
+    lo, hi = math.floor(rank), math.ceil(rank)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (rank - lo)

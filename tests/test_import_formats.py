@@ -194,12 +194,15 @@ def test_mlenergy_v3() -> None:
     assert len(f.runs) == 20
     run = f.runs[0]
     assert run["device"]["name"] == "B200" and run["config"]["precision"] == "bf16"  # weight_precision bfloat16
-    assert run["config"]["batch_size"] == 8 and run["config"]["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert run["config"]["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    # max_num_seqs 8 is vLLM's cap on running requests, not the batch that ran: a tag, batch size not stated
+    assert run["config"]["batch_size"] is None and run["config"]["tag"] == "max_num_seqs 8"
     m = run["metrics"]
     assert m["throughput_sps"] == pytest.approx(4.220380083)  # 1637.2643 tokens/s / 387.94238 tokens per request
     assert m["j_per_sample"] == pytest.approx(151.50076862712154)  # energy_per_request_joules
     assert m["avg_power_w"] / m["throughput_sps"] == pytest.approx(m["j_per_sample"], rel=1e-3)  # consistent
-    assert m["latency_p50_ms"] == pytest.approx(4.574391001369804)  # median_itl_ms
+    assert m["tpot_p50_ms"] == pytest.approx(4.574391001369804)  # median_itl_ms: time per output token
+    assert "latency_p50_ms" not in m  # an inter-token latency is not a request's latency
 
 
 def test_mlenergy_v1_and_v2_shapes() -> None:

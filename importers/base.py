@@ -271,13 +271,13 @@ class Conversion:
         importer never guesses.
         """
         name = clean_str(from_file)
+        if not name and self.hints.device:
+            name = self.hints.device.strip()
         if not name:
             name = device_from_path(self.source.dirs) or None
             if name:
                 self.warn(f"device {name!r} taken from the folder name")
                 self.from_folder.setdefault("device", name[:200])
-        if not name and self.hints.device:
-            name = self.hints.device.strip()
         if not name:
             self.unstated.setdefault("device", where)
             return {"name": DEVICE_NOT_STATED, "kind": kind or "gpu"}
@@ -286,6 +286,17 @@ class Conversion:
         if memory_gb:
             device["memory_gb"] = memory_gb
         return device
+
+    def device_from_name(self, named: str | None, kind: str, where: str) -> dict[str, Any]:
+        """The device a file's name gives (Zeus' `<GPU>+<model>+gpu0.csv`, ML.ENERGY's
+        `<GPU>_<task>_benchmark.csv`): a hint like a folder's name, taken only when it is a device
+        name, recorded as supplied (origin folder_name) so `joulebench label --device` can correct
+        it, and never over the user's --device. Not stated otherwise, with `where` as the reason."""
+        if self.hints.device or not named or not device_from_path((named,)):
+            return self.device(None, kind, where=where)
+        self.warn(f"device {named!r} taken from the file name")
+        self.from_folder.setdefault("device", named[:200])
+        return {"name": named[:200], "kind": self.hints.device_kind or kind or kind_of_device(named)}
 
     def precision(self, from_file: str | None) -> str | None:
         if from_file:

@@ -38,9 +38,7 @@ from importers.base import (
     cell,
     check_run_count,
     clean_str,
-    device_from_path,
     energy_metrics,
-    kind_of_device,
     num,
     pos_int,
     positive,
@@ -54,18 +52,6 @@ _V1_NAME = re.compile(r"^([A-Za-z0-9-]+)_([a-z-]+)_benchmark\.csv$")
 _V2_NAME = re.compile(r"^bs(\d+)\+")
 # v3 tokens/s further than this from avg_power_watts / energy_per_token_joules is another window's
 STEADY_TOLERANCE = 0.005
-
-
-def _device_from_file_name(conv: Conversion, named: str | None) -> dict[str, Any]:
-    """The GPU a v1 file name (`<GPU>_<task>_benchmark.csv`) names, as a hint like a folder's name:
-    taken only when the name is a device name, recorded as supplied (origin folder_name) so that
-    `joulebench label --device` can correct it, and never over the user's --device."""
-    where = "(the file's content does not name its GPU; nor does its name, as <GPU>_<task>_benchmark.csv)"
-    if conv.hints.device or not named or not device_from_path((named,)):
-        return conv.device(None, "gpu", where=where)
-    conv.warn(f"device {named!r} taken from the file name")
-    conv.from_folder.setdefault("device", named[:200])
-    return {"name": named[:200], "kind": conv.hints.device_kind or kind_of_device(named)}
 
 
 def _parallel(c: dict[str, Any], keys: tuple[str, ...]) -> str:
@@ -329,7 +315,8 @@ class MlEnergyImporter(Importer):
 
     def _v1(self, conv: Conversion) -> dict[str, Any]:
         m = _V1_NAME.match(conv.source.base_name)
-        device = _device_from_file_name(conv, m.group(1) if m else None)
+        device = conv.device_from_name(m.group(1) if m else None, "gpu", where=(
+            "(the file's content does not name its GPU; nor does its name, as <GPU>_<task>_benchmark.csv)"))
         task = m.group(2) if m and m.group(2) in V1_TASKS else None
         header, rows = read_csv(conv, conv.source.text or "")
         check_run_count(conv, len(rows), "its rows")

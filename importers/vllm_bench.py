@@ -117,8 +117,10 @@ class VllmBenchImporter(Importer):
                 "task": "text-generation",
                 "mode": "infer",
                 "precision": conv.precision(None),
-                "batch_size": pos_int(r.get("max_num_seqs")) or conv.hints.batch_size,
-                "tag": (f"rate {rate}" + (f", concurrency {concurrency}" if concurrency else ""))[:200],
+                # max_num_seqs is the server's cap on running requests, not the batch that ran (as ML.ENERGY v3)
+                "batch_size": conv.hints.batch_size,
+                "tag": (f"rate {rate}" + (f", concurrency {concurrency}" if concurrency else "")
+                        + (f", max_num_seqs {seqs}" if (seqs := pos_int(r.get("max_num_seqs"))) else ""))[:200],
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "notes": "; ".join(notes),

@@ -48,7 +48,8 @@ class ZeusImporter(Importer):
 
     def _trace(self, conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]) -> dict[str, Any]:
         m = _TRACE_NAME.match(conv.source.base_name)
-        device = conv.device(m.group(1) if m else None, "gpu", where="file name (summary_power_<gpu>.csv)")
+        device = conv.device_from_name(m.group(1) if m else None, "gpu", where=(
+            "(the file's content does not name its GPU; nor does its name, as summary_power_<gpu>.csv)"))
         conv.warn("examples per epoch are not in the file: J per sample and throughput stay missing")
         runs = []
         for i, (lineno, row) in enumerate(rows):
@@ -93,7 +94,8 @@ class ZeusImporter(Importer):
 
     def _profile(self, conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]) -> dict[str, Any]:
         m = _PROFILE_NAME.match(conv.source.base_name)
-        device = conv.device(m.group(1) if m else None, "gpu", where="file name (<GPU>+<model>+gpu<ids>.csv)")
+        device = conv.device_from_name(m.group(1) if m else None, "gpu", where=(
+            "(the file's content does not name its GPU; nor does its name, as <GPU>+<model>+gpu<ids>.csv)"))
         model = m.group(2) if m else None
         gpus = [c for c in header if re.fullmatch(r"gpu\d+_energy", c)]
         runs = []

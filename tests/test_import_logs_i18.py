@@ -107,3 +107,18 @@ def test_a_wide_log_in_milliwatts_says_so_or_is_read_as_mw_only_when_no_gpu_draw
     run = load(unitless, "power.csv")[0].runs[0]
     assert run["metrics"]["avg_power_w"] == pytest.approx(310.0) and "unit_corrected_mw" in run["flags"]
     assert run["started_at"].startswith("2023-11-14T22:13:20")  # Unix seconds
+
+
+def test_a_zeus_profile_takes_its_gpu_from_the_file_name_as_a_hint_only() -> None:
+    """Issue 18, item 3: the fixture's saved name 'zeus-profile-A40+...' stored 'zeus-profile-A40' as a device
+    stated by the file, which --device could not replace."""
+    path = FORMATS / "zeus_mlenergy" / "zeus-profile-A40+bert-base-uncased+gpu0.csv"
+    saved = load(path.read_bytes(), path.name)[0]
+    assert saved.runs[0]["device"] is None  # 'zeus-profile-A40' names no device
+    given = load(path.read_bytes(), path.name, hints=Hints(device="NVIDIA A40"))[0]
+    assert {r["device"]["name"] for r in given.runs} == {"NVIDIA A40"}
+    published = load(path.read_bytes(), "A40+bert-base-uncased+gpu0.csv")[0]  # its name in ml-energy/zeus
+    assert {r["device"]["name"] for r in published.runs} == {"A40"}
+    assert [(s.label, s.value, s.origin) for s in published.supplied] == [("device", "A40", "folder_name")]
+    overridden = load(path.read_bytes(), "A40+bert-base-uncased+gpu0.csv", hints=Hints(device="NVIDIA A40"))[0]
+    assert {r["device"]["name"] for r in overridden.runs} == {"NVIDIA A40"}  # the user's --device wins

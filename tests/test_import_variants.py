@@ -324,6 +324,8 @@ def test_vllm_failed_run_sweep_and_stripped_keys() -> None:
     assert [r["metrics"]["tokens_per_s"] for r in sweep.runs] == [93.74767963046673, 199.36907134182283]
     # total_token_throughput 281.2430388914002 - output_throughput 93.74767963046673
     assert sweep.runs[0]["metrics"]["prompt_tokens_per_s"] == pytest.approx(187.49535926093347)
+    # SERVE--max_num_seqs=4: the server's cap on running requests, kept in the tag; not a batch size
+    assert sweep.runs[0]["config"]["batch_size"] is None and sweep.runs[0]["config"]["tag"].endswith("max_num_seqs 4")
     bare = only(imp("vllm/vllm-ascend-fork-2025-02-llama3-8b-sharegpt-qps-inf-NO-throughput-keys.json", device="NPU"))
     assert bare["metrics"]["ttft_p99_ms"] == 13925.454098824412 and "tokens_per_s" not in bare["metrics"]
 

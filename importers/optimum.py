@@ -176,6 +176,23 @@ def parse_markdown_report(conv: Conversion, text: str) -> dict[str, Any]:
     return report
 
 
+DEVICE_MEMORY = ("mem_used_device_mb", "mem_peak_reserved_mb", "mem_peak_allocated_mb")
+
+
+def per_device_memory(metrics: dict[str, Any], notes: list[str], gpu_count: int | None) -> None:
+    """optimum-benchmark's memory tracker adds the GPUs' memory up (NVML used memory and torch's
+    peaks, over every tracked device): on n GPUs the per-device figures are the sum / n, an average."""
+    if not any(k in metrics for k in DEVICE_MEMORY) or gpu_count == 1:
+        return
+    if not gpu_count:
+        notes.append("GPU memory is the tool's sum over every visible GPU; how many is not in this file")
+        return
+    for key in DEVICE_MEMORY:
+        if key in metrics:
+            metrics[key] = metrics[key] / gpu_count
+    notes.append(f"GPU memory is the tool's sum over {gpu_count} GPUs divided by {gpu_count}: the average per GPU")
+
+
 class OptimumBenchmarkImporter(Importer):
     NAME = "optimum-benchmark"
     TOOL = "optimum-benchmark"
@@ -284,6 +301,7 @@ class OptimumBenchmarkImporter(Importer):
             flags: list[str] = metrics.pop("_flags", [])
             if not {k for k in metrics if k not in ("energy_missing_reason",)}:
                 continue
+            per_device_memory(metrics, notes, gpu_count)
             run_mode = mode or ("train" if section in ("overall", "train", "training", "warmup") else None)
             run_mode = conv.mode(run_mode, "config.scenario.name")
             run: dict[str, Any] = {

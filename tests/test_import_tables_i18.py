@@ -131,3 +131,18 @@ def test_a_one_row_summary_with_units_in_its_names() -> None:
     run = f.runs[0]
     assert run["device"]["name"] == "Orin" and run["metrics"]["duration_s"] == 120.5
     assert run["metrics"]["energy_j"] == pytest.approx(0.0004 * 3.6e6)
+
+
+def test_optimum_memory_on_two_gpus_is_per_gpu() -> None:
+    """Issue 18, item 5: optimum-benchmark's tracker sums torch's peaks and NVML's used memory over the
+    GPUs; on the 2 x A100-80GB run the file's 144,667.7 MB is 72,333.9 MB per GPU."""
+    path = FORMATS / "optimum_benchmark" / "dereklu-quant-llama70b-compile-2xa100-benchmark.json"
+    run = load(path.read_bytes(), path.name)[0].runs[0]
+    assert run["config"]["gpu_count"] == 2
+    assert run["metrics"]["mem_used_device_mb"] == pytest.approx(144667.705344 / 2)
+    assert run["metrics"]["mem_peak_allocated_mb"] == pytest.approx(141195.54816 / 2)
+    assert run["metrics"]["mem_peak_rss_mb"] == pytest.approx(2085.011456)  # host memory: not per GPU
+    assert "sum over 2 GPUs divided by 2" in run["notes"]
+    text = path.with_name("dereklu-quant-llama70b-compile-2xa100-benchmark_report.txt")
+    rendered = load(text.read_bytes(), text.name)[0].runs[0]
+    assert "sum over every visible GPU; how many is not in this file" in rendered["notes"]

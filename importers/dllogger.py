@@ -22,6 +22,7 @@ from importers.base import Conversion, Importer, Source, as_dict, as_list, clean
 
 _STDOUT = re.compile(r"^DLLL? \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+ - (.*)$")  # prefix DLL (or DLLL)
 _PAIR = re.compile(r"([A-Za-z_][\w.]*) : (\S+)(?: (img/s|seq/s|tok/s|samples/s|s|ms))?")
+_STEPLESS = re.compile(r"^[A-Za-z_][\w.]* : \S")  # the body begins with a figure: no step printed
 _NAMESPACE = re.compile(r"(\w+)=('[^']*'|[^,()]+)")
 THROUGHPUT_KEYS = (
     "training_sequences_per_second",
@@ -143,8 +144,13 @@ class DlloggerImporter(Importer):
                 continue
             body = m.group(1)
             if body.startswith("PARAMETER"):
-                params.update({k: v for k, v, _ in _PAIR.findall(body)})
-            elif body.startswith("Summary:"):
+                if "Namespace(" in body:  # BERT's 'PARAMETER Config : ["Namespace(do_train=True, fp16=True, ...)"]'
+                    params.update({k: v.strip("'") for k, v in _NAMESPACE.findall(body.split("Namespace(", 1)[1])})
+                else:
+                    params.update({k: v for k, v, _ in _PAIR.findall(body)})
+            elif body.startswith("Summary:") or _STEPLESS.match(body):
+                # an empty step prints 'Summary:' with dllogger's default step format and nothing with
+                # DeepLearningExamples' BERT format_step: 'DLL <ts> - e2e_train_time : 1.2 ...'
                 summary.update({k: v for k, v, _ in _PAIR.findall(body)})
         if not summary:
             conv.warn("no 'Summary:' line (the run may have been cut short); throughput stays missing")

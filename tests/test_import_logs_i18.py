@@ -122,3 +122,24 @@ def test_a_zeus_profile_takes_its_gpu_from_the_file_name_as_a_hint_only() -> Non
     assert [(s.label, s.value, s.origin) for s in published.supplied] == [("device", "A40", "folder_name")]
     overridden = load(path.read_bytes(), "A40+bert-base-uncased+gpu0.csv", hints=Hints(device="NVIDIA A40"))[0]
     assert {r["device"]["name"] for r in overridden.runs} == {"NVIDIA A40"}  # the user's --device wins
+
+
+# The stdout of DeepLearningExamples' BERT run_squad.py: its format_step prints nothing for the final
+# empty step, so the summary line has no 'Summary:' prefix; its config is a PARAMETER line holding
+# str(args). The lines are written to that code's format (values are the test's own).
+BERT_STDOUT = (
+    b"DLL 2020-10-01 10:00:00.000000 - PARAMETER Config : [\"Namespace(bert_model='bert-large-uncased', "
+    b"do_train=True, do_predict=False, fp16=True, train_batch_size=32)\"]\n"
+    b"DLL 2020-10-01 10:00:05.000000 - Training Epoch: 0 Training Iteration: 1  step_loss : 5.1 "
+    b"learning_rate : 3e-05\n"
+    b"DLL 2020-10-01 10:10:00.000000 - e2e_train_time : 595.3 training_sequences_per_second : 148.7 "
+    b"final_loss : 1.05\n")
+
+
+def test_a_dllogger_summary_line_without_the_summary_prefix() -> None:
+    f, fmt = load(BERT_STDOUT, "bert_squad_train.log")
+    run = f.runs[0]
+    assert fmt == "dllogger"
+    assert (run["metrics"]["throughput_sps"], run["metrics"]["duration_s"]) == (148.7, 595.3)
+    assert run["config"]["mode"] == "train" and run["config"]["precision"] == "fp16"
+    assert (run["config"]["model"], run["config"]["batch_size"]) == ("bert-large-uncased", 32)

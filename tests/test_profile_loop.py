@@ -114,7 +114,9 @@ def test_every_setting_is_measured_on_one_built_model(tmp_path: Path, monkeypatc
     assert all(r["config"]["profile"] is True and r["status"] == "ok" for r in runs)
     assert all("power_setting_not_applied" not in r["flags"] for r in runs)
     powers = [r["metrics"]["avg_power_w"] for r in runs]
-    assert powers == pytest.approx([100.0, 125.0, 150.0, 150.0], rel=1e-2)  # the simulated sensor's cap
+    # the simulated sensor's cap; 5 %: the runner times the window apart from the sensor, and on a loaded
+    # machine the two clocks differ by a few % (152.9 W seen), while the settings are 17 % or more apart
+    assert powers == pytest.approx([100.0, 125.0, 150.0, 150.0], rel=5e-2)
     # settle: each window opens at least --settle seconds after its setting was applied
     applied = [t for t, _ in control.applied[:4]]
     assert all(opened - t >= 0.3 for t, opened in zip(applied, sensor.opened))

@@ -40,7 +40,13 @@ THROUGHPUT_KEYS = (
     "train_epoch_avg_items/sec",
     "train_epoch_items/sec",
     "tacotron2_items_per_sec",
+    "waveglow_samples/s",
+    "hifigan_samples/s",
+    "samples/s",
 )
+# speech synthesis inference (FastPitch, Tacotron2) logs each stage's own throughput and latency:
+# '<stage>_frames/s' or '<stage>_samples/s' with '<stage>_latency', and the end-to-end 'samples/s' with 'latency'
+STAGES = ("generator", "fastpitch", "tacotron2", "waveglow", "hifigan")
 # the unit of a throughput metric named without METADATA: sample unit, or None for "unit not stated"
 NAME_UNITS = {"sequences_per_second": "sequence", "_ips": "image", "frames/s": "frame", "items": None}
 PERCENTILE_STEPS = {"90%": "latency_p90_ms", "95%": "latency_p95_ms", "99%": "latency_p99_ms"}
@@ -133,7 +139,8 @@ class DlloggerImporter(Importer):
                 summary.update(data)
         if not params and not summary:
             raise conv.fail("(whole file)", "no dllogger PARAMETER or summary entries")
-        return conv.document([self._run(conv, params, summary, first_ts, last_ts, units, percentiles)])
+        return conv.document([self._run(conv, params, part, first_ts, last_ts, units, part_percentiles, stage=stage)
+                              for stage, part, part_percentiles in _stage_summaries(summary, percentiles)])
 
     def _stdout(self, conv: Conversion, text: str) -> dict[str, Any]:
         params: dict[str, Any] = {}
@@ -207,6 +214,7 @@ class DlloggerImporter(Importer):
         percentiles: dict[str, dict[str, Any]] | None = None,
         device_name: str | None = None,
         memory_gb: float | None = None,
+        stage: str | None = None,
     ) -> dict[str, Any]:
         units = units or {}
         throughput = None
@@ -229,8 +237,8 @@ class DlloggerImporter(Importer):
             or _bool(params.get("do_train"))
             or _bool(params.get("training_only"))
         )
-        infer = source_key is not None and (any(w in source_key for w in ("infer", "val", "generator", "tacotron2"))
-                                            or source_key == "frames/s")
+        infer = source_key is not None and (any(w in source_key for w in ("infer", "val", *STAGES))
+                                            or source_key in ("frames/s", "samples/s"))
         mode = conv.mode("infer" if infer and not train else ("train" if train else None))
         model = clean_str(
             params.get("bert_model") or params.get("arch") or params.get("model_name") or params.get("model")
@@ -265,7 +273,7 @@ class DlloggerImporter(Importer):
             if v is not None and v >= 0:
                 metrics[field] = v * 1e3
         run: dict[str, Any] = {
-            "run_id": conv.run_id(0),
+            "run_id": conv.run_id(stage or 0),
             "status": "ok",
             "device": conv.device(device_name, "gpu", where="(whole file; dllogger does not record the GPU)",
                                   memory_gb=memory_gb),
@@ -278,10 +286,12 @@ class DlloggerImporter(Importer):
                 "grad_accum_steps": accum,
                 "seq_len": seq,
                 "gpu_count": gpus,
+                "tag": stage,
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},
-            "notes": (f"throughput from '{source_key}' ({units.get(source_key or '', 'unit from its name')}); "
-                      if source_key else "") + "dllogger summary: "
+            "notes": (f"stage '{stage}': its own throughput and latency; " if stage else "")
+            + (f"throughput from '{source_key}' ({units.get(source_key or '', 'unit from its name')}); "
+               if source_key else "") + "dllogger summary: "
             + ", ".join(f"{k}={v}" for k, v in list(summary.items())[:12]),
         }
         if first_ts is not None and last_ts is not None and last_ts > first_ts:
@@ -306,6 +316,25 @@ class DlloggerImporter(Importer):
             if fragment in key:
                 return named or "not stated"
         return "sample" if "sample" in key else "not stated"
+
+
+def _stage_summaries(summary: dict[str, Any], percentiles: dict[str, dict[str, Any]]
+                     ) -> list[tuple[str | None, dict[str, Any], dict[str, dict[str, Any]]]]:
+    """(stage, its summary, its latency percentiles): one per stage a speech synthesis log times, each
+    with its own throughput and latency, and the end-to-end one; the whole summary when there are none."""
+    stages = [s for s in STAGES if f"{s}_latency" in summary]
+    if not stages:
+        return [(None, summary, percentiles)]
+    out: list[tuple[str | None, dict[str, Any], dict[str, dict[str, Any]]]] = []
+    for stage in stages:
+        rates = [k for k in summary if k.startswith(stage) and k.endswith("/s")]
+        rate = next((k for k in rates if "frames" in k), None) or next((k for k in rates if "samples" in k), None)
+        part = {"latency": summary[f"{stage}_latency"], **({rate: summary[rate]} if rate else {})}
+        out.append((stage, part, {"latency": percentiles.get(f"{stage}_latency", {})}))
+    if "latency" in summary:
+        part = {k: summary[k] for k in ("samples/s", "latency") if k in summary}
+        out.append(("end-to-end", part, {"latency": percentiles.get("latency", {})}))
+    return out
 
 
 def _flatten(values: Any) -> list[Any]:

@@ -143,3 +143,19 @@ def test_a_dllogger_summary_line_without_the_summary_prefix() -> None:
     assert (run["metrics"]["throughput_sps"], run["metrics"]["duration_s"]) == (148.7, 595.3)
     assert run["config"]["mode"] == "train" and run["config"]["precision"] == "fp16"
     assert (run["config"]["model"], run["config"]["batch_size"]) == ("bert-large-uncased", 32)
+
+
+def test_speech_synthesis_stages_keep_their_own_figures() -> None:
+    """Issue 18, item 1c: FastPitch's frames/s was stored beside the end-to-end latency. Each stage (generator,
+    WaveGlow, end to end) is now its own run with its own throughput and latency (values from the file's
+    'avg' and '90%' steps)."""
+    path = FORMATS / "nvidia_dle" / "Fastpitch-inference-dllogger-DLLL-string-steps-avg-90pct.json"
+    runs = {r["config"]["tag"]: r["metrics"] for r in load(path.read_bytes(), path.name)[0].runs}
+    assert list(runs) == ["generator", "waveglow", "end-to-end"]
+    assert (runs["generator"]["throughput_sps"], runs["generator"]["sample_unit"]) == (2293.2684054957053, "frame")
+    assert runs["generator"]["latency_avg_ms"] == pytest.approx(15.73445709488754)
+    assert runs["generator"]["latency_p90_ms"] == pytest.approx(17.613047505047785)
+    assert runs["waveglow"]["throughput_sps"] == 167617.63419916882
+    assert runs["waveglow"]["latency_avg_ms"] == pytest.approx(55.1095556112982)
+    assert runs["end-to-end"]["throughput_sps"] == 130389.75321236676
+    assert runs["end-to-end"]["latency_avg_ms"] == pytest.approx(70.84401270618573)

@@ -176,6 +176,18 @@ def parse_markdown_report(conv: Conversion, text: str) -> dict[str, Any]:
     return report
 
 
+LEGACY_BATCH = ("benchmark.input_shapes.batch_size", "benchmark.batch_size", "input_shapes.batch_size", "batch_size")
+
+
+def _gpu_names(text: str | None) -> list[str]:
+    """GPU names of a legacy report cell: a name, or a Python list written as text ("['A100', 'A100']")."""
+    text = (text or "").strip()[:2000]
+    if text.startswith("["):
+        quoted = re.findall(r"'([^']*)'|\"([^\"]*)\"", text)
+        return [(single or double).strip() for single, double in quoted if (single or double).strip()]
+    return [text] if text else []
+
+
 DEVICE_MEMORY = ("mem_used_device_mb", "mem_peak_reserved_mb", "mem_peak_allocated_mb")
 
 
@@ -513,15 +525,26 @@ class OptimumBenchmarkImporter(Importer):
             def val(col: str | None, _row: list[str] = row, _lineno: int = lineno) -> float | None:
                 return num(cell(header, _row, col), f"line {_lineno}: {col}", conv) if col else None
 
-            row_batch = pos_int(cell(header, row, "benchmark.batch_size")) or batch
-            model = clean_str(cell(header, row, "model"))
-            device = conv.device(clean_str(cell(header, row, "environment.gpu"))
+            row_batch = next((b for c in LEGACY_BATCH if (b := pos_int(cell(header, row, c)))), None) or batch
+            model = clean_str(cell(header, row, "model") or cell(header, row, "backend.model"))
+            gpus = _gpu_names(cell(header, row, "environment.gpus") or cell(header, row, "environment.gpu"))
+            if len(set(gpus)) > 1:
+                conv.warn(f"line {lineno}: the environment lists different GPUs ({', '.join(sorted(set(gpus)))}); "
+                          "the device is not stated")
+            device = conv.device((gpus[0] if len(set(gpus)) == 1 else None)
                                  if clean_str(cell(header, row, "device")) != "cpu"
                                  else clean_str(cell(header, row, "environment.cpu")), where="(whole file)")
+            device_ids = [d for d in re.split(r"[,\s\[\]']+", cell(header, row, "backend.device_ids") or "") if d]
             mem_gb = positive(num(cell(header, row, "environment.gpu_ram_mb")))
             if mem_gb and device.get("kind") == "gpu":
                 device["memory_gb"] = mem_gb * 1.048576 / 1e3  # nvidia-smi MiB
-            precision = conv.precision("fp16" if (cell(header, row, "backend.fp16") or "").lower() == "true" else None)
+            dtype = (cell(header, row, "backend.torch_dtype") or "").strip().lower()
+            quantized = clean_str(cell(header, row, "backend.quantization_scheme"))
+            precision = conv.precision(None if quantized else (
+                DTYPES.get(dtype) or ("fp16" if (cell(header, row, "backend.fp16") or "").lower() == "true" else None)))
+            if quantized:
+                conv.warn(f"rows with {quantized} quantized weights leave the precision not stated (their "
+                          f"torch_dtype {dtype or '?'} is the compute type, not the weights')")
             for target, cols in columns.items():
                 metrics, notes = self._legacy_metrics(target, cols, val, row_batch, new_tokens)
                 if not metrics:
@@ -537,6 +560,7 @@ class OptimumBenchmarkImporter(Importer):
                         "precision": precision,
                         "batch_size": row_batch,
                         "seq_len": seq,
+                        "gpu_count": len(device_ids) or None,
                         "tag": (clean_str(cell(header, row, "experiment_name")) or target)
                         + (f":{target}" if clean_str(cell(header, row, "experiment_name")) else ""),
                     },

@@ -146,3 +146,19 @@ def test_optimum_memory_on_two_gpus_is_per_gpu() -> None:
     text = path.with_name("dereklu-quant-llama70b-compile-2xa100-benchmark_report.txt")
     rendered = load(text.read_bytes(), text.name)[0].runs[0]
     assert "sum over every visible GPU; how many is not in this file" in rendered["notes"]
+
+
+def test_optimum_legacy_aggregated_report_reads_each_row() -> None:
+    """Issue 18, item 4: a legacy (0.0.x) aggregated report, one row per experiment: each row's own
+    benchmark.input_shapes.batch_size, precision from backend.torch_dtype, the GPU from
+    environment.gpus written as a Python list. Values read from the file."""
+    path = FORMATS / "optimum_benchmark" / "optimum-benchmark-running-llamas-Llama-7b-full_report-legacy-aggregated.csv"
+    f, _ = load(path.read_bytes(), path.name)
+    forward = [r for r in f.runs if r["config"]["tag"].endswith(":forward")]
+    assert len(forward) == 35  # 35 experiments, each with forward, generate and decode targets
+    assert [r["config"]["batch_size"] for r in forward[:7]] == [1, 4, 32, 64, 8, 16, 2]
+    assert {r["device"]["name"] for r in f.runs} == {"NVIDIA A100-SXM4-80GB"}  # "['NVIDIA A100-SXM4-80GB']"
+    assert forward[0]["config"]["precision"] == "fp16" and forward[0]["metrics"]["throughput_sps"] == 29.8
+    gptq = [r for r in forward if "gptq" in r["config"]["tag"]]
+    assert gptq and all(r["config"]["precision"] is None for r in gptq)  # int4 weights: not fp16
+    assert any("gptq quantized weights leave the precision not stated" in w for w in f.warnings)

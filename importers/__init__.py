@@ -31,7 +31,13 @@ from importers.mlperf import MlperfImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.optimum import OptimumBenchmarkImporter
 from importers.perseus import PerseusImporter
-from importers.powerlogs import GpuPowerCsvImporter, JtopImporter, NvidiaSmiImporter, TegrastatsImporter
+from importers.powerlogs import (
+    GpuPowerCsvImporter,
+    JtopImporter,
+    NvidiaSmiImporter,
+    TegrastatsImporter,
+    TegrastatsJsonImporter,
+)
 from importers.tqdm_log import TqdmImporter
 from importers.vllm_bench import VllmBenchImporter
 from importers.zeus import ZeusImporter
@@ -62,13 +68,14 @@ IMPORTERS: tuple[Importer, ...] = (
     NvidiaSmiImporter(),
     TegrastatsImporter(),
     JtopImporter(),
+    TegrastatsJsonImporter(),
     GpuPowerCsvImporter(),
     ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
     TqdmImporter(),
 )
 
 POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME,
-                               GpuPowerCsvImporter.NAME})
+                               GpuPowerCsvImporter.NAME, TegrastatsJsonImporter.NAME})
 
 __all__ = [
     "IMPORTERS",

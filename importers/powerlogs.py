@@ -23,6 +23,7 @@ from energy.logs import (
     parse_jtop,
     parse_nvidia_smi,
     parse_tegrastats,
+    parse_tegrastats_json,
     sniff,
 )
 from importers.base import Conversion, Importer, Source, iso_utc
@@ -163,6 +164,24 @@ class JtopImporter(Importer):
         flags: list[str] = []
         metrics = _metrics(log, flags, _no_module(log))
         device = _jetson_device(conv, log, "the jtop log does not name the module")
+        log.flags.extend(flags)
+        return _standalone(conv, log, device, metrics, _jetson_config(log))
+
+
+class TegrastatsJsonImporter(Importer):
+    NAME = "tegrastats-json"
+    TOOL = "tegrastats (parsed to JSON)"
+    DESCRIPTION = "JSON array of parsed tegrastats records: a timestamp and rails in mW, per line or per rail"
+
+    def sniff(self, source: Source) -> bool:
+        return sniff(source.head) == self.NAME
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        log = _parse(conv, parse_tegrastats_json, jetson=True)
+        conv.tool_version = None
+        flags: list[str] = []
+        metrics = _metrics(log, flags, _no_module(log))
+        device = _jetson_device(conv, log, "parsed tegrastats records do not name the module")
         log.flags.extend(flags)
         return _standalone(conv, log, device, metrics, _jetson_config(log))
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from energy.logs import sniff
 from energy.rails import modules_for
 from importers import Hints, ImportedFile, load
 
@@ -159,3 +160,25 @@ def test_speech_synthesis_stages_keep_their_own_figures() -> None:
     assert runs["waveglow"]["latency_avg_ms"] == pytest.approx(55.1095556112982)
     assert runs["end-to-end"]["throughput_sps"] == 130389.75321236676
     assert runs["end-to-end"]["latency_avg_ms"] == pytest.approx(70.84401270618573)
+
+
+@pytest.mark.parametrize("rel", ["jetson/LLM_PIPELINE-agx-orin-tegrastats-records.json",
+                                 "jetson/LLM_PIPELINE-agx-orin-tegrastats-rails-long.json"])
+def test_parsed_tegrastats_json_gives_the_energy_of_the_log_it_was_parsed_from(rel: str) -> None:
+    """The repository's parser wrote both JSON files from the tegrastats.log saved beside them (one record
+    per line, and one per rail and line): both must give what the log itself gives, sample for sample.
+    43 samples 15:00:57-15:01:42; module = VDD_GPU_SOC + VDD_CPU_CV + VIN_SYS_5V0 (AGX Orin, no input rail)."""
+    source = imp("jetson/LLM_PIPELINE-agx-orin-tegrastats-records-source.log").runs[0]["metrics"]
+    f = imp(rel)
+    m = f.runs[0]["metrics"]
+    assert f.format == "tegrastats-json"
+    assert m["energy_j"] == pytest.approx(source["energy_j"]) == pytest.approx(285.1545)
+    assert m["avg_power_w"] == pytest.approx(6.3368, abs=1e-4) and m["duration_s"] == 45.0
+    assert f.runs[0]["device"] is None  # the records do not name the module
+    if rel.endswith("records.json"):  # its ram_total, not its 'cpu' list (the parser drops offline cores)
+        assert "62,841 MB of RAM fit Jetson AGX Orin 64GB" in f.warnings[0]
+
+
+def test_a_json_array_without_rails_is_not_read_as_a_power_log() -> None:
+    data = b'[{"timestamp": "2025-08-14T15:00:57", "ram_used": 12574, "ram_total": 62841}]'
+    assert sniff(data.decode()) is None

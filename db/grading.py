@@ -34,7 +34,8 @@ CONFIG_KEY_FIELDS = ("device_name", "env_id", "workload", "mode", "precision", "
                      "energy_boundary", "origin_kind")
 # the figures aggregated per configuration (runs columns)
 STAT_METRICS = ("throughput_sps", "j_per_sample", "net_j_per_sample", "j_per_iteration", "avg_power_w",
-                "energy_j", "latency_p50_ms", "latency_p99_ms", "duration_s", "tokens_per_s", "j_per_token")
+                "energy_j", "latency_p50_ms", "latency_p99_ms", "duration_s", "tokens_per_s", "j_per_token",
+                "decode_j_per_token", "ttft_p90_ms", "tpot_p90_ms")
 _FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool", "duration_s", "energy_j",
                  "energy_boundary", "energy_method", "sample_period_s", "sensor_update_period_s",
                  "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags")
@@ -45,6 +46,8 @@ def config_key(row: dict[str, Any]) -> str:
     """The configuration a run repeats, as a short stable hash of CONFIG_KEY_FIELDS (plus the origin
     file for runs not measured here)."""
     values = [row.get(k) for k in CONFIG_KEY_FIELDS]
+    if row.get("max_new_tokens") is not None:  # generation runs (schema 13); older keys stay as they were
+        values.append(["max_new_tokens", row["max_new_tokens"]])
     if row.get("origin_kind") != "local":
         values.append(row.get("origin_sha256"))
     return hashlib.sha256(json.dumps(values, default=str).encode()).hexdigest()[:24]
@@ -101,7 +104,7 @@ def grade_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = N
     if run_ids is not None and len(run_ids) > _BATCH:
         return sum(grade_runs(con, run_ids[i:i + _BATCH]) for i in range(0, len(run_ids), _BATCH))
     where, params = _in_list(run_ids)
-    columns = sorted({"run_id", "origin_sha256", *CONFIG_KEY_FIELDS, *_FACT_COLUMNS})
+    columns = sorted({"run_id", "origin_sha256", "max_new_tokens", *CONFIG_KEY_FIELDS, *_FACT_COLUMNS})
     rows = _frame(con, f"SELECT {', '.join(columns)} FROM runs WHERE {where}", params)
     if rows.is_empty():
         return 0

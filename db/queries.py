@@ -92,8 +92,9 @@ def runs_table(store: Store) -> pl.DataFrame:
 
 STAT_FIELDS = ("n", "mean", "std", "cov_pct", "ci95_low", "ci95_high")
 # what a configuration is, shown beside its aggregate (the same for all of its runs)
-_CONFIG_COLUMNS = ("device_name", "workload", "model", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len",
-                   "image_size", "gpu_count", "compile", "power_limit_w", "power_mode", "tag", "energy_boundary",
+_CONFIG_COLUMNS = ("device_name", "workload", "model", "task", "mode", "precision", "batch_size", "grad_accum_steps",
+                   "seq_len", "max_new_tokens", "image_size", "gpu_count", "compile", "power_limit_w", "power_mode",
+                   "tag", "energy_boundary",
                    "origin_kind", "env_id")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 RUN_DESCRIPTION = (
     "Measure transformers training or inference on this machine. Comma lists on --workload, --mode, "
-    "--precision, --batch-size, --grad-accum, --seq-len and --image-size make a sweep: one run per "
+    "--precision, --batch-size, --grad-accum, --seq-len, --image-size and --max-new-tokens make a sweep: one run per "
     "combination. Each sweep writes one result file (default: results/ next to the database) and "
     "imports it. Bad options fail before anything runs. Ctrl-C or SIGTERM keeps finished runs and "
     "records the one in progress as interrupted. Exit status: 0, 1 when a run failed, 130/143 when "
@@ -32,7 +32,11 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--batch-size", default="8", help="per-step batch size(s) n, e.g. 1,8,32 (default: 8)")
     p.add_argument("--grad-accum", default="1",
                    help="gradient accumulation steps m (training only): m x n examples per optimizer step (default: 1)")
-    p.add_argument("--seq-len", help="sequence length(s) for text workloads (default: the workload's)")
+    p.add_argument("--seq-len", help="sequence length(s) for text workloads, the prompt length for generation "
+                                     "workloads (default: the workload's)")
+    p.add_argument("--max-new-tokens", dest="max_new_tokens",
+                   help="generation workloads (llm-*): output tokens per request, generated to exactly this "
+                        "length; --batch-size is the number of concurrent requests (default: the workload's)")
     p.add_argument("--image-size", help="image side(s) in pixels for image workloads (default: 224)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (compilation happens in warmup)")
     p.add_argument("--warmup", metavar="auto|N",
@@ -123,7 +127,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     opts = options.from_strings(
         workload=args.workload, mode=args.mode, precision=args.precision, batch_size=args.batch_size,
-        grad_accum=args.grad_accum, seq_len=args.seq_len, image_size=args.image_size, compile=args.compile,
+        grad_accum=args.grad_accum, seq_len=args.seq_len, image_size=args.image_size,
+        max_new_tokens=args.max_new_tokens, compile=args.compile,
         warmup=args.warmup, steps=args.steps, duration_s=args.duration, min_window_s=args.min_window,
         repeats=args.repeats,
         device=args.device, db=args.db, out=args.out, tag=args.tag, power_limit=args.power_limit,

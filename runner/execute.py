@@ -21,6 +21,7 @@ import runner.devices as devices
 import runner.environment as environment
 import runner.precision as precision
 import runner.workloads as workloads
+from runner.generation import GenerationWindows, measure_generation
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, WindowPlan, run_window
 from runner.options import RunConfig
@@ -47,10 +48,19 @@ def _loss(output: Any) -> torch.Tensor:
 def build(cfg: RunConfig, device: torch.device) -> tuple[torch.nn.Module, dict[str, torch.Tensor]]:
     """The model (random weights, seeded) on `device` and one synthetic batch."""
     spec = workloads.get(cfg.workload)
-    prec = precision.get(cfg.precision)
+    prec = precision.for_workload(cfg.precision, spec.generates)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(0)
-    model = spec.build(cfg.size)
+    if spec.generates:  # built in place: an 8B model's fp32 weights would not fit host memory first
+        default_dtype = torch.get_default_dtype()
+        torch.set_default_dtype(prec.weights_dtype or default_dtype)
+        try:
+            with device:
+                model = spec.build(cfg.size)
+        finally:
+            torch.set_default_dtype(default_dtype)
+    else:
+        model = spec.build(cfg.size)
     if prec.weights_dtype is not None:
         model = model.to(dtype=prec.weights_dtype)
     model = model.to(device)
@@ -96,13 +106,16 @@ def window_plan(cfg: RunConfig, meter: PowerMeter) -> WindowPlan:
 
 
 def measure_config(cfg: RunConfig, device: torch.device, meter: PowerMeter,
-                   on_step: Callable[[int], None] | None = None) -> Window:
+                   on_step: Callable[[int], None] | None = None) -> Window | GenerationWindows:
     """Build and measure one configuration (assumes the TF32 flags are already set)."""
     model, inputs = build(cfg, device)
-    prec = precision.get(cfg.precision)
+    prec = precision.for_workload(cfg.precision, workloads.get(cfg.workload).generates)
     window_args: dict[str, Any] = {"plan": window_plan(cfg, meter), "meter": meter, "on_step": on_step}
     if cfg.mode == "train":
         return run_window(train_step(model, inputs, cfg, device), device, **window_args)
+    if cfg.max_new_tokens is not None:
+        with torch.inference_mode():
+            return measure_generation(model, inputs, cfg.max_new_tokens, device, **window_args)
     # Inference: inference mode and autocast are entered once around the whole loop.
     with torch.inference_mode(), precision.autocast(prec, device):
         return run_window(lambda: model(**inputs), device, **window_args)

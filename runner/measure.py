@@ -169,12 +169,16 @@ def warm_up(step: Callable[[], object], sync: Callable[[], None], plan: WindowPl
 
 def run_window(step: Callable[[], object], device: torch.device, *, plan: WindowPlan, meter: PowerMeter,
                on_step: Callable[[int], None] | None = None, clock: Clock = REAL_CLOCK,
-               rng: random.Random | None = None, sync: Callable[[], None] | None = None) -> Window:
-    """Warm up as the plan says, then measure one window around the steps."""
+               rng: random.Random | None = None, sync: Callable[[], None] | None = None,
+               on_start: Callable[[], None] | None = None) -> Window:
+    """Warm up as the plan says, then measure one window around the steps (`on_start` is called as
+    the window opens, after the warmup)."""
     sync = sync or (lambda: synchronize(device))
     warmup = warm_up(step, sync, plan, meter, clock, rng or random.Random())
     steps_clock = StepClock(device, clock)
     target_s = plan.duration_s if plan.duration_s is not None else plan.min_window_s
+    if on_start is not None:
+        on_start()
     with meter.window() as energy:
         start = clock.now()
         steps_clock.mark()

@@ -62,6 +62,7 @@ class RunConfig:
     repeat_index: int
     tag: str | None = None
     min_window_s: float = 0.0  # without steps or duration: measure this long; shorter windows are flagged
+    max_new_tokens: int | None = None  # generation workloads: output tokens per request (size is the prompt)
 
     @property
     def examples_per_step(self) -> int:
@@ -71,6 +72,8 @@ class RunConfig:
     def label(self) -> str:
         spec = workloads.get(self.workload)
         size = f"seq {self.size}" if spec.input_kind == "text" else f"image {self.size}"
+        if self.max_new_tokens is not None:
+            size = f"prompt {self.size} + {self.max_new_tokens} new tokens"
         batch = f"{self.grad_accum_steps}x{self.batch_size}" if self.grad_accum_steps > 1 else f"{self.batch_size}"
         rep = f" repeat {self.repeat_index}" if self.repeat_index else ""
         return f"{self.workload} {self.mode} {self.precision} batch {batch} {size}{rep}"
@@ -85,6 +88,7 @@ class RunConfig:
             "workload": self.workload, "model": spec.model, "task": spec.task, "mode": self.mode,
             "precision": self.precision, "tf32_enabled": tf32_enabled, "batch_size": self.batch_size,
             "grad_accum_steps": self.grad_accum_steps, "seq_len": self.size if text else None,
+            "max_new_tokens": self.max_new_tokens,
             "image_size": None if text else self.size, "gpu_count": 1 if self.device.startswith("cuda") else None,
             "power_limit_w": power_limit_w, "power_mode": power_mode, "compile": self.compile,
             "warmup_steps": warmup_steps if warmup_steps is not None else self.warmup_steps,
@@ -104,6 +108,7 @@ class SweepOptions:
     batch_sizes: list[int] = field(default_factory=lambda: [8])
     grad_accum: list[int] = field(default_factory=lambda: [1])
     seq_lens: list[int] | None = None  # None: each workload's default
+    max_new_tokens: list[int] | None = None  # generation workloads: None: each workload's default
     image_sizes: list[int] | None = None
     compile: bool = False
     # None: the default for the meter (steady-state warmup on a sensor, WARMUP_STEPS without);
@@ -187,6 +192,7 @@ class SweepOptions:
         if self.repeats is not None and self.repeats < 1:
             problems.append(f"--repeats: {self.repeats} is not valid; expected at least 1")
         problems += self._size_problems([n for n in self.workloads if n in known])
+        problems += self._generation_problems([n for n in self.workloads if n in known])
         problems += self._power_problems()
 
         device_text = self.resolved_device()
@@ -291,6 +297,29 @@ class SweepOptions:
                         problems.append(msg)
         return problems
 
+    def _generation_problems(self, names: list[str]) -> list[str]:
+        """--max-new-tokens applies to generation workloads, which generate (mode infer) and do not train."""
+        problems: list[str] = []
+        specs = [workloads.get(n) for n in names]
+        makers = [s for s in specs if s.generates]
+        if self.max_new_tokens is not None and specs and not makers:
+            generating = ", ".join(n for n in workloads.names() if workloads.get(n).generates)
+            problems.append(f"--max-new-tokens applies to generation workloads only ({generating}); "
+                            f"{', '.join(s.name for s in specs)} do not generate")
+        for v in self.max_new_tokens or []:
+            if v < 1:
+                problems.append(f"--max-new-tokens: {v} is not valid; expected at least 1 output token per request")
+        if makers and "train" in self.modes:
+            problems.append(f"--mode train: {', '.join(s.name for s in makers)} generate text (mode infer); "
+                            "to train a causal language model use gpt2")
+        for spec in makers:
+            for prompt in self.seq_lens or [spec.default_size]:
+                for new in self.max_new_tokens or [spec.default_max_new_tokens or 1]:
+                    if spec.max_size is not None and prompt + new > spec.max_size:
+                        problems.append(f"--seq-len {prompt} + --max-new-tokens {new} exceed {spec.name}'s "
+                                        f"{spec.max_size} positions")
+        return problems
+
     def sensor_equipped(self) -> bool:
         """Whether this sweep's power meter is a real sensor (detected as the sweep would, then closed)."""
         from runner.power import has_sensor
@@ -330,9 +359,13 @@ class SweepOptions:
             spec = workloads.get(name)
             sizes = self.seq_lens if spec.input_kind == "text" else self.image_sizes
             accums = self.grad_accum if mode == "train" else [1]
-            for accum, size, rep in itertools.product(accums, sizes or [spec.default_size], range(repeats)):
+            news: list[int | None] = [None]
+            if spec.generates:
+                news = list(self.max_new_tokens) if self.max_new_tokens else [spec.default_max_new_tokens]
+            for accum, size, new, rep in itertools.product(accums, sizes or [spec.default_size], news,
+                                                           range(repeats)):
                 runs.append(RunConfig(name, mode, prec, batch, accum, size, device, self.compile, warmup,
-                                      steps, self.duration_s, rep, self.tag, min_window))
+                                      steps, self.duration_s, rep, self.tag, min_window, new))
         return runs
 
 
@@ -353,7 +386,8 @@ def parse_warmup(text: str | int | None, problems: list[str]) -> int | Literal["
 
 def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision: str = "fp32",
                  batch_size: str = "8", grad_accum: str = "1", seq_len: str | None = None,
-                 image_size: str | None = None, power_limit: str | None = None, power_mode: str | None = None,
+                 image_size: str | None = None, max_new_tokens: str | None = None,
+                 power_limit: str | None = None, power_mode: str | None = None,
                  warmup: str | int | None = None, **rest: Any) -> SweepOptions:
     """Options from command-line strings (comma lists allowed); raise RunConfigError on bad values."""
     problems: list[str] = []
@@ -366,6 +400,7 @@ def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision:
         grad_accum=split_list("--grad-accum", grad_accum, int, "whole numbers, e.g. 1,4", problems) or [],
         seq_lens=split_list("--seq-len", seq_len, int, "whole numbers, e.g. 128,384", problems),
         image_sizes=split_list("--image-size", image_size, int, "whole numbers, e.g. 224", problems),
+        max_new_tokens=split_list("--max-new-tokens", max_new_tokens, int, "whole numbers, e.g. 128,512", problems),
         power_limits_w=split_list("--power-limit", power_limit, float, "watts, e.g. 100,125,150", problems),
         power_modes=split_list("--power-mode", power_mode, str, "nvpmodel mode ids, e.g. 0,6", problems),
         **rest,

@@ -7,6 +7,10 @@
 - `fp16-weights`: inference with the model cast to half.
 
 On a CPU only fp32 and bf16 apply; others are refused, never silently swapped.
+
+Generation workloads run with the weights in the precision: `fp16` and `bf16` cast the model (as
+serving engines such as vLLM run a model, and as imported generation results mean it), with no
+autocast; `tf32` and `fp32` keep float32 weights.
 """
 
 from __future__ import annotations
@@ -43,6 +47,14 @@ _PLANS = {
 
 def get(name: str) -> Precision:
     return _PLANS[name]
+
+
+def for_workload(name: str, generates: bool) -> Precision:
+    """The plan for a workload: a generation workload's fp16 / bf16 are weights in that dtype."""
+    plan = _PLANS[name]
+    if generates and plan.autocast_dtype is not None:
+        return Precision(name, weights_dtype=plan.autocast_dtype)
+    return plan
 
 
 def problem(name: str, mode: str, device: torch.device) -> str | None:

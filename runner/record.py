@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from energy import EnergyReading, PowerTrace, idle_figures, reading_figures
 from runner.devices import MemoryPeak
 from runner.environment import Captured
+from runner.generation import GenerationWindows, generation_figures
 from runner.measure import Window, latency_stats
 from runner.options import RunConfig
 
@@ -59,8 +60,11 @@ class RunRecord:
         return out
 
 
-def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None) -> dict[str, Any]:
-    """Summary metrics of a measured window (PRODUCT.md's definitions)."""
+def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None,
+            gen: GenerationWindows | None = None) -> tuple[dict[str, Any], str | None]:
+    """Summary metrics of a measured window (PRODUCT.md's definitions) and a note on how the
+    generation figures were split (None for other workloads). A generation step is a batch of
+    requests: examples are requests, the latency percentiles are per request."""
     train = cfg.mode == "train"
     examples = window.steps * cfg.examples_per_step
     optimizer_steps = window.steps if train else 0
@@ -79,7 +83,12 @@ def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None) -> dict[s
                warmup_steady=window.warmup.steady, start_offset_s=window.warmup.start_offset_s)
     out.update(reading_figures(window.energy, examples=examples, optimizer_steps=optimizer_steps,
                                duration_s=window.duration_s))
-    return {k: v for k, v in out.items() if v is not None}
+    note = None
+    if gen is not None and cfg.max_new_tokens is not None:
+        tokens, note = generation_figures(gen, batch_size=cfg.batch_size, prompt_tokens=cfg.size,
+                                          max_new_tokens=cfg.max_new_tokens, energy_j=out.get("energy_j"))
+        out.update(tokens, sample_unit="request")
+    return {k: v for k, v in out.items() if v is not None}, note
 
 
 def requested_setting(requested: dict[str, Any] | None, captured: Captured | None, flags: list[str]) -> None:
@@ -102,15 +111,20 @@ def missing_energy(status: str) -> dict[str, Any]:
 
 def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, started_at: str,
                ended_at: str, captured: Captured | None, tf32_enabled: bool | None,
-               window: Window | None, memory: MemoryPeak | None, flags: list[str],
+               window: Window | GenerationWindows | None, memory: MemoryPeak | None, flags: list[str],
                idle_power_w: float | None = None, requested: dict[str, Any] | None = None) -> dict[str, Any]:
     """One result-file run of a measured configuration."""
     from runner.environment import fallback_device
 
+    gen = window if isinstance(window, GenerationWindows) else None
+    if gen is not None:
+        window = gen.window
+        flags = [*flags, *gen.flags]
+    assert not isinstance(window, GenerationWindows)
     ok = status == "ok" and window is not None
     flags = list(flags)
     requested_setting(requested, captured, flags)
-    run_metrics = metrics(cfg, window, memory) if ok and window else missing_energy(status)
+    run_metrics, note = metrics(cfg, window, memory, gen) if ok and window else (missing_energy(status), None)
     if ok:
         run_metrics.update(idle_figures(run_metrics, idle_power_w, flags))
     return RunRecord(
@@ -127,6 +141,7 @@ def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, s
         flags=flags + (window.energy.flags + window.flags if ok and window else []),
         step_times_ms=window.step_times_ms if ok and window else [],
         power_traces=window.energy.traces if ok and window else [],
+        notes=note,
     ).to_json()
 
 

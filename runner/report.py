@@ -34,6 +34,10 @@ def outcome_line(record: dict[str, Any]) -> str:
     if record["status"] != "ok":
         return f"{record['status']}: {record.get('error', '')}"
     mem = m.get("mem_peak_allocated_mb", m.get("mem_peak_rss_mb"))
+    if m.get("output_tokens") is not None:
+        return (f"ok  {_num(m.get('tokens_per_s'))} tokens/s  TTFT p50 {_num(m.get('ttft_p50_ms'), 2)} ms  "
+                f"TPOT p50 {_num(m.get('tpot_p50_ms'), 2)} ms  {_num(m.get('j_per_token'), 4)} J/token  "
+                f"peak memory {_num(mem, 0)} MB")
     return (f"ok  {_num(m.get('throughput_sps'))} samples/s  p50 {_num(m.get('latency_p50_ms'), 2)} ms  "
             f"p99 {_num(m.get('latency_p99_ms'), 2)} ms  peak memory {_num(mem, 0)} MB")
 
@@ -197,6 +201,8 @@ class ConfigSummary:
 
 SUMMARY_METRICS = ("throughput_sps", "latency_p50_ms", "latency_p99_ms", "avg_power_w", "j_per_sample",
                    "net_j_per_sample", "duration_s")
+TOKEN_METRICS = ("tokens_per_s", "decode_tokens_per_s", "ttft_p50_ms", "tpot_p50_ms", "tpot_p90_ms", "j_per_token",
+                 "decode_j_per_token", "prefill_j_per_request")
 
 
 def summarize(records: Sequence[dict[str, Any]]) -> list[ConfigSummary]:
@@ -208,7 +214,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[ConfigSummary]:
     out = []
     for members in groups.values():
         ok = [r for r in members if r["status"] == "ok"]
-        stats = {k: aggregate(r.get("metrics", {}).get(k) for r in ok) for k in SUMMARY_METRICS}
+        stats = {k: aggregate(r.get("metrics", {}).get(k) for r in ok) for k in SUMMARY_METRICS + TOKEN_METRICS}
         run_grades = [grade_run(RunFacts.from_result_run(r, origin_kind="local")).grade for r in ok]
         energy, label = stats["j_per_sample"], "J/sample"
         if energy is None:
@@ -233,6 +239,7 @@ def summary(records: Sequence[dict[str, Any]]) -> str:
     table, what each grade means and why a configuration is graded below A."""
     rows = []
     notes = []
+    token_rows = []
     for i, cs in enumerate(summarize(records), start=1):
         c, m = cs.first["config"], cs.first.get("metrics", {})
         batch = f"{c.get('grad_accum_steps', 1)}x{c['batch_size']}" if c.get("grad_accum_steps", 1) > 1 \
@@ -245,6 +252,10 @@ def summary(records: Sequence[dict[str, Any]]) -> str:
                      _mean_ci(st["latency_p99_ms"], 2), _num(mem, 0), _mean_ci(st["avg_power_w"], 1),
                      _mean_ci(st["j_per_sample"], 4), _mean_ci(st["net_j_per_sample"], 4),
                      _mean_ci(st["duration_s"], 2), cs.grade.grade, m.get("energy_boundary") or "-"))
+        if c.get("max_new_tokens") is not None:
+            token_rows.append((i, c["workload"], f"{c.get('seq_len')} + {c['max_new_tokens']}",
+                               *(_mean_ci(st[k], 4 if "j_per" in k else 2 if k.endswith("_ms") else 1)
+                                 for k in TOKEN_METRICS)))
         if cs.grade.limiting:
             notes.append(f"  {i} ({cs.grade.grade}): " + "; ".join(f"{r.check}: {r.text}" for r in cs.grade.limiting))
             by_check: dict[tuple[str, str], list[str]] = {}  # (check, cap) -> the runs' texts
@@ -257,6 +268,10 @@ def summary(records: Sequence[dict[str, Any]]) -> str:
     out = table(("#", "workload", "mode", "precision", "batch", "size", "n", "status", "samples/s", "p50 ms",
                  "p99 ms", "peak mem MB", "avg W", "J/sample", "net J/sample", "window s", "grade", "measured at"),
                 rows)
+    if token_rows:
+        out += "\n\ngeneration (a sample is a request; tokens are output tokens):\n" + table(
+            ("#", "workload", "prompt + new", "tokens/s", "decode tokens/s", "TTFT p50 ms", "TPOT p50 ms",
+             "TPOT p90 ms", "J/token", "decode J/token", "prefill J/request"), token_rows)
     legend = "\n".join(f"  {g}: {text}" for g, text in GRADE_MEANINGS.items())
     out += ("\n\nmean ± 95 % confidence interval (Student's t) over n repeats; trust grades "
             f"(docs/trust-grades.md):\n{legend}")

@@ -38,6 +38,12 @@ class Workload:
     size_multiple: int = 1  # e.g. the ViT patch size
     min_size: int = 1
     description: str = ""
+    # generation workloads (task text-generation): output tokens per request by default; None for the others
+    default_max_new_tokens: int | None = None
+
+    @property
+    def generates(self) -> bool:
+        return self.default_max_new_tokens is not None
 
     @property
     def size_option(self) -> str:
@@ -165,6 +171,14 @@ def causal_lm_inputs(vocab: int) -> InputMaker:
     return make
 
 
+def prompt_inputs(vocab: int) -> InputMaker:
+    """Prompts of random token ids for a generation workload (no labels: generation does not train)."""
+    def make(batch: int, seq: int, device: torch.device, train: bool, gen: torch.Generator) -> dict[str, Any]:
+        return {"input_ids": _ids(batch, seq, vocab, device, gen)}
+
+    return make
+
+
 def image_classification_inputs(num_labels: int) -> InputMaker:
     def make(batch: int, size: int, device: torch.device, train: bool, gen: torch.Generator) -> dict[str, Any]:
         import torch
@@ -234,6 +248,51 @@ def _vit_base(size: int) -> torch.nn.Module:
     return transformers.ViTForImageClassification(transformers.ViTConfig(image_size=size, **_labels(1000)))
 
 
+@dataclass(frozen=True)
+class DecoderShape:
+    """A decoder-only LM's shape with grouped-query attention, written here from the published configs
+    (the config.json of each model on the Hugging Face Hub); the weights are random."""
+
+    family: str  # "llama" or "qwen2": the transformers config and model classes
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    vocab: int
+    max_positions: int
+    tie_embeddings: bool  # RoPE's base and scaling are left out: they change neither speed nor energy
+
+    def config(self) -> Any:
+        import transformers
+
+        cls = transformers.LlamaConfig if self.family == "llama" else transformers.Qwen2Config
+        return cls(vocab_size=self.vocab, hidden_size=self.hidden, intermediate_size=self.intermediate,
+                   num_hidden_layers=self.layers, num_attention_heads=self.heads,
+                   num_key_value_heads=self.kv_heads, max_position_embeddings=self.max_positions,
+                   tie_word_embeddings=self.tie_embeddings)
+
+    def build(self, size: int) -> torch.nn.Module:
+        import transformers
+
+        cls = transformers.LlamaForCausalLM if self.family == "llama" else transformers.Qwen2ForCausalLM
+        return cls(self.config())
+
+
+LLAMA3_VOCAB = 128256
+DECODERS: dict[str, tuple[str, DecoderShape]] = {
+    # name: (model, shape); the shapes of Qwen2.5-0.5B, Llama-3.2-1B, Llama-3.2-3B and Llama-3.1-8B
+    "llm-0.5b": ("qwen2.5-0.5b", DecoderShape("qwen2", 896, 4864, 24, 14, 2, 151936, 32768, True)),
+    "llm-1b": ("llama-3.2-1b", DecoderShape("llama", 2048, 8192, 16, 32, 8, LLAMA3_VOCAB, 131072, True)),
+    "llm-3b": ("llama-3.2-3b", DecoderShape("llama", 3072, 8192, 28, 24, 8, LLAMA3_VOCAB, 131072, True)),
+    "llm-8b": ("llama-3.1-8b", DecoderShape("llama", 4096, 14336, 32, 32, 8, LLAMA3_VOCAB, 131072, False)),
+    # for tests: 2 layers, hidden 64, 4 query heads sharing 2 key/value heads
+    "llm-tiny": ("llm-tiny", DecoderShape("llama", 64, 128, 2, 4, 2, 2048, 2048, True)),
+}
+GENERATION_PROMPT = 512  # prompt tokens per request by default (--seq-len)
+GENERATION_OUTPUT = 128  # output tokens per request by default (--max-new-tokens)
+
+
 def _register_shipped() -> None:
     for size_name, shape in (("large", BERT_LARGE), ("base", BERT_BASE)):
         register(Workload(
@@ -266,6 +325,14 @@ def _register_shipped() -> None:
         _bert("BertForTokenClassification", BERT_TINY, num_labels=CONLL_LABELS),
         token_classification_inputs(BERT_VOCAB, CONLL_LABELS), max_size=512,
         description="BERT-tiny (2 layers, hidden 128) token classification: for tests"))
+    for name, (model, decoder) in DECODERS.items():
+        tiny = name == "llm-tiny"
+        register(Workload(
+            name, model, "text-generation", "text", 32 if tiny else GENERATION_PROMPT, decoder.build,
+            prompt_inputs(decoder.vocab), max_size=decoder.max_positions, default_max_new_tokens=16 if tiny else
+            GENERATION_OUTPUT,
+            description=("tiny decoder (2 layers, hidden 64) text generation: for tests" if tiny else
+                         f"{model} shape (random weights) text generation, grouped-query attention, KV cache")))
 
 
 _register_shipped()

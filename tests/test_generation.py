@@ -1,0 +1,131 @@
+"""Generation workloads (issue 19): a real tiny decoder generating on this CPU, prefill and decode apart.
+
+The run goes through the whole runner (sweep, result file, ingest, grades); the figures are checked
+against each other and against the token times the window recorded, so a wrong formula fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from db import Store
+from energy import EnergyReading
+from joulebench.errors import RunConfigError
+from runner import SweepOptions, run_sweep, workloads
+from runner.generation import GenerationWindows, generation_figures
+from runner.measure import Window
+from runner.options import from_strings
+
+BATCH, PROMPT, NEW = 4, 24, 12
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], Path]:
+    """Two repeats of llm-tiny, each window 0.6 s so the CPU estimate (10 ms ticks) moves."""
+    tmp = tmp_path_factory.mktemp("gen")
+    db = tmp / "gen.duckdb"
+    opts = SweepOptions(workloads=["llm-tiny"], batch_sizes=[BATCH], seq_lens=[PROMPT], max_new_tokens=[NEW],
+                        warmup=2, duration_s=0.6, repeats=2, db=str(db), out=tmp / "gen.json", idle=False)
+    records = run_sweep(opts).runs
+    return records, db
+
+
+def test_every_token_figure_is_present_and_consistent(generated: tuple[list[dict[str, Any]], Path]) -> None:
+    records, _ = generated
+    assert len(records) == 2
+    for run in records:
+        assert run["status"] == "ok", run.get("error")
+        c, m = run["config"], run["metrics"]
+        assert c["task"] == "text-generation" and c["seq_len"] == PROMPT and c["max_new_tokens"] == NEW
+        steps = c["measured_steps"]
+        # exactly NEW tokens per request: no early stop
+        assert m["examples"] == steps * BATCH and m["sample_unit"] == "request"
+        assert m["output_tokens"] == steps * BATCH * NEW
+        assert m["tokens_per_s"] == pytest.approx(m["output_tokens"] / m["duration_s"])
+        assert m["throughput_sps"] == pytest.approx(m["examples"] / m["duration_s"])
+        # decoding alone is faster per token than end to end (which holds the prefills too)
+        assert m["decode_tokens_per_s"] > m["tokens_per_s"]
+        # a request's first token comes with its prefill: TTFT is below the request's whole latency
+        assert 0 < m["ttft_p50_ms"] < m["latency_p50_ms"]
+        for p in ("ttft", "tpot"):
+            assert 0 < m[f"{p}_p50_ms"] <= m[f"{p}_p90_ms"] <= m[f"{p}_p95_ms"] <= m[f"{p}_p99_ms"]
+        # a request = TTFT + (NEW - 1) gaps, so the mean latency is TTFT + (NEW - 1) x TPOT
+        assert m["latency_avg_ms"] == pytest.approx(m["ttft_avg_ms"] + (NEW - 1) * m["tpot_avg_ms"], rel=0.05)
+        # energy: the CPU estimate, split into prefill and decode; the parts add up to the window's
+        assert m["energy_boundary"] == "estimated" and m["energy_j"] > 0
+        assert m["j_per_token"] == pytest.approx(m["energy_j"] / m["output_tokens"])
+        assert m["j_per_sample"] == pytest.approx(m["energy_j"] / m["examples"])  # J per request
+        decode_tokens = steps * BATCH * (NEW - 1)
+        assert m["prefill_j_per_request"] * m["examples"] + m["decode_j_per_token"] * decode_tokens == \
+            pytest.approx(m["energy_j"])
+        assert "energy split:" in run["notes"] and "per request's prefill" in run["notes"]
+
+
+def test_generation_runs_are_stored_and_graded(generated: tuple[list[dict[str, Any]], Path]) -> None:
+    records, db = generated
+    store = Store.open_read_only(db)
+    try:
+        rows = store.query("SELECT max_new_tokens, output_tokens, decode_j_per_token, tpot_p90_ms, trust_grade, "
+                           "config_key FROM runs WHERE workload = 'llm-tiny'").rows()
+    finally:
+        store.close()
+    assert len(rows) == 2 and {r[0] for r in rows} == {NEW}
+    assert {r[1] for r in rows} == {run["metrics"]["output_tokens"] for run in records}
+    assert all(r[2] is not None and r[3] is not None for r in rows)
+    assert {r[4] for r in rows} == {"D"}  # estimated energy: graded, and graded unreliable
+    assert len({r[5] for r in rows}) == 1  # the two repeats are one configuration
+
+
+def _window(steps: int, energy_j: float | None, duration_s: float = 1.0) -> Window:
+    return Window(steps=steps, duration_s=duration_s, step_times_ms=[], energy=EnergyReading(energy_j=energy_j))
+
+
+def test_the_split_formulas() -> None:
+    """2 batches of 2 requests, 3 tokens each: first tokens at 10 and 12 ms, then gaps of 2, 4 and 3, 3 ms."""
+    gen = GenerationWindows(_window(2, 12.0), [[10.0, 12.0, 16.0], [12.0, 15.0, 18.0]], prefill=_window(5, 2.0))
+    m, note = generation_figures(gen, batch_size=2, prompt_tokens=100, max_new_tokens=3, energy_j=12.0)
+    assert m["output_tokens"] == 12 and m["tokens_per_s"] == 12.0
+    assert m["ttft_avg_ms"] == 11.0 and m["tpot_avg_ms"] == 3.0  # gaps 2, 4, 3, 3 (each for both requests)
+    assert m["decode_tokens_per_s"] == pytest.approx(2 * 2 * 2 / ((6 + 6) / 1000))  # 8 tokens in 12 ms
+    assert m["prompt_tokens_per_s"] == pytest.approx(2 * 2 * 100 / ((10 + 12) / 1000))
+    assert m["prefill_j_per_request"] == pytest.approx(2.0 / 10)  # 5 batches of 2 requests took 2 J
+    assert m["decode_j_per_token"] == pytest.approx((12.0 - 4 * 0.2) / 8)
+    assert m["j_per_token"] == 1.0 and "12 J - 4 x 0.2 J" in (note or "")
+
+
+def test_a_split_that_would_go_negative_is_missing_with_its_reason() -> None:
+    gen = GenerationWindows(_window(1, 1.0), [[5.0, 6.0]], prefill=_window(1, 5.0))
+    m, _ = generation_figures(gen, batch_size=1, prompt_tokens=8, max_new_tokens=2, energy_j=1.0)
+    assert "decode_j_per_token" not in m and "too short for the sensor" in m["energy_split_missing_reason"]
+    m, _ = generation_figures(GenerationWindows(_window(1, None), [[5.0, 6.0]]), batch_size=1, prompt_tokens=8,
+                              max_new_tokens=2, energy_j=None)
+    assert "j_per_token" not in m and m["tokens_per_s"] == 2.0  # no energy: timing figures only, never a 0
+
+
+@pytest.mark.parametrize(("kwargs", "expected"), [
+    ({"workload": "bert-tiny", "max_new_tokens": "8"}, "--max-new-tokens applies to generation workloads only"),
+    ({"workload": "llm-tiny", "mode": "train"}, "--mode train: llm-tiny generate text"),
+    ({"workload": "llm-tiny", "max_new_tokens": "0"}, "--max-new-tokens: 0 is not valid"),
+    ({"workload": "llm-tiny", "seq_len": "2000", "max_new_tokens": "100"}, "exceed llm-tiny's 2048 positions"),
+])
+def test_bad_generation_options_are_refused_before_anything_runs(kwargs: dict[str, str], expected: str) -> None:
+    with pytest.raises(RunConfigError) as e:
+        from_strings(device="cpu", **kwargs)
+    assert expected in str(e.value)
+
+
+def test_a_sweep_over_output_lengths_is_one_run_per_length() -> None:
+    runs = from_strings(workload="llm-tiny", max_new_tokens="4,8", device="cpu", repeats=1).expand()
+    assert [(r.size, r.max_new_tokens) for r in runs] == [(32, 4), (32, 8)]
+    assert runs[0].label() == "llm-tiny infer fp32 batch 8 prompt 32 + 4 new tokens"
+
+
+@pytest.mark.parametrize(("name", "billions"), [("llm-0.5b", 0.494), ("llm-1b", 1.236), ("llm-3b", 3.213),
+                                                ("llm-8b", 8.030)])
+def test_the_shipped_shapes_have_their_models_parameter_counts(name: str, billions: float) -> None:
+    """Qwen2.5-0.5B 0.49B, Llama-3.2-1B 1.24B, Llama-3.2-3B 3.21B, Llama-3.1-8B 8.03B (tied embeddings
+    counted once), counted on the meta device: nothing allocated."""
+    assert workloads.get(name).parameter_count() / 1e9 == pytest.approx(billions, rel=0.01)

@@ -1,0 +1,85 @@
+"""Decide, energy per token at a latency target (issue 19): "which GPU generates Llama-3.1-8B with the fewest
+joules per token while TPOT p90 stays under my limit?", answered from the real ML.ENERGY v3 leaderboard file
+(tests/fixtures/formats, attribution in SOURCES.md) beside a generation run measured here.
+
+The file's figures (J/token, TPOT p90 from its ITL p90, per max_num_seqs):
+  B200 max_num_seqs 32: 0.1511 J/token at 14.9 ms; 64: 0.1103 at 20.03 ms; 256: 0.0705 at 48.5 ms
+  H100 max_num_seqs 96: 0.1029 J/token at 16.7 ms; 128: 0.0951 at 20.04 ms; 384: 0.0742 at 47.8 ms
+so at TPOT p90 <= 20 ms the H100 wins (0.1029 vs 0.1511), at <= 50 ms the B200 does (0.0705 vs 0.0742).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db import Store, queries
+from explorer import token_target
+from explorer.money import CostSettings, Rates
+from ingest import import_file
+from tests.helpers import shown
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app.py")
+LEADERBOARD = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy" / \
+    "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
+GPUS = ["B200", "H100"]
+SHAPE = "meta-llama/Llama-3.1-8B-Instruct, prompt not stated + output length not stated"
+
+
+@pytest.fixture
+def lake(db: Path) -> Path:
+    assert import_file(LEADERBOARD, db=db).status == "imported"
+    return db
+
+
+def _answers(db: Path, target: token_target.Target) -> list[token_target.DeviceAnswer]:
+    with Store.open(db) as store:
+        configs, catalog = queries.configurations(store), queries.devices(store)
+        rates = Rates.from_frame(queries.exchange_rates(store))
+    rows = token_target.token_configs(configs, GPUS)
+    assert token_target.shapes(rows) == [SHAPE]
+    return token_target.answer(rows, SHAPE, GPUS, target, catalog, rates, CostSettings())
+
+
+def test_the_winner_depends_on_the_latency_target(lake: Path) -> None:
+    tight = _answers(lake, token_target.Target(tpot_p90_ms=20))
+    assert [(a.device, a.status, a.best["tag"]) for a in tight if a.best] == [
+        ("H100", "meets", "max_num_seqs 96"), ("B200", "meets", "max_num_seqs 32")]
+    assert tight[0].best is not None and tight[0].best["j_per_token_mean"] == pytest.approx(0.10287, abs=1e-5)
+    loose = _answers(lake, token_target.Target(tpot_p90_ms=50))
+    assert [(a.device, a.best["tag"]) for a in loose if a.best] == [("B200", "max_num_seqs 256"),
+                                                                     ("H100", "max_num_seqs 384")]
+    lines = token_target.sentences(loose, SHAPE, token_target.Target(tpot_p90_ms=50), "USD")
+    assert "**B200**" in lines[0] and "0.0705 J/token" in lines[0] and "imported" in lines[0]
+    assert "H100 also meets it, at 1.05× the energy per token" in lines[1]
+
+
+def test_a_limit_no_configuration_meets_and_a_figure_the_file_lacks(lake: Path) -> None:
+    none = _answers(lake, token_target.Target(tpot_p90_ms=5))
+    assert {a.status for a in none} == {"misses"}
+    lines = token_target.sentences(none, SHAPE, token_target.Target(tpot_p90_ms=5), "USD")
+    assert lines[0].startswith("No candidate device has")
+    assert any("B200 misses the target" in line and "TPOT p90 6.01 ms > 5 ms" in line for line in lines)
+    # the file gives no TTFT p90: a TTFT limit cannot be judged, and nothing is said to meet it
+    unknown = _answers(lake, token_target.Target(ttft_p90_ms=1000))
+    assert {a.status for a in unknown} == {"not known"} and "no TTFT p90 in its runs" in unknown[0].why
+
+
+def test_decide_page_answers_the_token_question(lake: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"device": GPUS, "mode": "infer", "tpot": "20"})
+    at.run()
+    at.switch_page("pages/decide.py").run()
+    assert not at.exception, at.exception
+    said = "\n".join(shown(m.value) for m in at.markdown)
+    assert "Fewest joules per output token with TPOT p90 ≤ 20 ms" in said
+    assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
+    table = next(df.value for df in at.dataframe if "J per output token" in df.value.columns)
+    assert table["Device"].tolist()[:2] == ["H100", "B200"] and set(table["Basis"]) == {"imported"}
+    at.number_input(key="tpot").set_value(50).run()
+    said = "\n".join(shown(m.value) for m in at.markdown)
+    assert "**B200** at batch not stated, bf16, max_num_seqs 256: 0.0705 J/token" in said
+    assert at.query_params["tpot"] in ("50", ["50"])  # the link keeps the user's limit

@@ -31,6 +31,7 @@ import runner.record as record
 from joulebench.errors import JouleBenchError
 from runner.control import PowerControl, PowerSettings, restore_leftover, state_path_for
 from runner.execute import MAX_ERROR_CHARS, build, train_step, window_plan
+from runner.generation import GenerationWindows, measure_generation
 from runner.idle import idle_power_w, measure_idle
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, run_window
@@ -183,9 +184,16 @@ def _measure_settings(cfg: RunConfig, settings: list[Any], control: PowerControl
                 at.captured = _at_setting(setting, control, power, state, device)
                 state.sink.about_to_run(record.placeholder(cfg, _requested(state.options, setting)))
                 state.progress.start(state.index, cfg)
-                with _window_context(cfg, device):
-                    window = run_window(step, device, plan=window_plan(cfg, state.meter), meter=state.meter,
-                                        on_step=state.progress.step_callback(cfg))
+                window: Window | GenerationWindows
+                if cfg.max_new_tokens is not None:  # a generation workload: prefill and decode apart
+                    with torch.inference_mode():
+                        window = measure_generation(model, inputs, cfg.max_new_tokens, device,
+                                                    plan=window_plan(cfg, state.meter), meter=state.meter,
+                                                    on_step=state.progress.step_callback(cfg))
+                else:
+                    with _window_context(cfg, device):
+                        window = run_window(step, device, plan=window_plan(cfg, state.meter), meter=state.meter,
+                                            on_step=state.progress.step_callback(cfg))
                 run = _run(cfg, setting, state, device, at.started, at.captured, tf32, window, at.flags)
                 state.save(run)
                 state.progress.finish(state.index, run)
@@ -217,7 +225,8 @@ def _at_setting(setting: Any, control: PowerControl, power: PowerSettings, state
 
 
 def _run(cfg: RunConfig, setting: Any, state: _State, device: torch.device, started: str,
-         captured: environment.Captured, tf32: bool | None, window: Window, flags: list[str]) -> dict[str, Any]:
+         captured: environment.Captured, tf32: bool | None, window: Window | GenerationWindows,
+         flags: list[str]) -> dict[str, Any]:
     memory = devices.read_peak_memory(device, devices.kind_of(device))
     return record.run_record(cfg, run_id=str(uuid.uuid4()), status="ok", error=None, started_at=started,
                              ended_at=record.now_iso(), captured=captured, tf32_enabled=tf32, window=window,

@@ -201,3 +201,23 @@ def test_dry_run_and_profile_options_are_checked_before_anything_runs(tmp_path: 
                  "--check", "--db", db]) == 0
     plan = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert plan["profile"] is True and plan["power_dry_run"] is True and plan["measured_runs"] == 2
+
+
+def test_a_generation_workload_is_profiled_token_by_token(tmp_path: Path, in_effect: list[FakeLimit]) -> None:
+    """Issue 19: J/token against the power limit. The simulated sensor draws min(limit, 150 W), so at the same
+    speed a request's tokens cost less energy at 100 W than at 150 W; the split into prefill and decode is
+    made at every setting."""
+    control = FakeLimit(start_w=200.0)
+    in_effect.append(control)
+    options = _options(tmp_path, workloads=["llm-tiny"], batch_sizes=[2], seq_lens=[16], max_new_tokens=[8],
+                       steps=None, duration_s=0.3, power_limits_w=[100.0, 150.0], settle_s=0.0)
+    result = profile_module.run_profile(options, meter=SimulatedSensor(control), control=control, ingest=False)
+    assert result.exit_code == 0
+    runs = json.loads((tmp_path / "profile.json").read_text())["runs"]
+    assert [r["config"]["power_limit_w"] for r in runs] == [100.0, 150.0]
+    m = [r["metrics"] for r in runs]
+    assert all(x["output_tokens"] > 0 and x["decode_j_per_token"] > 0 and x["prefill_j_per_request"] > 0 for x in m)
+    # J/token = W / tokens/s: the window's average power over its token rate
+    for x in m:
+        assert x["j_per_token"] == pytest.approx(x["avg_power_w"] / x["tokens_per_s"], rel=1e-6)
+    assert [x["avg_power_w"] for x in m] == pytest.approx([100.0, 150.0], rel=5e-2)

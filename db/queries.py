@@ -68,12 +68,13 @@ _RUN_COLUMNS = f"""
     coalesce(r.mode, '{NOT_STATED}') AS mode,
     CASE WHEN r.precision IS NULL AND r.mode IS DISTINCT FROM 'idle' THEN '{NOT_STATED}' ELSE r.precision END
         AS precision,
-    r.batch_size, r.grad_accum_steps, r.seq_len, r.image_size, r.gpu_count,
+    r.batch_size, r.grad_accum_steps, r.seq_len, r.max_new_tokens, r.image_size, r.gpu_count,
     r.power_limit_w, r.power_mode, r.compile, r.repeat_index, r.tag, r.examples, r.duration_s,
     r.throughput_sps, r.iterations_per_s, r.throughput_derivation, r.latency_p50_ms, r.latency_p90_ms,
     r.latency_p99_ms, r.mem_peak_allocated_mb, r.mem_peak_rss_mb, r.mem_used_device_mb, r.energy_j,
     r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
-    r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.flags, r.citation, r.notes,
+    r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.sample_unit, r.tokens_per_s, r.j_per_token,
+    r.decode_j_per_token, r.ttft_p90_ms, r.tpot_p90_ms, r.flags, r.citation, r.notes,
     s.kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
     r.config_key, r.trust_grade, r.trust_reasons, c.trust_grade AS config_grade, c.trust_reasons AS config_reasons,
     CASE WHEN r.power_limit_w IS NOT NULL

@@ -40,7 +40,7 @@ FILTER_LABELS = {"workload": "Workload", "mode": "Mode", "precision": "Precision
                  "seq": "Sequence length", "device": "Device", "power": "Power limit / mode",
                  "source": "Source", "run": "Runs"}
 # The configuration of a run, compared like for like (the device and its power setting are what varies).
-CONFIG = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
+CONFIG = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "max_new_tokens", "gpu_count")
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,18 @@ METRICS: dict[str, Metric] = {
                     missing="not measured: no power measurement for this run"),
     "cost": Metric("cost_per_1m_samples", "Cost per 1M samples", False, energy=True,
                    missing="not known: needs throughput, energy and a price convertible to the display currency"),
+    "tokens": Metric("tokens_per_s", "Output tokens/s", True,
+                     missing="not measured: not a generation run, or the source gives no token rate"),
+    "j_per_token": Metric("j_per_token", "Energy per output token (J)", False, energy=True,
+                          missing="not measured: not a generation run, or no energy per token"),
+    "tpot_p90": Metric("tpot_p90_ms", "Time per output token p90 (ms)", False,
+                       missing="not measured: not a generation run, or the source gives no TPOT / ITL p90"),
+    "ttft_p90": Metric("ttft_p90_ms", "Time to first token p90 (ms)", False,
+                       missing="not measured: not a generation run, or the source gives no TTFT p90"),
 }
-TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "cost")
+TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "cost", "tokens", "j_per_token",
+                 "tpot_p90")
+TOKEN_METRICS = ("tokens", "j_per_token", "tpot_p90", "ttft_p90")  # in the table only when a row has them
 
 
 @dataclass(frozen=True)
@@ -486,14 +496,15 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     `reference` device on the same configuration (Lambda style). Missing stays missing."""
     keys = ["device_name", "system_name", "power_setting", "source_kind", "tag", *CONFIG, "config_key"]
     measured = runs.filter((pl.col("status") == "ok") & (pl.col("mode") != "idle"))
-    cols = [METRICS[k] for k in TABLE_METRICS]
+    cols = [METRICS[k] for k in TABLE_METRICS
+            if k not in TOKEN_METRICS or measured[METRICS[k].column].drop_nulls().len()]
     grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in ("batch_size", "grad_accum_steps",
-                                                                        "seq_len", "gpu_count")])
+                                                                        "seq_len", "max_new_tokens", "gpu_count")])
                .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
                                    pl.col("energy_boundary").drop_nulls().first(),
                                    pl.col("config_grade").alias("_grades"))
                .with_columns([pl.col(c).replace(-1, None) for c in ("batch_size", "grad_accum_steps",
-                                                                    "seq_len", "gpu_count")]))
+                                                                    "seq_len", "max_new_tokens", "gpu_count")]))
     grouped = grouped.with_columns(
         pl.Series("grade", [worst_grade(g) for g in grouped["_grades"].to_list()], pl.String)).drop("_grades")
     rel_label = None
@@ -521,13 +532,15 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     named = named.sort([*order, "device_name"], descending=[metric.higher_is_better] * len(order) + [False],
                        nulls_last=True)
     renames = {"device_name": "Device", "system_name": "System", "workload": "Workload", "mode": "Mode",
-               "precision": "Precision", "batch": "Batch", "seq_len": "Sequence length", "gpu_count": "GPUs",
+               "precision": "Precision", "batch": "Batch", "seq_len": "Sequence length",
+               "max_new_tokens": "Output tokens per request", "gpu_count": "GPUs",
                "power_setting": "Power setting", "tag": "Tag", "source_kind": "Basis", "n": "Runs",
                "energy_boundary": "Energy measured at", "grade": "Trust grade"}
     for m in cols:
         renames[m.column] = m.label if m.column != "cost_per_1m_samples" else f"{m.label} ({currency})"
     tagged = ["tag"] if named["tag"].drop_nulls().len() else []
-    shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", "gpu_count",
+    generated = ["max_new_tokens"] if named["max_new_tokens"].drop_nulls().len() else []
+    shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", *generated, "gpu_count",
              "power_setting", *tagged, "source_kind", "n", *[m.column for m in cols],
              *([rel_label] if rel_label else []), "grade", "energy_boundary"]
     return named.select(shown).rename(renames, strict=False)
@@ -548,6 +561,7 @@ def table_notes(metric: Metric, settings: CostSettings, shown: int, total: int) 
 def table_help(currency: str) -> dict[str, str]:
     """Hover help per column of the table: what it is, and why a cell can say 'not measured'."""
     out = {m.label: f"{m.title()}. Empty cells: {m.missing}." for m in (METRICS[k] for k in TABLE_METRICS)}
+    out["Output tokens per request"] = "Generation runs: tokens generated per request (the prompt: sequence length)"
     cost = METRICS["cost"]
     out[f"{cost.label} ({currency})"] = (f"{cost.title()}, at the Cost page's default settings in {currency}. "
                                          f"Empty cells: {cost.missing}.")

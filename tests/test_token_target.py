@@ -83,3 +83,25 @@ def test_decide_page_answers_the_token_question(lake: Path) -> None:
     said = "\n".join(shown(m.value) for m in at.markdown)
     assert "**B200** at batch not stated, bf16, max_num_seqs 256: 0.0705 J/token" in said
     assert at.query_params["tpot"] in ("50", ["50"])  # the link keeps the user's limit
+
+
+def test_compare_ranks_configurations_by_energy_per_token(lake: Path) -> None:
+    """Compare's all-devices table: token columns appear when a row has them, sorted by J/token lowest first."""
+    import polars as pl
+
+    from explorer import compare
+
+    with Store.open(lake) as store:  # the page adds each row's cost; not the subject here
+        runs = queries.runs_table(store).with_columns(pl.lit(None, pl.Float64).alias("cost_per_1m_samples"))
+    table = compare.config_table(runs.filter(runs["device_name"].is_in(GPUS)), None, compare.METRICS["j_per_token"],
+                                 "USD")
+    assert {"Output tokens/s", "Energy per output token (J)", "Time per output token p90 (ms)"} <= set(table.columns)
+    first = table.row(0, named=True)
+    # B200 at max_num_seqs 2048: 0.0467 J/token, 14,799 tokens/s, TPOT p90 175 ms
+    assert (first["Device"], first["Tag"]) == ("B200", "max_num_seqs 2048")
+    assert first["Energy per output token (J)"] == pytest.approx(0.046696, abs=1e-6)
+    assert first["Output tokens/s"] == pytest.approx(14799.3, abs=0.1)
+    assert table["Energy per output token (J)"].is_sorted()
+    reference = compare.config_table(runs.filter(~runs["device_name"].is_in(GPUS)), None,
+                                     compare.METRICS["throughput"], "USD")
+    assert "Output tokens/s" not in reference.columns  # no generation rows: no empty token columns

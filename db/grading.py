@@ -46,8 +46,9 @@ def config_key(row: dict[str, Any]) -> str:
     """The configuration a run repeats, as a short stable hash of CONFIG_KEY_FIELDS (plus the origin
     file for runs not measured here)."""
     values = [row.get(k) for k in CONFIG_KEY_FIELDS]
-    if row.get("max_new_tokens") is not None:  # generation runs (schema 13); older keys stay as they were
-        values.append(["max_new_tokens", row["max_new_tokens"]])
+    for extra in ("max_new_tokens", "request_rate_per_s"):  # generation runs (schema 13); older keys unchanged
+        if row.get(extra) is not None:
+            values.append([extra, row[extra]])
     if row.get("origin_kind") != "local":
         values.append(row.get("origin_sha256"))
     return hashlib.sha256(json.dumps(values, default=str).encode()).hexdigest()[:24]
@@ -104,7 +105,8 @@ def grade_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = N
     if run_ids is not None and len(run_ids) > _BATCH:
         return sum(grade_runs(con, run_ids[i:i + _BATCH]) for i in range(0, len(run_ids), _BATCH))
     where, params = _in_list(run_ids)
-    columns = sorted({"run_id", "origin_sha256", "max_new_tokens", *CONFIG_KEY_FIELDS, *_FACT_COLUMNS})
+    columns = sorted({"run_id", "origin_sha256", "max_new_tokens", "request_rate_per_s", *CONFIG_KEY_FIELDS,
+                      *_FACT_COLUMNS})
     rows = _frame(con, f"SELECT {', '.join(columns)} FROM runs WHERE {where}", params)
     if rows.is_empty():
         return 0

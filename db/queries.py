@@ -68,7 +68,7 @@ _RUN_COLUMNS = f"""
     coalesce(r.mode, '{NOT_STATED}') AS mode,
     CASE WHEN r.precision IS NULL AND r.mode IS DISTINCT FROM 'idle' THEN '{NOT_STATED}' ELSE r.precision END
         AS precision,
-    r.batch_size, r.grad_accum_steps, r.seq_len, r.max_new_tokens, r.image_size, r.gpu_count,
+    r.batch_size, r.grad_accum_steps, r.seq_len, r.max_new_tokens, r.request_rate_per_s, r.image_size, r.gpu_count,
     r.power_limit_w, r.power_mode, r.compile, r.repeat_index, r.tag, r.examples, r.duration_s,
     r.throughput_sps, r.iterations_per_s, r.throughput_derivation, r.latency_p50_ms, r.latency_p90_ms,
     r.latency_p99_ms, r.mem_peak_allocated_mb, r.mem_peak_rss_mb, r.mem_used_device_mb, r.energy_j,
@@ -94,9 +94,8 @@ def runs_table(store: Store) -> pl.DataFrame:
 STAT_FIELDS = ("n", "mean", "std", "cov_pct", "ci95_low", "ci95_high")
 # what a configuration is, shown beside its aggregate (the same for all of its runs)
 _CONFIG_COLUMNS = ("device_name", "workload", "model", "task", "mode", "precision", "batch_size", "grad_accum_steps",
-                   "seq_len", "max_new_tokens", "image_size", "gpu_count", "compile", "power_limit_w", "power_mode",
-                   "tag", "energy_boundary",
-                   "origin_kind", "env_id")
+                   "seq_len", "max_new_tokens", "request_rate_per_s", "image_size", "gpu_count", "compile",
+                   "power_limit_w", "power_mode", "tag", "energy_boundary", "origin_kind", "env_id")
 
 
 def configurations(store: Store, where: str = "TRUE", params: list | None = None) -> pl.DataFrame:

@@ -40,7 +40,8 @@ FILTER_LABELS = {"workload": "Workload", "mode": "Mode", "precision": "Precision
                  "seq": "Sequence length", "device": "Device", "power": "Power limit / mode",
                  "source": "Source", "run": "Runs"}
 # The configuration of a run, compared like for like (the device and its power setting are what varies).
-CONFIG = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "max_new_tokens", "gpu_count")
+CONFIG = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "max_new_tokens",
+          "request_rate_per_s", "gpu_count")
 
 
 @dataclass(frozen=True)
@@ -498,13 +499,12 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     measured = runs.filter((pl.col("status") == "ok") & (pl.col("mode") != "idle"))
     cols = [METRICS[k] for k in TABLE_METRICS
             if k not in TOKEN_METRICS or measured[METRICS[k].column].drop_nulls().len()]
-    grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in ("batch_size", "grad_accum_steps",
-                                                                        "seq_len", "max_new_tokens", "gpu_count")])
+    numeric = ("batch_size", "grad_accum_steps", "seq_len", "max_new_tokens", "request_rate_per_s", "gpu_count")
+    grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in numeric])
                .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
                                    pl.col("energy_boundary").drop_nulls().first(),
                                    pl.col("config_grade").alias("_grades"))
-               .with_columns([pl.col(c).replace(-1, None) for c in ("batch_size", "grad_accum_steps",
-                                                                    "seq_len", "max_new_tokens", "gpu_count")]))
+               .with_columns([pl.col(c).replace(-1, None) for c in numeric]))
     grouped = grouped.with_columns(
         pl.Series("grade", [worst_grade(g) for g in grouped["_grades"].to_list()], pl.String)).drop("_grades")
     rel_label = None
@@ -533,13 +533,14 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                        nulls_last=True)
     renames = {"device_name": "Device", "system_name": "System", "workload": "Workload", "mode": "Mode",
                "precision": "Precision", "batch": "Batch", "seq_len": "Sequence length",
-               "max_new_tokens": "Output tokens per request", "gpu_count": "GPUs",
+               "max_new_tokens": "Output tokens per request", "request_rate_per_s": "Requests arriving per second",
+               "gpu_count": "GPUs",
                "power_setting": "Power setting", "tag": "Tag", "source_kind": "Basis", "n": "Runs",
                "energy_boundary": "Energy measured at", "grade": "Trust grade"}
     for m in cols:
         renames[m.column] = m.label if m.column != "cost_per_1m_samples" else f"{m.label} ({currency})"
     tagged = ["tag"] if named["tag"].drop_nulls().len() else []
-    generated = ["max_new_tokens"] if named["max_new_tokens"].drop_nulls().len() else []
+    generated = [c for c in ("max_new_tokens", "request_rate_per_s") if named[c].drop_nulls().len()]
     shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", *generated, "gpu_count",
              "power_setting", *tagged, "source_kind", "n", *[m.column for m in cols],
              *([rel_label] if rel_label else []), "grade", "energy_boundary"]

@@ -37,6 +37,10 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--max-new-tokens", dest="max_new_tokens",
                    help="generation workloads (llm-*): output tokens per request, generated to exactly this "
                         "length; --batch-size is the number of concurrent requests (default: the workload's)")
+    p.add_argument("--request-rate", dest="request_rate",
+                   help="generation workloads: serve requests arriving at this rate (Poisson, seeded), requests/s; "
+                        "--batch-size is then the most generated together, and token figures cover the steady "
+                        "state (full batches). Without it: batches generated back to back")
     p.add_argument("--image-size", help="image side(s) in pixels for image workloads (default: 224)")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (compilation happens in warmup)")
     p.add_argument("--warmup", metavar="auto|N",
@@ -128,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = options.from_strings(
         workload=args.workload, mode=args.mode, precision=args.precision, batch_size=args.batch_size,
         grad_accum=args.grad_accum, seq_len=args.seq_len, image_size=args.image_size,
-        max_new_tokens=args.max_new_tokens, compile=args.compile,
+        max_new_tokens=args.max_new_tokens, request_rate=args.request_rate, compile=args.compile,
         warmup=args.warmup, steps=args.steps, duration_s=args.duration, min_window_s=args.min_window,
         repeats=args.repeats,
         device=args.device, db=args.db, out=args.out, tag=args.tag, power_limit=args.power_limit,

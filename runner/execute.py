@@ -7,6 +7,7 @@ any other error as `failed` with the error, a signal as `interrupted`.
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import sys
 import traceback
@@ -21,6 +22,7 @@ import runner.devices as devices
 import runner.environment as environment
 import runner.precision as precision
 import runner.workloads as workloads
+from joulebench import defaults
 from runner.generation import GenerationWindows, measure_generation
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, WindowPlan, run_window
@@ -28,6 +30,7 @@ from runner.options import RunConfig
 from runner.power import PowerMeter, has_sensor
 from runner.record import now_iso, run_record
 from runner.sensors import detect
+from runner.serving import Served, serve
 
 MAX_ERROR_CHARS = 2000
 
@@ -105,14 +108,30 @@ def window_plan(cfg: RunConfig, meter: PowerMeter) -> WindowPlan:
                       warmup_steps=cfg.warmup_steps, random_offset=has_sensor(meter))
 
 
+def serving_requests(cfg: RunConfig) -> int:
+    """How many requests a serving run sends: --duration's worth at the rate, or --steps full batches'
+    worth, or the minimum window's (at least one second's, and at least one full batch)."""
+    rate = cfg.request_rate_per_s or 1.0
+    if cfg.duration_s is not None:
+        return max(cfg.batch_size, math.ceil(rate * cfg.duration_s))
+    if cfg.steps is not None:
+        return cfg.steps * cfg.batch_size
+    return max(cfg.batch_size, math.ceil(rate * max(cfg.min_window_s, 1.0)))
+
+
 def measure_config(cfg: RunConfig, device: torch.device, meter: PowerMeter,
-                   on_step: Callable[[int], None] | None = None) -> Window | GenerationWindows:
+                   on_step: Callable[[int], None] | None = None) -> Window | GenerationWindows | Served:
     """Build and measure one configuration (assumes the TF32 flags are already set)."""
     model, inputs = build(cfg, device)
     prec = precision.for_workload(cfg.precision, workloads.get(cfg.workload).generates)
     window_args: dict[str, Any] = {"plan": window_plan(cfg, meter), "meter": meter, "on_step": on_step}
     if cfg.mode == "train":
         return run_window(train_step(model, inputs, cfg, device), device, **window_args)
+    if cfg.max_new_tokens is not None and cfg.request_rate_per_s is not None:
+        with torch.inference_mode():
+            return serve(model, inputs, cfg.max_new_tokens, cfg.batch_size, cfg.request_rate_per_s,
+                         serving_requests(cfg), device, meter=meter, on_step=on_step,
+                         warmup_batches=defaults.WARMUP_STEPS if cfg.warmup_steps is None else cfg.warmup_steps)
     if cfg.max_new_tokens is not None:
         with torch.inference_mode():
             return measure_generation(model, inputs, cfg.max_new_tokens, device, **window_args)

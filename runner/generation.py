@@ -126,7 +126,7 @@ def measure_generation(model: torch.nn.Module, inputs: dict[str, torch.Tensor], 
     return out
 
 
-def _stats(prefix: str, values: list[float]) -> dict[str, float | None]:
+def token_stats(prefix: str, values: list[float]) -> dict[str, float | None]:
     keys = ("avg", "p50", "p90", "p95", "p99")
     if not values:
         return {f"{prefix}_{k}_ms": None for k in keys}
@@ -150,7 +150,7 @@ def generation_figures(gen: GenerationWindows, *, batch_size: int, prompt_tokens
         "tokens_per_s": output_tokens / window.duration_s,
         "decode_tokens_per_s": window.steps * batch_size * (max_new_tokens - 1) / decode_s if decode_s > 0 else None,
         "prompt_tokens_per_s": window.steps * batch_size * prompt_tokens / prefill_s if prefill_s > 0 else None,
-        **_stats("ttft", ttft), **_stats("tpot", gaps),
+        **token_stats("ttft", ttft), **token_stats("tpot", gaps),
     }
     if energy_j is None:
         return out, None

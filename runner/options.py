@@ -63,6 +63,7 @@ class RunConfig:
     tag: str | None = None
     min_window_s: float = 0.0  # without steps or duration: measure this long; shorter windows are flagged
     max_new_tokens: int | None = None  # generation workloads: output tokens per request (size is the prompt)
+    request_rate_per_s: float | None = None  # serving: Poisson arrivals at this rate; batch_size the most at once
 
     @property
     def examples_per_step(self) -> int:
@@ -74,6 +75,8 @@ class RunConfig:
         size = f"seq {self.size}" if spec.input_kind == "text" else f"image {self.size}"
         if self.max_new_tokens is not None:
             size = f"prompt {self.size} + {self.max_new_tokens} new tokens"
+        if self.request_rate_per_s is not None:
+            size += f", {self.request_rate_per_s:g} requests/s"
         batch = f"{self.grad_accum_steps}x{self.batch_size}" if self.grad_accum_steps > 1 else f"{self.batch_size}"
         rep = f" repeat {self.repeat_index}" if self.repeat_index else ""
         return f"{self.workload} {self.mode} {self.precision} batch {batch} {size}{rep}"
@@ -88,7 +91,7 @@ class RunConfig:
             "workload": self.workload, "model": spec.model, "task": spec.task, "mode": self.mode,
             "precision": self.precision, "tf32_enabled": tf32_enabled, "batch_size": self.batch_size,
             "grad_accum_steps": self.grad_accum_steps, "seq_len": self.size if text else None,
-            "max_new_tokens": self.max_new_tokens,
+            "max_new_tokens": self.max_new_tokens, "request_rate_per_s": self.request_rate_per_s,
             "image_size": None if text else self.size, "gpu_count": 1 if self.device.startswith("cuda") else None,
             "power_limit_w": power_limit_w, "power_mode": power_mode, "compile": self.compile,
             "warmup_steps": warmup_steps if warmup_steps is not None else self.warmup_steps,
@@ -109,6 +112,7 @@ class SweepOptions:
     grad_accum: list[int] = field(default_factory=lambda: [1])
     seq_lens: list[int] | None = None  # None: each workload's default
     max_new_tokens: list[int] | None = None  # generation workloads: None: each workload's default
+    request_rates: list[float] | None = None  # serving: Poisson arrival rates, requests/s (runner.serving)
     image_sizes: list[int] | None = None
     compile: bool = False
     # None: the default for the meter (steady-state warmup on a sensor, WARMUP_STEPS without);
@@ -306,6 +310,14 @@ class SweepOptions:
             generating = ", ".join(n for n in workloads.names() if workloads.get(n).generates)
             problems.append(f"--max-new-tokens applies to generation workloads only ({generating}); "
                             f"{', '.join(s.name for s in specs)} do not generate")
+        if self.request_rates is not None and specs and not makers:
+            problems.append("--request-rate applies to generation workloads only (llm-*): it serves requests "
+                            "arriving at that rate")
+        for r in self.request_rates or []:
+            if not 0 < r <= 1e6:
+                problems.append(f"--request-rate: {r:g} is not valid; expected requests per second above 0, e.g. 2,8")
+        if self.request_rates is not None and self.profile:
+            problems.append("--request-rate and --profile: a profile measures fixed batches; serve without --profile")
         for v in self.max_new_tokens or []:
             if v < 1:
                 problems.append(f"--max-new-tokens: {v} is not valid; expected at least 1 output token per request")
@@ -362,10 +374,11 @@ class SweepOptions:
             news: list[int | None] = [None]
             if spec.generates:
                 news = list(self.max_new_tokens) if self.max_new_tokens else [spec.default_max_new_tokens]
-            for accum, size, new, rep in itertools.product(accums, sizes or [spec.default_size], news,
-                                                           range(repeats)):
+            rates: list[float | None] = list(self.request_rates) if spec.generates and self.request_rates else [None]
+            for accum, size, new, rate, rep in itertools.product(accums, sizes or [spec.default_size], news, rates,
+                                                                 range(repeats)):
                 runs.append(RunConfig(name, mode, prec, batch, accum, size, device, self.compile, warmup,
-                                      steps, self.duration_s, rep, self.tag, min_window, new))
+                                      steps, self.duration_s, rep, self.tag, min_window, new, rate))
         return runs
 
 
@@ -386,7 +399,7 @@ def parse_warmup(text: str | int | None, problems: list[str]) -> int | Literal["
 
 def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision: str = "fp32",
                  batch_size: str = "8", grad_accum: str = "1", seq_len: str | None = None,
-                 image_size: str | None = None, max_new_tokens: str | None = None,
+                 image_size: str | None = None, max_new_tokens: str | None = None, request_rate: str | None = None,
                  power_limit: str | None = None, power_mode: str | None = None,
                  warmup: str | int | None = None, **rest: Any) -> SweepOptions:
     """Options from command-line strings (comma lists allowed); raise RunConfigError on bad values."""
@@ -401,6 +414,7 @@ def from_strings(*, workload: str = "bert-tiny", mode: str = "infer", precision:
         seq_lens=split_list("--seq-len", seq_len, int, "whole numbers, e.g. 128,384", problems),
         image_sizes=split_list("--image-size", image_size, int, "whole numbers, e.g. 224", problems),
         max_new_tokens=split_list("--max-new-tokens", max_new_tokens, int, "whole numbers, e.g. 128,512", problems),
+        request_rates=split_list("--request-rate", request_rate, float, "requests per second, e.g. 2,8", problems),
         power_limits_w=split_list("--power-limit", power_limit, float, "watts, e.g. 100,125,150", problems),
         power_modes=split_list("--power-mode", power_mode, str, "nvpmodel mode ids, e.g. 0,6", problems),
         **rest,

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 from energy import EnergyReading, PowerTrace, idle_figures, reading_figures
 from runner.devices import MemoryPeak
 from runner.environment import Captured
-from runner.generation import GenerationWindows, generation_figures
+from runner.generation import GenerationWindows, generation_figures, token_stats
 from runner.measure import Window, latency_stats
 from runner.options import RunConfig
+from runner.serving import Served, steady_figures
 
 if TYPE_CHECKING:
     pass
@@ -61,12 +62,12 @@ class RunRecord:
 
 
 def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None,
-            gen: GenerationWindows | None = None) -> tuple[dict[str, Any], str | None]:
+            gen: GenerationWindows | None = None, served: Served | None = None) -> tuple[dict[str, Any], str | None]:
     """Summary metrics of a measured window (PRODUCT.md's definitions) and a note on how the
     generation figures were split (None for other workloads). A generation step is a batch of
     requests: examples are requests, the latency percentiles are per request."""
     train = cfg.mode == "train"
-    examples = window.steps * cfg.examples_per_step
+    examples = served.requests if served is not None else window.steps * cfg.examples_per_step
     optimizer_steps = window.steps if train else 0
     out: dict[str, Any] = {
         "examples": examples,
@@ -74,7 +75,7 @@ def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None,
         "duration_s": window.duration_s,
         "throughput_sps": examples / window.duration_s,
         "iterations_per_s": window.steps / window.duration_s,
-        **latency_stats(window.step_times_ms),
+        **latency_stats(served.latency_ms if served is not None else window.step_times_ms),
     }
     if memory is not None:
         out.update(mem_peak_allocated_mb=memory.allocated_mb, mem_peak_reserved_mb=memory.reserved_mb,
@@ -88,6 +89,10 @@ def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None,
         tokens, note = generation_figures(gen, batch_size=cfg.batch_size, prompt_tokens=cfg.size,
                                           max_new_tokens=cfg.max_new_tokens, energy_j=out.get("energy_j"))
         out.update(tokens, sample_unit="request")
+    if served is not None and cfg.max_new_tokens is not None:
+        steady, note = steady_figures(served, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens)
+        out.update(output_tokens=served.requests * cfg.max_new_tokens, sample_unit="request",
+                   **token_stats("ttft", served.ttft_ms), **token_stats("tpot", served.gaps_ms), **steady)
     return {k: v for k, v in out.items() if v is not None}, note
 
 
@@ -111,20 +116,24 @@ def missing_energy(status: str) -> dict[str, Any]:
 
 def run_record(cfg: RunConfig, *, run_id: str, status: str, error: str | None, started_at: str,
                ended_at: str, captured: Captured | None, tf32_enabled: bool | None,
-               window: Window | GenerationWindows | None, memory: MemoryPeak | None, flags: list[str],
+               window: Window | GenerationWindows | Served | None, memory: MemoryPeak | None, flags: list[str],
                idle_power_w: float | None = None, requested: dict[str, Any] | None = None) -> dict[str, Any]:
     """One result-file run of a measured configuration."""
     from runner.environment import fallback_device
 
     gen = window if isinstance(window, GenerationWindows) else None
+    served = window if isinstance(window, Served) else None
     if gen is not None:
         window = gen.window
         flags = [*flags, *gen.flags]
-    assert not isinstance(window, GenerationWindows)
+    if served is not None:
+        window = served.window
+    assert isinstance(window, Window) or window is None
     ok = status == "ok" and window is not None
     flags = list(flags)
     requested_setting(requested, captured, flags)
-    run_metrics, note = metrics(cfg, window, memory, gen) if ok and window else (missing_energy(status), None)
+    run_metrics, note = metrics(cfg, window, memory, gen, served) if ok and window else (missing_energy(status),
+                                                                                          None)
     if ok:
         run_metrics.update(idle_figures(run_metrics, idle_power_w, flags))
     return RunRecord(

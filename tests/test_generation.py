@@ -129,3 +129,63 @@ def test_the_shipped_shapes_have_their_models_parameter_counts(name: str, billio
     """Qwen2.5-0.5B 0.49B, Llama-3.2-1B 1.24B, Llama-3.2-3B 3.21B, Llama-3.1-8B 8.03B (tied embeddings
     counted once), counted on the meta device: nothing allocated."""
     assert workloads.get(name).parameter_count() / 1e9 == pytest.approx(billions, rel=0.01)
+
+
+# --- serving: Poisson arrivals, batches of up to batch_size ---------------------------------------
+
+def test_arrivals_are_poisson_and_replayable() -> None:
+    from runner.serving import arrivals
+
+    times = arrivals(8.0, 4000)
+    assert times == arrivals(8.0, 4000)  # seeded: a repeat replays the same arrivals
+    gaps = [b - a for a, b in zip([0.0, *times], times)]
+    mean = sum(gaps) / len(gaps)
+    assert mean == pytest.approx(1 / 8.0, rel=0.05)
+    # exponential gaps: the standard deviation equals the mean
+    sd = (sum((g - mean) ** 2 for g in gaps) / (len(gaps) - 1)) ** 0.5
+    assert sd == pytest.approx(mean, rel=0.1)
+
+
+def _serve(rate: float, **kw: Any) -> dict[str, Any]:
+    from runner.execute import execute
+    from runner.options import RunConfig
+
+    cfg = RunConfig("llm-tiny", "infer", "fp32", BATCH, 1, PROMPT, "cpu", False, 1, kw.get("steps"),
+                    kw.get("duration_s"), 0, max_new_tokens=NEW, request_rate_per_s=rate)
+    run = execute(cfg).record
+    assert run["status"] == "ok", run.get("error")
+    return run
+
+
+def test_a_saturated_server_reports_the_steady_state_of_full_batches() -> None:
+    run = _serve(100_000.0, duration_s=0.004)  # every request arrives at once: 400 requests, all batches full
+    m, c = run["metrics"], run["config"]
+    assert c["request_rate_per_s"] == 100_000.0 and m["examples"] == 400
+    assert m["output_tokens"] == 400 * NEW and c["measured_steps"] == 100  # 100 batches of 4
+    assert m["throughput_sps"] == pytest.approx(400 / m["duration_s"])
+    # queueing: batch k's requests waited for the k - 1 before them, so TTFT grows linearly across the window:
+    # the median request waits about half of it, the p99 almost all (about twice the median)
+    assert 1.5 * m["ttft_p50_ms"] < m["ttft_p99_ms"] < 2.5 * m["ttft_p50_ms"]
+    assert m["ttft_p50_ms"] > 0.3 * m["duration_s"] * 1000
+    assert "100 of them full" in run["notes"] and "cut from the power trace" in run["notes"]
+    assert m["j_per_token"] > 0 and m["tokens_per_s"] > 0
+
+
+def test_a_server_that_never_fills_a_batch_has_no_steady_state() -> None:
+    run = _serve(20.0, steps=1)  # 4 requests 50 ms apart, each served alone
+    m = run["metrics"]
+    assert m["examples"] == BATCH and "0 of them full" in run["notes"]
+    assert "j_per_token" not in m and "tokens_per_s" not in m
+    assert "the target concurrency was never in flight" in m["energy_split_missing_reason"]
+    assert m["ttft_p50_ms"] > 0 and m["energy_j"] > 0  # the window's own figures are there
+
+
+def test_serving_options_are_checked() -> None:
+    with pytest.raises(RunConfigError) as e:
+        from_strings(workload="bert-tiny", request_rate="4", device="cpu")
+    assert "--request-rate applies to generation workloads only" in str(e.value)
+    with pytest.raises(RunConfigError) as e:
+        from_strings(workload="llm-tiny", request_rate="0", device="cpu")
+    assert "--request-rate: 0 is not valid" in str(e.value)
+    runs = from_strings(workload="llm-tiny", request_rate="2,8", device="cpu", repeats=1).expand()
+    assert [r.request_rate_per_s for r in runs] == [2.0, 8.0]

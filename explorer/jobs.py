@@ -38,6 +38,7 @@ _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 FORM_LABELS: dict[str, str] = {
     "--workload": "Workload(s)", "--mode": "Mode(s)", "--precision": "Precision(s)",
     "--batch-size": "Batch size(s)", "--seq-len": "Sequence length(s)", "--tag": "Tag",
+    "--max-new-tokens": "Output tokens per request", "--request-rate": "Requests per second (serving)",
     "--steps": "Measured steps", "--min-window": "Minimum window (s)", "--warmup": "Warmup steps",
     "--repeats": "Repeats",
     "--idle-seconds": "Idle baseline (s), 0 = off", "--power-limit": "GPU power limit(s), W",
@@ -62,6 +63,8 @@ class RunRequest:
     precision: str = defaults.PRECISION
     batch_size: str = str(defaults.BATCH_SIZE)
     seq_len: str = ""
+    max_new_tokens: str = ""  # generation workloads (llm-*): output tokens per request; empty: the workload's
+    request_rate: str = ""  # generation workloads: serve Poisson arrivals at this rate; empty: batches back to back
     # None: the runner's defaults for the power meter it finds (joulebench.defaults): on a sensor,
     # windows of at least MIN_WINDOW_S after a warmup until steady, SENSOR_REPEATS repeats; on the
     # estimate, STEPS steps after WARMUP_STEPS warmup steps, REPEATS repeat
@@ -83,8 +86,10 @@ class RunRequest:
                               ("--min-window", self.min_window_s)):
             if value is not None:
                 args += [option, f"{value:g}" if isinstance(value, float) else str(value)]
-        if self.seq_len.strip():
-            args += ["--seq-len", self.seq_len.strip()]
+        for option, text in (("--seq-len", self.seq_len), ("--max-new-tokens", self.max_new_tokens),
+                             ("--request-rate", self.request_rate)):
+            if text.strip():
+                args += [option, text.strip()]
         if self.tag.strip():
             args += ["--tag", self.tag.strip()]
         args += ["--idle-seconds", f"{self.idle_seconds:g}"] if self.idle_seconds > 0 else ["--no-idle"]

@@ -78,7 +78,7 @@ def _number(key: str, default: float) -> float:
 
 progress()
 running = jobs.running(db)
-if any(k in st.query_params for k in ("workload", "mode", "precision", "batch", "seq")):
+if any(k in st.query_params for k in ("workload", "mode", "precision", "batch", "seq", "new", "rate")):
     st.info("The form is filled in from the link you followed; check it, then start.")
 with st.form("new_run"):
     c = st.columns(3)
@@ -92,6 +92,13 @@ with st.form("new_run"):
     batch = c[0].text_input(LABEL["--batch-size"], _given("batch", str(defaults.BATCH_SIZE)), key="batch")
     seq = c[1].text_input(LABEL["--seq-len"], _given("seq", ""), help="empty: the workload's default", key="seq")
     tag = c[2].text_input(LABEL["--tag"], "", key="tag")
+    c = st.columns(3)
+    new_tokens = c[0].text_input(LABEL["--max-new-tokens"], _given("new", ""), key="new",
+                                 help="generation workloads (llm-*) only: tokens generated per request, exactly; the "
+                                      "sequence length is the prompt; empty: the workload's default")
+    rate = c[1].text_input(LABEL["--request-rate"], _given("rate", ""), key="rate",
+                           help="generation workloads only: requests arriving per second (Poisson); the batch size "
+                                "is then the most served together; empty: batches generated back to back")
     st.caption(f"Leave steps, warmup and repeats empty for the defaults: with a power sensor (NVIDIA GPU, Jetson, "
                f"RAPL) each window lasts at least {defaults.MIN_WINDOW_S:g} s after a warmup that ends when power "
                f"and step time are steady, {defaults.SENSOR_REPEATS} repeats; without one (energy estimated) "
@@ -121,7 +128,8 @@ if running:
     st.info("A run is in progress: one at a time. Cancel it above or wait for it to finish.")
 if submitted:
     request = jobs.RunRequest(
-        workload=workload, mode=mode, precision=precision, batch_size=batch, seq_len=seq,
+        workload=workload, mode=mode, precision=precision, batch_size=batch, seq_len=seq, max_new_tokens=new_tokens,
+        request_rate=rate,
         steps=None if steps is None else int(steps), warmup=None if warmup is None else int(warmup),
         repeats=None if repeats is None else int(repeats), tag=tag, idle_seconds=float(idle), power_limit=limits,
         power_mode=modes, min_window_s=None if min_window is None else float(min_window))

@@ -189,3 +189,13 @@ def test_serving_options_are_checked() -> None:
     assert "--request-rate: 0 is not valid" in str(e.value)
     runs = from_strings(workload="llm-tiny", request_rate="2,8", device="cpu", repeats=1).expand()
     assert [r.request_rate_per_s for r in runs] == [2.0, 8.0]
+
+
+def test_the_new_run_form_passes_the_generation_options() -> None:
+    from explorer.jobs import RunRequest, in_form_words
+
+    argv = RunRequest(workload="llm-1b", precision="bf16", batch_size="1,8,32", max_new_tokens="128",
+                      request_rate=" 4 ").argv(Path("db.duckdb"), Path("out.json"))
+    assert argv[argv.index("--max-new-tokens") + 1] == "128" and argv[argv.index("--request-rate") + 1] == "4"
+    assert "--request-rate" not in RunRequest(workload="llm-1b").argv(Path("db.duckdb"), Path("out.json"))
+    assert in_form_words("--max-new-tokens: 0 is not valid") == "Output tokens per request: 0 is not valid"

@@ -152,6 +152,13 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
         .then(pl.col("device_name").replace_strict(dict(price_missing), default="no price", return_dtype=pl.String))
         .otherwise(None).alias("cost_missing"),
     )
+    if "j_per_token" in frame.columns and "tokens_per_s" in frame.columns:
+        # generation runs: the same formula per output token (measured figures only, never estimated)
+        tokens_s = pl.col("tokens_per_s")
+        frame = frame.with_columns(
+            (pl.col("j_per_token") * per_joule
+             + pl.col("idle_power_used_w").fill_null(0) / tokens_s * (1 - u) / u * per_joule
+             + pl.col("price") / (tokens_s * lifetime_s * u) * 1e6).alias("cost_per_1m_tokens"))
     return frame
 
 
@@ -192,8 +199,13 @@ def rank(runs: pl.DataFrame, constraints: Constraints) -> tuple[pl.DataFrame, pl
 
 
 def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
-    """The ranking with human headers and units (numbers stay numbers, for sorting)."""
+    """The ranking with human headers and units (numbers stay numbers, for sorting); for generation
+    runs also their output tokens/s, J per output token and cost per 1M output tokens."""
     money = f"({currency} per 1M samples)"
+    tokens = []
+    if "cost_per_1m_tokens" in ranked.columns and ranked["j_per_token"].drop_nulls().len():
+        tokens = [pl.col("tokens_per_s").alias("Output tokens/s"), pl.col("j_per_token").alias("J per output token"),
+                  pl.col("cost_per_1m_tokens").alias(f"Cost ({currency} per 1M output tokens)")]
     return ranked.select(
         pl.col("rank").alias("Rank"), pl.col("device_name").alias("Device"),
         pl.col("precision").alias("Precision"), pl.col("batch_size").alias("Batch"),
@@ -206,6 +218,7 @@ def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
         pl.col("idle_cost_per_1m").alias(f"Electricity while idle {money}"),
         pl.col("hardware_cost_per_1m").alias(f"Hardware {money}"),
         pl.col("cost_per_1m_samples").alias(f"Cost {money}"),
+        *tokens,
         pl.col("trust_grade").fill_null(NOT_GRADED).alias("Trust grade"),
         pl.col("latency_p99_ms").alias("p99 latency (ms)"), pl.col("memory_gb").alias("Memory (GB)"),
         pl.col("run_id").alias("Run"),

@@ -105,3 +105,21 @@ def test_compare_ranks_configurations_by_energy_per_token(lake: Path) -> None:
     reference = compare.config_table(runs.filter(~runs["device_name"].is_in(GPUS)), None,
                                      compare.METRICS["throughput"], "USD")
     assert "Output tokens/s" not in reference.columns  # no generation rows: no empty token columns
+
+
+def test_cost_per_million_output_tokens(lake: Path) -> None:
+    """Cost page: the per-sample formula applied per output token, for rows that measured tokens."""
+    from explorer import cost
+
+    with Store.open(lake) as store:
+        runs = queries.runs_table(store)
+    settings = CostSettings(electricity_per_kwh=0.30, utilisation=0.5, lifetime_years=3.0)
+    costed = cost.with_cost(runs.filter(runs["device_name"] == "H100"), {"H100": 25_000.0}, {}, {}, settings)
+    row = costed.filter(costed["tag"] == "max_num_seqs 384").row(0, named=True)
+    # 0.07423 J/token x 1e6 / 3.6e6 x 0.30 + 25,000 / (9,248 tokens/s x 3 years x 0.5) x 1e6
+    energy = 0.074234 * 1e6 / 3.6e6 * 0.30
+    hardware = 25_000 / (9248.012 * 3 * 365.25 * 24 * 3600 * 0.5) * 1e6
+    assert row["cost_per_1m_tokens"] == pytest.approx(energy + hardware, rel=1e-4)
+    ranked, _ = cost.rank(costed, cost.Constraints())
+    table = cost.ranking_table(ranked, "USD")
+    assert {"Output tokens/s", "J per output token", "Cost (USD per 1M output tokens)"} <= set(table.columns)

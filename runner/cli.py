@@ -222,6 +222,8 @@ def cmd_workloads(args: argparse.Namespace) -> int:
     for name in workloads.names():
         w = workloads.get(name)
         size = f"seq {w.default_size}" if w.input_kind == "text" else f"{w.default_size}x{w.default_size}"
+        if w.generates:
+            size = f"prompt {w.default_size} + {w.default_max_new_tokens}"
         rows.append((name, w.model, w.task, size, f"{w.parameter_count() / 1e6:,.1f} M", w.description))
     print(table(("workload", "model", "task", "default input", "parameters", "description"), rows))
     return 0

@@ -39,7 +39,8 @@ FIGURE_LABELS = {"throughput_sps": "Throughput (samples/s)", "j_per_sample": "En
                  "net_j_per_sample": "Net energy per example (J)", "j_per_iteration": "Energy per iteration (J)",
                  "avg_power_w": "Average power (W)", "energy_j": "Energy (J)", "latency_p50_ms": "p50 latency (ms)",
                  "latency_p99_ms": "p99 latency (ms)", "duration_s": "Window (s)", "tokens_per_s": "Tokens/s",
-                 "j_per_token": "Energy per token (J)"}
+                 "j_per_token": "Energy per token (J)", "decode_j_per_token": "Decode energy per token (J)",
+                 "ttft_p90_ms": "Time to first token p90 (ms)", "tpot_p90_ms": "Time per output token p90 (ms)"}
 
 
 MEASURED_SECTIONS = ("Performance", "Energy")

@@ -13,6 +13,7 @@ needs is "not known", never counted as meeting it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -40,11 +41,26 @@ class Target:
         return " and ".join(parts) if parts else "no latency limit"
 
 
+_VARIANT = re.compile(r"(?i)[-_](?:instruct|chat|hf|base|it)$")
+
+
+def model_key(name: str | None) -> str | None:
+    """A model's architecture name: 'meta-llama/Llama-3.1-8B-Instruct' -> 'llama-3.1-8b', the name of
+    JouleBench's llm-8b shape. The organisation and the tuning variant (instruct, chat, base) change
+    neither speed nor energy, so they do not split a like-for-like comparison."""
+    if not name:
+        return None
+    key = name.strip().rsplit("/", 1)[-1].lower()
+    while _VARIANT.search(key):
+        key = _VARIANT.sub("", key)
+    return key
+
+
 def shape_of(row: dict) -> str:
     """'llama-3.1-8b, prompt 512 + 128 new tokens': what is compared like for like."""
     prompt = f"prompt {row['seq_len']}" if row.get("seq_len") else "prompt not stated"
     new = f"{row['max_new_tokens']} new tokens" if row.get("max_new_tokens") else "output length not stated"
-    return f"{row.get('model') or row.get('workload') or 'model not stated'}, {prompt} + {new}"
+    return f"{model_key(row.get('model')) or row.get('workload') or 'model not stated'}, {prompt} + {new}"
 
 
 def token_configs(configs: pl.DataFrame, devices: list[str]) -> pl.DataFrame:

@@ -26,7 +26,7 @@ APP = str(REPO / "app.py")
 LEADERBOARD = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy" / \
     "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
 GPUS = ["B200", "H100"]
-SHAPE = "meta-llama/Llama-3.1-8B-Instruct, prompt not stated + output length not stated"
+SHAPE = "llama-3.1-8b, prompt not stated + output length not stated"
 
 
 @pytest.fixture
@@ -123,3 +123,21 @@ def test_cost_per_million_output_tokens(lake: Path) -> None:
     ranked, _ = cost.rank(costed, cost.Constraints())
     table = cost.ranking_table(ranked, "USD")
     assert {"Output tokens/s", "J per output token", "Cost (USD per 1M output tokens)"} <= set(table.columns)
+
+
+def test_the_same_architecture_is_one_model_whoever_published_it() -> None:
+    assert token_target.model_key("meta-llama/Llama-3.1-8B-Instruct") == "llama-3.1-8b"  # == llm-8b's model
+    assert token_target.model_key("Qwen/Qwen2.5-0.5B-Instruct") == "qwen2.5-0.5b"  # == llm-0.5b's model
+    assert token_target.model_key("lmsys/vicuna-7b-v1.3") == "vicuna-7b-v1.3"
+    assert token_target.model_key(None) is None
+
+
+def test_without_generation_runs_the_page_says_how_to_get_them(db: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": "infer"})
+    at.run()
+    at.switch_page("pages/decide.py").run()
+    assert not at.exception, at.exception
+    info = " ".join(i.value for i in at.info)
+    assert "None of these devices has generation runs with energy per token" in info
+    assert "upload a vLLM, ML.ENERGY or AI Energy Score result file" in info

@@ -276,8 +276,9 @@ def update_devices(store: Store, edits: pl.DataFrame, *, by: str = ENTERED_BY) -
 
 _SETTING_COLUMNS = """
     r.run_id, r.device_name, d.kind AS device_kind, r.workload, r.mode, r.precision, r.batch_size,
-    r.grad_accum_steps, r.seq_len, r.image_size, r.gpu_count, r.compile, r.power_limit_w, r.power_mode,
-    r.profile, r.tag, r.examples, r.duration_s, r.throughput_sps, r.energy_j, r.avg_power_w, r.j_per_sample,
+    r.grad_accum_steps, r.seq_len, r.max_new_tokens, r.request_rate_per_s, r.image_size, r.gpu_count, r.compile,
+    r.power_limit_w, r.power_mode, r.profile, r.tag, r.examples, r.duration_s, r.throughput_sps, r.tokens_per_s,
+    r.energy_j, r.avg_power_w, r.j_per_sample,
     r.energy_boundary, r.energy_method, r.source_id, s.file_name AS source_file, s.kind AS source_kind,
     r.started_at, m.cpu_cores, m.cpu_max_mhz, m.gpu_max_mhz, m.memory_max_mhz, m.mode_name
 """

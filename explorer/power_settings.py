@@ -20,7 +20,9 @@ from explorer.text import count
 from joulebench.errors import PredictionRefusedError
 from tuning import (
     POWER_LIMIT,
+    UNIT_RUN,
     UNIT_SAMPLE,
+    UNIT_TOKEN,
     Constraints,
     Goal,
     ModeOption,
@@ -113,6 +115,8 @@ def units_of(profile: PowerProfile) -> tuple[str, str, str]:
     """Column labels: (time, throughput, energy) with their units."""
     if profile.unit == UNIT_SAMPLE:
         return "s per sample", "throughput (samples/s)", "J per sample"
+    if profile.unit == UNIT_TOKEN:
+        return "s per output token", "output tokens/s", "J per output token"
     return "s per run", "runs per hour", "J per run"
 
 
@@ -124,7 +128,7 @@ def candidates_frame(rec: Recommendation) -> pl.DataFrame:
     for c in rec.candidates:
         p = c.point
         band = c.prediction
-        per_hour = 1.0 if rec.profile.unit == UNIT_SAMPLE else 3600.0
+        per_hour = 3600.0 if rec.profile.unit == UNIT_RUN else 1.0
         rows.append({
             "setting": p.label, "power_limit_w": p.power_limit_w, "basis": "measured" if c.measured else "predicted",
             "s_per_unit": p.s_per_unit, "throughput": per_hour / p.s_per_unit, "avg_power_w": p.avg_power_w,

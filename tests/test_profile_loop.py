@@ -211,7 +211,7 @@ def test_a_generation_workload_is_profiled_token_by_token(tmp_path: Path, in_eff
     in_effect.append(control)
     options = _options(tmp_path, workloads=["llm-tiny"], batch_sizes=[2], seq_lens=[16], max_new_tokens=[8],
                        steps=None, duration_s=0.3, power_limits_w=[100.0, 150.0], settle_s=0.0)
-    result = profile_module.run_profile(options, meter=SimulatedSensor(control), control=control, ingest=False)
+    result = profile_module.run_profile(options, meter=SimulatedSensor(control), control=control, ingest=True)
     assert result.exit_code == 0
     runs = json.loads((tmp_path / "profile.json").read_text())["runs"]
     assert [r["config"]["power_limit_w"] for r in runs] == [100.0, 150.0]
@@ -221,3 +221,15 @@ def test_a_generation_workload_is_profiled_token_by_token(tmp_path: Path, in_eff
     for x in m:
         assert x["j_per_token"] == pytest.approx(x["avg_power_w"] / x["tokens_per_s"], rel=1e-6)
     assert [x["avg_power_w"] for x in m] == pytest.approx([100.0, 150.0], rel=5e-2)
+    # the recommendation works per output token: fewest J/token at the lower limit (same speed, less power)
+    from db import Store, queries
+    from tuning import UNIT_TOKEN, Goal, profiles_from_runs, recommend
+
+    with Store.open_read_only(tmp_path / "db.duckdb") as store:
+        device = runs[0]["device"]["name"]
+        profile = profiles_from_runs(queries.power_setting_runs(store, device, "llm-tiny"))[0]
+    assert profile.unit == UNIT_TOKEN and profile.config["max_new_tokens"] == 8
+    point = {p.label: p for p in profile.points}["100 W"]
+    assert point.j_per_unit == pytest.approx(m[0]["j_per_token"], rel=1e-6)
+    rec = recommend(profile, Goal("energy"))
+    assert rec.best is not None and rec.best.point.label == "100 W" and "J/output token" in rec.sentence()

@@ -25,6 +25,7 @@ from tuning.points import (
     POWER_MODE,
     UNIT_RUN,
     UNIT_SAMPLE,
+    UNIT_TOKEN,
     Point,
     PowerProfile,
     profile_from_rows,
@@ -46,7 +47,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "DEFAULT_ETA", "GOALS", "POWER_LIMIT", "POWER_MODE", "UNIT_RUN", "UNIT_SAMPLE", "Candidate", "Constraints",
+    "DEFAULT_ETA", "GOALS", "POWER_LIMIT", "POWER_MODE", "UNIT_RUN", "UNIT_SAMPLE", "UNIT_TOKEN", "Candidate",
+    "Constraints",
     "Goal", "HeldOut", "ModeOption", "Point", "PowerProfile", "Prediction", "Recommendation", "SettingModel",
     "Validation", "fit", "pareto_front", "profile_from_rows", "profiles_from_runs", "recommend",
 ]

@@ -24,7 +24,7 @@ import polars as pl
 
 # What makes two runs the same configuration (the power setting aside).
 CONFIG_COLUMNS = ("device_name", "workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len",
-                  "image_size", "gpu_count", "compile")
+                  "max_new_tokens", "request_rate_per_s", "image_size", "gpu_count", "compile")
 # A Jetson power mode's features, from the power-mode table (sample_data/power_modes.csv).
 MODE_FEATURES = ("cpu_cores", "cpu_max_mhz", "gpu_max_mhz", "memory_max_mhz")
 MODE_FEATURE_LABELS = {"cpu_cores": "CPU cores", "cpu_max_mhz": "CPU MHz", "gpu_max_mhz": "GPU MHz",
@@ -34,6 +34,7 @@ POWER_LIMIT = "power_limit"
 POWER_MODE = "power_mode"
 UNIT_SAMPLE = "sample"
 UNIT_RUN = "run"
+UNIT_TOKEN = "output token"  # generation runs of fixed batches: time and energy per output token
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class PowerProfile:
 
     kind: str  # POWER_LIMIT (GPU) or POWER_MODE (Jetson)
     config: Mapping[str, Any]  # CONFIG_COLUMNS values
-    unit: str  # UNIT_SAMPLE or UNIT_RUN
+    unit: str  # UNIT_SAMPLE, UNIT_TOKEN or UNIT_RUN
     points: tuple[Point, ...]
     left_out: tuple[str, ...] = field(default_factory=tuple)  # "3 runs: no energy measured"
 
@@ -101,7 +102,7 @@ class PowerProfile:
 
     @property
     def unit_label(self) -> str:
-        return "sample" if self.unit == UNIT_SAMPLE else "run"
+        return self.unit
 
     @property
     def measured_labels(self) -> list[str]:
@@ -139,6 +140,13 @@ def _unit(rows: list[Mapping[str, Any]]) -> tuple[str, list[Mapping[str, Any]], 
     """The unit of work of these runs, the runs usable in it, and what was left out."""
     if not rows:
         return UNIT_SAMPLE, [], []
+    # generation batches generated back to back: per output token (a serving run's token rate is its steady
+    # state's, not its window's, so serving runs stay per request)
+    tokens = [r for r in rows if (_number(r.get("tokens_per_s")) or 0) > 0 and r.get("request_rate_per_s") is None
+              and r.get("max_new_tokens") is not None]
+    if tokens:
+        dropped = len(rows) - len(tokens)
+        return UNIT_TOKEN, tokens, [f"{dropped} run(s): no output tokens/s recorded"] if dropped else []
     with_rate = [r for r in rows if (_number(r.get("throughput_sps")) or 0) > 0]
     if with_rate:
         dropped = len(rows) - len(with_rate)
@@ -190,8 +198,8 @@ def profile_from_rows(config: Mapping[str, Any], rows: Iterable[Mapping[str, Any
         groups.setdefault(key, []).append(r)
     points = []
     for label, members in groups.items():
-        times = [1.0 / float(r["throughput_sps"]) if unit == UNIT_SAMPLE else float(r["duration_s"])
-                 for r in members]
+        times = [1.0 / float(r["tokens_per_s"]) if unit == UNIT_TOKEN else
+                 1.0 / float(r["throughput_sps"]) if unit == UNIT_SAMPLE else float(r["duration_s"]) for r in members]
         powers = [p for p in (_power_w(r) for r in members) if p is not None]
         first = members[0]
         if kind == POWER_LIMIT:

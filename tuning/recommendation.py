@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from joulebench.errors import PredictionRefusedError
 from tuning.goals import Constraints, Goal
 from tuning.model import Prediction, SettingModel, fit
-from tuning.points import POWER_LIMIT, UNIT_SAMPLE, Point, PowerProfile
+from tuning.points import POWER_LIMIT, UNIT_RUN, Point, PowerProfile
 
 GRID_STEP_W = 5.0
 
@@ -182,7 +182,7 @@ def recommend(profile: PowerProfile, goal: Goal, constraints: Constraints | None
         raise PredictionRefusedError(f"{profile.device}, {profile.describe()}: no setting with time and power "
                                      f"measured ({'; '.join(profile.left_out) or 'no runs'})")
     constraints = constraints or Constraints()
-    if constraints.min_throughput is not None and profile.unit != UNIT_SAMPLE:
+    if constraints.min_throughput is not None and profile.unit == UNIT_RUN:
         raise PredictionRefusedError(
             "--min-throughput needs samples per second, and these runs do not record how many samples they "
             "processed (each run is one window of equal work); leave the constraint out")

@@ -3,6 +3,7 @@ DatabaseError that names the file and what to do (never a DuckDB traceback)."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def connect(db_path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnect
             con = duckdb.connect(str(db_path), read_only=read_only)
             break
         except duckdb.IOException as e:
-            if "lock" in str(e).lower():
+            # 'Could not set lock on file': another process holds it ('block' in a checksum error is not a lock)
+            if re.search(r"\block\b", str(e).lower()):
                 if time.monotonic() < deadline:
                     time.sleep(0.05)
                     continue

@@ -314,6 +314,33 @@ def cmd_app(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, env=env, cwd=REPO_ROOT)  # cwd: Streamlit reads .streamlit/config.toml there
 
 
+def cmd_push(args: argparse.Namespace) -> int:
+    from db.lake import STORE_ENV_VAR, LakeUrl, is_lake, lake_data_path
+    from db.push import push
+    from ingest import open_store
+
+    url = args.store or os.environ.get(STORE_ENV_VAR)
+    if not is_lake(url):
+        print(f"error: --store: push sends runs to a team store, a DuckLake: ducklake:sqlite:PATH or "
+              f"ducklake:postgres:'dbname=... host=...' (or ${STORE_ENV_VAR}); got {url or 'nothing'}", file=sys.stderr)
+        return 2
+    assert url is not None
+    lake = LakeUrl.parse(url, lake_data_path(args.data_path))
+    with open_store(args.db) as store:  # migrated, and its inbox ingested, before it is read
+        local = store.path
+    print(f"pushing {local} to {lake.public_url} as {args.machine or 'this host'}", flush=True)
+
+    def said(sha: str, runs: int) -> None:
+        print(f"  pushed {sha[:12]}: {runs} run(s)", flush=True)
+
+    report = push(local, lake, machine=args.machine, on_source=said)
+    rate = f"{report.runs_pushed / report.seconds:,.0f} runs/s" if report.seconds > 0 else ""
+    print(f"pushed {report.sources_pushed} source(s), {report.runs_pushed} run(s), {report.samples_pushed} power "
+          f"sample(s) in {report.seconds:.1f} s ({rate}); {report.sources_already_there} source(s) and "
+          f"{report.runs_already_there} run(s) were there already; {report.retries} retried commit(s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="joulebench",
@@ -420,6 +447,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="a host name browsers use to reach the app (repeatable); others are refused")
     p.set_defaults(func=cmd_app)
+
+    p = sub.add_parser("push", help="send this machine's runs to the team store (a DuckLake)",
+                       description="Send every source of the local database the team store lacks, each in one "
+                                   "transaction with its runs, power samples, grades and who pushed it. Pushing "
+                                   "twice adds nothing; a push cut off resumes where it stopped; several machines "
+                                   "can push at once. A PostgreSQL password comes from PGPASSWORD or ~/.pgpass, "
+                                   "never the URL.")
+    p.add_argument("--store", help="the team store: ducklake:sqlite:PATH (one machine) or "
+                                   "ducklake:postgres:'dbname=... host=...' (default: $JOULEBENCH_STORE)")
+    p.add_argument("--data-path", help="where the team store's Parquet files live: a shared folder or s3:// "
+                                       "prefix (default: $JOULEBENCH_LAKE_DATA; for SQLite, beside the catalog)")
+    p.add_argument("--machine", help="the name the pushed runs carry in the team store (default: the host name)")
+    p.add_argument("--db", help=db_help)
+    p.set_defaults(func=cmd_push)
 
     from runner.cli import add_subcommands as add_runner_subcommands  # run, workloads
 

@@ -1,0 +1,174 @@
+"""`joulebench push`: a runner machine's results to the team store, one source at a time.
+
+Each local source (a sweep's result file, an upload, the reference seed) goes in one lake
+transaction, whole: its row, its runs, their power traces, samples, step times and labels, its
+findings, the environments and catalog devices (with their power modes) its runs name that the
+lake lacks, the grades and configuration aggregates of the configurations it touches (db.grading,
+the rules ingest applies), and a `pushes` row saying which machine pushed it and when.
+
+Idempotent: a source whose content hash the lake holds is skipped, and a run whose id the lake
+holds is not added twice (the same runs can arrive in two files). Resumable: a push killed or cut
+off loses at most the source in flight, which the next push sends again; nothing local is changed.
+Concurrent: every push transaction deletes and re-inserts the one row of `push_lock`, so of two
+machines pushing at once DuckLake aborts the later commit, which then retries from its hash check.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from db.grading import grade_runs
+from db.lake import LakeUrl, connect, ensure_schema, retryable
+from joulebench.errors import DatabaseError
+
+MAX_ATTEMPTS = 30
+RUN_TABLES = ("power_traces", "power_samples", "step_times", "run_labels")
+
+
+@dataclass
+class PushReport:
+    machine: str
+    sources_pushed: int = 0
+    sources_already_there: int = 0
+    runs_pushed: int = 0
+    runs_already_there: int = 0
+    samples_pushed: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    pushed: list[str] = field(default_factory=list)  # content hashes, in push order
+
+
+def lake_source_id(sha256: str, taken: set[int]) -> int:
+    """The lake's id of a source, from its content hash (DuckLake has no sequences): its first 31
+    bits, moved on past ids another source holds (the push lock makes this check and the insert one step)."""
+    value = int(sha256[:8], 16) & 0x7FFFFFFF or 1
+    while value in taken:
+        value = value % 0x7FFFFFFF + 1
+    return value
+
+
+def push(local_db: Path, lake: LakeUrl, *, machine: str | None = None,
+         on_source: Callable[[str, int], None] | None = None) -> PushReport:
+    """Push every local source the lake lacks; `on_source(sha, runs)` after each one commits."""
+    report = PushReport(machine or socket.gethostname())
+    start = time.monotonic()
+    con = connect(lake)
+    try:
+        ensure_schema(con)
+        try:
+            quoted = str(local_db).replace("'", "''")  # ATTACH takes no parameters
+            con.execute(f"ATTACH '{quoted}' AS local (READ_ONLY)")
+        except duckdb.Error as e:
+            raise DatabaseError(f"{local_db}: cannot read the local store to push it ({e})") from e
+        _push_catalog(con, report)
+        sources = con.execute("SELECT source_id, content_sha256 FROM local.sources ORDER BY source_id").fetchall()
+        for source_id, sha in sources:
+            done = _push_source(con, source_id, sha, report)
+            if done is not None and on_source is not None:
+                on_source(sha, done)
+    finally:
+        con.close()
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _push_source(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, report: PushReport) -> int | None:
+    for attempt in range(MAX_ATTEMPTS):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute("DELETE FROM push_lock")
+            con.execute("INSERT INTO push_lock VALUES (?, now())", [report.machine])
+            there = con.execute("SELECT count(*) FROM sources WHERE content_sha256 = ?", [sha]).fetchone()
+            if there and there[0]:
+                con.execute("ROLLBACK")
+                report.sources_already_there += 1
+                return None
+            runs, duplicates, samples = _copy(con, source_id, sha, report.machine)
+            con.execute("COMMIT")
+        except BaseException as e:
+            _rollback(con)
+            if not retryable(e):
+                raise
+            report.retries += 1
+            time.sleep(min(0.05 * (attempt + 1), 1.0))
+            continue
+        report.sources_pushed += 1
+        report.runs_pushed += runs
+        report.runs_already_there += duplicates
+        report.samples_pushed += samples
+        report.pushed.append(sha)
+        return runs
+    raise DatabaseError(f"push: source {sha[:12]} could not be committed after {MAX_ATTEMPTS} attempts (other "
+                        "machines pushing at the same time); run `joulebench push` again, it resumes")
+
+
+def _push_catalog(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
+    """The catalog devices (with their power modes) and exchange rates the lake lacks; a row the lake
+    holds is left as it is (the team's catalog is edited in one place)."""
+    for attempt in range(MAX_ATTEMPTS):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute("DELETE FROM push_lock")
+            con.execute("INSERT INTO push_lock VALUES (?, now())", [report.machine])
+            missing = "device_name NOT IN (SELECT device_name FROM devices)"
+            con.execute(f"INSERT INTO power_modes BY NAME SELECT * FROM local.power_modes WHERE {missing}")
+            con.execute(f"INSERT INTO devices BY NAME SELECT * FROM local.devices WHERE {missing}")
+            con.execute("INSERT INTO exchange_rates BY NAME SELECT * FROM local.exchange_rates l WHERE NOT EXISTS "
+                        "(SELECT 1 FROM exchange_rates r WHERE r.from_currency = l.from_currency "
+                        "AND r.to_currency = l.to_currency)")
+            con.execute("COMMIT")
+            return
+        except BaseException as e:
+            _rollback(con)
+            if not retryable(e):
+                raise
+            report.retries += 1
+            time.sleep(min(0.05 * (attempt + 1), 1.0))
+    raise DatabaseError(f"push: the catalog could not be committed after {MAX_ATTEMPTS} attempts; run it again")
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass  # a failed commit already ended the transaction
+
+
+def _copy(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, machine: str) -> tuple[int, int, int]:
+    """Copy one source and what hangs off it; (runs added, runs the lake already held, power samples)."""
+    taken = {r[0] for r in con.execute("SELECT source_id FROM sources").fetchall()}
+    new_id = lake_source_id(sha, taken)
+    con.execute("INSERT INTO sources BY NAME SELECT * REPLACE (? AS source_id) FROM local.sources "
+                "WHERE source_id = ?", [new_id, source_id])
+    con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT run_id FROM local.runs WHERE source_id = ? "
+                "AND run_id NOT IN (SELECT run_id FROM runs)", [source_id])
+    total = con.execute("SELECT count(*) FROM local.runs WHERE source_id = ?", [source_id]).fetchone()
+    added = con.execute("SELECT count(*) FROM _new_runs").fetchone()
+    n_added = added[0] if added else 0
+    con.execute("INSERT INTO runs BY NAME SELECT * REPLACE (? AS source_id) FROM local.runs "
+                "WHERE run_id IN (SELECT run_id FROM _new_runs)", [new_id])
+    for table in RUN_TABLES:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM local.{table} "
+                    "WHERE run_id IN (SELECT run_id FROM _new_runs)")
+    con.execute("INSERT INTO findings BY NAME SELECT * REPLACE (? AS source_id) FROM local.findings "
+                "WHERE source_id = ?", [new_id, source_id])
+    con.execute("INSERT INTO environments BY NAME SELECT * FROM local.environments WHERE env_id IN "
+                "(SELECT env_id FROM local.runs WHERE run_id IN (SELECT run_id FROM _new_runs)) "
+                "AND env_id NOT IN (SELECT env_id FROM environments)")
+    named = ("(SELECT device_name FROM local.runs WHERE run_id IN (SELECT run_id FROM _new_runs)) "
+             "AND device_name NOT IN (SELECT device_name FROM devices)")
+    con.execute(f"INSERT INTO power_modes BY NAME SELECT * FROM local.power_modes WHERE device_name IN {named}")
+    con.execute(f"INSERT INTO devices BY NAME SELECT * FROM local.devices WHERE device_name IN {named}")
+    samples = con.execute("SELECT count(*) FROM local.power_samples WHERE run_id IN (SELECT run_id FROM _new_runs)"
+                          ).fetchone()
+    con.execute("INSERT INTO pushes VALUES (?, ?, now(), ?)", [sha, machine, n_added])
+    run_ids = [r[0] for r in con.execute("SELECT run_id FROM _new_runs").fetchall()]
+    if run_ids:
+        grade_runs(con, run_ids)
+    return n_added, (total[0] if total else 0) - n_added, samples[0] if samples else 0

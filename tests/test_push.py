@@ -1,0 +1,156 @@
+"""The team store (issue 20): local runs pushed to a real DuckLake (SQLite catalog, Parquet data in a folder),
+idempotent, resumable after a kill, several machines at once. PostgreSQL catalogs are not tested here yet."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from db import Store
+from db.lake import LakeUrl, connect
+from db.push import push
+from ingest import import_file
+from joulebench.errors import DatabaseError
+
+FORMATS = Path(__file__).parent / "fixtures" / "formats"
+LEADERBOARD = FORMATS / "zeus_mlenergy" / "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
+UPLOADS = [LEADERBOARD, FORMATS / "zeus_mlenergy" / "mlenergy-lb-v1-A100_chat_benchmark.csv",
+           FORMATS / "jetson" / "LLM_PIPELINE-agx-orin-tegrastats-records-source.log",
+           FORMATS / "codecarbon" / "aira-llamafactory-emissions-2.8.3+3.0.7-8xH800-gpucount2.csv"]
+
+
+def _lake(tmp_path: Path) -> LakeUrl:
+    return LakeUrl.parse(f"ducklake:sqlite:{tmp_path / 'team.sqlite'}")
+
+
+def _query(lake: LakeUrl, sql: str) -> list[tuple]:
+    con = connect(lake, read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _local(seeded_template: Path, tmp_path: Path, name: str, upload: Path | None) -> Path:
+    path = tmp_path / f"{name}.duckdb"
+    shutil.copy(seeded_template, path)
+    if upload is not None:
+        assert import_file(upload, db=path).status == "imported"
+    return path
+
+
+def _counts(db: Path) -> tuple[int, int]:
+    with Store.open_read_only(db) as store:
+        row = store.query("SELECT (SELECT count(*) FROM sources), (SELECT count(*) FROM runs)").row(0)
+    return int(row[0]), int(row[1])
+
+
+def test_a_push_sends_every_source_once_with_its_grades(seeded_template: Path, tmp_path: Path) -> None:
+    local = _local(seeded_template, tmp_path, "box-a", LEADERBOARD)
+    sources, runs = _counts(local)
+    lake = _lake(tmp_path)
+    first = push(local, lake, machine="box-a")
+    assert (first.sources_pushed, first.runs_pushed) == (sources, runs)
+    again = push(local, lake, machine="box-a")
+    assert (again.sources_pushed, again.runs_pushed, again.sources_already_there) == (0, 0, sources)
+    assert _query(lake, "SELECT count(*), count(DISTINCT run_id), count(trust_grade), count(config_key) FROM runs") \
+        == [(runs, runs, runs, runs)]
+    # the grades are the local store's: the same rules on the same runs
+    with Store.open_read_only(local) as store:
+        local_grades = sorted(store.query("SELECT run_id, trust_grade, config_key FROM runs").rows())
+    assert sorted(_query(lake, "SELECT run_id, trust_grade, config_key FROM runs")) == local_grades
+    assert _query(lake, "SELECT count(*) FROM configurations")[0][0] > 0
+    assert _query(lake, "SELECT DISTINCT machine FROM pushes") == [("box-a",)]
+    # the token figures of the imported leaderboard arrive with the runs
+    assert _query(lake, "SELECT count(*) FROM runs WHERE j_per_token IS NOT NULL AND device_name = 'H100'")[0][0] == 11
+
+
+def test_two_machines_share_the_reference_data_and_add_their_own(seeded_template: Path, tmp_path: Path) -> None:
+    a = _local(seeded_template, tmp_path, "box-a", UPLOADS[0])
+    b = _local(seeded_template, tmp_path, "box-b", UPLOADS[1])
+    lake = _lake(tmp_path)
+    push(a, lake, machine="box-a")
+    report = push(b, lake, machine="box-b")
+    assert report.sources_pushed == 1  # its upload; the reference sources were pushed by box-a
+    by_machine = dict(_query(lake, "SELECT machine, count(*) FROM pushes GROUP BY machine"))
+    assert by_machine["box-b"] == 1 and by_machine["box-a"] == _counts(a)[0]
+    assert _query(lake, "SELECT count(*) - count(DISTINCT content_sha256) FROM sources") == [(0,)]
+
+
+def test_a_push_killed_midway_keeps_what_committed_and_resumes(seeded_template: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import db.push as push_module
+
+    local = _local(seeded_template, tmp_path, "box-a", LEADERBOARD)
+    sources, runs = _counts(local)
+    lake = _lake(tmp_path)
+    real, calls = push_module._copy, []
+
+    def dies_on_the_third(*args: object) -> tuple[int, int, int]:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # Ctrl-C (or a lost connection) inside the third source's transaction
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(push_module, "_copy", dies_on_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        push(local, lake, machine="box-a")
+    assert _query(lake, "SELECT count(*) FROM sources") == [(2,)]  # two committed, the third rolled back whole
+    monkeypatch.setattr(push_module, "_copy", real)
+    report = push(local, lake, machine="box-a")
+    assert report.sources_pushed == sources - 2 and report.sources_already_there == 2
+    assert _query(lake, "SELECT count(*), count(DISTINCT run_id) FROM runs") == [(runs, runs)]
+
+
+def test_four_machines_pushing_at_once(seeded_template: Path, tmp_path: Path) -> None:
+    """Four processes push four local stores (the same reference data, each its own upload) at the same time
+    into a new lake (so they also race to create its tables): every source arrives once, every run once."""
+    locals_ = [_local(seeded_template, tmp_path, f"box-{i}", upload) for i, upload in enumerate(UPLOADS)]
+    url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
+    exe = str(Path(sys.executable).with_name("joulebench"))
+    procs = [subprocess.Popen([exe, "push", "--store", url, "--db", str(p), "--machine", p.stem],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for p in locals_]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    expected_sources = {sha for p in locals_ for sha in _shas(p)}
+    lake = LakeUrl.parse(url)
+    assert _query(lake, "SELECT count(*), count(DISTINCT content_sha256) FROM sources") == \
+        [(len(expected_sources), len(expected_sources))]
+    total = len({r for p in locals_ for r in _run_ids(p)})
+    assert _query(lake, "SELECT count(*), count(DISTINCT run_id) FROM runs") == [(total, total)]
+
+
+def _shas(db: Path) -> list[str]:
+    with Store.open_read_only(db) as store:
+        return [r[0] for r in store.query("SELECT content_sha256 FROM sources").rows()]
+
+
+def _run_ids(db: Path) -> list[str]:
+    with Store.open_read_only(db) as store:
+        return [r[0] for r in store.query("SELECT run_id FROM runs").rows()]
+
+
+def test_push_needs_a_lake_and_keeps_passwords_out_of_urls(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["push", "--store", str(db), "--db", str(db)]) == 2
+    assert "push sends runs to a team store, a DuckLake" in capsys.readouterr().err
+    with pytest.raises(DatabaseError, match="holds a password: put it in PGPASSWORD"):
+        LakeUrl.parse("ducklake:postgres:dbname=lake host=db password=hunter2", "/data/")
+    with pytest.raises(DatabaseError, match="needs a data path"):
+        LakeUrl.parse("ducklake:postgres:dbname=lake host=db")
+
+
+def test_the_cli_reports_what_it_pushed(seeded_template: Path, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    local = _local(seeded_template, tmp_path, "box-a", None)
+    url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
+    assert main(["push", "--store", url, "--db", str(local), "--machine", "lab-3090"]) == 0
+    out = capsys.readouterr().out
+    sources, runs = _counts(local)
+    assert f"pushed {sources} source(s), {runs} run(s)" in out and "as lab-3090" in out
+    assert main(["push", "--store", url, "--db", str(local)]) == 0
+    assert "pushed 0 source(s), 0 run(s)" in capsys.readouterr().out

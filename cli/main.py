@@ -284,6 +284,16 @@ def cmd_app(args: argparse.Namespace) -> int:
     from explorer.access import ALLOWED_HOSTS_ENV, LOCAL_HOSTS, PASSWORD_ENV
 
     env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(args.db))})
+    if args.store:
+        from db.lake import STORE_ENV_VAR, LakeUrl, is_lake
+
+        if not is_lake(args.store):
+            print(f"error: --store {args.store}: the app reads a team store, a DuckLake URL "
+                  "(ducklake:sqlite:PATH or ducklake:postgres:'dbname=... host=...'); for a file use --db",
+                  file=sys.stderr)
+            return 2
+        LakeUrl.parse(args.store, env.get("JOULEBENCH_LAKE_DATA"))  # a password in it is refused here
+        env[STORE_ENV_VAR] = args.store
     env.setdefault("HF_HUB_OFFLINE", "1")
     if args.password_file is not None:
         try:
@@ -309,7 +319,8 @@ def cmd_app(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
            "--server.headless", "true", "--server.fileWatcherType", "none"]
-    print(f"JouleBench explorer at http://{args.address}:{args.port} (database {env[DB_ENV_VAR]})"
+    where = f"team store {args.store} (read-only)" if args.store else f"database {env[DB_ENV_VAR]}"
+    print(f"JouleBench explorer at http://{args.address}:{args.port} ({where})"
           + ("" if local else "; password required"))
     return subprocess.call(cmd, env=env, cwd=REPO_ROOT)  # cwd: Streamlit reads .streamlit/config.toml there
 
@@ -439,6 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("app", help="start the explorer (Streamlit) on localhost",
                        description="Start the JouleBench explorer web app.")
     p.add_argument("--db", help=db_help)
+    p.add_argument("--store", help="read a team store instead (a DuckLake URL, read-only; default: "
+                                   "$JOULEBENCH_STORE when it is one)")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost",
                    help="interface to listen on (default: localhost); any other needs a password")

@@ -45,6 +45,16 @@ def is_lake(url: str | None) -> bool:
     return bool(url) and str(url).startswith(LAKE_PREFIX)
 
 
+READ_ONLY_MESSAGE = ("the team store is read-only in the explorer: runs, uploads, labels and catalog edits go into a "
+                     "runner machine's own database, then `joulebench push` sends them")
+
+
+def refuse_write(store: str) -> None:
+    """DatabaseError when `store` is a team store: nothing writes to it but `joulebench push`."""
+    if is_lake(store):
+        raise DatabaseError(READ_ONLY_MESSAGE)
+
+
 def lake_data_path(given: str | None) -> str | None:
     """--data-path, else $JOULEBENCH_LAKE_DATA, else None (the catalog's default)."""
     return given or os.environ.get(DATA_ENV_VAR) or None

@@ -126,12 +126,19 @@ def configurations(store: Store, where: str = "TRUE", params: list | None = None
 
 
 def run_detail(store: Store, run_id: str) -> dict | None:
+    """One run with its device, source and environment; in a team store also which machine pushed it
+    and when (`pushed_by`, `pushed_at`)."""
+    pushed, join = "", ""
+    if store.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'pushes'").item():
+        pushed = ", p.machine AS pushed_by, p.pushed_at"
+        join = (" LEFT JOIN (SELECT content_sha256, min(machine) AS machine, min(pushed_at) AS pushed_at FROM pushes "
+                "GROUP BY content_sha256) p ON p.content_sha256 = s.content_sha256")
     frame = store.query(
         "SELECT r.*, d.kind AS device_kind, d.architecture, d.memory_gb, d.tdp_w, s.kind AS source_kind, "
         "s.file_name AS source_file, s.format AS source_format, s.content_sha256 AS source_sha256, "
-        f"s.imported_at AS source_imported_at, {_NOT_STATED_LIST}, e.* EXCLUDE (env_id) "
+        f"s.imported_at AS source_imported_at, {_NOT_STATED_LIST}, e.* EXCLUDE (env_id){pushed} "
         "FROM runs r LEFT JOIN devices d USING (device_name) JOIN sources s USING (source_id) "
-        "LEFT JOIN environments e USING (env_id) WHERE r.run_id = ?", [run_id])
+        f"LEFT JOIN environments e USING (env_id){join} WHERE r.run_id = ?", [run_id])
     return frame.row(0, named=True) if frame.height else None
 
 

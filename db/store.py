@@ -23,6 +23,8 @@ import db.labels as labels
 import db.seed as seed
 from db.connection import connect, damaged, first_row
 from db.grading import grade_runs
+from db.lake import LakeUrl, is_lake, lake_data_path
+from db.lake import connect as lake_connect
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
 from joulebench.errors import DatabaseError, ResultFileError
@@ -104,6 +106,8 @@ class Store:
     def open_read_only(cls, db: str | os.PathLike[str] | None = None) -> Store:
         """Open for reading only: no migration, no seed; DatabaseError when the file is missing or
         its schema is not this JouleBench's (open it read-write once, e.g. `joulebench db info`)."""
+        if is_lake(str(db) if db is not None else None):
+            return cls.open_team_store(str(db))
         path = resolve_db_path(db)
         con = connect(path, read_only=True)
         store = cls(con, path, read_only=True)
@@ -112,6 +116,24 @@ class Store:
             con.close()
             raise DatabaseError(f"{path}: schema version {version}, this JouleBench uses {latest_version()}; "
                                 "run `joulebench db info` (or restart the app) to migrate it")
+        return store
+
+    @classmethod
+    def open_team_store(cls, url: str) -> Store:
+        """A DuckLake team store (db.lake), read-only at its latest snapshot: the explorer's view of
+        what every runner pushed. Its `path` is the URL without any password."""
+        lake = LakeUrl.parse(url, lake_data_path(None))
+        con = lake_connect(lake, read_only=True)
+        store = cls(con, Path(lake.public_url), read_only=True)
+        version = store.schema_version()
+        if version == 0:
+            con.close()
+            raise DatabaseError(f"{lake.public_url}: no JouleBench team store here yet; push to it first "
+                                "(`joulebench push --store ...`)")
+        if version != latest_version():
+            con.close()
+            raise DatabaseError(f"{lake.public_url}: schema version {version}, this JouleBench uses "
+                                f"{latest_version()}; push to it once with this JouleBench to upgrade it")
         return store
 
     def close(self) -> None:

@@ -10,6 +10,8 @@ tries again on the next rerun).
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ import streamlit as st
 
 from db import Store, labels, queries
 from db.connection import data_version
+from db.lake import READ_ONLY_MESSAGE, STORE_ENV_VAR, is_lake, refuse_write
 from db.queries import HEADLINE, overview_counts, runs_for_chart
 from explorer.markdown import md
 from explorer.money import CostSettings, Rates
@@ -34,13 +37,35 @@ from joulebench.paths import resolve_db_path
 T = TypeVar("T")
 
 
+TEAM_STORE_REFRESH_S = 10  # a team store's pages reread it at most this often
+
+
 def db_path() -> str:
-    return str(resolve_db_path(None))
+    """The store the pages read: $JOULEBENCH_STORE when it is a team store (a DuckLake URL), else the
+    DuckDB file."""
+    store = os.environ.get(STORE_ENV_VAR)
+    return store if is_lake(store) and store else str(resolve_db_path(None))
+
+
+def team_store_notice(path: str) -> bool:
+    """On a team store, say it is read-only here (and how runs get in); True when it is one."""
+    if not is_lake(path):
+        return False
+    st.info(md(READ_ONLY_MESSAGE[0].upper() + READ_ONLY_MESSAGE[1:] + "."))
+    return True
 
 
 def version(path: str) -> str:
-    """Changes whenever the database changes (file and WAL stat; no connection)."""
+    """Changes whenever the database changes (file and WAL stat; no connection). A team store is read
+    again every TEAM_STORE_REFRESH_S seconds (asking it for its snapshot costs a connection)."""
+    if is_lake(path):
+        return f"lake-{int(time.time() // TEAM_STORE_REFRESH_S)}"
     return data_version(Path(path))
+
+
+def writable(path: str) -> None:
+    """Refuse a write to a team store: the explorer reads it; runners add to it with `joulebench push`."""
+    refuse_write(path)
 
 
 @st.cache_resource(show_spinner=False)
@@ -50,8 +75,11 @@ def _prepared(path: str) -> bool:
 
 
 def prepare() -> None:
-    """Create/migrate/seed once per server; ingest waiting files whenever there are some."""
+    """Create/migrate/seed once per server; ingest waiting files whenever there are some. A team store
+    is only read."""
     path = db_path()
+    if is_lake(path):
+        return
     try:
         _prepared(path)
         if housekeeping_pending(path):
@@ -210,6 +238,7 @@ def fill_labels(path: str, source_id: int, *, device: str, device_kind: str, mod
                 batch_size: int, boundary: str, via: str) -> str:
     """Apply a label form's answers (empty or 0 = not given) to every run of the source that does
     not state them; a summary of what changed. LabelError for invalid values."""
+    writable(path)
     values, kind = label_values(device, device_kind, mode, precision, batch_size or None, boundary)
     report = label_source(source_id, values, kind, db=path, via=via)
     done = [f"{LABEL_TITLES[k]} = {values[k]} ({report.filled.get(k, 0)} filled"
@@ -242,6 +271,7 @@ def changed_rows(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
 
 
 def save_device_edits(path: str, edits: pl.DataFrame) -> int:
+    writable(path)
     """Validated (InvalidEditError names every problem, nothing saved) and recorded in the history."""
     with Store.open(path) as store:
         return queries.update_devices(store, cited(edits, back=True))  # the stored citations, not the titles
@@ -272,6 +302,7 @@ def rates(path: str) -> Rates:
 
 
 def save_exchange_rates(path: str, table: pl.DataFrame) -> int:
+    writable(path)
     with Store.open(path) as store:
         return queries.replace_exchange_rates(store, table)
 

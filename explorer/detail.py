@@ -82,7 +82,7 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
         "Energy": ENERGY_FIELDS,
         "Measurement": MEASUREMENT_FIELDS,
         "Environment": tuple(columns.environment_fields()),
-        "Provenance": PROVENANCE_FIELDS,
+        "Provenance": PROVENANCE_FIELDS + (("pushed_by", "pushed_at") if run.get("pushed_by") else ()),
     }
     return {title: {k: shown(k) for k in fields} for title, fields in keys.items()}
 

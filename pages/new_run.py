@@ -17,6 +17,8 @@ st.title("New run")
 st.caption("Runs on this machine, in its own process: the runner writes a result file after every run "
            "and imports it when the sweep ends. Comma lists make a sweep.")
 db = Path(data.db_path())
+if data.team_store_notice(str(db)):
+    st.stop()
 
 
 @st.fragment(run_every=1.0)

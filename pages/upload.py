@@ -12,6 +12,8 @@ from explorer.text import count
 from joulebench.errors import JouleBenchError
 
 st.title("Upload results")
+if data.team_store_notice(data.db_path()):
+    st.stop()
 st.write("Drop one or several result files. Each file is imported whole or not at all; a file imported "
          "before adds nothing. What a file does not say (device, mode, precision, batch size) is imported as "
          "'not stated': fill it in below, after the import, or here beforehand.")

@@ -9,7 +9,7 @@ TORCH_VERSION ?= 2.13.0
 TORCH_INDEX_URL ?=
 STAMP := $(VENV)/.joulebench-installed
 
-.PHONY: setup run test lint browser clean
+.PHONY: setup run test lint browser postgres clean
 
 setup: $(STAMP)
 
@@ -30,7 +30,14 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "browser tests need Chromium: run 'sudo apt-get install chromium'"; exit 1; fi; }
 
-test: setup browser
+# Debian's PostgreSQL serves the team-store tests (a server per test session, in a temp folder).
+postgres:
+	@command -v initdb >/dev/null || [ -x /usr/lib/postgresql/15/bin/initdb ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "team-store tests need PostgreSQL: run 'sudo apt-get install postgresql'"; exit 1; fi; }
+
+test: setup browser postgres
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy joulebench energy tuning importers db ingest runner explorer cli
 	$(PY) -m pytest

@@ -150,8 +150,10 @@ SCHEMA_ATTEMPTS = 20
 def retryable(e: BaseException) -> bool:
     """A commit another writer got in first: DuckLake's conflict, or a SQLite catalog locked by another
     process at that moment. Anything else is a real error."""
-    return isinstance(e, duckdb.TransactionException) or (
-        isinstance(e, duckdb.Error) and "database is locked" in str(e))
+    text = str(e).lower()
+    if "permission denied" in text or "read-only" in text or "read only" in text:
+        return False  # no retry makes a role allowed to write
+    return isinstance(e, duckdb.TransactionException) or (isinstance(e, duckdb.Error) and "database is locked" in text)
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> int:

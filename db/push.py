@@ -94,7 +94,7 @@ def _push_source(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, repor
         except BaseException as e:
             _rollback(con)
             if not retryable(e):
-                raise
+                raise _refused(e) from e
             report.retries += 1
             time.sleep(min(0.05 * (attempt + 1), 1.0))
             continue
@@ -127,10 +127,22 @@ def _push_catalog(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
         except BaseException as e:
             _rollback(con)
             if not retryable(e):
-                raise
+                raise _refused(e) from e
             report.retries += 1
             time.sleep(min(0.05 * (attempt + 1), 1.0))
     raise DatabaseError(f"push: the catalog could not be committed after {MAX_ATTEMPTS} attempts; run it again")
+
+
+def _refused(e: BaseException) -> BaseException:
+    """A database error as the project's error (the page or CLI shows it without a traceback); anything
+    else (Ctrl-C, a bug) as it is."""
+    if not isinstance(e, duckdb.Error):
+        return e
+    text = " ".join(str(e).split()) or type(e).__name__
+    if "permission denied" in text.lower():
+        return DatabaseError("push: the team store refused the write: permission denied for its catalog; this "
+                             "role may only read it (the explorer's): push with a role that may write")
+    return DatabaseError(f"push: the team store refused the write: {text[:600]}")
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:

@@ -122,7 +122,11 @@ class Store:
     def open_team_store(cls, url: str) -> Store:
         """A DuckLake team store (db.lake), read-only at its latest snapshot: the explorer's view of
         what every runner pushed. Its `path` is the URL without any password."""
-        lake = LakeUrl.parse(url, lake_data_path(None))
+        return cls.open_team_store_at(url, lake_data_path(None))
+
+    @classmethod
+    def open_team_store_at(cls, url: str, data_path: str | None) -> Store:
+        lake = LakeUrl.parse(url, data_path)
         con = lake_connect(lake, read_only=True)
         store = cls(con, Path(lake.public_url), read_only=True)
         version = store.schema_version()

@@ -1,0 +1,66 @@
+"""The team store on a real PostgreSQL catalog (issue 20): four machines pushing at once, and the explorer's
+read-only role reading what they pushed but unable to write. The server is Debian's PostgreSQL, started per
+test session in a temp folder (tests/pg.py)."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from db import Store
+from db.lake import LakeUrl
+from db.push import push
+from joulebench.errors import DatabaseError
+from tests.pg import Postgres, postgres  # noqa: F401
+from tests.test_push import UPLOADS, _local, _run_ids, _shas
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def lake_url(postgres: Postgres) -> str:  # noqa: F811
+    name = f"lake{next(_names)}"
+    postgres.psql(f"CREATE DATABASE {name}", dbname="postgres")
+    return postgres.url(name)
+
+
+def test_four_machines_push_at_once_to_postgres(seeded_template: Path, tmp_path: Path, lake_url: str) -> None:
+    locals_ = [_local(seeded_template, tmp_path, f"box-{i}", upload) for i, upload in enumerate(UPLOADS)]
+    data = tmp_path / "parquet"
+    exe = str(Path(sys.executable).with_name("joulebench"))
+    procs = [subprocess.Popen([exe, "push", "--store", lake_url, "--data-path", str(data), "--db", str(p),
+                               "--machine", p.stem], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for p in locals_]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    with Store.open_team_store_at(lake_url, str(data)) as store:
+        sources = store.query("SELECT count(*), count(DISTINCT content_sha256) FROM sources").row(0)
+        runs = store.query("SELECT count(*), count(DISTINCT run_id), count(trust_grade) FROM runs").row(0)
+        machines = {r[0] for r in store.query("SELECT machine FROM pushes").rows()}
+    expected_sources = len({sha for p in locals_ for sha in _shas(p)})
+    expected_runs = len({r for p in locals_ for r in _run_ids(p)})
+    assert sources == (expected_sources, expected_sources)
+    assert runs == (expected_runs, expected_runs, expected_runs)
+    assert machines <= {p.stem for p in locals_} and len(machines) >= 1
+    assert any(f"box-{i}" in machines for i in range(4))
+    assert list(data.rglob("*.parquet"))  # the runs are Parquet files in the data path
+
+
+def test_the_explorer_role_reads_and_cannot_write(seeded_template: Path, tmp_path: Path, lake_url: str,
+                                                  postgres: Postgres) -> None:  # noqa: F811
+    local = _local(seeded_template, tmp_path, "box-a", UPLOADS[0])
+    data = str(tmp_path / "parquet")
+    report = push(local, LakeUrl.parse(lake_url, data), machine="box-a")
+    dbname = lake_url.split("dbname=")[1].split()[0]
+    postgres.psql("CREATE ROLE explorer LOGIN; GRANT USAGE ON SCHEMA public TO explorer; "
+                  "GRANT SELECT ON ALL TABLES IN SCHEMA public TO explorer", dbname=dbname)
+    reader = lake_url.replace("user=postgres", "user=explorer")
+    with Store.open_team_store_at(reader, data) as store:
+        assert store.query("SELECT count(*) FROM runs").item() == report.runs_pushed
+    with pytest.raises(DatabaseError) as refused:
+        push(_local(seeded_template, tmp_path, "box-b", UPLOADS[1]), LakeUrl.parse(reader, data), machine="box-b")
+    assert "permission denied for its catalog; this role may only read it" in str(refused.value)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from joulebench import __version__
 from joulebench.commands import run_parser
+from joulebench.errors import DatabaseError
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
 from joulebench.text import table
 
@@ -237,15 +238,29 @@ def _selection(args: argparse.Namespace) -> Selection:
                      workloads=tuple(args.workload), source_kinds=tuple(args.source_kind))
 
 
+def _read_store(args: argparse.Namespace) -> Any:
+    """The store a read command reads: the team store --store names (read-only), else the database file
+    (opened, migrated and its inbox ingested). $JOULEBENCH_STORE does not switch these: on a runner
+    machine it says where `push` sends, while `db info` and `export` stay about the local file."""
+    from db import Store
+    from db.lake import is_lake
+    from ingest import open_store
+
+    if args.store is not None:
+        if not is_lake(args.store):
+            raise DatabaseError(f"--store {args.store}: not a team store (a DuckLake URL); for a file use --db")
+        return Store.open_team_store(args.store)
+    return open_store(args.db)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from db.export import write_result_file, write_tables
-    from ingest import open_store
 
     out: Path = args.out
     fmt = args.format
     if fmt == "auto":
         fmt = "csv" if out.suffix == ".csv" else "parquet" if out.suffix == ".parquet" else "json"
-    with open_store(args.db) as store:
+    with _read_store(args) as store:
         if fmt == "json":
             n = write_result_file(store, out, _selection(args))
             print(f"wrote {n} runs to {out}")
@@ -257,10 +272,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_db_info(args: argparse.Namespace) -> int:
-    from ingest import open_store
     from ingest.inbox import pending
 
-    with open_store(args.db) as store:
+    with _read_store(args) as store:
         info = store.info()
     print(f"database:        {info.path}")
     print(f"schema version:  {info.schema_version}")
@@ -437,6 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source-kind", action="append", default=[], choices=("local", "upload", "reference"),
                    help="select by provenance (repeatable)")
     p.add_argument("--db", help=db_help)
+    p.add_argument("--store", help="export from a team store instead (a DuckLake URL), read-only")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("db", help="database commands")
@@ -445,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Show where the database is and what it holds. Creates, migrates and seeds "
                                      "it on first use, and ingests files waiting in its inbox.")
     q.add_argument("--db", help=db_help)
+    q.add_argument("--store", help="describe a team store instead (a DuckLake URL), read-only")
     q.set_defaults(func=cmd_db_info)
 
     p = sub.add_parser("app", help="start the explorer (Streamlit) on localhost",

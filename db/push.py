@@ -15,6 +15,7 @@ machines pushing at once DuckLake aborts the later commit, which then retries fr
 
 from __future__ import annotations
 
+import hashlib
 import socket
 import time
 from collections.abc import Callable
@@ -45,9 +46,9 @@ class PushReport:
 
 
 def lake_source_id(sha256: str, taken: set[int]) -> int:
-    """The lake's id of a source, from its content hash (DuckLake has no sequences): its first 31
-    bits, moved on past ids another source holds (the push lock makes this check and the insert one step)."""
-    value = int(sha256[:8], 16) & 0x7FFFFFFF or 1
+    """The lake's id of a source, from its content hash (DuckLake has no sequences): 31 bits of a hash
+    of it, moved on past ids another source holds (the push lock makes this check and the insert one step)."""
+    value = int(hashlib.sha256(sha256.encode()).hexdigest()[:8], 16) & 0x7FFFFFFF or 1
     while value in taken:
         value = value % 0x7FFFFFFF + 1
     return value

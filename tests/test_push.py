@@ -192,3 +192,18 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
         info = " ".join(i.value for i in page(name).info)
         assert "read-only in the explorer" in shown(info)
     assert not (tmp_path / "never-created.duckdb").exists()  # the pages never opened a local file
+
+
+def test_db_info_and_export_read_a_team_store(seeded_template: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    local = _local(seeded_template, tmp_path, "box-a", LEADERBOARD)
+    url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
+    report = push(local, LakeUrl.parse(url), machine="box-a")
+    assert main(["db", "info", "--store", url]) == 0
+    out = capsys.readouterr().out
+    assert f"database:        {url}" in out and f"runs:            {report.runs_pushed}" in out
+    exported = tmp_path / "team.json"
+    assert main(["export", str(exported), "--store", url, "--device", "H100"]) == 0
+    assert "wrote 11 runs" in capsys.readouterr().out
+    assert main(["db", "info", "--store", str(local)]) == 4  # a file is --db's (a database error: exit 4)
+    assert "not a team store" in capsys.readouterr().err

@@ -52,13 +52,16 @@ def test_four_machines_push_at_once_to_postgres(seeded_template: Path, tmp_path:
 
 def test_the_explorer_role_reads_and_cannot_write(seeded_template: Path, tmp_path: Path, lake_url: str,
                                                   postgres: Postgres) -> None:  # noqa: F811
+    """The README's setup: the explorer role gets SELECT on the tables the runners' role will create
+    (default privileges), before the first push creates the lake's catalog."""
+    dbname = lake_url.split("dbname=")[1].split()[0]
+    role = f"explorer_{dbname}"
+    postgres.psql(f"CREATE ROLE {role} LOGIN; GRANT USAGE ON SCHEMA public TO {role}; ALTER DEFAULT PRIVILEGES "
+                  f"FOR ROLE postgres IN SCHEMA public GRANT SELECT ON TABLES TO {role}", dbname=dbname)
     local = _local(seeded_template, tmp_path, "box-a", UPLOADS[0])
     data = str(tmp_path / "parquet")
     report = push(local, LakeUrl.parse(lake_url, data), machine="box-a")
-    dbname = lake_url.split("dbname=")[1].split()[0]
-    postgres.psql("CREATE ROLE explorer LOGIN; GRANT USAGE ON SCHEMA public TO explorer; "
-                  "GRANT SELECT ON ALL TABLES IN SCHEMA public TO explorer", dbname=dbname)
-    reader = lake_url.replace("user=postgres", "user=explorer")
+    reader = lake_url.replace("user=postgres", f"user={role}")
     with Store.open_team_store_at(reader, data) as store:
         assert store.query("SELECT count(*) FROM runs").item() == report.runs_pushed
     with pytest.raises(DatabaseError) as refused:

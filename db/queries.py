@@ -83,9 +83,22 @@ _RUN_COLUMNS = f"""
 """
 
 
+# In a team store (db.lake) a runner's own runs are a team member's: their source kind reads 'team'.
+_TEAM_KIND = "CASE s.kind WHEN 'local' THEN 'team' ELSE s.kind END"
+
+
+def is_team_store(store: Store) -> bool:
+    """Whether `store` is a team store: pushes (db.push) are recorded there and nowhere else."""
+    return bool(store.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'pushes'").item())
+
+
+def _source_kind(store: Store, sql: str) -> str:
+    return sql.replace("s.kind AS source_kind", f"{_TEAM_KIND} AS source_kind") if is_team_store(store) else sql
+
+
 def runs_table(store: Store) -> pl.DataFrame:
     return store.query(
-        f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN devices d USING (device_name) "
+        f"SELECT {_source_kind(store, _RUN_COLUMNS)} FROM runs r LEFT JOIN devices d USING (device_name) "
         "JOIN sources s USING (source_id) LEFT JOIN environments e USING (env_id) "
         "LEFT JOIN configurations c USING (config_key) "
         "ORDER BY r.device_name, r.workload, r.batch_size")
@@ -108,7 +121,8 @@ def configurations(store: Store, where: str = "TRUE", params: list | None = None
     return store.query(
         f"WITH chosen AS (SELECT DISTINCT r.config_key FROM runs r JOIN sources s USING (source_id) WHERE {where}), "
         f"about AS (SELECT r.config_key, {config}, any_value(r.energy_method) AS energy_method, "
-        "any_value(r.citation) AS citation, any_value(s.kind) AS source_kind, "
+        f"any_value(r.citation) AS citation, any_value({_TEAM_KIND if is_team_store(store) else 's.kind'}) "
+        "AS source_kind, "
         "list(r.run_id ORDER BY r.repeat_index, r.started_at, r.run_id) AS run_ids, "
         "CASE WHEN any_value(r.power_limit_w) IS NOT NULL THEN 'PL ' || "
         "regexp_replace(CAST(any_value(r.power_limit_w) AS VARCHAR), '[.]0$', '') || ' W' "
@@ -129,12 +143,13 @@ def run_detail(store: Store, run_id: str) -> dict | None:
     """One run with its device, source and environment; in a team store also which machine pushed it
     and when (`pushed_by`, `pushed_at`)."""
     pushed, join = "", ""
-    if store.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'pushes'").item():
+    if is_team_store(store):
         pushed = ", p.machine AS pushed_by, p.pushed_at"
         join = (" LEFT JOIN (SELECT content_sha256, min(machine) AS machine, min(pushed_at) AS pushed_at FROM pushes "
                 "GROUP BY content_sha256) p ON p.content_sha256 = s.content_sha256")
     frame = store.query(
-        "SELECT r.*, d.kind AS device_kind, d.architecture, d.memory_gb, d.tdp_w, s.kind AS source_kind, "
+        "SELECT r.*, d.kind AS device_kind, d.architecture, d.memory_gb, d.tdp_w, "
+        f"{_TEAM_KIND if pushed else 's.kind'} AS source_kind, "
         "s.file_name AS source_file, s.format AS source_format, s.content_sha256 AS source_sha256, "
         f"s.imported_at AS source_imported_at, {_NOT_STATED_LIST}, e.* EXCLUDE (env_id){pushed} "
         "FROM runs r LEFT JOIN devices d USING (device_name) JOIN sources s USING (source_id) "

@@ -219,7 +219,7 @@ def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
             if col == "power_setting":
                 text = text.replace("default", "default power")
             elif col == "source_kind":
-                text = text.replace_strict({k: basis_of(k) for k in ("local", "upload", "reference")}, default=text)
+                text = text.replace_strict({k: basis_of(k) for k in BASIS_NAMES}, default=text)
             elif col == "tag":
                 text = pl.lit("tag ") + text
             series.append(text)
@@ -318,7 +318,8 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
                 pl.Series("ci_high", [a.ci95_high if a else None for a in stats], pl.Float64),
                 pl.Series("grade", [worst_grade(g) for g in grouped["_grades"].to_list()], pl.String),
                 pl.col("basis").str.replace_all("reference", basis_of("reference"))
-                .str.replace_all("upload", basis_of("upload")).str.replace_all("local", basis_of("local")))
+                .str.replace_all("upload", basis_of("upload")).str.replace_all("local", basis_of("local"))
+                .str.replace_all("team", basis_of("team")))
             .drop("_grades").sort(["config", "series"]))
 
 
@@ -518,7 +519,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                    .drop([f"_{c}" for c in CONFIG] + ["_ref"]))
     named = grouped.with_columns(
         pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=pl.col("energy_boundary")),
-        pl.col("source_kind").replace_strict({k: basis_of(k) for k in ("local", "upload", "reference")},
+        pl.col("source_kind").replace_strict({k: basis_of(k) for k in BASIS_NAMES},
                                              default=pl.col("source_kind")),
         pl.col("precision").replace_strict({k: precision_name(k) for k in ("fp32", "tf32", "fp16", "bf16",
                                                                             "fp16-weights")},

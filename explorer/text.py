@@ -72,7 +72,8 @@ def batch_label(batch: int | None, accum: int | None) -> str:
 
 PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16", "fp16-weights": "FP16 weights"}
 MODE_NAMES = {"train": "training", "infer": "inference", "idle": "idle"}
-BASIS_NAMES = {"local": "measured here", "upload": "imported", "reference": "reference table"}
+BASIS_NAMES = {"local": "measured here", "upload": "imported", "reference": "reference table",
+               "team": "measured by a team runner"}  # a runner's own run, read from the team store
 BOUNDARY_NAMES = {"gpu_board": "GPU board", "jetson_module": "Jetson module", "cpu_package": "CPU package",
                   "system": "whole system", "wall": "at the wall", "estimated": "estimated"}
 

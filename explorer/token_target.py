@@ -21,9 +21,8 @@ import polars as pl
 from explorer.markdown import md
 from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
 from explorer.money import CostSettings, Rates
-from explorer.text import money, sig
+from explorer.text import BASIS_NAMES, money, sig
 
-BASIS = {"local": "measured here", "upload": "imported", "reference": "reference table"}
 COST_FORMULA = ("cost per 1M tokens = J/token × 1,000,000 ÷ 3,600,000 × price per kWh × PUE"
                 " + device price ÷ (output tokens/s × lifetime in seconds × utilisation)")
 
@@ -72,7 +71,7 @@ def token_configs(configs: pl.DataFrame, devices: list[str]) -> pl.DataFrame:
         return rows
     return rows.with_columns(
         pl.Series("shape", [shape_of(r) for r in rows.iter_rows(named=True)], pl.String),
-        pl.col("source_kind").replace_strict(BASIS, default="imported").alias("basis"))
+        pl.col("source_kind").replace_strict(BASIS_NAMES, default="imported").alias("basis"))
 
 
 def shapes(rows: pl.DataFrame) -> list[str]:

@@ -184,6 +184,7 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
 
     said = "\n".join(shown(m.value) for m in page("decide", device=["B200", "H100"], mode="infer", tpot="20").markdown)
     assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
+    assert "imported" in said  # the leaderboard was an upload on box-a: still imported, whoever pushed it
     run_id = _query(LakeUrl.parse(url), "SELECT run_id FROM runs WHERE device_name = 'H100' LIMIT 1")[0][0]
     detail = page("run_detail", run_id=run_id)
     cells = " ".join(str(v) for df in detail.dataframe for v in df.value.to_numpy().ravel())
@@ -207,3 +208,24 @@ def test_db_info_and_export_read_a_team_store(seeded_template: Path, tmp_path: P
     assert "wrote 11 runs" in capsys.readouterr().out
     assert main(["db", "info", "--store", str(local)]) == 4  # a file is --db's (a database error: exit 4)
     assert "not a team store" in capsys.readouterr().err
+
+
+def test_a_runners_own_runs_read_as_a_team_members(seeded_template: Path, tmp_path: Path) -> None:
+    """In the team store a run measured on box-a is not 'measured here' (the explorer's machine measured
+    nothing): its basis reads 'measured by a team runner', and Run detail names box-a."""
+    from db import queries
+    from explorer.text import basis_of
+
+    local = _local(seeded_template, tmp_path, "box-a", None)
+    assert import_file(FORMATS.parent / "result_v1_cpu_runs.json", db=local, source_kind="local").status == "imported"
+    url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
+    push(local, LakeUrl.parse(url), machine="box-a")
+    with Store.open_team_store(url) as store:
+        kinds = set(queries.runs_table(store)["source_kind"].to_list())
+        run_id = store.query("SELECT run_id FROM runs r JOIN sources s USING (source_id) WHERE s.kind = 'local' "
+                             "LIMIT 1").item()
+        detail = queries.run_detail(store, run_id)
+    assert "team" in kinds and "local" not in kinds and basis_of("team") == "measured by a team runner"
+    assert detail is not None and detail["pushed_by"] == "box-a" and detail["source_kind"] == "team"
+    with Store.open_read_only(local) as store:  # the runner's own database still says 'local'
+        assert "local" in set(queries.runs_table(store)["source_kind"].to_list())

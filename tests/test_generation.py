@@ -24,11 +24,11 @@ BATCH, PROMPT, NEW = 4, 24, 12
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], Path]:
-    """Two repeats of llm-tiny, each window 0.6 s so the CPU estimate (10 ms ticks) moves."""
+    """Two repeats of llm-tiny, each window 0.4 s so the CPU estimate (10 ms ticks) moves."""
     tmp = tmp_path_factory.mktemp("gen")
     db = tmp / "gen.duckdb"
     opts = SweepOptions(workloads=["llm-tiny"], batch_sizes=[BATCH], seq_lens=[PROMPT], max_new_tokens=[NEW],
-                        warmup=2, duration_s=0.6, repeats=2, db=str(db), out=tmp / "gen.json", idle=False)
+                        warmup=2, duration_s=0.4, repeats=2, db=str(db), out=tmp / "gen.json", idle=False)
     records = run_sweep(opts).runs
     return records, db
 

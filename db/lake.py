@@ -205,12 +205,12 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> int:
                         "(SELECT unnest(?::INTEGER[]) AS version, 'lake' AS name)", [list(range(1, version + 1))])
         con.execute("COMMIT")
     except BaseException:
-        _rollback(con)
+        rollback(con)
         raise
     return version
 
 
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
     try:
         con.execute("ROLLBACK")
     except duckdb.Error:

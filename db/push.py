@@ -21,14 +21,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
 from db.grading import grade_runs
-from db.lake import LakeUrl, connect, ensure_schema, retryable
+from db.lake import LakeUrl, connect, ensure_schema, retryable, rollback
 from joulebench.errors import DatabaseError
 
 MAX_ATTEMPTS = 30
+T = TypeVar("T")
 RUN_TABLES = ("power_traces", "power_samples", "step_times", "run_labels")
 
 
@@ -79,59 +81,67 @@ def push(local_db: Path, lake: LakeUrl, *, machine: str | None = None,
     return report
 
 
-def _push_source(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, report: PushReport) -> int | None:
+class _NothingToDo(Exception):
+    """Raised inside a locked transaction whose work turned out to be done already: it is rolled back."""
+
+
+def _in_turn(con: duckdb.DuckDBPyConnection, report: PushReport, what: str, work: Callable[[], T]) -> T | None:
+    """`work()` in one lake transaction holding the push lock, committed; retried from the start when
+    another machine's commit won (None when the work raised _NothingToDo)."""
     for attempt in range(MAX_ATTEMPTS):
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute("DELETE FROM push_lock")
             con.execute("INSERT INTO push_lock VALUES (?, now())", [report.machine])
-            there = con.execute("SELECT count(*) FROM sources WHERE content_sha256 = ?", [sha]).fetchone()
-            if there and there[0]:
-                con.execute("ROLLBACK")
-                report.sources_already_there += 1
-                return None
-            runs, duplicates, samples = _copy(con, source_id, sha, report.machine)
+            result = work()
             con.execute("COMMIT")
+            return result
+        except _NothingToDo:
+            rollback(con)
+            return None
         except BaseException as e:
-            _rollback(con)
+            rollback(con)
             if not retryable(e):
                 raise _refused(e) from e
             report.retries += 1
             time.sleep(min(0.05 * (attempt + 1), 1.0))
-            continue
-        report.sources_pushed += 1
-        report.runs_pushed += runs
-        report.runs_already_there += duplicates
-        report.samples_pushed += samples
-        report.pushed.append(sha)
-        return runs
-    raise DatabaseError(f"push: source {sha[:12]} could not be committed after {MAX_ATTEMPTS} attempts (other "
-                        "machines pushing at the same time); run `joulebench push` again, it resumes")
+    raise DatabaseError(f"push: {what} could not be committed after {MAX_ATTEMPTS} attempts (other machines "
+                        "pushing at the same time); run `joulebench push` again, it resumes")
+
+
+def _push_source(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, report: PushReport) -> int | None:
+    def work() -> tuple[int, int, int]:
+        there = con.execute("SELECT count(*) FROM sources WHERE content_sha256 = ?", [sha]).fetchone()
+        if there and there[0]:
+            raise _NothingToDo
+        return _copy(con, source_id, sha, report.machine)
+
+    done = _in_turn(con, report, f"source {sha[:12]}", work)
+    if done is None:
+        report.sources_already_there += 1
+        return None
+    runs, duplicates, samples = done
+    report.sources_pushed += 1
+    report.runs_pushed += runs
+    report.runs_already_there += duplicates
+    report.samples_pushed += samples
+    report.pushed.append(sha)
+    return runs
 
 
 def _push_catalog(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
     """The catalog devices (with their power modes) and exchange rates the lake lacks; a row the lake
     holds is left as it is (the team's catalog is edited in one place)."""
-    for attempt in range(MAX_ATTEMPTS):
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute("DELETE FROM push_lock")
-            con.execute("INSERT INTO push_lock VALUES (?, now())", [report.machine])
-            missing = "device_name NOT IN (SELECT device_name FROM devices)"
-            con.execute(f"INSERT INTO power_modes BY NAME SELECT * FROM local.power_modes WHERE {missing}")
-            con.execute(f"INSERT INTO devices BY NAME SELECT * FROM local.devices WHERE {missing}")
-            con.execute("INSERT INTO exchange_rates BY NAME SELECT * FROM local.exchange_rates l WHERE NOT EXISTS "
-                        "(SELECT 1 FROM exchange_rates r WHERE r.from_currency = l.from_currency "
-                        "AND r.to_currency = l.to_currency)")
-            con.execute("COMMIT")
-            return
-        except BaseException as e:
-            _rollback(con)
-            if not retryable(e):
-                raise _refused(e) from e
-            report.retries += 1
-            time.sleep(min(0.05 * (attempt + 1), 1.0))
-    raise DatabaseError(f"push: the catalog could not be committed after {MAX_ATTEMPTS} attempts; run it again")
+    def work() -> bool:
+        missing = "device_name NOT IN (SELECT device_name FROM devices)"
+        con.execute(f"INSERT INTO power_modes BY NAME SELECT * FROM local.power_modes WHERE {missing}")
+        con.execute(f"INSERT INTO devices BY NAME SELECT * FROM local.devices WHERE {missing}")
+        con.execute("INSERT INTO exchange_rates BY NAME SELECT * FROM local.exchange_rates l WHERE NOT EXISTS "
+                    "(SELECT 1 FROM exchange_rates r WHERE r.from_currency = l.from_currency "
+                    "AND r.to_currency = l.to_currency)")
+        return True
+
+    _in_turn(con, report, "the catalog", work)
 
 
 def _refused(e: BaseException) -> BaseException:
@@ -144,13 +154,6 @@ def _refused(e: BaseException) -> BaseException:
         return DatabaseError("push: the team store refused the write: permission denied for its catalog; this "
                              "role may only read it (the explorer's): push with a role that may write")
     return DatabaseError(f"push: the team store refused the write: {text[:600]}")
-
-
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
-    try:
-        con.execute("ROLLBACK")
-    except duckdb.Error:
-        pass  # a failed commit already ended the transaction
 
 
 def _copy(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, machine: str) -> tuple[int, int, int]:

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from explorer.markdown import md
-from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
-from explorer.money import CostSettings, Rates
+from explorer.money import CostSettings, Rates, cost_terms
 from explorer.text import BASIS_NAMES, money, sig
 
 COST_FORMULA = ("cost per 1M tokens = J/token × 1,000,000 ÷ 3,600,000 × price per kWh × PUE"
@@ -134,16 +133,16 @@ def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, c
 
 
 def _cost(row: dict, device: dict | None, rates: Rates, settings: CostSettings) -> tuple[float | None, str | None]:
+    """The per-sample cost formula (explorer.money) per output token; idle electricity left out."""
     tokens_s = row.get("tokens_per_s_mean")
     if not tokens_s:
         return None, "no output tokens/s for this configuration"
-    energy = row["j_per_token_mean"] * 1e6 / J_PER_KWH * settings.electricity_per_kwh * settings.pue
     price = rates.convert(device.get("price_amount") if device else None,
                           device.get("price_currency") if device else None, settings.currency)
     if price.amount is None:
         return None, f"no device price in {settings.currency}: {price.missing_reason}"
-    hardware = price.amount / (tokens_s * settings.lifetime_years * SECONDS_PER_YEAR * settings.utilisation) * 1e6
-    return energy + hardware, None
+    terms = cost_terms(row["j_per_token_mean"], tokens_s, None, price.amount, settings)
+    return terms.at(settings.utilisation), None
 
 
 def _config_text(row: dict) -> str:

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from explorer import charts, cost_inputs, data, decide, grade_legend, nav, token_target
+from explorer import charts, cost_inputs, data, decide, grade_legend, nav, token_section
 from explorer.markdown import md
 from explorer.money import COST_FORMULA
 from explorer.params import UrlReader
@@ -146,28 +146,4 @@ st.subheader("Formula")
 st.code(COST_FORMULA, language=None)
 
 if mode == "infer":
-    st.subheader("Energy per token at your latency target")
-    st.caption(token_target.__doc__.split("\n\n")[0] if token_target.__doc__ else "")
-    token_rows = token_target.token_configs(data.configurations(path), devices)
-    shape_options = token_target.shapes(token_rows)
-    if not shape_options:
-        st.info("None of these devices has generation runs with energy per token. Measure one here (New run, "
-                "workload llm-1b or llm-8b) or upload a vLLM, ML.ENERGY or AI Energy Score result file.")
-        st.page_link(nav.NEW_RUN, label="Measure generation (New run)", icon=":material/play_arrow:",
-                     query_params={"workload": "llm-1b", "mode": "infer", "precision": "bf16"})
-    else:
-        cols = st.columns([3, 1, 1])
-        shape = cols[0].selectbox("Model and lengths (compared like for like)", shape_options,
-                                  index=shape_options.index(url.one("shape", shape_options, "shape") or
-                                                            shape_options[0]), key=f"shape{sfx}")
-        tpot = cols[1].number_input("TPOT p90 limit (ms, your value; 0: none)", 0.0, 10_000.0,
-                                    url.number("tpot", "TPOT limit", 0.0, 10_000.0) or 0.0, key=f"tpot{sfx}")
-        ttft = cols[2].number_input("TTFT p90 limit (ms, your value; 0: none)", 0.0, 600_000.0,
-                                    url.number("ttft", "TTFT limit", 0.0, 600_000.0) or 0.0, key=f"ttft{sfx}")
-        target = token_target.Target(tpot or None, ttft or None)
-        st.query_params.from_dict({**query, "shape": [shape], "tpot": [f"{tpot:g}"], "ttft": [f"{ttft:g}"]})
-        answers = token_target.answer(token_rows, shape, devices, target, catalog, rates, settings)
-        for line in token_target.sentences(answers, shape, target, currency):
-            st.markdown(line)  # names escaped where the sentence is built
-        st.dataframe(styled(token_target.table(answers, currency)), hide_index=True, width="stretch")
-        st.code(token_target.COST_FORMULA, language=None)
+    token_section.render(path, devices, catalog, rates, settings, url, query, sfx)

@@ -28,11 +28,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
+from harness_overhead import interleaved  # noqa: E402
 
-from energy.stats import aggregate  # noqa: E402
 from runner.execute import execute  # noqa: E402
 from runner.options import RunConfig  # noqa: E402
 
@@ -92,16 +93,6 @@ def runner_loop(cfg: RunConfig) -> float:
     return float(run["metrics"]["decode_tokens_per_s"])
 
 
-def verdict(low: float | None, mean: float, high: float | None) -> str:
-    if low is not None and low >= TARGET:
-        return "met (the whole interval is at or above the target)"
-    if high is not None and high < TARGET:
-        return "NOT met (the whole interval is below the target)"
-    if mean >= TARGET:
-        return "met on the mean (the interval reaches below the target: more rounds narrow it)"
-    return "not shown (the mean is below the target, the interval reaches it: run more rounds)"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workload", default="llm-tiny", choices=sorted(BARE_MODELS))
@@ -127,27 +118,8 @@ def main() -> int:
         return bare_loop(args.workload, args.batch_size, args.seq_len, args.max_new_tokens, args.precision, device,
                          args.warmup, args.steps)
 
-    print(f"{'round':>5}  {'order':<13}  {'runner tok/s':>12}  {'bare tok/s':>12}  {'ratio':>6}")
-    r0, b0 = runner_loop(cfg), bare()  # round 0 warms both paths and is not counted
-    print(f"{0:>5}  {'(not counted)':<13}  {r0:>12.1f}  {b0:>12.1f}  {r0 / b0:>6.3f}", flush=True)
-    ratios, runner_tps, bare_tps = [], [], []
-    for i in range(args.rounds):
-        if i % 2 == 0:
-            r, b, order = runner_loop(cfg), bare(), "runner, bare"
-        else:
-            b, r, order = bare(), runner_loop(cfg), "bare, runner"
-        runner_tps.append(r)
-        bare_tps.append(b)
-        ratios.append(r / b)
-        print(f"{i + 1:>5}  {order:<13}  {r:>12.1f}  {b:>12.1f}  {r / b:>6.3f}", flush=True)
-    ratio, runner_agg, bare_agg = aggregate(ratios), aggregate(runner_tps), aggregate(bare_tps)
-    assert ratio is not None and runner_agg is not None and bare_agg is not None
-    print(f"\nrunner decode: {runner_agg.as_text(4)} tokens/s (mean ± 95 % CI)")
-    print(f"bare loop decode: {bare_agg.as_text(4)} tokens/s")
-    interval = "" if ratio.ci95_low is None else f" (95 % CI {ratio.ci95_low:.3f}-{ratio.ci95_high:.3f})"
-    print(f"ratio runner / bare: {ratio.mean:.3f}{interval}, n {ratio.n}, round-to-round CoV "
-          f"{ratio.cov_pct or 0:.1f} %")
-    print(f"target >= {TARGET}: {verdict(ratio.ci95_low, ratio.mean, ratio.ci95_high)}")
+    interleaved(lambda: runner_loop(cfg), bare, args.rounds, what="tok/s", unit="decode tokens/s", target=TARGET,
+                digits=1)
     return 0
 
 

@@ -27,7 +27,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -109,14 +109,41 @@ def runner_loop(cfg: RunConfig) -> float:
     return float(run["metrics"]["throughput_sps"])
 
 
-def verdict(low: float | None, mean: float, high: float | None) -> str:
-    if low is not None and low >= TARGET:
+def verdict(low: float | None, mean: float, high: float | None, target: float = TARGET) -> str:
+    if low is not None and low >= target:
         return "met (the whole interval is at or above the target)"
-    if high is not None and high < TARGET:
+    if high is not None and high < target:
         return "NOT met (the whole interval is below the target)"
-    if mean >= TARGET:
+    if mean >= target:
         return "met on the mean (the interval reaches below the target: more rounds narrow it)"
     return "not shown (the mean is below the target, the interval reaches it: run more rounds)"
+
+
+def interleaved(runner: Callable[[], float], bare: Callable[[], float], rounds: int, *, what: str, unit: str,
+                target: float, digits: int = 3) -> None:
+    """Round 0 (not counted) warms both paths; then `rounds` rounds, the order alternating so drift
+    cancels; printed: each round, both means with their 95 % intervals, the ratio and the verdict."""
+    print(f"{'round':>5}  {'order':<13}  {'runner ' + what:>12}  {'bare ' + what:>12}  {'ratio':>6}")
+    r0, b0 = runner(), bare()  # first model build, allocator, page cache
+    print(f"{0:>5}  {'(not counted)':<13}  {r0:>12.{digits}f}  {b0:>12.{digits}f}  {r0 / b0:>6.3f}", flush=True)
+    ratios, runner_values, bare_values = [], [], []
+    for i in range(rounds):
+        if i % 2 == 0:
+            r, b, order = runner(), bare(), "runner, bare"
+        else:
+            b, r, order = bare(), runner(), "bare, runner"
+        runner_values.append(r)
+        bare_values.append(b)
+        ratios.append(r / b)
+        print(f"{i + 1:>5}  {order:<13}  {r:>12.{digits}f}  {b:>12.{digits}f}  {r / b:>6.3f}", flush=True)
+    ratio, runner_agg, bare_agg = aggregate(ratios), aggregate(runner_values), aggregate(bare_values)
+    assert ratio is not None and runner_agg is not None and bare_agg is not None
+    print(f"\nrunner: {runner_agg.as_text(4)} {unit} (mean ± 95 % CI)")
+    print(f"bare loop: {bare_agg.as_text(4)} {unit}")
+    interval = "" if ratio.ci95_low is None else f" (95 % CI {ratio.ci95_low:.3f}-{ratio.ci95_high:.3f})"
+    print(f"ratio runner / bare: {ratio.mean:.3f}{interval}, n {ratio.n}, round-to-round CoV "
+          f"{ratio.cov_pct or 0:.1f} %")
+    print(f"target >= {target}: {verdict(ratio.ci95_low, ratio.mean, ratio.ci95_high, target)}")
 
 
 def main() -> int:
@@ -141,28 +168,7 @@ def main() -> int:
           f"{args.steps} measured steps after {args.warmup} warmup steps; {args.rounds} rounds", flush=True)
     bare = lambda: bare_loop(args.workload, args.batch_size, args.seq_len, args.precision, device,  # noqa: E731
                              args.warmup, args.steps)
-    print(f"{'round':>5}  {'order':<13}  {'runner sps':>10}  {'bare sps':>10}  {'ratio':>6}")
-    # round 0 warms both paths (first model build, allocator, page cache) and is not counted
-    r0, b0 = runner_loop(cfg), bare()
-    print(f"{0:>5}  {'(not counted)':<13}  {r0:>10.3f}  {b0:>10.3f}  {r0 / b0:>6.3f}", flush=True)
-    ratios, runner_sps, bare_sps = [], [], []
-    for i in range(args.rounds):
-        if i % 2 == 0:
-            r, b, order = runner_loop(cfg), bare(), "runner, bare"
-        else:
-            b, r, order = bare(), runner_loop(cfg), "bare, runner"
-        runner_sps.append(r)
-        bare_sps.append(b)
-        ratios.append(r / b)
-        print(f"{i + 1:>5}  {order:<13}  {r:>10.3f}  {b:>10.3f}  {r / b:>6.3f}", flush=True)
-    ratio, runner_agg, bare_agg = aggregate(ratios), aggregate(runner_sps), aggregate(bare_sps)
-    assert ratio is not None and runner_agg is not None and bare_agg is not None
-    print(f"\nrunner throughput: {runner_agg.as_text(4)} samples/s (mean ± 95 % CI)")
-    print(f"bare loop throughput: {bare_agg.as_text(4)} samples/s")
-    interval = "" if ratio.ci95_low is None else f" (95 % CI {ratio.ci95_low:.3f}-{ratio.ci95_high:.3f})"
-    print(f"ratio runner / bare: {ratio.mean:.3f}{interval}, n {ratio.n}, round-to-round CoV "
-          f"{ratio.cov_pct or 0:.1f} %")
-    print(f"target >= {TARGET}: {verdict(ratio.ci95_low, ratio.mean, ratio.ci95_high)}")
+    interleaved(lambda: runner_loop(cfg), bare, args.rounds, what="sps", unit="samples/s", target=TARGET)
     return 0
 
 

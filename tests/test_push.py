@@ -142,9 +142,8 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
     """`joulebench app --store URL`: the pages read the lake (read-only); the buyer's token question is answered
     from what box-a pushed; Run detail says who pushed a run and when; New run and Upload say why they are off."""
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
-    from tests.helpers import shown
+    from tests.helpers import open_page, shown
 
     local = _local(seeded_template, tmp_path, "box-a", LEADERBOARD)
     url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
@@ -153,25 +152,16 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
     monkeypatch.setenv("JOULEBENCH_DB", str(tmp_path / "never-created.duckdb"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    app = str(Path(__file__).resolve().parent.parent / "app.py")
-
-    def page(name: str, **query: str | list[str]) -> AppTest:
-        at = AppTest.from_file(app, default_timeout=60)
-        at.query_params.update(query)
-        at.run()
-        at.switch_page(f"pages/{name}.py").run()
-        assert not at.exception, at.exception
-        return at
-
-    said = "\n".join(shown(m.value) for m in page("decide", device=["B200", "H100"], mode="infer", tpot="20").markdown)
+    decide = open_page("decide", {"device": ["B200", "H100"], "mode": "infer", "tpot": "20"})
+    said = "\n".join(shown(m.value) for m in decide.markdown)
     assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
     assert "imported" in said  # the leaderboard was an upload on box-a: still imported, whoever pushed it
     run_id = _query(LakeUrl.parse(url), "SELECT run_id FROM runs WHERE device_name = 'H100' LIMIT 1")[0][0]
-    detail = page("run_detail", run_id=run_id)
+    detail = open_page("run_detail", {"run_id": run_id})
     cells = " ".join(str(v) for df in detail.dataframe for v in df.value.to_numpy().ravel())
     assert "box-a" in cells
     for name in ("new_run", "upload"):
-        info = " ".join(i.value for i in page(name).info)
+        info = " ".join(i.value for i in open_page(name, {}).info)
         assert "read-only in the explorer" in shown(info)
     assert not (tmp_path / "never-created.duckdb").exists()  # the pages never opened a local file
 

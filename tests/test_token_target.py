@@ -13,16 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from db import Store, queries
 from explorer import token_target
 from explorer.money import CostSettings, Rates
 from ingest import import_file
-from tests.helpers import shown
+from tests.helpers import open_page, shown
 
-REPO = Path(__file__).resolve().parent.parent
-APP = str(REPO / "app.py")
 LEADERBOARD = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy" / \
     "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
 GPUS = ["B200", "H100"]
@@ -69,11 +66,7 @@ def test_a_limit_no_configuration_meets_and_a_figure_the_file_lacks(lake: Path) 
 
 
 def test_decide_page_answers_the_token_question(lake: Path) -> None:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"device": GPUS, "mode": "infer", "tpot": "20"})
-    at.run()
-    at.switch_page("pages/decide.py").run()
-    assert not at.exception, at.exception
+    at = open_page("decide", {"device": GPUS, "mode": "infer", "tpot": "20"})
     said = "\n".join(shown(m.value) for m in at.markdown)
     assert "Fewest joules per output token with TPOT p90 ≤ 20 ms" in said
     assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
@@ -133,11 +126,7 @@ def test_the_same_architecture_is_one_model_whoever_published_it() -> None:
 
 
 def test_without_generation_runs_the_page_says_how_to_get_them(db: Path) -> None:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": "infer"})
-    at.run()
-    at.switch_page("pages/decide.py").run()
-    assert not at.exception, at.exception
+    at = open_page("decide", {"device": ["GeForce RTX 3060", "Jetson AGX Xavier"], "mode": "infer"})
     info = " ".join(i.value for i in at.info)
     assert "None of these devices has generation runs with energy per token" in info
     assert "upload a vLLM, ML.ENERGY or AI Energy Score result file" in info

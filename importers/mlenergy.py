@@ -363,14 +363,7 @@ class MlEnergyImporter(Importer):
                     "status": status,
                     "error": error,
                     "device": dict(device),
-                    "config": {
-                        "workload": f"{model}:{task}" if task else model,
-                        "model": model,
-                        "task": task,
-                        "mode": "infer",
-                        "precision": conv.precision(None),
-                        "batch_size": batch,
-                    },
+                    "config": _v1_config(conv, model, task, batch),
                     "metrics": {k: v for k, v in metrics.items() if v is not None},
                     "flags": flags,
                     "notes": "ML.ENERGY v1: energy (J) and latency (s) per response, throughput in tokens/s",
@@ -440,14 +433,7 @@ class MlEnergyImporter(Importer):
             "run_id": conv.run_id(0),
             "status": "ok",
             "device": conv.device(None, "gpu", where="(the benchmark's results do not name the GPU)"),
-            "config": {
-                "workload": f"{model}:{task}" if task else model,
-                "model": model,
-                "task": task,
-                "mode": "infer",
-                "precision": conv.precision(None),
-                "batch_size": batch,
-            },
+            "config": _v1_config(conv, model, task, batch),
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "flags": flags,
             "notes": "; ".join(notes),
@@ -468,6 +454,12 @@ class _Window:
     tokens_per_s: float
     energy_j: float | None  # the whole window's
     per_request: bool  # the item stated energy and response length per request (2023-09 script)
+
+
+def _v1_config(conv: Conversion, model: Any, task: Any, batch: Any) -> dict[str, Any]:
+    """A v1 run's configuration: the CSV rows and the raw per-request JSON state the same things."""
+    return {"workload": f"{model}:{task}" if task else model, "model": model, "task": task, "mode": "infer",
+            "precision": conv.precision(None), "batch_size": batch}
 
 
 def _v1_window(conv: Conversion, item: Any, where: str) -> _Window:

@@ -112,6 +112,16 @@ def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics
     return conv.document([run])
 
 
+def _jetson_run(conv: Conversion, log: PowerLog, unnamed: str) -> dict[str, Any]:
+    """A Jetson log as one standalone run: the module's energy (or why there is none) and the module
+    the log's cores and RAM fit, offered, never stated."""
+    flags: list[str] = []
+    metrics = _metrics(log, flags, _no_module(log))
+    device = _jetson_device(conv, log, unnamed)
+    log.flags.extend(flags)
+    return _standalone(conv, log, device, metrics, _jetson_config(log))
+
+
 class NvidiaSmiImporter(Importer):
     NAME = "nvidia-smi"
     TOOL = "nvidia-smi"
@@ -140,12 +150,7 @@ class TegrastatsImporter(Importer):
         return sniff(source.head) == self.NAME
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        log = _parse(conv, parse_tegrastats, jetson=True)
-        flags: list[str] = []
-        metrics = _metrics(log, flags, _no_module(log))
-        device = _jetson_device(conv, log, "tegrastats does not name the module")
-        log.flags.extend(flags)
-        return _standalone(conv, log, device, metrics, _jetson_config(log))
+        return _jetson_run(conv, _parse(conv, parse_tegrastats, jetson=True), "tegrastats does not name the module")
 
 
 class JtopImporter(Importer):
@@ -161,11 +166,7 @@ class JtopImporter(Importer):
         if log.fmt != "jtop":
             conv.tool_version = None
             conv.warn(f"a Jetson telemetry CSV ({log.notes[0]}), not written by jtop itself")
-        flags: list[str] = []
-        metrics = _metrics(log, flags, _no_module(log))
-        device = _jetson_device(conv, log, "the jtop log does not name the module")
-        log.flags.extend(flags)
-        return _standalone(conv, log, device, metrics, _jetson_config(log))
+        return _jetson_run(conv, log, "the jtop log does not name the module")
 
 
 class TegrastatsJsonImporter(Importer):
@@ -177,13 +178,9 @@ class TegrastatsJsonImporter(Importer):
         return sniff(source.head) == self.NAME
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        log = _parse(conv, parse_tegrastats_json, jetson=True)
         conv.tool_version = None
-        flags: list[str] = []
-        metrics = _metrics(log, flags, _no_module(log))
-        device = _jetson_device(conv, log, "parsed tegrastats records do not name the module")
-        log.flags.extend(flags)
-        return _standalone(conv, log, device, metrics, _jetson_config(log))
+        return _jetson_run(conv, _parse(conv, parse_tegrastats_json, jetson=True),
+                           "parsed tegrastats records do not name the module")
 
 
 class GpuPowerCsvImporter(Importer):

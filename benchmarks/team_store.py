@@ -76,7 +76,7 @@ def main() -> int:
           f"{report.runs_pushed / report.seconds:,.0f} runs/s, {report.samples_pushed / report.seconds:,.0f} "
           f"samples/s ({report.sources_pushed} sources, {report.retries} retries)")
     file_cold, file_warm = time_compare(lambda: Store.open_read_only(local), "DuckDB file")
-    lake_cold, lake_warm = time_compare(lambda: Store.open_team_store_at(url, args.data_path), "DuckLake")
+    lake_cold, lake_warm = time_compare(lambda: Store.open_team_store(url, data_path=args.data_path), "DuckLake")
     print(f"lake / file: cold {lake_cold / file_cold:.2f}x (target <= {COLD_RATIO_TARGET:g}x), warm "
           f"{lake_warm / file_warm:.2f}x (target <= {WARM_RATIO_TARGET:g}x)")
     return 0

@@ -19,6 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from db.connection import first_row
+from db.grading import grade_runs
 from joulebench.errors import LabelError
 from joulebench.labels import LABEL_TITLES, LABELS, SuppliedLabel
 
@@ -180,6 +181,11 @@ def apply_labels(con: duckdb.DuckDBPyConnection, source: SourceRef, values: Mapp
                 record(con, targets, [SuppliedLabel(label, str(value), "user", supplied_by, via)], at)
             report.filled[label] = len(empty)
             report.replaced[label] = len(supplied)
+        changed = [r[0] for r in con.execute("SELECT run_id FROM run_labels WHERE supplied_at = ? AND run_id IN "
+                                             "(SELECT run_id FROM runs WHERE source_id = ?)",
+                                             [at, source.source_id]).fetchall()]
+        if changed:  # a label is part of the configuration and of the grade's reasons
+            grade_runs(con, sorted(set(changed)))
         con.execute("COMMIT")
     except duckdb.ConstraintException as e:
         con.execute("ROLLBACK")

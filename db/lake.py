@@ -67,6 +67,11 @@ class LakeUrl:
     data_path: str
 
     @property
+    def remote(self) -> bool:
+        """The Parquet files are in S3-compatible object storage (s3://bucket/prefix/)."""
+        return self.data_path.startswith("s3://")
+
+    @property
     def public_url(self) -> str:
         """The URL as it may be shown: any password removed."""
         return _PASSWORD.sub("password=***", self.url)
@@ -104,14 +109,19 @@ def extension_path(name: str) -> Path:
     return path
 
 
-def connect(lake: LakeUrl, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with the lake attached as `lake` and in use."""
+def connect(lake: LakeUrl, *, read_only: bool = False, as_of: int | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the lake attached as `lake` and in use; with `as_of`, read-only at that
+    snapshot (DuckLake's time travel)."""
     con = duckdb.connect()
     try:
         for name in ("ducklake", _CATALOGS[lake.catalog]):
             if name:
                 con.execute(f"LOAD '{extension_path(name)}'")
-        options = [f"DATA_PATH '{lake.data_path}'"] + (["READ_ONLY"] if read_only else [])
+        if lake.remote:
+            _object_store_secret(con, lake)
+        options = [f"DATA_PATH '{lake.data_path}'"] + (["READ_ONLY"] if read_only or as_of is not None else [])
+        if as_of is not None:
+            options.append(f"SNAPSHOT_VERSION {int(as_of)}")
         for attempt in range(SCHEMA_ATTEMPTS):  # another machine may be creating the catalog right now
             try:
                 con.execute(f"ATTACH '{lake.url}' AS {LAKE_NAME} ({', '.join(options)})")
@@ -123,8 +133,47 @@ def connect(lake: LakeUrl, *, read_only: bool = False) -> duckdb.DuckDBPyConnect
         con.execute(f"USE {LAKE_NAME}")
     except duckdb.Error as e:
         con.close()
+        if as_of is not None and "no snapshot found" in str(e).lower():
+            raise DatabaseError(f"store {lake.public_url}: it has no snapshot {as_of}; `joulebench db snapshots "
+                                "--store ...` lists them") from e
         raise DatabaseError(f"store {lake.public_url}: cannot open the lake ({e})") from e
+    except BaseException:
+        con.close()
+        raise
     return con
+
+
+S3_ENV = {"KEY_ID": "AWS_ACCESS_KEY_ID", "SECRET": "AWS_SECRET_ACCESS_KEY", "SESSION_TOKEN": "AWS_SESSION_TOKEN",
+          "REGION": "AWS_REGION"}
+S3_ENDPOINT_ENV = "AWS_ENDPOINT_URL"  # an S3-compatible server (MinIO, Ceph, a lab's own): http(s)://host:port
+
+
+def _object_store_secret(con: duckdb.DuckDBPyConnection, lake: LakeUrl) -> None:
+    """httpfs loaded and an S3 secret made from the standard AWS variables (never from the URL): the keys,
+    an optional session token and region, and for an S3-compatible server its endpoint (path-style URLs,
+    TLS as its scheme says)."""
+    con.execute(f"LOAD '{extension_path('httpfs')}'")
+    given = {k: os.environ[v] for k, v in S3_ENV.items() if os.environ.get(v)}
+    if "REGION" not in given and os.environ.get("AWS_DEFAULT_REGION"):
+        given["REGION"] = os.environ["AWS_DEFAULT_REGION"]
+    if not {"KEY_ID", "SECRET"} <= set(given):
+        raise DatabaseError(f"data path {lake.data_path}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
+                            f"{S3_ENDPOINT_ENV} for an S3-compatible server) in the environment")
+    endpoint = os.environ.get(S3_ENDPOINT_ENV, "")
+    if endpoint:
+        scheme, _, host = endpoint.rpartition("://")
+        given["ENDPOINT"] = host.rstrip("/")
+        given["URL_STYLE"] = "path"
+        given["USE_SSL"] = "false" if scheme == "http" else "true"
+    options = ", ".join(f"{k} {v}" if k == "USE_SSL" else f"{k} '{v.replace(chr(39), chr(39) * 2)}'"
+                        for k, v in given.items())
+    con.execute(f"CREATE OR REPLACE TEMPORARY SECRET joulebench_s3 (TYPE s3, {options})")
+
+
+def current_snapshot(con: duckdb.DuckDBPyConnection) -> int:
+    """The snapshot an attached lake is read at: its newest, or the one `as_of` pinned."""
+    row = con.execute(f"SELECT id FROM {LAKE_NAME}.current_snapshot()").fetchone()
+    return int(row[0]) if row else 0
 
 
 def schema_columns() -> dict[str, list[tuple[str, str]]]:

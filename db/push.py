@@ -25,8 +25,9 @@ from typing import TypeVar
 
 import duckdb
 
+from db.catalog_sync import catalog_edits, label_edits
 from db.grading import grade_runs
-from db.lake import LakeUrl, connect, ensure_schema, retryable, rollback
+from db.lake import LAKE_NAME, LakeUrl, connect, ensure_schema, retryable, rollback
 from joulebench.errors import DatabaseError
 
 MAX_ATTEMPTS = 30
@@ -42,6 +43,8 @@ class PushReport:
     runs_pushed: int = 0
     runs_already_there: int = 0
     samples_pushed: int = 0
+    catalog_edits_pushed: int = 0  # device fields, price entries and exchange rates changed in the lake
+    runs_relabelled: int = 0  # runs in the lake whose labels this machine changed after pushing them
     retries: int = 0
     seconds: float = 0.0
     pushed: list[str] = field(default_factory=list)  # content hashes, in push order
@@ -75,6 +78,7 @@ def push(local_db: Path, lake: LakeUrl, *, machine: str | None = None,
             done = _push_source(con, source_id, sha, report)
             if done is not None and on_source is not None:
                 on_source(sha, done)
+        _push_labels(con, report)
     finally:
         con.close()
     report.seconds = time.monotonic() - start
@@ -94,6 +98,7 @@ def _in_turn(con: duckdb.DuckDBPyConnection, report: PushReport, what: str, work
             con.execute("DELETE FROM push_lock")
             con.execute("INSERT INTO push_lock VALUES (?, now())", [report.machine])
             result = work()
+            con.execute(f"CALL {LAKE_NAME}.set_commit_message(?, ?)", [report.machine, f"push: {what}"])
             con.execute("COMMIT")
             return result
         except _NothingToDo:
@@ -130,18 +135,27 @@ def _push_source(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, repor
 
 
 def _push_catalog(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
-    """The catalog devices (with their power modes) and exchange rates the lake lacks; a row the lake
-    holds is left as it is (the team's catalog is edited in one place)."""
-    def work() -> bool:
+    """The catalog: devices (with their power modes) the lake lacks, then this machine's edits newer than
+    the lake's (db.catalog_sync), in one transaction."""
+    def work() -> int:
         missing = "device_name NOT IN (SELECT device_name FROM devices)"
         con.execute(f"INSERT INTO power_modes BY NAME SELECT * FROM local.power_modes WHERE {missing}")
         con.execute(f"INSERT INTO devices BY NAME SELECT * FROM local.devices WHERE {missing}")
-        con.execute("INSERT INTO exchange_rates BY NAME SELECT * FROM local.exchange_rates l WHERE NOT EXISTS "
-                    "(SELECT 1 FROM exchange_rates r WHERE r.from_currency = l.from_currency "
-                    "AND r.to_currency = l.to_currency)")
-        return True
+        return catalog_edits(con, report.machine)
 
-    _in_turn(con, report, "the catalog", work)
+    report.catalog_edits_pushed += _in_turn(con, report, "the catalog", work) or 0
+
+
+def _push_labels(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
+    """Labels supplied here after their runs were pushed (db.catalog_sync), runs regraded."""
+    def work() -> int:
+        changed = label_edits(con)
+        if not changed:
+            raise _NothingToDo
+        grade_runs(con, changed)
+        return len(changed)
+
+    report.runs_relabelled += _in_turn(con, report, "labels", work) or 0
 
 
 def _refused(e: BaseException) -> BaseException:

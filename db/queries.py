@@ -363,7 +363,7 @@ def device_catalog_row(store: Store, device: str) -> dict | None:
 def device_edits(store: Store, limit: int = 200) -> pl.DataFrame:
     """The catalog's edit history, newest first."""
     return store.query("SELECT edited_at, device_name, column_name, old_value, new_value, edited_by FROM device_edits "
-                       "ORDER BY edit_id DESC LIMIT ?", [limit])
+                       "ORDER BY edited_at DESC, edit_id DESC LIMIT ?", [limit])
 
 
 def exchange_rates(store: Store) -> pl.DataFrame:

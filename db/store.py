@@ -23,7 +23,7 @@ import db.labels as labels
 import db.seed as seed
 from db.connection import connect, damaged, first_row
 from db.grading import grade_runs
-from db.lake import LakeUrl, is_lake, lake_data_path
+from db.lake import LAKE_NAME, LakeUrl, current_snapshot, is_lake, lake_data_path
 from db.lake import connect as lake_connect
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
@@ -73,6 +73,7 @@ class Store:
         self.con = con
         self.path = path
         self.read_only = read_only
+        self.snapshot_id: int | None = None  # a team store's snapshot being read (None for a DuckDB file)
 
     @classmethod
     def open(cls, db: str | os.PathLike[str] | None = None, *, seed_reference: bool = True,
@@ -119,16 +120,14 @@ class Store:
         return store
 
     @classmethod
-    def open_team_store(cls, url: str) -> Store:
-        """A DuckLake team store (db.lake), read-only at its latest snapshot: the explorer's view of
-        what every runner pushed. Its `path` is the URL without any password."""
-        return cls.open_team_store_at(url, lake_data_path(None))
-
-    @classmethod
-    def open_team_store_at(cls, url: str, data_path: str | None) -> Store:
-        lake = LakeUrl.parse(url, data_path)
-        con = lake_connect(lake, read_only=True)
+    def open_team_store(cls, url: str, *, data_path: str | None = None, as_of: int | None = None) -> Store:
+        """A DuckLake team store (db.lake), read-only: the explorer's view of what every runner pushed, at
+        its newest snapshot or at snapshot `as_of`. `data_path` defaults to $JOULEBENCH_LAKE_DATA. Its `path`
+        is the URL without any password."""
+        lake = LakeUrl.parse(url, lake_data_path(data_path))
+        con = lake_connect(lake, read_only=True, as_of=as_of)
         store = cls(con, Path(lake.public_url), read_only=True)
+        store.snapshot_id = current_snapshot(con)
         version = store.schema_version()
         if version == 0:
             con.close()
@@ -236,6 +235,13 @@ class Store:
     @_translated
     def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
         return self.con.sql(sql, params=params or None).pl()
+
+    @_translated
+    def snapshots(self, limit: int = 50) -> pl.DataFrame:
+        """A team store's snapshots, newest first: id, when, who committed it (the pushing machine) and
+        what (the push's message and the tables it changed)."""
+        return self.query("SELECT snapshot_id, snapshot_time, author, commit_message, changes "
+                          f"FROM {LAKE_NAME}.snapshots() ORDER BY snapshot_id DESC LIMIT ?", [limit])
 
     @_translated
     def newest_source_id(self) -> int:

@@ -59,6 +59,7 @@ def test_a_file_without_device_and_mode_is_stored_not_stated_and_shown_so(seeded
 
 def test_label_fills_a_whole_source_and_records_who(seeded_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import_file(JETSON_CC, db=seeded_db)
+    before = _run(seeded_db, _source_id(seeded_db, JETSON_CC.name))
     code = main(["label", JETSON_CC.name, "--device", "Jetson Nano 4GB", "--mode", "infer", "--db", str(seeded_db)])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -68,6 +69,8 @@ def test_label_fills_a_whole_source_and_records_who(seeded_db: Path, capsys: pyt
     sid = _source_id(seeded_db, JETSON_CC.name)
     run = _run(seeded_db, sid)
     assert (run["device_name"], run["mode"]) == ("Jetson Nano 4GB", "infer")
+    # regraded: the device and mode are part of the configuration its repeats are grouped by
+    assert run["config_key"] != before["config_key"]
     assert _supplied(seeded_db) == [("device", "Jetson Nano 4GB", "user", current_user(), "cli"),
                                     ("mode", "infer", "user", current_user(), "cli")]
     with Store.open(seeded_db) as store:

@@ -200,3 +200,62 @@ def test_a_runners_own_runs_read_as_a_team_members(seeded_template: Path, tmp_pa
     assert detail is not None and detail["pushed_by"] == "box-a" and detail["source_kind"] == "team"
     with Store.open_read_only(local) as store:  # the runner's own database still says 'local'
         assert "local" in set(queries.runs_table(store)["source_kind"].to_list())
+
+
+def test_labels_prices_and_rates_edited_after_a_push_travel_newest_first(seeded_template: Path,
+                                                                          tmp_path: Path) -> None:
+    """A runner fills a label and edits a price after pushing: the next push carries both, the runs are
+    regraded, and the edit is the machine's in the lake. Of two machines' edits of one price the newer wins,
+    whichever pushes last; pushing again changes nothing."""
+    import polars as pl
+
+    from db import queries
+    from ingest.labels import label_source
+
+    tegra = UPLOADS[2]
+    a = _local(seeded_template, tmp_path, "box-a", tegra)
+    b = _local(seeded_template, tmp_path, "box-b", None)
+    lake = _lake(tmp_path)
+    push(a, lake, machine="box-a")
+    assert _query(lake, "SELECT count(*) FROM runs WHERE mode IS NULL")[0][0] == 1  # the log does not say
+
+    device = "Jetson AGX Orin"
+
+    def price(db: Path, amount: str) -> None:
+        with Store.open(db) as store:
+            queries.update_devices(store, pl.DataFrame({"device_name": [device], "price_amount": [amount],
+                                                        "price_currency": ["USD"]}))
+
+    price(b, "1111")  # box-b's edit first, then box-a's: box-a's is the newer
+    price(a, "2222")
+    label_source(tegra.name, {"mode": "infer"}, None, db=a, who="ana")
+    with Store.open(a) as store:
+        queries.replace_exchange_rates(store, pl.DataFrame({"from_currency": ["EUR"], "to_currency": ["USD"],
+                                                            "rate": ["1.08"], "rate_date": ["2026-11-20"],
+                                                            "source": ["ECB reference rate"]}))
+    report = push(a, lake, machine="box-a")
+    assert (report.sources_pushed, report.runs_relabelled) == (0, 1)
+    with Store.open_read_only(a) as store:
+        local_run = store.query("SELECT run_id, mode, trust_grade, config_key FROM runs WHERE mode = 'infer' "
+                                "AND source_id = (SELECT max(source_id) FROM sources)").rows()
+    assert _query(lake, f"SELECT run_id, mode, trust_grade, config_key FROM runs WHERE run_id = '{local_run[0][0]}'") \
+        == local_run  # the label's value, and the grade and configuration it leads to
+    assert _query(lake, "SELECT supplied_by, value FROM run_labels WHERE label = 'mode'") == [("ana", "infer")]
+    assert _query(lake, "SELECT rate, source FROM exchange_rates WHERE from_currency = 'EUR'") \
+        == [(1.08, "ECB reference rate")]
+
+    later = push(b, lake, machine="box-b")  # older edit, pushed last: the lake keeps box-a's newer price
+    assert later.catalog_edits_pushed == 0
+    assert _query(lake, f"SELECT price_amount FROM devices WHERE device_name = '{device}'") == [(2222.0,)]
+    assert _query(lake, f"SELECT entered_by FROM price_entries WHERE device_name = '{device}'") \
+        == [("box-a (Devices page)",)]
+    history = _query(lake, "SELECT edited_by, new_value FROM device_edits WHERE column_name = 'price_amount' "
+                           "ORDER BY edited_at")
+    assert history == [("box-b (Devices page)", "1111.0"), ("box-a (Devices page)", "2222.0")]  # both, in time order
+
+    price(b, "3333")  # now box-b's is the newest
+    assert push(b, lake, machine="box-b").catalog_edits_pushed >= 1
+    assert _query(lake, f"SELECT price_amount FROM devices WHERE device_name = '{device}'") == [(3333.0,)]
+    again = push(a, lake, machine="box-a")
+    assert (again.catalog_edits_pushed, again.runs_relabelled, again.sources_pushed) == (0, 0, 0)
+    assert _query(lake, f"SELECT price_amount FROM devices WHERE device_name = '{device}'") == [(3333.0,)]

@@ -37,7 +37,7 @@ def test_four_machines_push_at_once_to_postgres(seeded_template: Path, tmp_path:
              for p in locals_]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
     assert all(p.returncode == 0 for p in procs), outputs
-    with Store.open_team_store_at(lake_url, str(data)) as store:
+    with Store.open_team_store(lake_url, data_path=str(data)) as store:
         sources = store.query("SELECT count(*), count(DISTINCT content_sha256) FROM sources").row(0)
         runs = store.query("SELECT count(*), count(DISTINCT run_id), count(trust_grade) FROM runs").row(0)
         machines = {r[0] for r in store.query("SELECT machine FROM pushes").rows()}
@@ -62,7 +62,7 @@ def test_the_explorer_role_reads_and_cannot_write(seeded_template: Path, tmp_pat
     data = str(tmp_path / "parquet")
     report = push(local, LakeUrl.parse(lake_url, data), machine="box-a")
     reader = lake_url.replace("user=postgres", f"user={role}")
-    with Store.open_team_store_at(reader, data) as store:
+    with Store.open_team_store(reader, data_path=data) as store:
         assert store.query("SELECT count(*) FROM runs").item() == report.runs_pushed
     with pytest.raises(DatabaseError) as refused:
         push(_local(seeded_template, tmp_path, "box-b", UPLOADS[1]), LakeUrl.parse(reader, data), machine="box-b")

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ingest.stores import STORE_ENV_VAR, add_store_arguments, open_for_reading, push_after_write, target
 from joulebench import __version__
 from joulebench.commands import run_parser
-from joulebench.errors import DatabaseError
+from joulebench.errors import LabelError
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
 from joulebench.text import table
 
@@ -120,6 +121,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from joulebench.labels import LABEL_TITLES
 
     hints = _hints(args)
+    chosen = target(args)
     log = None
     if args.power_log is not None:
         from ingest.attach import PowerLogFile
@@ -160,7 +162,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             pairs = [(source, None) for source in sources]
         for source, power_log in pairs:
             try:
-                report, imported = import_source(source, db=args.db, source_kind=args.kind, hints=hints,
+                report, imported = import_source(source, db=chosen.db, source_kind=args.kind, hints=hints,
                                                  power_log=power_log)
             except NothingToImportError as e:
                 source.release()
@@ -201,7 +203,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                                                              else "with a benchmark figure to import"),
               file=sys.stderr)
         return 2
-    return 2 if any(o.result == "refused" for o in outcomes) else 0
+    pushed = push_after_write(chosen) if any(o.result == "imported" for o in outcomes) else 0
+    return 2 if any(o.result == "refused" for o in outcomes) else pushed
 
 
 def cmd_label(args: argparse.Namespace) -> int:
@@ -212,7 +215,15 @@ def cmd_label(args: argparse.Namespace) -> int:
 
     values, kind = label_values(args.device, args.device_kind, args.mode, args.precision, args.batch_size,
                                 args.boundary)
-    report = label_source(args.source, values, kind, db=args.db, via="cli")
+    chosen = target(args)
+    try:
+        report = label_source(args.source, values, kind, db=chosen.db, via="cli")
+    except LabelError as e:
+        if chosen.lake is None or not str(e).startswith("no source"):
+            raise
+        raise LabelError(f"no source {args.source!r} in this machine's database {resolve_db_path(chosen.db)}: labels "
+                         "are given where a source was imported or run (`joulebench db info --db FILE` lists that "
+                         "machine's sources), then pushed to the team store with the label") from e
     src = report.source
     print(f"source {src.source_id}: {src.file_name} ({src.format}, {src.runs} runs)")
     print(table(("label", "value", "runs filled", "runs changed"),
@@ -228,7 +239,7 @@ def cmd_label(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     still = describe_gaps(report.still_not_stated)
     print(f"still not stated: {still}" if still else "every label is now stated or supplied")
-    return 0
+    return push_after_write(chosen)
 
 
 def _selection(args: argparse.Namespace) -> Selection:
@@ -238,21 +249,6 @@ def _selection(args: argparse.Namespace) -> Selection:
                      workloads=tuple(args.workload), source_kinds=tuple(args.source_kind))
 
 
-def _read_store(args: argparse.Namespace) -> Any:
-    """The store a read command reads: the team store --store names (read-only), else the database file
-    (opened, migrated and its inbox ingested). $JOULEBENCH_STORE does not switch these: on a runner
-    machine it says where `push` sends, while `db info` and `export` stay about the local file."""
-    from db import Store
-    from db.lake import is_lake
-    from ingest import open_store
-
-    if args.store is not None:
-        if not is_lake(args.store):
-            raise DatabaseError(f"--store {args.store}: not a team store (a DuckLake URL); for a file use --db")
-        return Store.open_team_store(args.store)
-    return open_store(args.db)
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     from db.export import write_result_file, write_tables
 
@@ -260,7 +256,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     fmt = args.format
     if fmt == "auto":
         fmt = "csv" if out.suffix == ".csv" else "parquet" if out.suffix == ".parquet" else "json"
-    with _read_store(args) as store:
+    with open_for_reading(args) as store:
         if fmt == "json":
             n = write_result_file(store, out, _selection(args))
             print(f"wrote {n} runs to {out}")
@@ -274,7 +270,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_db_info(args: argparse.Namespace) -> int:
     from ingest.inbox import pending
 
-    with _read_store(args) as store:
+    with open_for_reading(args) as store:
         info = store.info()
     print(f"database:        {info.path}")
     print(f"schema version:  {info.schema_version}")
@@ -295,19 +291,20 @@ def cmd_db_info(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
+    from db.lake import AS_OF_ENV_VAR, DATA_ENV_VAR
     from explorer.access import ALLOWED_HOSTS_ENV, LOCAL_HOSTS, PASSWORD_ENV
 
-    env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(args.db))})
-    if args.store:
-        from db.lake import STORE_ENV_VAR, LakeUrl, is_lake
-
-        if not is_lake(args.store):
-            print(f"error: --store {args.store}: the app reads a team store, a DuckLake URL "
-                  "(ducklake:sqlite:PATH or ducklake:postgres:'dbname=... host=...'); for a file use --db",
-                  file=sys.stderr)
-            return 2
-        LakeUrl.parse(args.store, env.get("JOULEBENCH_LAKE_DATA"))  # a password in it is refused here
-        env[STORE_ENV_VAR] = args.store
+    chosen = target(args)
+    env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(chosen.db))})
+    for name in (STORE_ENV_VAR, DATA_ENV_VAR, AS_OF_ENV_VAR):  # the app reads what the flags chose
+        env.pop(name, None)
+    if chosen.reads_lake:
+        assert chosen.lake is not None
+        env[STORE_ENV_VAR] = chosen.lake
+        if chosen.data_path or os.environ.get(DATA_ENV_VAR):
+            env[DATA_ENV_VAR] = chosen.data_path or os.environ[DATA_ENV_VAR]
+        if chosen.as_of is not None:
+            env[AS_OF_ENV_VAR] = str(chosen.as_of)
     env.setdefault("HF_HUB_OFFLINE", "1")
     if args.password_file is not None:
         try:
@@ -333,25 +330,26 @@ def cmd_app(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
            "--server.headless", "true", "--server.fileWatcherType", "none"]
-    where = f"team store {args.store} (read-only)" if args.store else f"database {env[DB_ENV_VAR]}"
+    where = (f"team store {chosen.lake_url().public_url} (read-only"
+             + (f", as of snapshot {chosen.as_of})" if chosen.as_of is not None else ")")
+             if chosen.reads_lake else f"database {env[DB_ENV_VAR]}")
     print(f"JouleBench explorer at http://{args.address}:{args.port} ({where})"
           + ("" if local else "; password required"))
     return subprocess.call(cmd, env=env, cwd=REPO_ROOT)  # cwd: Streamlit reads .streamlit/config.toml there
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from db.lake import STORE_ENV_VAR, LakeUrl, is_lake, lake_data_path
     from db.push import push
     from ingest import open_store
 
-    url = args.store or os.environ.get(STORE_ENV_VAR)
-    if not is_lake(url):
-        print(f"error: --store: push sends runs to a team store, a DuckLake: ducklake:sqlite:PATH or "
-              f"ducklake:postgres:'dbname=... host=...' (or ${STORE_ENV_VAR}); got {url or 'nothing'}", file=sys.stderr)
+    chosen = target(args)
+    if chosen.lake is None:
+        print("error: --store: push sends runs to a team store, a DuckLake: ducklake:sqlite:PATH or "
+              f"ducklake:postgres:'dbname=... host=...' (or ${STORE_ENV_VAR}); got {args.store or 'nothing'}",
+              file=sys.stderr)
         return 2
-    assert url is not None
-    lake = LakeUrl.parse(url, lake_data_path(args.data_path))
-    with open_store(args.db) as store:  # migrated, and its inbox ingested, before it is read
+    lake = chosen.lake_url()
+    with open_store(chosen.db) as store:  # migrated, and its inbox ingested, before it is read
         local = store.path
     print(f"pushing {local} to {lake.public_url} as {args.machine or 'this host'}", flush=True)
 
@@ -362,7 +360,23 @@ def cmd_push(args: argparse.Namespace) -> int:
     rate = f"{report.runs_pushed / report.seconds:,.0f} runs/s" if report.seconds > 0 else ""
     print(f"pushed {report.sources_pushed} source(s), {report.runs_pushed} run(s), {report.samples_pushed} power "
           f"sample(s) in {report.seconds:.1f} s ({rate}); {report.sources_already_there} source(s) and "
-          f"{report.runs_already_there} run(s) were there already; {report.retries} retried commit(s)")
+          f"{report.runs_already_there} run(s) were there already; {report.runs_relabelled} run(s) relabelled, "
+          f"{report.catalog_edits_pushed} catalog edit(s); {report.retries} retried commit(s)")
+    return 0
+
+
+def cmd_db_snapshots(args: argparse.Namespace) -> int:
+    chosen = target(args)
+    if not chosen.reads_lake:
+        print("error: --store: snapshots are a team store's (a DuckLake URL); a DuckDB file keeps none",
+              file=sys.stderr)
+        return 2
+    with chosen.open_lake() as store:
+        frame = store.snapshots(max(1, args.limit))
+        print(f"team store {store.path}, read at snapshot {store.snapshot_id}")
+    rows = [(r["snapshot_id"], str(r["snapshot_time"])[:19], r["author"] or "", r["commit_message"] or "",
+             ", ".join(sorted(r["changes"] or {}))) for r in frame.iter_rows(named=True)]
+    print(table(("snapshot", "time (UTC)", "machine", "what", "changed"), rows))
     return 0
 
 
@@ -386,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "process holds the database, files wait in its inbox and are ingested the next "
                                    "time it is opened.")
     p.add_argument("paths", nargs="+", type=Path, help="result files, folders or .zip archives")
-    p.add_argument("--db", help=db_help)
+    add_store_arguments(p, db_help, reads=False)
     p.add_argument("--kind", choices=("upload", "local"), default="upload",
                    help="provenance recorded for these files (default: upload)")
     p.add_argument("--device", help="device that ran the files that do not name it, e.g. 'NVIDIA A100-SXM4-40GB'")
@@ -434,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(e.g. 1,2,4,8 for a table with one row per batch size)")
     p.add_argument("--boundary", choices=("gpu_board", "jetson_module", "cpu_package", "system", "wall", "estimated"),
                    help="where the energy was measured, for runs with an energy figure")
-    p.add_argument("--db", help=db_help)
+    add_store_arguments(p, db_help, reads=False)
     p.set_defaults(func=cmd_label)
 
     p = sub.add_parser("export", help="export runs as a result file, or as CSV / Parquet tables",
@@ -450,8 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workload", action="append", default=[], help="select a workload (repeatable)")
     p.add_argument("--source-kind", action="append", default=[], choices=("local", "upload", "reference"),
                    help="select by provenance (repeatable)")
-    p.add_argument("--db", help=db_help)
-    p.add_argument("--store", help="export from a team store instead (a DuckLake URL), read-only")
+    add_store_arguments(p, db_help, reads=True)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("db", help="database commands")
@@ -459,15 +472,18 @@ def build_parser() -> argparse.ArgumentParser:
     q = dbsub.add_parser("info", help="location, schema version, counts per source and device",
                          description="Show where the database is and what it holds. Creates, migrates and seeds "
                                      "it on first use, and ingests files waiting in its inbox.")
-    q.add_argument("--db", help=db_help)
-    q.add_argument("--store", help="describe a team store instead (a DuckLake URL), read-only")
+    add_store_arguments(q, db_help, reads=True)
     q.set_defaults(func=cmd_db_info)
+    q = dbsub.add_parser("snapshots", help="a team store's snapshots: when, which machine, what it pushed",
+                         description="List a team store's snapshots, newest first: each push's commit, with the "
+                                     "machine that made it. `--as-of SNAPSHOT` reads the store as it was then.")
+    add_store_arguments(q, db_help, reads=True)
+    q.add_argument("--limit", type=int, default=30, help="how many, newest first (default: 30)")
+    q.set_defaults(func=cmd_db_snapshots)
 
     p = sub.add_parser("app", help="start the explorer (Streamlit) on localhost",
                        description="Start the JouleBench explorer web app.")
-    p.add_argument("--db", help=db_help)
-    p.add_argument("--store", help="read a team store instead (a DuckLake URL, read-only; default: "
-                                   "$JOULEBENCH_STORE when it is one)")
+    add_store_arguments(p, db_help, reads=True)
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost",
                    help="interface to listen on (default: localhost); any other needs a password")
@@ -483,12 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "twice adds nothing; a push cut off resumes where it stopped; several machines "
                                    "can push at once. A PostgreSQL password comes from PGPASSWORD or ~/.pgpass, "
                                    "never the URL.")
-    p.add_argument("--store", help="the team store: ducklake:sqlite:PATH (one machine) or "
-                                   "ducklake:postgres:'dbname=... host=...' (default: $JOULEBENCH_STORE)")
-    p.add_argument("--data-path", help="where the team store's Parquet files live: a shared folder or s3:// "
-                                       "prefix (default: $JOULEBENCH_LAKE_DATA; for SQLite, beside the catalog)")
+    add_store_arguments(p, db_help, reads=False)
     p.add_argument("--machine", help="the name the pushed runs carry in the team store (default: the host name)")
-    p.add_argument("--db", help=db_help)
     p.set_defaults(func=cmd_push)
 
     from runner.cli import add_subcommands as add_runner_subcommands  # run, workloads

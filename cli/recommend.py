@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ingest.stores import add_store_arguments, target
+
 DESCRIPTION = (
     "Recommend a GPU power limit or Jetson power mode for a goal, from the runs in the database at several "
     "settings (measure them with `joulebench run --profile --power-limit 100,125,150,170`). Settings between "
@@ -45,7 +47,7 @@ def add_subcommand(sub: Any, db_help: str) -> None:
     g.add_argument("--lifetime-years", type=float, default=3.0, help="years of use (default 3)")
     g.add_argument("--utilisation", type=float, default=0.5, help="share of the time in use (default 0.5)")
     p.add_argument("--all", action="store_true", help="list every predicted setting, not only those on the front")
-    p.add_argument("--db", help=db_help)
+    add_store_arguments(p, db_help, reads=True)
     p.set_defaults(func=cmd_recommend)
 
 
@@ -70,13 +72,16 @@ def cmd_recommend(args: argparse.Namespace) -> int:
                               utilisation=args.utilisation)
     except ValueError as e:
         raise RunConfigError(f"cost inputs: {e}") from e
-    path = resolve_db_path(args.db)
-    if path.exists():
+    chosen = target(args)
+    path = resolve_db_path(chosen.db)
+    if chosen.reads_lake:
+        store = chosen.open_lake()
+    elif path.exists():
         store = Store.open_read_only(path)
     else:
         from ingest import open_store
 
-        store = open_store(args.db)
+        store = open_store(chosen.db)
     with store:
         loaded = ps.load(store, ps.Selection(args.device, args.workload, args.mode, args.precision, args.batch_size,
                                              args.tag))

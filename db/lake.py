@@ -34,8 +34,9 @@ from db.migrate import apply_migrations, latest_version
 from joulebench.errors import DatabaseError
 
 LAKE_PREFIX = "ducklake:"
-STORE_ENV_VAR = "JOULEBENCH_STORE"
+STORE_ENV_VAR = "JOULEBENCH_STORE"  # ingest.stores reads it too (without loading duckdb)
 DATA_ENV_VAR = "JOULEBENCH_LAKE_DATA"
+AS_OF_ENV_VAR = "JOULEBENCH_STORE_AS_OF"  # the explorer reads the team store at this snapshot (`app --as-of`)
 _CATALOGS = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner", "duckdb": None}
 _PASSWORD = re.compile(r"(?i)\bpassword\s*=\s*\S+")
 LAKE_NAME = "lake"

@@ -237,6 +237,15 @@ class Store:
         return self.con.sql(sql, params=params or None).pl()
 
     @_translated
+    def snapshot_time(self) -> datetime | None:
+        """When the team store's snapshot being read was committed (UTC); None for a DuckDB file."""
+        if self.snapshot_id is None:
+            return None
+        row = first_row(self.con, f"SELECT snapshot_time FROM {LAKE_NAME}.snapshots() WHERE snapshot_id = ?",
+                        [self.snapshot_id])
+        return row[0].astimezone(UTC) if row and row[0] is not None else None
+
+    @_translated
     def snapshots(self, limit: int = 50) -> pl.DataFrame:
         """A team store's snapshots, newest first: id, when, who committed it (the pushing machine) and
         what (the push's message and the tables it changed)."""

@@ -22,7 +22,7 @@ import streamlit as st
 
 from db import Store, labels, queries
 from db.connection import data_version
-from db.lake import READ_ONLY_MESSAGE, STORE_ENV_VAR, is_lake, refuse_write
+from db.lake import AS_OF_ENV_VAR, READ_ONLY_MESSAGE, STORE_ENV_VAR, LakeUrl, is_lake, lake_data_path, refuse_write
 from db.queries import HEADLINE, overview_counts, runs_for_chart
 from explorer.markdown import md
 from explorer.money import CostSettings, Rates
@@ -55,12 +55,51 @@ def team_store_notice(path: str) -> bool:
     return True
 
 
+_SNAPSHOT = "snapshot "
+_PINNED = "team_store_snapshot"  # session state: (store, snapshot) this rerun reads
+
+
 def version(path: str) -> str:
-    """Changes whenever the database changes (file and WAL stat; no connection). A team store is read
-    again every TEAM_STORE_REFRESH_S seconds (asking it for its snapshot costs a connection)."""
+    """Changes whenever the database changes (file and WAL stat; no connection). A team store is read at
+    one snapshot per rerun, pinned by prepare(): every data function of a page reads the same snapshot,
+    whatever a push commits meanwhile (a new one is looked for at most every TEAM_STORE_REFRESH_S)."""
+    if not is_lake(path):
+        return data_version(Path(path))
+    pinned = st.session_state.get(_PINNED)
+    snapshot = pinned[1] if pinned and pinned[0] == path else team_snapshot(path)[0]
+    return f"{_SNAPSHOT}{snapshot}"
+
+
+def team_snapshot(path: str) -> tuple[int, Any]:
+    """The snapshot a team store is read at: $JOULEBENCH_STORE_AS_OF (`app --as-of`), else its newest; with
+    its time."""
+    as_of = os.environ.get(AS_OF_ENV_VAR)
+    return _team_snapshot(path, int(as_of) if as_of else None, int(time.time() // TEAM_STORE_REFRESH_S))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _team_snapshot(path: str, as_of: int | None, bucket: int) -> tuple[int, Any]:
+    with Store.open_team_store(path, as_of=as_of) as store:
+        return store.snapshot_id or 0, store.snapshot_time()
+
+
+def store_line(path: str) -> str:
+    """Where the page's numbers come from, as a sentence: the database file, or the team store and the
+    snapshot read (pinned with `app --as-of` for an audit, else the newest)."""
+    if not is_lake(path):
+        return f"Database: {md(Path(path).name)}, on the machine that runs this app."
+    snapshot, at = team_snapshot(path)
+    which = "pinned for an audit (`joulebench app --as-of`)" if os.environ.get(AS_OF_ENV_VAR) else "the newest"
+    when = f", committed {at:%Y-%m-%d %H:%M} UTC" if at else ""
+    return (f"Team store {md(LakeUrl.parse(path, lake_data_path(None)).public_url)}, read-only, as of snapshot "
+            f"{snapshot}{when}: {which}. `joulebench db snapshots` lists every push by machine.")
+
+
+def _open(path: str, db_version: str) -> Store:
+    """The store at the version a page read: a team store at its pinned snapshot, a file as it is."""
     if is_lake(path):
-        return f"lake-{int(time.time() // TEAM_STORE_REFRESH_S)}"
-    return data_version(Path(path))
+        return Store.open_team_store(path, as_of=int(db_version.removeprefix(_SNAPSHOT)))
+    return Store.open_read_only(path)
 
 
 def writable(path: str) -> None:
@@ -79,6 +118,12 @@ def prepare() -> None:
     is only read."""
     path = db_path()
     if is_lake(path):
+        try:
+            snapshot, _ = team_snapshot(path)
+        except JouleBenchError as e:
+            st.error(md(e.format_message()))
+            st.stop()
+        st.session_state[_PINNED] = (path, snapshot)
         return
     try:
         _prepared(path)
@@ -121,7 +166,7 @@ def overview(path: str) -> Overview:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _overview(path: str, db_version: str) -> Overview:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         info = store.info()
         workloads = overview_counts(store)
     return Overview(str(info.path), info.runs, info.devices, info.findings, len(pending(info.path)),
@@ -134,7 +179,7 @@ def headline_runs(path: str) -> pl.DataFrame:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _headline_runs(path: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return cited(runs_for_chart(store, HEADLINE))
 
 
@@ -144,7 +189,7 @@ def runs(path: str) -> pl.DataFrame:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _runs(path: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return cited(queries.runs_table(store))
 
 
@@ -157,7 +202,7 @@ def configurations(path: str) -> pl.DataFrame:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _configurations(path: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return cited(queries.configurations(store))
 
 
@@ -169,7 +214,7 @@ def configuration(path: str, config_key: str) -> dict | None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _configuration(path: str, config_key: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return cited(queries.configurations(store, "r.config_key = ?", [config_key]))
 
 
@@ -179,7 +224,7 @@ def findings(path: str) -> pl.DataFrame:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _findings(path: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return cited(queries.findings(store))
 
 
@@ -197,7 +242,7 @@ def run_detail(path: str, run_id: str) -> RunDetail:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _run_detail(path: str, run_id: str, db_version: str) -> RunDetail:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         run = queries.run_detail(store, run_id)
         if run is not None and run.get("citation"):
             run = {**run, "citation": cite(run["citation"])}
@@ -226,7 +271,7 @@ def source_gaps(path: str, source_id: int) -> SourceGaps | None:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _source_gaps(path: str, source_id: int, db_version: str) -> SourceGaps | None:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         try:
             ref = labels.resolve_source(store.con, str(source_id))
         except LabelError:
@@ -256,7 +301,7 @@ def devices(path: str) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _devices(path: str, db_version: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return cited(queries.devices(store)), cited(queries.power_modes(store))
 
 
@@ -283,7 +328,7 @@ def device_history(path: str) -> pl.DataFrame:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _device_history(path: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return queries.device_edits(store)
 
 
@@ -293,7 +338,7 @@ def exchange_rates(path: str) -> pl.DataFrame:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _exchange_rates(path: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return queries.exchange_rates(store)
 
 
@@ -332,7 +377,7 @@ def selection_document(path: str, run_ids: tuple[str, ...]) -> bytes:
 
     from db.export import Selection, build_document
 
-    with Store.open_read_only(path) as store:
+    with _open(path, version(path)) as store:
         document = build_document(store, Selection(run_ids=run_ids))
     return gzip.compress(json.dumps(document).encode(), mtime=0)
 
@@ -345,7 +390,7 @@ def power_setting_choices(path: str) -> pl.DataFrame:
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _power_setting_choices(path: str, db_version: str) -> pl.DataFrame:
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return queries.power_setting_choices(store)
 
 
@@ -358,7 +403,7 @@ def power_settings(path: str, device: str, workload: str) -> Any:
 def _power_settings(path: str, device: str, workload: str, db_version: str) -> Any:
     from explorer import power_settings
 
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         return power_settings.load(store, power_settings.Selection(device, workload))
 
 
@@ -378,7 +423,7 @@ def _best_settings(path: str, device_workloads: tuple[tuple[str, str], ...], goa
     from tuning import Constraints
 
     frames = []
-    with Store.open_read_only(path) as store:
+    with _open(path, db_version) as store:
         for device, workload in device_workloads:
             frame = power_settings.best_settings(store, [device], workload, goal, eta=eta, inputs=settings,
                                                  constraints=Constraints(max_power_w), mode=mode,

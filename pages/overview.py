@@ -1,12 +1,10 @@
 """Overview: what the database holds and one headline comparison."""
 
-from pathlib import Path
 
 import streamlit as st
 
 from db.queries import HEADLINE
 from explorer import charts, data, nav
-from explorer.markdown import md
 from explorer.tables import styled
 from explorer.text import count
 
@@ -63,4 +61,4 @@ st.subheader("Sources")
 st.dataframe(styled(ov.sources.rename({"source_id": "Source", "kind": "Kind", "file_name": "File", "format": "Format",
                                        "runs": "Runs", "findings": "Findings", "not_stated": "Not stated",
                                        "imported_at": "Imported at"}, strict=False)), hide_index=True)
-st.caption(f"Database: {md(Path(ov.db_path).name)}, on the machine that runs this app.")
+st.caption(data.store_line(data.db_path()))

@@ -10,6 +10,7 @@ from explorer.text import count, flag_text, sig
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())
+st.caption(data.store_line(data.db_path()))
 
 ids = runs["run_id"].to_list()
 wanted = st.query_params.get("run_id")

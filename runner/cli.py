@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ingest.stores import add_store_arguments, push_after_write, target
+
 RUN_DESCRIPTION = (
     "Measure transformers training or inference on this machine. Comma lists on --workload, --mode, "
     "--precision, --batch-size, --grad-accum, --seq-len, --image-size and --max-new-tokens make a sweep: one run per "
@@ -60,7 +62,7 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
                                                f"{defaults.SENSOR_REPEATS} on a power sensor, "
                                                f"{defaults.REPEATS} on the estimate)")
     p.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
-    p.add_argument("--db", help=db_help)
+    add_store_arguments(p, db_help, reads=False)
     p.add_argument("--out", type=Path, help="result file to write (.json or .json.gz; default: "
                                             "results/joulebench-run-<UTC time>.json next to the database)")
     p.add_argument("--tag", help="a label stored with every run of this sweep")
@@ -117,7 +119,7 @@ def add_subcommands(sub: Any, db_help: str) -> None:
                                    "(workload idle, mode idle) in a result file and the database.")
     p.add_argument("--seconds", type=float, default=10.0, help="how long to measure (default: 10)")
     p.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available, else cpu)")
-    p.add_argument("--db", help=db_help)
+    add_store_arguments(p, db_help, reads=False)
     p.add_argument("--out", type=Path, help="result file to write (default: results/ next to the database)")
     p.add_argument("--tag", help="a label stored with the run")
     add_energy_arguments(p)
@@ -129,13 +131,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from runner.report import summary
     from runner.sweep import run_sweep
 
+    chosen = target(args)
     opts = options.from_strings(
         workload=args.workload, mode=args.mode, precision=args.precision, batch_size=args.batch_size,
         grad_accum=args.grad_accum, seq_len=args.seq_len, image_size=args.image_size,
         max_new_tokens=args.max_new_tokens, request_rate=args.request_rate, compile=args.compile,
         warmup=args.warmup, steps=args.steps, duration_s=args.duration, min_window_s=args.min_window,
         repeats=args.repeats,
-        device=args.device, db=args.db, out=args.out, tag=args.tag, power_limit=args.power_limit,
+        device=args.device, db=chosen.db, out=args.out, tag=args.tag, power_limit=args.power_limit,
         power_mode=args.power_mode, jetson_clocks=args.jetson_clocks, settle_s=args.settle, idle=args.idle,
         idle_s=args.idle_seconds, power_log=args.power_log, power_log_boundary=args.power_log_boundary,
         tdp_w=args.tdp_w, sample_hz=args.sample_hz, profile=args.profile, power_dry_run=args.power_dry_run)
@@ -168,7 +171,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: could not import the result file: {result.ingest_error.format_message()}\n"
               f"the file is kept; import it later with `joulebench import {result.out_path} --kind local`",
               file=sys.stderr)
-    return result.exit_code
+    pushed = push_after_write(chosen) if result.ingest is not None and result.ingest.status == "imported" else 0
+    return result.exit_code or pushed
 
 
 def cmd_idle(args: argparse.Namespace) -> int:
@@ -180,7 +184,8 @@ def cmd_idle(args: argparse.Namespace) -> int:
     from runner.output import ResultSink, unique_out_path
     from runner.sweep import make_meter
 
-    opts = SweepOptions(device=args.device, db=args.db, idle_s=args.seconds, power_log=args.power_log,
+    chosen = target(args)
+    opts = SweepOptions(device=args.device, db=chosen.db, idle_s=args.seconds, power_log=args.power_log,
                         power_log_boundary=args.power_log_boundary, tdp_w=args.tdp_w, sample_hz=args.sample_hz)
     problems = opts._power_problems()
     if not args.seconds > 0:
@@ -192,9 +197,9 @@ def cmd_idle(args: argparse.Namespace) -> int:
         problems.append(bad_device)
     if problems:
         raise RunConfigError(problems)
-    restore_leftover(state_path_for(args.db))
+    restore_leftover(state_path_for(chosen.db))
     meter = make_meter(opts, sys.stderr)
-    sink = ResultSink(args.out or unique_out_path(args.db, "idle"), args.db)
+    sink = ResultSink(args.out or unique_out_path(chosen.db, "idle"), chosen.db)
     try:
         with InterruptGuard() as guard:
             run = measure_idle(meter, args.seconds, opts.resolved_device(), guard=guard, tag=args.tag)
@@ -211,7 +216,8 @@ def cmd_idle(args: argparse.Namespace) -> int:
         print(f"result file: {sink.out_path}")
     report = sink.ingest()
     print(f"database: {report.status}")
-    return exit_code(guard.pending) if guard.pending is not None else 0
+    pushed = push_after_write(chosen) if report.status == "imported" else 0
+    return exit_code(guard.pending) if guard.pending is not None else pushed
 
 
 def cmd_workloads(args: argparse.Namespace) -> int:

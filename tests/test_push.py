@@ -165,6 +165,20 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
         assert "read-only in the explorer" in shown(info)
     assert not (tmp_path / "never-created.duckdb").exists()  # the pages never opened a local file
 
+    # an audit: box-b pushes later; the app started with --as-of still shows the store as box-a left it
+    lake = LakeUrl.parse(url)
+    before, runs_before = _query(lake, "SELECT (SELECT id FROM current_snapshot()), (SELECT count(*) FROM runs)")[0]
+    push(_local(seeded_template, tmp_path, "box-b", UPLOADS[1]), lake, machine="box-b")
+    st.cache_data.clear()  # the newest snapshot is looked for every 10 s: now, in this test
+    newest = open_page("overview", {})
+    assert "the newest" in shown(" ".join(c.value for c in newest.caption))
+    assert newest.metric[0].value != str(runs_before)
+    monkeypatch.setenv("JOULEBENCH_STORE_AS_OF", str(before))
+    audit = open_page("overview", {})
+    assert f"as of snapshot {before}, committed " in shown(" ".join(c.value for c in audit.caption))
+    assert "pinned for an audit" in shown(" ".join(c.value for c in audit.caption))
+    assert audit.metric[0].value == str(runs_before)
+
 
 def test_db_info_and_export_read_a_team_store(seeded_template: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,8 +191,56 @@ def test_db_info_and_export_read_a_team_store(seeded_template: Path, tmp_path: P
     exported = tmp_path / "team.json"
     assert main(["export", str(exported), "--store", url, "--device", "H100"]) == 0
     assert "wrote 11 runs" in capsys.readouterr().out
-    assert main(["db", "info", "--store", str(local)]) == 4  # a file is --db's (a database error: exit 4)
-    assert "not a team store" in capsys.readouterr().err
+    assert main(["db", "info", "--store", str(local)]) == 0  # a file path is a store too: the same as --db
+    assert f"database:        {local}" in capsys.readouterr().out
+    assert main(["db", "info", "--store", str(local), "--db", str(tmp_path / "other.duckdb")]) == 4
+    assert "name two files; give one" in capsys.readouterr().err
+
+
+def test_every_command_takes_the_store_adds_locally_then_pushes_and_reads_any_snapshot(
+        seeded_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """With $JOULEBENCH_STORE set, `import` and `label` write this machine's file, then push; `db info` reads
+    the team store, an explicit --db the file; `db snapshots` lists each push by machine, and `--as-of` reads the
+    store before the label was pushed. A store that cannot be reached keeps the runs local and says how to send
+    them later."""
+    local = _local(seeded_template, tmp_path, "box-a", None)
+    url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
+    monkeypatch.setenv("JOULEBENCH_STORE", url)
+    tegra = UPLOADS[2]
+    assert main(["import", str(tegra), "--db", str(local)]) == 0
+    assert "team store " + url + ": pushed " in capsys.readouterr().out
+    lake = LakeUrl.parse(url)
+    assert _query(lake, "SELECT count(*) FROM runs WHERE mode IS NULL") == [(1,)]
+    before_label = _query(lake, "SELECT id FROM current_snapshot()")[0][0]
+    assert main(["label", tegra.name, "--mode", "infer", "--db", str(local)]) == 0
+    assert "1 run(s) relabelled" in capsys.readouterr().out
+    assert _query(lake, "SELECT count(*) FROM runs WHERE mode IS NULL") == [(0,)]
+
+    assert main(["db", "snapshots"]) == 0
+    listed = capsys.readouterr().out
+    assert "push: labels" in listed and "push: source " in listed
+    assert main(["export", str(tmp_path / "then.csv"), "--as-of", str(before_label), "--workload", "idle"]) == 0
+    capsys.readouterr()
+    with Store.open_team_store(url, as_of=before_label) as then, Store.open_team_store(url) as now:
+        assert then.snapshot_id == before_label and now.snapshot_id > before_label
+        sql = "SELECT count(*) FROM runs WHERE mode IS NULL"
+        assert (then.query(sql).item(), now.query(sql).item()) == (1, 0)
+    assert main(["db", "info", "--as-of", "999999"]) == 4
+    assert "has no snapshot 999999" in capsys.readouterr().err
+    assert main(["db", "info", "--db", str(local)]) == 0  # the machine's own file, over $JOULEBENCH_STORE
+    assert f"database:        {local}" in capsys.readouterr().out
+
+    unreachable = f"ducklake:sqlite:{tmp_path / 'no-such-folder' / 'team.sqlite'}"
+    code = main(["import", str(UPLOADS[3]), "--db", str(local), "--store", unreachable])
+    err = capsys.readouterr().err
+    assert code == 4 and "not pushed" in err and f"the runs are kept in {local}" in err
+    assert UPLOADS[3].name in {n.split("/")[-1] for n, in _local_names(local)}
+
+
+def _local_names(db: Path) -> list[tuple[str]]:
+    with Store.open_read_only(db) as store:
+        return store.query("SELECT file_name FROM sources").rows()
 
 
 def test_a_runners_own_runs_read_as_a_team_members(seeded_template: Path, tmp_path: Path) -> None:

@@ -94,10 +94,12 @@ def test_duration_measures_until_the_time_is_up(seeded_db: Path, tmp_path: Path)
 
 
 def test_cli_sweep_prints_a_summary_and_writes_next_to_the_database(
-        seeded_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        seeded_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """... and, given a team store, pushes the sweep there after it is in this machine's file."""
+    team = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
     code = main(["run", "--workload", "bert-tiny", "--mode", "infer", "--precision", "fp32", "--batch-size", "1,2",
                  "--seq-len", "16", "--steps", "3", "--warmup", "1", "--tag", "ci", "--no-idle",
-                 "--db", str(seeded_db)])
+                 "--db", str(seeded_db), "--store", team])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "run 1/2: bert-tiny infer fp32 batch 1 seq 16" in err and "2/2 done" in err
@@ -120,6 +122,9 @@ def test_cli_sweep_prints_a_summary_and_writes_next_to_the_database(
     assert len(files) == 1 and f"result file: {files[0]}" in out
     doc = json.loads(files[0].read_text())
     assert [r["config"]["tag"] for r in doc["runs"]] == ["ci", "ci"]
+    assert f"team store {team}: pushed " in out
+    with Store.open_team_store(team) as lake:
+        assert lake.query("SELECT count(*) FROM runs WHERE tag = 'ci' AND trust_grade IS NOT NULL").item() == 2
 
 
 def test_sweep_expands_every_combination_in_order() -> None:

@@ -4,7 +4,9 @@ pushing at once, and the read-only role, are tested on PostgreSQL (tests/test_pu
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -321,3 +323,70 @@ def test_labels_prices_and_rates_edited_after_a_push_travel_newest_first(seeded_
     again = push(a, lake, machine="box-a")
     assert (again.catalog_edits_pushed, again.runs_relabelled, again.sources_pushed) == (0, 0, 0)
     assert _query(lake, f"SELECT price_amount FROM devices WHERE device_name = '{device}'") == [(3333.0,)]
+
+
+@pytest.fixture
+def s3_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A local S3-compatible server (moto) on a free localhost port, credentials in the environment as the AWS
+    tools read them; stopped by its PID. Yields the endpoint."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = Path(sys.executable).with_name("moto_server")
+    log = open(tmp_path / "moto.log", "w")
+    proc = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(endpoint, timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((tmp_path / "moto.log").read_text()[-2000:]) from None
+                time.sleep(0.2)
+        for name, value in {"AWS_ACCESS_KEY_ID": "team-key", "AWS_SECRET_ACCESS_KEY": "team-secret",
+                            "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():
+            monkeypatch.setenv(name, value)
+        yield endpoint
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
+
+
+def test_a_team_store_with_its_files_in_s3_compatible_storage(
+        seeded_template: Path, tmp_path: Path, s3_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--data-path s3://bucket/prefix/`: the Parquet files go to the object store (keys from the AWS variables,
+    never the URL), and the explorer's reads come back from it."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=s3_server)
+    s3.create_bucket(Bucket="joulebench")
+    local = _local(seeded_template, tmp_path, "box-a", UPLOADS[2])  # a tegrastats log: 43 times 3 rails
+    url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
+    lake = LakeUrl.parse(url, "s3://joulebench/lake/")
+    report = push(local, lake, machine="box-a")
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="joulebench", Prefix="lake/").get("Contents", [])]
+    assert any(k.endswith(".parquet") for k in keys), keys
+    assert not (tmp_path / "team.files").exists()  # nothing beside the catalog
+    with Store.open_team_store(url, data_path="s3://joulebench/lake/") as store:
+        assert store.query("SELECT count(*) FROM runs").item() == report.runs_pushed
+        assert store.query("SELECT count(*) FROM power_samples").item() == _samples(local) == 129
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    with pytest.raises(DatabaseError, match="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"):
+        Store.open_team_store(url, data_path="s3://joulebench/lake/")
+
+
+def _samples(db: Path) -> int:
+    with Store.open_read_only(db) as store:
+        return int(store.query("SELECT count(*) FROM power_samples").item())

@@ -67,3 +67,41 @@ def test_the_explorer_role_reads_and_cannot_write(seeded_template: Path, tmp_pat
     with pytest.raises(DatabaseError) as refused:
         push(_local(seeded_template, tmp_path, "box-b", UPLOADS[1]), LakeUrl.parse(reader, data), machine="box-b")
     assert "permission denied for its catalog; this role may only read it" in str(refused.value)
+
+
+def test_a_pusher_killed_mid_push_leaves_whole_sources_and_the_next_push_finishes(
+        seeded_template: Path, tmp_path: Path, lake_url: str) -> None:
+    """A real `joulebench push` process killed (SIGKILL, no cleanup) after its first source committed: every
+    source in the store has all its runs and its `pushes` row, none half; the next push sends the rest."""
+    import os
+    import signal
+
+    local = _local(seeded_template, tmp_path, "box-a", UPLOADS[3])
+    data = str(tmp_path / "parquet")
+    exe = str(Path(sys.executable).with_name("joulebench"))
+    proc = subprocess.Popen([exe, "push", "--store", lake_url, "--data-path", data, "--db", str(local),
+                             "--machine", "box-a"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("  pushed "):
+            break  # one source committed; the next is in flight
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    proc.stdout.close()
+
+    def state() -> tuple[int, list[tuple]]:
+        with Store.open_team_store(lake_url, data_path=data) as store:
+            whole = store.query(
+                "SELECT s.content_sha256, s.run_count, (SELECT count(*) FROM runs r WHERE r.source_id = s.source_id), "
+                "(SELECT count(*) FROM pushes p WHERE p.content_sha256 = s.content_sha256) FROM sources s").rows()
+            return store.query("SELECT count(*) FROM runs").item(), whole
+
+    _, after_kill = state()
+    assert 1 <= len(after_kill) < len(_shas(local))  # killed mid-way
+    assert all(rows == stored and pushes == 1 for _, rows, stored, pushes in after_kill)
+    report = push(local, LakeUrl.parse(lake_url, data), machine="box-a")
+    assert report.sources_already_there == len(after_kill)
+    runs, finished = state()
+    assert len(finished) == len(_shas(local)) and runs == len(_run_ids(local))
+    assert all(rows == stored and pushes == 1 for _, rows, stored, pushes in finished)

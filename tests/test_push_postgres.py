@@ -1,6 +1,6 @@
-"""The team store on a real PostgreSQL catalog (issue 20): four machines pushing at once, and the explorer's
-read-only role reading what they pushed but unable to write. The server is Debian's PostgreSQL, started per
-test session in a temp folder (tests/pg.py)."""
+"""The team store on a real PostgreSQL catalog (issue 20): four machines pushing at once, a pusher killed
+mid-way, and the explorer's read-only role reading what they pushed but unable to write. The server is Debian's
+PostgreSQL, started per test session in a temp folder (tests/pg.py)."""
 
 from __future__ import annotations
 

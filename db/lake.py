@@ -120,12 +120,12 @@ def connect(lake: LakeUrl, *, read_only: bool = False, as_of: int | None = None)
                 con.execute(f"LOAD '{extension_path(name)}'")
         if lake.remote:
             _object_store_secret(con, lake)
-        options = [f"DATA_PATH '{lake.data_path}'"] + (["READ_ONLY"] if read_only or as_of is not None else [])
+        options = [f"DATA_PATH {_literal(lake.data_path)}"] + (["READ_ONLY"] if read_only or as_of is not None else [])
         if as_of is not None:
             options.append(f"SNAPSHOT_VERSION {int(as_of)}")
         for attempt in range(SCHEMA_ATTEMPTS):  # another machine may be creating the catalog right now
             try:
-                con.execute(f"ATTACH '{lake.url}' AS {LAKE_NAME} ({', '.join(options)})")
+                con.execute(f"ATTACH {_literal(lake.url)} AS {LAKE_NAME} ({', '.join(options)})")
                 break
             except duckdb.Error as e:
                 if attempt + 1 == SCHEMA_ATTEMPTS or not (retryable(e) or "already exists" in str(e)):
@@ -166,9 +166,13 @@ def _object_store_secret(con: duckdb.DuckDBPyConnection, lake: LakeUrl) -> None:
         given["ENDPOINT"] = host.rstrip("/")
         given["URL_STYLE"] = "path"
         given["USE_SSL"] = "false" if scheme == "http" else "true"
-    options = ", ".join(f"{k} {v}" if k == "USE_SSL" else f"{k} '{v.replace(chr(39), chr(39) * 2)}'"
-                        for k, v in given.items())
+    options = ", ".join(f"{k} {v}" if k == "USE_SSL" else f"{k} {_literal(v)}" for k, v in given.items())
     con.execute(f"CREATE OR REPLACE TEMPORARY SECRET joulebench_s3 (TYPE s3, {options})")
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal (ATTACH and CREATE SECRET take no parameters)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def current_snapshot(con: duckdb.DuckDBPyConnection) -> int:

@@ -30,7 +30,7 @@ from explorer.text import cite, cited
 from ingest import housekeeping_pending, open_store
 from ingest.inbox import pending
 from ingest.labels import label_source, label_values
-from joulebench.errors import DatabaseBusyError, JouleBenchError, LabelError
+from joulebench.errors import DatabaseBusyError, DatabaseError, JouleBenchError, LabelError
 from joulebench.labels import LABEL_TITLES, describe_not_stated
 from joulebench.paths import resolve_db_path
 
@@ -73,7 +73,10 @@ def version(path: str) -> str:
 def team_snapshot(path: str) -> tuple[int, Any]:
     """The snapshot a team store is read at: $JOULEBENCH_STORE_AS_OF (`app --as-of`), else its newest; with
     its time."""
-    as_of = os.environ.get(AS_OF_ENV_VAR)
+    as_of = os.environ.get(AS_OF_ENV_VAR, "").strip()
+    if as_of and not as_of.isdigit():
+        raise DatabaseError(f"${AS_OF_ENV_VAR}={as_of[:40]!r}: not a snapshot number; `joulebench db snapshots` "
+                            "lists them")
     return _team_snapshot(path, int(as_of) if as_of else None, int(time.time() // TEAM_STORE_REFRESH_S))
 
 

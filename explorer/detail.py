@@ -7,7 +7,7 @@ supplied says so beside the value; a figure stored corrected shows what the sour
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
@@ -16,6 +16,7 @@ from db import columns
 from db.grading import STAT_METRICS
 from energy.stats import Aggregate
 from explorer.aggregates import GRADE_COLORS, GRADE_MEANINGS, grade_legend, reason_rows
+from explorer.markdown import md
 from explorer.text import NOT_MEASURED, human_field, sig, when
 from joulebench.labels import NOT_STATED
 
@@ -85,6 +86,15 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
         "Provenance": PROVENANCE_FIELDS + (("pushed_by", "pushed_at") if run.get("pushed_by") else ()),
     }
     return {title: {k: shown(k) for k in fields} for title, fields in keys.items()}
+
+
+def pushed_line(run: dict[str, Any]) -> str | None:
+    """'Pushed to the team store by box-a on 2026-11-25 07:05 UTC.' (None for a run not read from one)."""
+    if not run.get("pushed_by"):
+        return None
+    at = run.get("pushed_at")
+    when = f" on {at.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if at is not None else ""
+    return f"Pushed to the team store by {md(run['pushed_by'])}{when}."
 
 
 def supplied_note(row: dict[str, Any]) -> str:

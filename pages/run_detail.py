@@ -40,6 +40,9 @@ if run["flags"]:
 
 label, color = detail.badge(run["trust_grade"])
 st.badge(label, color=color)
+pushed = detail.pushed_line(run)
+if pushed:
+    st.caption(pushed)
 if run["trust_grade"] in detail.GRADE_MEANINGS:
     st.caption(f"**{run['trust_grade']}**: {detail.GRADE_MEANINGS[run['trust_grade']]}")
 with st.expander("Why this grade", expanded=run["trust_grade"] != "A"):

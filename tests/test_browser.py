@@ -7,6 +7,7 @@ docs/screenshots/<page>-1400.png and -390.png).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -34,10 +35,17 @@ MAX_SHOT_HEIGHT = 5000
 
 @pytest.fixture
 def server(seeded_db: Path, tmp_path: Path) -> Iterator[str]:
+    with app_server([], dict(os.environ, JOULEBENCH_DB=str(seeded_db), HF_HUB_OFFLINE="1"), tmp_path) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def app_server(args: list[str], env: dict[str, str], log_dir: Path) -> Iterator[str]:
+    """`joulebench app ARGS` on a free localhost port, until it answers; stopped by its PID (with the Streamlit
+    server it started)."""
     port = free_port()
-    env = dict(os.environ, JOULEBENCH_DB=str(seeded_db), HF_HUB_OFFLINE="1")
-    log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("joulebench")), "app", "--port", str(port)],
+    log = open(log_dir / "server.log", "w")
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("joulebench")), "app", "--port", str(port), *args],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://localhost:{port}"
     try:
@@ -50,7 +58,7 @@ def server(seeded_db: Path, tmp_path: Path) -> Iterator[str]:
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"app did not start: {(tmp_path / 'server.log').read_text()}")
+                raise RuntimeError(f"app did not start: {(log_dir / 'server.log').read_text()}")
             time.sleep(0.3)
         yield url
     finally:

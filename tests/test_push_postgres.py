@@ -16,6 +16,7 @@ from db.lake import LakeUrl
 from db.push import push
 from joulebench.errors import DatabaseError
 from tests.pg import Postgres, postgres  # noqa: F401
+from tests.test_browser import page  # noqa: F401
 from tests.test_push import UPLOADS, _local, _run_ids, _shas
 
 _names = itertools.count()
@@ -50,18 +51,23 @@ def test_four_machines_push_at_once_to_postgres(seeded_template: Path, tmp_path:
     assert list(data.rglob("*.parquet"))  # the runs are Parquet files in the data path
 
 
-def test_the_explorer_role_reads_and_cannot_write(seeded_template: Path, tmp_path: Path, lake_url: str,
-                                                  postgres: Postgres) -> None:  # noqa: F811
-    """The README's setup: the explorer role gets SELECT on the tables the runners' role will create
-    (default privileges), before the first push creates the lake's catalog."""
+def _explorer_role(postgres: Postgres, lake_url: str) -> str:  # noqa: F811
+    """The README's explorer role on this lake's database; its URL."""
     dbname = lake_url.split("dbname=")[1].split()[0]
     role = f"explorer_{dbname}"
     postgres.psql(f"CREATE ROLE {role} LOGIN; GRANT USAGE ON SCHEMA public TO {role}; ALTER DEFAULT PRIVILEGES "
                   f"FOR ROLE postgres IN SCHEMA public GRANT SELECT ON TABLES TO {role}", dbname=dbname)
+    return lake_url.replace("user=postgres", f"user={role}")
+
+
+def test_the_explorer_role_reads_and_cannot_write(seeded_template: Path, tmp_path: Path, lake_url: str,
+                                                  postgres: Postgres) -> None:  # noqa: F811
+    """The README's setup: the explorer role gets SELECT on the tables the runners' role will create
+    (default privileges), before the first push creates the lake's catalog."""
+    reader = _explorer_role(postgres, lake_url)
     local = _local(seeded_template, tmp_path, "box-a", UPLOADS[0])
     data = str(tmp_path / "parquet")
     report = push(local, LakeUrl.parse(lake_url, data), machine="box-a")
-    reader = lake_url.replace("user=postgres", f"user={role}")
     with Store.open_team_store(reader, data_path=data) as store:
         assert store.query("SELECT count(*) FROM runs").item() == report.runs_pushed
     with pytest.raises(DatabaseError) as refused:
@@ -105,3 +111,35 @@ def test_a_pusher_killed_mid_push_leaves_whole_sources_and_the_next_push_finishe
     runs, finished = state()
     assert len(finished) == len(_shas(local)) and runs == len(_run_ids(local))
     assert all(rows == stored and pushes == 1 for _, rows, stored, pushes in finished)
+
+
+@pytest.mark.browser
+def test_a_team_decides_in_a_real_browser_from_what_two_runners_pushed(
+        seeded_template: Path, tmp_path: Path, lake_url: str, postgres: Postgres, page) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """The team's question in the browser, on `joulebench app --store` as the read-only explorer role: box-a pushed
+    the ML.ENERGY v3 file and box-b a Jetson log; Decide answers the token question from box-a's upload, the
+    Overview says which snapshot it reads, Run detail names the machine that pushed the run."""
+    import os
+    import re
+
+    from tests.test_browser import _body, _wait_text, app_server
+
+    data = str(tmp_path / "parquet")
+    reader = _explorer_role(postgres, lake_url)
+    for machine, upload in (("box-a", UPLOADS[0]), ("box-b", UPLOADS[2])):
+        push(_local(seeded_template, tmp_path, machine, upload), LakeUrl.parse(lake_url, data), machine=machine)
+    with Store.open_team_store(reader, data_path=data) as store:
+        snapshot = store.snapshot_id
+        h100_run = store.query("SELECT run_id FROM runs WHERE device_name = 'H100' ORDER BY run_id LIMIT 1").item()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", JOULEBENCH_DB=str(tmp_path / "never-created.duckdb"))
+    with app_server(["--store", reader, "--data-path", data], env, tmp_path) as url:
+        page.goto(f"{url}/decide?device=B200&device=H100&mode=infer&tpot=20")
+        _wait_text(page, "Fewest joules per output token with TPOT p90 ≤ 20 ms")
+        assert re.search(r"Fewest joules per output token with TPOT p90 ≤ 20 ms \(.+?\): H100 at .+?: 0\.103 "
+                         r"J/token", _body(page))
+        page.goto(url)
+        _wait_text(page, f"as of snapshot {snapshot}")
+        assert "Team store ducklake:postgres:dbname=" in _body(page) and "the newest" in _body(page)
+        page.goto(f"{url}/run_detail?run_id={h100_run}")
+        _wait_text(page, "Pushed to the team store by box-a on ")
+    assert not (tmp_path / "never-created.duckdb").exists()

@@ -272,12 +272,17 @@ def cmd_db_info(args: argparse.Namespace) -> int:
 
     with open_for_reading(args) as store:
         info = store.info()
+        snapshot, at = store.snapshot_id, store.snapshot_time()
     print(f"database:        {info.path}")
     print(f"schema version:  {info.schema_version}")
     print(f"runs:            {info.runs}")
     print(f"devices:         {info.devices} in the catalog")
     print(f"findings:        {info.findings}")
-    print(f"inbox:           {len(pending(info.path))} file(s) waiting\n")
+    if snapshot is None:
+        print(f"inbox:           {len(pending(info.path))} file(s) waiting\n")
+    else:  # a team store: no inbox; the snapshot read
+        print(f"snapshot:        {snapshot}" + (f", committed {at:%Y-%m-%d %H:%M:%S} UTC" if at else "")
+              + " (`joulebench db snapshots` lists them)\n")
     print("runs per source kind")
     print(table(info.runs_by_source_kind.columns, info.runs_by_source_kind.rows()))
     print("\nruns per device")

@@ -194,6 +194,7 @@ def test_db_info_and_export_read_a_team_store(seeded_template: Path, tmp_path: P
     assert main(["db", "info", "--store", url]) == 0
     out = capsys.readouterr().out
     assert f"database:        {url}" in out and f"runs:            {report.runs_pushed}" in out
+    assert "snapshot:        " in out and "inbox:" not in out
     exported = tmp_path / "team.json"
     assert main(["export", str(exported), "--store", url, "--device", "H100"]) == 0
     assert "wrote 11 runs" in capsys.readouterr().out

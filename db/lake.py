@@ -16,7 +16,9 @@ package's folder: nothing is downloaded.
 The lake holds the local store's tables with the same columns, made from the migrated schema
 (`schema_columns`), without what DuckLake cannot hold (primary keys, unique and check constraints,
 sequences): the local DuckDB file stays where every check happens, and a run reaches the lake only
-through `db.push`, already validated, graded and with its provenance.
+through `db.push`, already validated, graded and with its provenance. A newer JouleBench adds its
+columns to the lake (`ensure_schema`); a future migration that rewrites stored values (as 0006 did for
+the reference data) needs the same rewrite here, in `_ensure_schema`, for the lake's rows.
 """
 
 from __future__ import annotations

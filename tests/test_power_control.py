@@ -22,9 +22,12 @@ from runner.options import SweepOptions
 
 REPO = Path(__file__).resolve().parent.parent
 
-# A fake control in its own process: the "device" is a file holding the limit in W.
+# A fake control in its own process: the "device" is a file holding the limit in W. Ctrl-C is made to raise
+# KeyboardInterrupt as in a terminal even when the tests were started from a shell that ignores SIGINT (a
+# background job inherits SIG_IGN, and Python then keeps it).
 FAKE = '''
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 from runner.control import PowerControl, PowerSettings, register_control, restore_leftover
 

@@ -25,6 +25,15 @@ UPLOADS = [LEADERBOARD, FORMATS / "zeus_mlenergy" / "mlenergy-lb-v1-A100_chat_be
            FORMATS / "codecarbon" / "aira-llamafactory-emissions-2.8.3+3.0.7-8xH800-gpucount2.csv"]
 
 
+@pytest.fixture(scope="session")
+def bare_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated database without the reference data: a runner's file for tests where the reference sources
+    would only make each push longer."""
+    path = tmp_path_factory.mktemp("bare") / "template.duckdb"
+    Store.open(path, seed_reference=False).close()
+    return path
+
+
 def _lake(tmp_path: Path) -> LakeUrl:
     return LakeUrl.parse(f"ducklake:sqlite:{tmp_path / 'team.sqlite'}")
 
@@ -186,9 +195,9 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
     assert "not a snapshot number" in open_page("overview", {}).error[0].value
 
 
-def test_db_info_and_export_read_a_team_store(seeded_template: Path, tmp_path: Path,
+def test_db_info_and_export_read_a_team_store(bare_template: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    local = _local(seeded_template, tmp_path, "box-a", LEADERBOARD)
+    local = _local(bare_template, tmp_path, "box-a", LEADERBOARD)
     url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
     report = push(local, LakeUrl.parse(url), machine="box-a")
     assert main(["db", "info", "--store", url]) == 0
@@ -205,13 +214,13 @@ def test_db_info_and_export_read_a_team_store(seeded_template: Path, tmp_path: P
 
 
 def test_every_command_takes_the_store_adds_locally_then_pushes_and_reads_any_snapshot(
-        seeded_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        bare_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """With $JOULEBENCH_STORE set, `import` and `label` write this machine's file, then push; `db info` reads
     the team store, an explicit --db the file; `db snapshots` lists each push by machine, and `--as-of` reads the
     store before the label was pushed. A store that cannot be reached keeps the runs local and says how to send
     them later."""
-    local = _local(seeded_template, tmp_path, "box-a", None)
+    local = _local(bare_template, tmp_path, "box-a", None)
     url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
     monkeypatch.setenv("JOULEBENCH_STORE", url)
     tegra = UPLOADS[2]
@@ -250,13 +259,13 @@ def _local_names(db: Path) -> list[tuple[str]]:
         return store.query("SELECT file_name FROM sources").rows()
 
 
-def test_a_runners_own_runs_read_as_a_team_members(seeded_template: Path, tmp_path: Path) -> None:
+def test_a_runners_own_runs_read_as_a_team_members(bare_template: Path, tmp_path: Path) -> None:
     """In the team store a run measured on box-a is not 'measured here' (the explorer's machine measured
     nothing): its basis reads 'measured by a team runner', and Run detail names box-a."""
     from db import queries
     from explorer.text import basis_of
 
-    local = _local(seeded_template, tmp_path, "box-a", None)
+    local = _local(bare_template, tmp_path, "box-a", None)
     assert import_file(FORMATS.parent / "result_v1_cpu_runs.json", db=local, source_kind="local").status == "imported"
     url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
     push(local, LakeUrl.parse(url), machine="box-a")
@@ -370,14 +379,14 @@ def s3_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def test_a_team_store_with_its_files_in_s3_compatible_storage(
-        seeded_template: Path, tmp_path: Path, s3_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        bare_template: Path, tmp_path: Path, s3_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--data-path s3://bucket/prefix/`: the Parquet files go to the object store (keys from the AWS variables,
     never the URL), and the explorer's reads come back from it."""
     import boto3
 
     s3 = boto3.client("s3", endpoint_url=s3_server)
     s3.create_bucket(Bucket="joulebench")
-    local = _local(seeded_template, tmp_path, "box-a", UPLOADS[2])  # a tegrastats log: 43 times 3 rails
+    local = _local(bare_template, tmp_path, "box-a", UPLOADS[2])  # a tegrastats log: 43 times 3 rails
     url = f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
     lake = LakeUrl.parse(url, "s3://joulebench/lake/")
     report = push(local, lake, machine="box-a")

@@ -29,7 +29,8 @@ def catalog_edits(con: duckdb.DuckDBPyConnection, machine: str) -> int:
                 "AND NOT EXISTS (SELECT 1 FROM device_edits e WHERE e.device_name = l.device_name "
                 "AND e.column_name = l.column_name AND e.edited_at = l.edited_at)", [ENTERED_BY, by])
     changed = 0
-    for column in EDITABLE_DEVICE_COLUMNS:  # this machine's newest edit of the field is newer than the lake's
+    edits = con.execute("SELECT DISTINCT column_name FROM _edits").fetchall()
+    for column in [c for c in EDITABLE_DEVICE_COLUMNS if (c,) in edits]:  # newest edit here newer than the lake's
         newer = ("SELECT n.device_name FROM _edits n WHERE n.column_name = ? GROUP BY n.device_name "
                  "HAVING max(n.edited_at) > coalesce((SELECT max(e.edited_at) FROM device_edits e "
                  "WHERE e.device_name = n.device_name AND e.column_name = ?), '-infinity'::TIMESTAMPTZ)")

@@ -115,13 +115,17 @@ def _in_turn(con: duckdb.DuckDBPyConnection, report: PushReport, what: str, work
 
 
 def _push_source(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, report: PushReport) -> int | None:
+    def there() -> bool:
+        row = con.execute("SELECT count(*) FROM sources WHERE content_sha256 = ?", [sha]).fetchone()
+        return bool(row and row[0])
+
     def work() -> tuple[int, int, int]:
-        there = con.execute("SELECT count(*) FROM sources WHERE content_sha256 = ?", [sha]).fetchone()
-        if there and there[0]:
+        if there():  # another machine pushed it since the look below
             raise _NothingToDo
         return _copy(con, source_id, sha, report.machine)
 
-    done = _in_turn(con, report, f"source {sha[:12]}", work)
+    # a source in the lake stays there: one look without the lock skips it (a push repeated is cheap)
+    done = None if there() else _in_turn(con, report, f"source {sha[:12]}", work)
     if done is None:
         report.sources_already_there += 1
         return None

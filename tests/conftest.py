@@ -35,6 +35,17 @@ def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def bare_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated database without the reference data: a runner's file for tests where the reference sources
+    would only make each push longer."""
+    from db import Store
+
+    path = tmp_path_factory.mktemp("bare") / "template.duckdb"
+    Store.open(path, seed_reference=False).close()
+    return path
+
+
 @pytest.fixture
 def seeded_db(seeded_template: Path, tmp_path: Path) -> Path:
     """A fresh copy of a database seeded with the reference data."""

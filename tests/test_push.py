@@ -25,15 +25,6 @@ UPLOADS = [LEADERBOARD, FORMATS / "zeus_mlenergy" / "mlenergy-lb-v1-A100_chat_be
            FORMATS / "codecarbon" / "aira-llamafactory-emissions-2.8.3+3.0.7-8xH800-gpucount2.csv"]
 
 
-@pytest.fixture(scope="session")
-def bare_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A migrated database without the reference data: a runner's file for tests where the reference sources
-    would only make each push longer."""
-    path = tmp_path_factory.mktemp("bare") / "template.duckdb"
-    Store.open(path, seed_reference=False).close()
-    return path
-
-
 def _lake(tmp_path: Path) -> LakeUrl:
     return LakeUrl.parse(f"ducklake:sqlite:{tmp_path / 'team.sqlite'}")
 

@@ -29,8 +29,11 @@ def lake_url(postgres: Postgres) -> str:  # noqa: F811
     return postgres.url(name)
 
 
-def test_four_machines_push_at_once_to_postgres(seeded_template: Path, tmp_path: Path, lake_url: str) -> None:
-    locals_ = [_local(seeded_template, tmp_path, f"box-{i}", upload) for i, upload in enumerate(UPLOADS)]
+def test_four_machines_push_at_once_to_postgres(seeded_template: Path, bare_template: Path, tmp_path: Path,
+                                               lake_url: str) -> None:
+    """Two of the four hold the reference data too, so they race to push the same sources."""
+    locals_ = [_local(seeded_template if i < 2 else bare_template, tmp_path, f"box-{i}", upload)
+               for i, upload in enumerate(UPLOADS)]
     data = tmp_path / "parquet"
     exe = str(Path(sys.executable).with_name("joulebench"))
     procs = [subprocess.Popen([exe, "push", "--store", lake_url, "--data-path", str(data), "--db", str(p),
@@ -115,7 +118,7 @@ def test_a_pusher_killed_mid_push_leaves_whole_sources_and_the_next_push_finishe
 
 @pytest.mark.browser
 def test_a_team_decides_in_a_real_browser_from_what_two_runners_pushed(
-        seeded_template: Path, tmp_path: Path, lake_url: str, postgres: Postgres, page) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+        bare_template: Path, tmp_path: Path, lake_url: str, postgres: Postgres, page) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     """The team's question in the browser, on `joulebench app --store` as the read-only explorer role: box-a pushed
     the ML.ENERGY v3 file and box-b a Jetson log; Decide answers the token question from box-a's upload, the
     Overview says which snapshot it reads, Run detail names the machine that pushed the run."""
@@ -127,7 +130,7 @@ def test_a_team_decides_in_a_real_browser_from_what_two_runners_pushed(
     data = str(tmp_path / "parquet")
     reader = _explorer_role(postgres, lake_url)
     for machine, upload in (("box-a", UPLOADS[0]), ("box-b", UPLOADS[2])):
-        push(_local(seeded_template, tmp_path, machine, upload), LakeUrl.parse(lake_url, data), machine=machine)
+        push(_local(bare_template, tmp_path, machine, upload), LakeUrl.parse(lake_url, data), machine=machine)
     with Store.open_team_store(reader, data_path=data) as store:
         snapshot = store.snapshot_id
         h100_run = store.query("SELECT run_id FROM runs WHERE device_name = 'H100' ORDER BY run_id LIMIT 1").item()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ingest.stores import STORE_ENV_VAR, add_store_arguments, open_for_reading, push_after_write, target
+from ingest.stores import add_store_arguments, open_for_reading, push_after_write, target
 from joulebench import __version__
 from joulebench.commands import run_parser
 from joulebench.errors import LabelError
@@ -296,18 +296,18 @@ def cmd_db_info(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    from db.lake import AS_OF_ENV_VAR, DATA_ENV_VAR
+    from db.lake import AS_OF_ENV_VAR, DATA_ENV_VAR, STORE_ENV_VAR
     from explorer.access import ALLOWED_HOSTS_ENV, LOCAL_HOSTS, PASSWORD_ENV
 
     chosen = target(args)
     env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(chosen.db))})
-    for name in (STORE_ENV_VAR, DATA_ENV_VAR, AS_OF_ENV_VAR):  # the app reads what the flags chose
+    for name in (STORE_ENV_VAR, AS_OF_ENV_VAR):  # the app reads what the flags chose
         env.pop(name, None)
     if chosen.reads_lake:
         assert chosen.lake is not None
         env[STORE_ENV_VAR] = chosen.lake
-        if chosen.data_path or os.environ.get(DATA_ENV_VAR):
-            env[DATA_ENV_VAR] = chosen.data_path or os.environ[DATA_ENV_VAR]
+        if chosen.data_path:
+            env[DATA_ENV_VAR] = chosen.data_path
         if chosen.as_of is not None:
             env[AS_OF_ENV_VAR] = str(chosen.as_of)
     env.setdefault("HF_HUB_OFFLINE", "1")
@@ -344,6 +344,7 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_push(args: argparse.Namespace) -> int:
+    from db.lake import STORE_ENV_VAR
     from db.push import push
     from ingest import open_store
 

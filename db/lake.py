@@ -37,7 +37,7 @@ from db.migrate import apply_migrations, latest_version
 from joulebench.errors import DatabaseError
 
 LAKE_PREFIX = "ducklake:"
-STORE_ENV_VAR = "JOULEBENCH_STORE"  # ingest.stores reads it too (without loading duckdb)
+STORE_ENV_VAR = "JOULEBENCH_STORE"
 DATA_ENV_VAR = "JOULEBENCH_LAKE_DATA"
 AS_OF_ENV_VAR = "JOULEBENCH_STORE_AS_OF"  # the explorer reads the team store at this snapshot (`app --as-of`)
 _CATALOGS = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner", "duckdb": None}
@@ -123,12 +123,14 @@ def connect(lake: LakeUrl, *, read_only: bool = False, as_of: int | None = None)
                 con.execute(f"LOAD '{extension_path(name)}'")
         if lake.remote:
             _object_store_secret(con, lake)
-        options = [f"DATA_PATH {_literal(lake.data_path)}"] + (["READ_ONLY"] if read_only or as_of is not None else [])
+        options = [f"DATA_PATH {sql_literal(lake.data_path)}"]
+        if read_only or as_of is not None:
+            options.append("READ_ONLY")
         if as_of is not None:
             options.append(f"SNAPSHOT_VERSION {int(as_of)}")
         for attempt in range(SCHEMA_ATTEMPTS):  # another machine may be creating the catalog right now
             try:
-                con.execute(f"ATTACH {_literal(lake.url)} AS {LAKE_NAME} ({', '.join(options)})")
+                con.execute(f"ATTACH {sql_literal(lake.url)} AS {LAKE_NAME} ({', '.join(options)})")
                 break
             except duckdb.Error as e:
                 if attempt + 1 == SCHEMA_ATTEMPTS or not (retryable(e) or "already exists" in str(e)):
@@ -169,11 +171,11 @@ def _object_store_secret(con: duckdb.DuckDBPyConnection, lake: LakeUrl) -> None:
         given["ENDPOINT"] = host.rstrip("/")
         given["URL_STYLE"] = "path"
         given["USE_SSL"] = "false" if scheme == "http" else "true"
-    options = ", ".join(f"{k} {v}" if k == "USE_SSL" else f"{k} {_literal(v)}" for k, v in given.items())
+    options = ", ".join(f"{k} {v}" if k == "USE_SSL" else f"{k} {sql_literal(v)}" for k, v in given.items())
     con.execute(f"CREATE OR REPLACE TEMPORARY SECRET joulebench_s3 (TYPE s3, {options})")
 
 
-def _literal(text: str) -> str:
+def sql_literal(text: str) -> str:
     """A SQL string literal (ATTACH and CREATE SECRET take no parameters)."""
     return "'" + text.replace("'", "''") + "'"
 
@@ -204,6 +206,13 @@ def schema_columns() -> dict[str, list[tuple[str, str]]]:
 
 
 SCHEMA_ATTEMPTS = 20
+# The lake's own tables: which machine pushed each source, and when; and the one row every push deletes and
+# re-inserts (db.push), so that two pushes' commits conflict and take turns.
+TEAM_TABLES = {
+    "pushes": [("content_sha256", "VARCHAR NOT NULL"), ("machine", "VARCHAR NOT NULL"),
+               ("pushed_at", "TIMESTAMPTZ NOT NULL"), ("run_count", "INTEGER NOT NULL")],
+    "push_lock": [("machine", "VARCHAR"), ("locked_at", "TIMESTAMPTZ")],
+}
 
 
 def retryable(e: BaseException) -> bool:
@@ -243,24 +252,19 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> int:
     if stored is not None and stored > version:
         raise DatabaseError(f"the team store has schema version {stored}, newer than this JouleBench knows "
                             f"({version}); upgrade JouleBench")
-    wanted = {**{t: {c for c, _ in cols} for t, cols in schema_columns().items()}, "pushes": set(), "push_lock": set()}
-    if stored == version and all(t in have and cols <= have[t] for t, cols in wanted.items()):
+    tables = {**schema_columns(), **TEAM_TABLES}
+    missing = {t: [(c, kind) for c, kind in cols if c not in have.get(t, ())] for t, cols in tables.items()}
+    if stored == version and not any(missing.values()):
         return version  # as this JouleBench makes it: nothing to commit
     con.execute("BEGIN TRANSACTION")
     try:
-        for table, columns in schema_columns().items():
+        for table, columns in missing.items():
             if table not in have:
                 body = ", ".join(f'"{c}" {kind}' for c, kind in columns)
                 con.execute(f'CREATE TABLE "{table}" ({body})')
                 continue
             for c, kind in columns:
-                if c not in have[table]:
-                    con.execute(f'ALTER TABLE "{table}" ADD COLUMN "{c}" {kind}')
-        if "pushes" not in have:  # which machine pushed each source, and when
-            con.execute("CREATE TABLE pushes (content_sha256 VARCHAR NOT NULL, machine VARCHAR NOT NULL, "
-                        "pushed_at TIMESTAMPTZ NOT NULL, run_count INTEGER NOT NULL)")
-        if "push_lock" not in have:  # one row, deleted and re-inserted by every push (db.push)
-            con.execute("CREATE TABLE push_lock (machine VARCHAR, locked_at TIMESTAMPTZ)")
+                con.execute(f'ALTER TABLE "{table}" ADD COLUMN "{c}" {kind}')
         if stored is None or stored < version:
             con.execute("DELETE FROM schema_migrations")
             con.execute("INSERT INTO schema_migrations SELECT version, name, now() FROM "

@@ -27,7 +27,7 @@ import duckdb
 
 from db.catalog_sync import catalog_edits, label_edits
 from db.grading import grade_runs
-from db.lake import LAKE_NAME, LakeUrl, connect, ensure_schema, retryable, rollback
+from db.lake import LAKE_NAME, LakeUrl, connect, ensure_schema, retryable, rollback, sql_literal
 from joulebench.errors import DatabaseError
 
 MAX_ATTEMPTS = 30
@@ -68,8 +68,7 @@ def push(local_db: Path, lake: LakeUrl, *, machine: str | None = None,
     try:
         ensure_schema(con)
         try:
-            quoted = str(local_db).replace("'", "''")  # ATTACH takes no parameters
-            con.execute(f"ATTACH '{quoted}' AS local (READ_ONLY)")
+            con.execute(f"ATTACH {sql_literal(str(local_db))} AS local (READ_ONLY)")
         except duckdb.Error as e:
             raise DatabaseError(f"{local_db}: cannot read the local store to push it ({e})") from e
         _push_catalog(con, report)

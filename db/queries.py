@@ -88,8 +88,8 @@ _TEAM_KIND = "CASE s.kind WHEN 'local' THEN 'team' ELSE s.kind END"
 
 
 def is_team_store(store: Store) -> bool:
-    """Whether `store` is a team store: pushes (db.push) are recorded there and nowhere else."""
-    return bool(store.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'pushes'").item())
+    """Whether `store` is a team store (opened at a snapshot by Store.open_team_store)."""
+    return store.snapshot_id is not None
 
 
 def _source_kind(store: Store, sql: str) -> str:

@@ -23,7 +23,7 @@ import db.labels as labels
 import db.seed as seed
 from db.connection import connect, damaged, first_row
 from db.grading import grade_runs
-from db.lake import LAKE_NAME, LakeUrl, current_snapshot, is_lake, lake_data_path
+from db.lake import LAKE_NAME, LakeUrl, current_snapshot, lake_data_path, refuse_write
 from db.lake import connect as lake_connect
 from db.migrate import apply_migrations, latest_version
 from db.writes import IngestReport, ingest_loaded
@@ -83,6 +83,7 @@ class Store:
         A database created by this call is seeded with the reference data (unless
         `seed_reference` is false); an existing one is never re-seeded.
         """
+        refuse_write(str(db) if db is not None else "")  # a team store takes only `joulebench push`
         path = resolve_db_path(db)
         con = connect(path)
         store = cls(con, path)
@@ -107,8 +108,6 @@ class Store:
     def open_read_only(cls, db: str | os.PathLike[str] | None = None) -> Store:
         """Open for reading only: no migration, no seed; DatabaseError when the file is missing or
         its schema is not this JouleBench's (open it read-write once, e.g. `joulebench db info`)."""
-        if is_lake(str(db) if db is not None else None):
-            return cls.open_team_store(str(db))
         path = resolve_db_path(db)
         con = connect(path, read_only=True)
         store = cls(con, path, read_only=True)

@@ -22,7 +22,7 @@ import streamlit as st
 
 from db import Store, labels, queries
 from db.connection import data_version
-from db.lake import AS_OF_ENV_VAR, READ_ONLY_MESSAGE, STORE_ENV_VAR, LakeUrl, is_lake, lake_data_path, refuse_write
+from db.lake import AS_OF_ENV_VAR, READ_ONLY_MESSAGE, STORE_ENV_VAR, LakeUrl, is_lake, lake_data_path
 from db.queries import HEADLINE, overview_counts, runs_for_chart
 from explorer.markdown import md
 from explorer.money import CostSettings, Rates
@@ -103,11 +103,6 @@ def _open(path: str, db_version: str) -> Store:
     if is_lake(path):
         return Store.open_team_store(path, as_of=int(db_version.removeprefix(_SNAPSHOT)))
     return Store.open_read_only(path)
-
-
-def writable(path: str) -> None:
-    """Refuse a write to a team store: the explorer reads it; runners add to it with `joulebench push`."""
-    refuse_write(path)
 
 
 @st.cache_resource(show_spinner=False)
@@ -285,8 +280,8 @@ def _source_gaps(path: str, source_id: int, db_version: str) -> SourceGaps | Non
 def fill_labels(path: str, source_id: int, *, device: str, device_kind: str, mode: str, precision: str,
                 batch_size: int, boundary: str, via: str) -> str:
     """Apply a label form's answers (empty or 0 = not given) to every run of the source that does
-    not state them; a summary of what changed. LabelError for invalid values."""
-    writable(path)
+    not state them; a summary of what changed. LabelError for invalid values (DatabaseError on a team store:
+    Store.open refuses it)."""
     values, kind = label_values(device, device_kind, mode, precision, batch_size or None, boundary)
     report = label_source(source_id, values, kind, db=path, via=via)
     done = [f"{LABEL_TITLES[k]} = {values[k]} ({report.filled.get(k, 0)} filled"
@@ -319,7 +314,6 @@ def changed_rows(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:
 
 
 def save_device_edits(path: str, edits: pl.DataFrame) -> int:
-    writable(path)
     """Validated (InvalidEditError names every problem, nothing saved) and recorded in the history."""
     with Store.open(path) as store:
         return queries.update_devices(store, cited(edits, back=True))  # the stored citations, not the titles
@@ -350,7 +344,6 @@ def rates(path: str) -> Rates:
 
 
 def save_exchange_rates(path: str, table: pl.DataFrame) -> int:
-    writable(path)
     with Store.open(path) as store:
         return queries.replace_exchange_rates(store, table)
 

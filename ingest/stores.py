@@ -18,16 +18,13 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from db import Store
+from db.lake import STORE_ENV_VAR, LakeUrl, is_lake, lake_data_path
+from db.push import push
+from ingest.service import open_store
 from joulebench.errors import DatabaseError, JouleBenchError
 from joulebench.paths import resolve_db_path
-
-if TYPE_CHECKING:  # the database modules load when a command runs, not when the parser is built
-    from db import Store
-    from db.lake import LakeUrl
-
-STORE_ENV_VAR = "JOULEBENCH_STORE"
 
 
 def add_store_arguments(p: argparse.ArgumentParser, db_help: str, *, reads: bool) -> None:
@@ -53,14 +50,10 @@ class Target:
     as_of: int | None = None
 
     def open_lake(self) -> Store:
-        from db import Store
-
         assert self.lake is not None
         return Store.open_team_store(self.lake, data_path=self.data_path, as_of=self.as_of)
 
     def lake_url(self) -> LakeUrl:
-        from db.lake import LakeUrl, lake_data_path
-
         assert self.lake is not None
         return LakeUrl.parse(self.lake, lake_data_path(self.data_path))
 
@@ -68,8 +61,6 @@ class Target:
 def target(args: argparse.Namespace) -> Target:
     """The store the command's flags and the environment choose. DatabaseError for a bad team-store URL (a
     password in it, no data path for PostgreSQL) or two different files named."""
-    from db.lake import LakeUrl, is_lake, lake_data_path
-
     given = getattr(args, "store", None)
     store = given if given is not None else os.environ.get(STORE_ENV_VAR) or None
     as_of = getattr(args, "as_of", None)
@@ -92,8 +83,6 @@ def target(args: argparse.Namespace) -> Target:
 def open_for_reading(args: argparse.Namespace) -> Store:
     """The team store (read-only) when one is chosen, else this machine's file (opened, migrated and its
     inbox ingested)."""
-    from ingest import open_store
-
     chosen = target(args)
     return chosen.open_lake() if chosen.reads_lake else open_store(chosen.db)
 
@@ -103,8 +92,6 @@ def push_after_write(chosen: Target, machine: str | None = None) -> int:
     pushed or when there is none; the error's exit code when the push failed (the runs stay local)."""
     if chosen.lake is None:
         return 0
-    from db.push import push
-
     lake = chosen.lake_url()
     local = resolve_db_path(chosen.db)
     try:

@@ -10,7 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import polars as pl
 
-from explorer.text import plot_text, sig
+from explorer.text import sig
 
 
 def _render(frame: pl.DataFrame) -> str:
@@ -20,7 +20,14 @@ def _render(frame: pl.DataFrame) -> str:
 def _literal(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
     """String columns shown by plotly (legend, axis, hover) made literal text."""
     present = [c for c in columns if c in frame.columns and frame[c].dtype == pl.String]
-    return frame.with_columns([pl.col(c).map_elements(plot_text, return_dtype=pl.String) for c in present])
+    return frame.with_columns([_plot_text(pl.col(c)) for c in present])
+
+
+def _plot_text(text: pl.Expr) -> pl.Expr:
+    """explorer.text.plot_text as an expression (null stays null): no Python function runs inside polars, whose
+    worker threads would wait for the GIL the app server's script threads hold (issue 30, a deadlock)."""
+    return (text.str.replace_all("&", "&amp;", literal=True).str.replace_all("<", "&lt;", literal=True)
+            .str.replace_all(">", "&gt;", literal=True))
 
 
 def better(label: str, higher_is_better: bool) -> str:
@@ -143,13 +150,13 @@ def cost_ranking(ranked: pl.DataFrame, currency: str) -> go.Figure:
     """Stacked bars: each ranked device's cost per 1M samples split into its parts."""
     parts = {"energy_cost_per_1m": "electricity while busy", "idle_cost_per_1m": "electricity while idle",
              "hardware_cost_per_1m": "hardware"}
-    long = (_literal(ranked, "device_name").select("device_name", *parts)
+    shown = _literal(ranked, "device_name")
+    long = (shown.select("device_name", *parts)
             .unpivot(index="device_name", variable_name="part", value_name="cost")
             .with_columns(pl.col("part").replace_strict(parts)))
     fig = px.bar(long, x="cost", y="device_name", color="part", orientation="h",
                  labels={"cost": better(f"cost per 1M samples ({currency})", False), "device_name": "", "part": ""},
-                 category_orders={"device_name": ranked["device_name"].map_elements(
-                     plot_text, return_dtype=pl.String).to_list()})
+                 category_orders={"device_name": shown["device_name"].to_list()})
     return _legend_below(fig)
 
 

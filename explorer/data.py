@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -130,16 +131,33 @@ def prepare() -> None:
     except DatabaseBusyError:
         pass  # another process writes now; the pages read when it is done, the inbox waits
     except JouleBenchError as e:
-        st.error(md(e.format_message()))
+        show_error(e)
         st.stop()
 
 
+def show_error(e: JouleBenchError) -> None:
+    """The project's error on a page, in the same words and the same box on every page: its message, which
+    names the store and what to do (a busy database: the process that holds it), never a traceback."""
+    st.error(md(e.format_message()))
+
+
+@contextmanager
+def errors_shown() -> Iterator[None]:
+    """Around each page's run (app.py), so no page can forget it: a store that is busy (another process holds
+    the database), damaged or unreadable, at whichever of the page's reads it shows, ends the page with
+    show_error's message instead of Streamlit's error page (db/ turns DuckDB's errors into these)."""
+    try:
+        yield
+    except JouleBenchError as e:
+        show_error(e)
+
+
 def or_stop(load: Callable[..., T], *args: Any) -> T:
-    """Call a data function; on the project's own error show it and stop the page (no traceback)."""
+    """Call a data function; on the project's own error show it (show_error) and stop the page."""
     try:
         return load(*args)
     except JouleBenchError as e:
-        st.error(md(e.format_message()))
+        show_error(e)
         st.stop()
         raise  # st.stop() raises; this line only tells type checkers so
 

@@ -11,6 +11,7 @@ import polars as pl
 
 from db.queries import EDITABLE_DEVICE_COLUMNS
 from explorer.money import price_covers, price_origin
+from explorer.text import human_field
 
 TYPED_NUMBERS = ("price_amount", "tdp_w", "memory_gb")  # edited as text, so what is typed reaches the check
 FIRST = ("device_name", "kind", "price_amount", "price_currency", "price_covers", "price_from", "price_kind",
@@ -18,8 +19,25 @@ FIRST = ("device_name", "kind", "price_amount", "price_currency", "price_covers"
 HIDDEN = ("price_entered_at", "price_entered_by")
 
 
-def _typed(value: float | None) -> str | None:
-    return None if value is None else f"{value:g}"
+def typed_text(values: pl.Series) -> pl.Series:
+    """Numbers as a person types them ('1599', '0.3', '1e+06'; null stays null). Formatted in Python on a
+    list, never by a Python function inside polars: polars' worker threads would wait for the GIL that the
+    app server's script threads hold (issue 30, a deadlock); no polars expression gives `g`'s digits."""
+    return pl.Series(values.name, [None if v is None else f"{v:g}" for v in values.to_list()], dtype=pl.String)
+
+
+def rates_view(rates: pl.DataFrame) -> pl.DataFrame:
+    """The exchange rates as the Devices page edits them: the rate as typed text."""
+    return rates.drop("updated_at").with_columns(typed_text(rates["rate"]))
+
+
+def history_view(history: pl.DataFrame) -> pl.DataFrame:
+    """The catalog's edit history for a person: fields by their names, an edit with no author as 'you'."""
+    fields = {name: human_field(name) for name in history["column_name"].unique().drop_nulls().to_list()}
+    return (history.with_columns(pl.col("column_name").replace_strict(fields, default=None, return_dtype=pl.String),
+                                 pl.col("edited_by").fill_null("you"))
+            .rename({"edited_at": "When", "device_name": "Device", "column_name": "Field", "old_value": "Before",
+                     "new_value": "After", "edited_by": "By"}))
 
 
 def catalog_view(catalog: pl.DataFrame) -> pl.DataFrame:
@@ -30,7 +48,7 @@ def catalog_view(catalog: pl.DataFrame) -> pl.DataFrame:
                   dtype=pl.String),
         pl.Series("price_from", [price_origin(r) if r.get("price_amount") is not None else None for r in rows],
                   dtype=pl.String),
-        *[pl.col(c).map_elements(_typed, return_dtype=pl.String) for c in TYPED_NUMBERS if c in catalog.columns])
+        *[typed_text(catalog[c]) for c in TYPED_NUMBERS if c in catalog.columns])
     view = view.drop([c for c in HIDDEN if c in view.columns])
     empty = [c for c in view.columns
              if c not in EDITABLE_DEVICE_COLUMNS and c not in FIRST and view[c].is_null().all()]
@@ -39,7 +57,7 @@ def catalog_view(catalog: pl.DataFrame) -> pl.DataFrame:
     view = view.select([*first, *[c for c in view.columns if c not in first]])
     # every cell as text, an unknown one empty (never 'None'); numbers as a person types them
     return view.with_columns(
-        *[pl.col(c).map_elements(_typed, return_dtype=pl.String) for c, t in view.schema.items() if t.is_float()],
+        *[typed_text(view[c]) for c, t in view.schema.items() if t.is_float()],
         *[pl.col(c).cast(pl.String) for c, t in view.schema.items() if not t.is_float() and t != pl.String],
     ).with_columns(pl.all().fill_null(""))
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from db.queries import EDITABLE_DEVICE_COLUMNS
 from explorer import data
-from explorer.devices import catalog_view
+from explorer.devices import catalog_view, history_view, rates_view
 from explorer.markdown import md
 from explorer.tables import styled
 from explorer.text import count, human_field
@@ -65,8 +65,7 @@ if changed.height:
 st.subheader("Exchange rates")
 st.caption("Prices are converted into the display currency with these rates, never added across currencies. "
            "Each rate holds for its date and names its source; edit or add rows, then save.")
-rates = data.exchange_rates(path).drop("updated_at").with_columns(
-    pl.col("rate").map_elements(lambda r: f"{r:.6g}", return_dtype=pl.String))
+rates = rates_view(data.exchange_rates(path))
 rates_edited = st.data_editor(rates, num_rows="dynamic", hide_index=True, key="rates", width="stretch",
                               column_config={
                                   "from_currency": st.column_config.TextColumn("From", help="e.g. CAD"),
@@ -89,11 +88,7 @@ with st.expander("Edit history"):
     if history.is_empty():
         st.caption("No edits yet.")
     else:
-        st.dataframe(history.with_columns(pl.col("column_name").map_elements(human_field, return_dtype=pl.String),
-                                          pl.col("edited_by").fill_null("you"))
-                     .rename({"edited_at": "When", "device_name": "Device", "column_name": "Field",
-                              "old_value": "Before", "new_value": "After", "edited_by": "By"}),
-                     hide_index=True, width="stretch")
+        st.dataframe(history_view(history), hide_index=True, width="stretch")
 
 st.subheader("Jetson power modes")
 st.dataframe(styled(modes.rename({c: human_field(c) for c in modes.columns})), hide_index=True, width="stretch")

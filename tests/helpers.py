@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,75 @@ def table_texts(at: Any, rows: int = 200) -> list[str]:
         data = getattr(frame.value, "data", frame.value)
         lines += [" | ".join(str(v) for v in row) for row in data.astype(str).values.tolist()[:rows]]
     return lines
+
+
+
+def app_pages() -> list[tuple[str, str]]:
+    """Every page of app.py's navigation as (title, URL path); '' is Overview, the default page."""
+    from explorer import nav
+
+    return [(title, "" if path == nav.OVERVIEW else path.stem) for path, title, _ in nav.PAGES]
+
+
+@dataclass
+class PageRun:
+    """What one page sent a session: its h1 title, the text of its error boxes and of its exception boxes
+    (Streamlit's own, for an uncaught exception), and how long it took."""
+
+    path: str
+    seconds: float
+    titles: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    exceptions: list[str] = field(default_factory=list)
+    not_found: bool = False
+
+
+class AppSession:
+    """One browser session of a running app, over its websocket as the browser speaks to it (Streamlit's
+    protobuf messages): ask for a page, read what the script sends until it has finished."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+
+    def open(self, path: str, timeout_s: float, query: str = "") -> PageRun:
+        """Run page `path` ('' for the default page); TimeoutError when it has not finished within timeout_s."""
+        import time
+
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        back = BackMsg()
+        back.rerun_script.query_string = query
+        back.rerun_script.page_name = path
+        started = time.monotonic()
+        run = PageRun(path, 0.0)
+        self.ws.send(back.SerializeToString())
+        while True:
+            left = started + timeout_s - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"page {path or 'Overview'!r} did not finish within {timeout_s:.0f} s")
+            msg = ForwardMsg.FromString(self.ws.recv(timeout=left))
+            kind = msg.WhichOneof("type")
+            if kind == "page_not_found":
+                run.not_found = True
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                element = msg.delta.new_element
+                if element.WhichOneof("type") == "heading" and element.heading.tag == "h1":
+                    run.titles.append(element.heading.body)
+                elif element.WhichOneof("type") == "alert" and element.alert.format == element.alert.ERROR:
+                    run.errors.append(element.alert.body)
+                elif element.WhichOneof("type") == "exception":
+                    run.exceptions.append(f"{element.exception.type}: {element.exception.message}")
+            elif kind == "script_finished" and msg.script_finished != msg.FINISHED_EARLY_FOR_RERUN:
+                run.seconds = time.monotonic() - started
+                return run
+
+
+@contextmanager
+def app_session(url: str, timeout_s: float) -> Iterator[AppSession]:
+    """A new session of the app at `url` (http://localhost:PORT), closed on exit."""
+    from websockets.sync.client import connect
+
+    with connect(url.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],  # type: ignore[list-item]
+                 open_timeout=timeout_s, close_timeout=2, max_size=None, ping_interval=None) as ws:
+        yield AppSession(ws)

@@ -1,19 +1,31 @@
-"""Ingest speed for a large power trace: convert + validate + ingest an nvidia-smi log.
+"""Ingest speed: a large power trace, or an archive of many result files.
 
     .venv/bin/python benchmarks/ingest_speed.py [--samples 2000000]
+    .venv/bin/python benchmarks/ingest_speed.py --members 1000
 
-Writes a synthetic nvidia-smi CSV (the full query with units in the header and cells, 10 ms
-sampling), imports it into a fresh database through the same path as `joulebench import`,
-and prints samples per second for each stage and end to end. Target: >= 1M samples/s.
+Samples: writes a synthetic nvidia-smi CSV (the full query with units in the header and cells, 10 ms
+sampling), imports it into a fresh database through the same path as `joulebench import`, and prints
+samples per second for each stage and end to end. Target: >= 1M samples/s.
+
+Members: zips `--members` real JouleBench result files (the test fixture, two runs each, own run ids),
+imports the zip into a fresh seeded database with `joulebench import` (one process, as a person runs it)
+and prints members per second. Target: the Upload page's member limit (importers.archive.UPLOAD_MAX_MEMBERS)
+read within its time limit (explorer.bounded.TIME_LIMIT_S), preview and import, with room to spare: at least
+2 x UPLOAD_MAX_MEMBERS / TIME_LIMIT_S members/s.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
+
+import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -40,10 +52,48 @@ def synthetic_log(samples: int) -> bytes:
     return "".join(lines).encode()
 
 
+FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "result_v1_cpu_runs.json"
+
+
+def results_zip(members: int) -> bytes:
+    base = FIXTURE.read_text()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for i in range(members):
+            doc = base.replace("1c1f0e6a0001", f"{i:08d}0001").replace("1c1f0e6a0002", f"{i:08d}0002")
+            zf.writestr(f"results/r{i:05d}.json", doc)
+    return buf.getvalue()
+
+
+def archive(members: int) -> None:
+    from explorer.bounded import TIME_LIMIT_S
+    from importers.archive import UPLOAD_MAX_MEMBERS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db, path = Path(tmp) / "bench.duckdb", Path(tmp) / "results.zip"
+        Store.open(db).close()  # created and seeded first: creating a database is not import speed
+        path.write_bytes(results_zip(members))
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "cli.main", "import", str(path), "--db", str(db)],
+                              capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parent.parent)
+        elapsed = time.perf_counter() - t0
+        with Store.open_read_only(db) as store:
+            added = store.info().sources.filter(pl.col("kind") == "upload").height
+    assert done.returncode == 0 and added == members, (done.returncode, added, done.stderr[-2000:])
+    target = 2 * UPLOAD_MAX_MEMBERS / TIME_LIMIT_S
+    print(f"{members:,} result files in one zip, `joulebench import` (process start included): {elapsed:6.1f} s")
+    print(f"{members / elapsed:7.1f} members/s (target >= {target:.0f}: {UPLOAD_MAX_MEMBERS:,} members previewed and "
+          f"imported within the Upload page's {TIME_LIMIT_S:.0f} s)")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=2_000_000)
+    parser.add_argument("--members", type=int, default=0, help="measure an archive of this many result files instead")
     args = parser.parse_args()
+    if args.members:
+        archive(args.members)
+        return
     n = min(args.samples, 8_640_000)  # one day at 10 ms keeps the synthetic clock monotonic
     data = synthetic_log(n)
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from joulebench import __version__
 from joulebench.commands import run_parser
 from joulebench.errors import LabelError
 from joulebench.paths import DB_ENV_VAR, REPO_ROOT, resolve_db_path
-from joulebench.text import table
+from joulebench.text import shown, table
 
 if TYPE_CHECKING:  # imported where used: `joulebench --help` stays fast
     from db.export import Selection
@@ -116,7 +115,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     in, what it does not state), then, for several files, one line each (imported, skipped or
     refused, and why)."""
     from importers.archive import sources_from_path
-    from ingest import import_source
+    from ingest.service import import_sources
     from joulebench.errors import NothingToImportError, ResultFileError
     from joulebench.labels import LABEL_TITLES
 
@@ -139,6 +138,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         print("error: --power-log-boundary needs --power-log", file=sys.stderr)
         return 2
     outcomes: list[_Outcome] = []
+    every: list[tuple[Any, Any]] = []  # (source, power log) of every path: imported together, all or nothing
+    in_folder: list[bool] = []  # whether each came from a folder or an archive of several files
     for path in args.paths:
         try:
             sources = sources_from_path(path)
@@ -151,43 +152,42 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"error: --power-log needs one result file; {path} holds {len(sources)} (use --attach-logs "
                   "for a folder of result files with their logs)", file=sys.stderr)
             return 2
-        pairs: list[tuple[Any, Any]]
         if log is not None:
-            pairs = [(sources[0], log)]
+            every.append((sources[0], log))
         elif args.attach_logs and walked:
             from ingest.attach import pair_sources
 
-            pairs = pair_sources(sources)
+            every.extend(pair_sources(sources))
         else:
-            pairs = [(source, None) for source in sources]
-        for source, power_log in pairs:
-            try:
-                report, imported = import_source(source, db=chosen.db, source_kind=args.kind, hints=hints,
-                                                 power_log=power_log)
-            except NothingToImportError as e:
-                source.release()
-                why = _nothing_to_import(e.problems)
-                if walked:  # a folder holds other files too: skipped, not a failure
-                    outcomes.append(_Outcome(source.name, "skipped", why=why))
-                    print(f"{source.name}: skipped: {why}")
-                    continue
-                outcomes.append(_Outcome(source.name, "refused", why=why))
-                print(f"{source.name}: refused", file=sys.stderr)
-                print(e.format_message(), file=sys.stderr)
+            every.extend((source, None) for source in sources)
+        in_folder.extend([walked] * (len(every) - len(in_folder)))
+    # one transaction for the whole command: Ctrl-C or a kill before its commit adds nothing
+    results = import_sources(every, db=chosen.db, source_kind=args.kind, hints=hints) if every else []
+    for (source, power_log), walked, outcome in zip(every, in_folder, results, strict=True):
+        report, imported, error = outcome.report, outcome.loaded, outcome.error
+        if isinstance(error, NothingToImportError):
+            why = _nothing_to_import(error.problems)
+            if walked:  # a folder holds other files too: skipped, not a failure
+                outcomes.append(_Outcome(source.name, "skipped", why=why))
+                print(f"{source.name}: skipped: {why}")
                 continue
-            except ResultFileError as e:
-                source.release()
-                outcomes.append(_Outcome(source.name, "refused", why="; ".join(e.problems[:2])))
-                print(f"{source.name}: refused", file=sys.stderr)
-                print(e.format_message(), file=sys.stderr)
-                continue
-            source.release()  # one file's bytes in memory at a time
-            name = imported.name if power_log is not None else source.name
-            outcomes.append(_Outcome(name, report.status.replace("_", " "), report.runs_added,
-                                     ", ".join(LABEL_TITLES[k] for k in imported.not_stated()),
-                                     report.message if report.status == "queued" else ""))
-            print(f"\n{name}")
-            print(table(("field", "value"), _report_rows(report, imported, power_log)))
+            outcomes.append(_Outcome(source.name, "refused", why=why))
+            print(f"{source.name}: refused", file=sys.stderr)
+            print(error.format_message(), file=sys.stderr)
+            continue
+        if error is not None or report is None or imported is None:
+            problems = error.problems if error is not None else []
+            outcomes.append(_Outcome(source.name, "refused", why="; ".join(problems[:2])))
+            print(f"{source.name}: refused", file=sys.stderr)
+            if error is not None:
+                print(error.format_message(), file=sys.stderr)
+            continue
+        name = imported.name if power_log is not None else source.name
+        outcomes.append(_Outcome(name, report.status.replace("_", " "), report.runs_added,
+                                 ", ".join(LABEL_TITLES[k] for k in imported.not_stated()),
+                                 report.message if report.status == "queued" else ""))
+        print(f"\n{name}")
+        print(table(("field", "value"), _report_rows(report, imported, power_log)))
     if not outcomes:
         print("no files found in the given paths", file=sys.stderr)
         return 2
@@ -290,14 +290,21 @@ def cmd_db_info(args: argparse.Namespace) -> int:
     print("\nsources")
     print(table(info.sources.columns, info.sources.rows()))
     if info.intake.height:
-        print("\ningested without a command (inbox, killed sweeps recovered), newest first")
+        print("\ningested without a command (inbox, sweeps that ended without importing), newest first")
         print(table(info.intake.columns, info.intake.rows()))
     return 0
 
 
 def cmd_app(args: argparse.Namespace) -> int:
     from db.lake import AS_OF_ENV_VAR, DATA_ENV_VAR, STORE_ENV_VAR
-    from explorer.access import ALLOWED_HOSTS_ENV, LOCAL_HOSTS, PASSWORD_ENV
+    from explorer.access import (
+        ALLOWED_HOSTS_ENV,
+        FORWARDED_ENV,
+        LOCAL_HOSTS,
+        PASSWORD_ENV,
+        TRUSTED_PROXIES_ENV,
+        parse_proxies,
+    )
 
     chosen = target(args)
     env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(chosen.db))})
@@ -332,6 +339,15 @@ def cmd_app(args: argparse.Namespace) -> int:
     if not local and not hosts:
         hosts = ["*"]  # bound to every interface without a host list: the password guards it
     env[ALLOWED_HOSTS_ENV] = ",".join(hosts)
+    try:
+        proxies = parse_proxies(",".join(args.trusted_proxy) if args.trusted_proxy
+                                else os.environ.get(TRUSTED_PROXIES_ENV, ""))
+    except ValueError as e:
+        print(f"error: --trusted-proxy (or ${TRUSTED_PROXIES_ENV}): {e}", file=sys.stderr)
+        return 2
+    # the server believes X-Forwarded-For from these proxies only (uvicorn's own default believes 127.0.0.1:
+    # every local client could then claim a new address per guess); empty: from nobody
+    env[TRUSTED_PROXIES_ENV] = env[FORWARDED_ENV] = ",".join(map(str, proxies))
     cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
            "--server.headless", "true", "--server.fileWatcherType", "none"]
@@ -339,15 +355,21 @@ def cmd_app(args: argparse.Namespace) -> int:
              + (f", as of snapshot {chosen.as_of})" if chosen.as_of is not None else ")")
              if chosen.reads_lake else f"database {env[DB_ENV_VAR]}")
     print(f"JouleBench explorer at http://{args.address}:{args.port} ({where})"
-          + ("" if local else "; password required"))
-    return subprocess.call(cmd, env=env, cwd=REPO_ROOT)  # cwd: Streamlit reads .streamlit/config.toml there
+          + ("" if local else "; password required")
+          + (f"; client addresses forwarded by {env[FORWARDED_ENV]} are believed" if proxies else ""), flush=True)
+    sys.stderr.flush()
+    os.chdir(REPO_ROOT)  # Streamlit reads .streamlit/config.toml there
+    # the server takes this process's place: whatever stops `joulebench app` (SIGTERM, Ctrl-C, SIGHUP, SIGKILL)
+    # stops the server, and no child is left answering on the port
+    os.execve(sys.executable, cmd, env)
 
 
 def cmd_push(args: argparse.Namespace) -> int:
     from db.lake import STORE_ENV_VAR
-    from db.push import push
+    from db.push import machine_name, push
     from ingest import open_store
 
+    machine = machine_name(args.machine)  # checked before anything is opened or printed
     chosen = target(args)
     if chosen.lake is None:
         print("error: --store: push sends runs to a team store, a DuckLake: ducklake:sqlite:PATH or "
@@ -357,12 +379,12 @@ def cmd_push(args: argparse.Namespace) -> int:
     lake = chosen.lake_url()
     with open_store(chosen.db) as store:  # migrated, and its inbox ingested, before it is read
         local = store.path
-    print(f"pushing {local} to {lake.public_url} as {args.machine or 'this host'}", flush=True)
+    print(f"pushing {local} to {lake.public_url} as {machine}", flush=True)
 
     def said(sha: str, runs: int) -> None:
         print(f"  pushed {sha[:12]}: {runs} run(s)", flush=True)
 
-    report = push(local, lake, machine=args.machine, on_source=said)
+    report = push(local, lake, machine=machine, on_source=said)
     rate = f"{report.runs_pushed / report.seconds:,.0f} runs/s" if report.seconds > 0 else ""
     print(f"pushed {report.sources_pushed} source(s), {report.runs_pushed} run(s), {report.samples_pushed} power "
           f"sample(s) in {report.seconds:.1f} s ({rate}); {report.sources_already_there} source(s) and "
@@ -380,8 +402,8 @@ def cmd_db_snapshots(args: argparse.Namespace) -> int:
     with chosen.open_lake() as store:
         frame = store.snapshots(max(1, args.limit))
         print(f"team store {store.path}, read at snapshot {store.snapshot_id}")
-    rows = [(r["snapshot_id"], str(r["snapshot_time"])[:19], r["author"] or "", r["commit_message"] or "",
-             ", ".join(sorted(r["changes"] or {}))) for r in frame.iter_rows(named=True)]
+    rows = [(r["snapshot_id"], str(r["snapshot_time"])[:19], shown(r["author"], 60), shown(r["commit_message"], 80),
+             shown(", ".join(sorted(r["changes"] or {})), 120)) for r in frame.iter_rows(named=True)]
     print(table(("snapshot", "time (UTC)", "machine", "what", "changed"), rows))
     return 0
 
@@ -486,6 +508,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_arguments(q, db_help, reads=True)
     q.add_argument("--limit", type=int, default=30, help="how many, newest first (default: 30)")
     q.set_defaults(func=cmd_db_snapshots)
+    from cli.upkeep import add_db_subcommand as add_db_upkeep
+
+    add_db_upkeep(dbsub)
 
     p = sub.add_parser("app", help="start the explorer (Streamlit) on localhost",
                        description="Start the JouleBench explorer web app.")
@@ -497,6 +522,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a file holding the password the app asks for (or set $JOULEBENCH_APP_PASSWORD)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="a host name browsers use to reach the app (repeatable); others are refused")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
+                   help="a reverse proxy in front of the app (an address or network; repeatable or a comma list; "
+                        "default: $JOULEBENCH_TRUSTED_PROXIES, else none): the client address in its X-Forwarded-For "
+                        "is believed, so wrong passwords are throttled per client. Without it the header is ignored "
+                        "and the connecting address counts. Name a proxy only if it is the one way to reach the app")
     p.set_defaults(func=cmd_app)
 
     p = sub.add_parser("push", help="send this machine's runs to the team store (a DuckLake)",

@@ -7,10 +7,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
 import db.columns as columns
 import db.queries as queries
+from db.connection import damaged
+from db.grading import derived_damage, rebuild_derived
 from db.store import Store
 from joulebench import __version__
 from joulebench.resultfile import dump_document, new_document
@@ -145,7 +148,21 @@ def configurations_table(store: Store, selection: Selection = Selection()) -> pl
     """One row per configuration in the selection: what it is, n, mean, sd, CoV and 95 % interval
     of each figure over its repeats, its trust grade and reasons."""
     where, params = selection.where()
+    if store.snapshot_id is None and _derived_damaged(store):
+        # the stored aggregates are damaged (a read-write open rebuilds them; this store was opened
+        # read-only): recomputed from the runs, for this connection only
+        try:
+            rebuild_derived(store.con, temporary=True)
+        except duckdb.Error as e:
+            raise damaged(store.path, e) from e
     return queries.configurations(store, where, params)
+
+
+def _derived_damaged(store: Store) -> bool:
+    try:
+        return derived_damage(store.con) is not None
+    except duckdb.Error:
+        return False  # not damage of the derived tables: the query says what it is
 
 
 def _flat(frame: pl.DataFrame) -> pl.DataFrame:

@@ -15,6 +15,8 @@ reference file's runs pool within that file).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -25,6 +27,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from db.migrate import apply_migrations
 from energy.grades import RunFacts, grade_aggregate, grade_run
 from energy.stats import aggregate
 from energy.steady import drift_from_halves
@@ -176,3 +179,77 @@ def refresh_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) 
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _config_rows")
             finally:
                 con.unregister("_config_rows")
+
+
+# --- the derived tables: checked, and rebuilt from the runs when damaged ------------------------------
+
+DERIVED_TABLES = ("configurations", "config_stats")  # computed from the runs; never the only copy of anything
+_DAMAGE = ("corrupt", "checksum", "could not read", "serialization", "deserializ")
+
+
+def derived_damage(con: duckdb.DuckDBPyConnection) -> str | None:
+    """Why the configuration aggregates cannot be used, or None when they can: a table missing or
+    unreadable (a block that fails its checksum), or out of step with the runs (a configuration of the
+    runs without its row, one whose ok runs measured a figure without its aggregate). Reads every row
+    of both tables (they hold one row per configuration and figure: small)."""
+    figure = " OR ".join(f"isfinite({m})" for m in STAT_METRICS)
+    try:
+        con.execute("SELECT count(*), sum(hash(config_key, run_count, ok_run_count, trust_grade, trust_reasons, "
+                    "graded_at)) FROM configurations").fetchall()
+        con.execute("SELECT count(*), sum(hash(config_key, metric, n, mean, std, cov_pct, ci95_low, ci95_high)) "
+                    "FROM config_stats").fetchall()
+        rows = con.execute(
+            "SELECT (SELECT count(*) FROM (SELECT DISTINCT config_key FROM runs WHERE config_key IS NOT NULL) r "
+            "ANTI JOIN configurations c USING (config_key)), "
+            f"(SELECT count(DISTINCT config_key) FROM runs WHERE status = 'ok' AND ({figure}) "
+            "AND config_key NOT IN (SELECT config_key FROM config_stats))").fetchall()
+    except duckdb.CatalogException as e:
+        return f"a table is missing ({str(e).splitlines()[0][:200]})"
+    except duckdb.Error as e:
+        text = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        if any(w in text.lower() for w in _DAMAGE):
+            return f"unreadable ({text})"
+        raise
+    without_row, without_stats = rows[0]
+    if without_row or without_stats:
+        return (f"out of step with the runs ({without_row} configuration(s) without their row, {without_stats} "
+                "without their aggregates)")
+    return None
+
+
+@functools.cache
+def _derived_ddl() -> tuple[str, ...]:
+    """CREATE TABLE of each derived table as the migrations make it (from a migrated in-memory database)."""
+    con = duckdb.connect()
+    try:
+        apply_migrations(con)
+        rows = dict(con.execute("SELECT table_name, sql FROM duckdb_tables() WHERE table_name IN "
+                                "(SELECT unnest(?::VARCHAR[]))", [list(DERIVED_TABLES)]).fetchall())
+    finally:
+        con.close()
+    return tuple(rows[t] for t in DERIVED_TABLES)
+
+
+def rebuild_derived(con: duckdb.DuckDBPyConnection, *, temporary: bool = False) -> int:
+    """Recreate the derived tables from the runs, in one transaction: dropped (their rows, damaged or not,
+    are not read) and made again as the migrations make them, then every configuration's aggregate and
+    grade recomputed. `temporary`: build them as temporary tables of this connection instead, which hide
+    the stored ones until it closes (to read a store that cannot be written). Returns the configurations."""
+    keys = [r[0] for r in con.execute("SELECT DISTINCT config_key FROM runs WHERE config_key IS NOT NULL "
+                                      "ORDER BY 1").fetchall()]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table, ddl in zip(DERIVED_TABLES, _derived_ddl(), strict=True):
+            if temporary:
+                con.execute(f"DROP TABLE IF EXISTS temp.{table}")
+                con.execute(ddl.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+            else:
+                con.execute(f"DROP TABLE IF EXISTS {table}")
+                con.execute(ddl)
+        refresh_configurations(con, keys)
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise
+    return len(keys)

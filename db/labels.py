@@ -22,6 +22,8 @@ from db.connection import first_row
 from db.grading import grade_runs
 from joulebench.errors import LabelError
 from joulebench.labels import LABEL_TITLES, LABELS, SuppliedLabel
+from joulebench.ranges import RangeError, check_text
+from joulebench.text import shown
 
 # label -> the runs column it fills
 COLUMN = {"device": "device_name", "mode": "mode", "precision": "precision", "batch_size": "batch_size",
@@ -73,10 +75,11 @@ def resolve_source(con: duckdb.DuckDBPyConnection, key: str) -> SourceRef:
             rows = con.execute(f"SELECT {cols} FROM sources WHERE suffix(rtrim(file_name, '/'), '/' || ?) "
                                "ORDER BY source_id", [key.rstrip("/")]).fetchall()
     if not rows:
-        raise LabelError(f"no source {key!r} in the database; `joulebench db info` lists the sources with their ids")
+        raise LabelError(f"no source '{shown(key, 80)}' in the database; `joulebench db info` lists the sources "
+                         "with their ids")
     if len(rows) > 1:
         listed = "; ".join(f"id {r[0]}: {r[1]} ({r[3]})" for r in rows)
-        raise LabelError(f"{key!r} names {len(rows)} sources ({listed}); give the source id instead")
+        raise LabelError(f"'{shown(key, 80)}' names {len(rows)} sources ({listed}); give the source id instead")
     r = rows[0]
     return SourceRef(int(r[0]), r[1], r[2], r[3], int(r[4]))
 
@@ -155,6 +158,11 @@ def apply_labels(con: duckdb.DuckDBPyConnection, source: SourceRef, values: Mapp
     unknown = set(values) - set(LABELS)
     if unknown:
         raise LabelError(f"not a label: {', '.join(sorted(unknown))}; labels are {', '.join(LABELS)}")
+    if isinstance(values.get("device"), str):  # every caller's value is one line of at most 200 characters
+        try:
+            check_text(values["device"], "device")
+        except RangeError as e:
+            raise LabelError(e.format_message()) from e
     report = LabelReport(source)
     at = datetime.now(UTC)
     con.execute("BEGIN TRANSACTION")

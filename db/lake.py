@@ -6,8 +6,12 @@ A store URL is either a DuckDB file path (the default, unchanged) or a DuckLake:
     ducklake:postgres:dbname=lake host=db.lab port=5432    a team (the catalog in PostgreSQL)
 
 with the Parquet files under a data path (`--data-path`, JOULEBENCH_LAKE_DATA, or for SQLite a
-folder beside the catalog). A PostgreSQL password is never part of the URL: libpq reads it from
-PGPASSWORD or ~/.pgpass, and the URL shown anywhere is `public_url`, without any `password=`.
+folder beside the catalog). The PostgreSQL part may also be a URI (`ducklake:postgres:postgresql://user@host/lake`).
+A password is never part of the URL: libpq reads it from PGPASSWORD or ~/.pgpass. `LakeUrl.parse` (and
+`check_store` for any store or database named) refuses a password in every form (`password=` with or without
+quotes, `user:password@` or `?password=` in a URI, %-encoded or not) and credentials in the data path, with
+a message that does not repeat them; `redact` removes secrets from any text that may echo a URL (DuckDB's and
+libpq's errors), and the URL shown anywhere is `public_url`.
 
 The extensions come from PyPI packages that carry the binaries (`duckdb-extension-ducklake`,
 `-postgres-scanner`, `-sqlite-scanner`, the same version as duckdb) and are loaded from the
@@ -28,6 +32,7 @@ import importlib.util
 import os
 import re
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +46,104 @@ STORE_ENV_VAR = "JOULEBENCH_STORE"
 DATA_ENV_VAR = "JOULEBENCH_LAKE_DATA"
 AS_OF_ENV_VAR = "JOULEBENCH_STORE_AS_OF"  # the explorer reads the team store at this snapshot (`app --as-of`)
 _CATALOGS = {"sqlite": "sqlite_scanner", "postgres": "postgres_scanner", "duckdb": None}
-_PASSWORD = re.compile(r"(?i)\bpassword\s*=\s*\S+")
 LAKE_NAME = "lake"
+PASSWORD_HOME = ("put it in PGPASSWORD or in ~/.pgpass (a line host:port:dbname:user:password, mode 0600), where "
+                 "libpq reads it, and remove it from the URL")
+CREDENTIALS_HOME = ("object-store keys go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for an "
+                    "S3-compatible server) in the environment; remove them from the path")
+
+# What may hold a secret, found conservatively (a false alarm costs a rewrite of the URL, a miss leaks it):
+_SECRET_WORD = r"[\w.-]*(?:passw(?:or)?d|secret|token|signature|credential)[\w.-]*"
+_KEY_SECRET = re.compile(r"(?i)password\s*=")  # libpq's password= and sslpassword=, a URI's ?password=
+_QUERY_SECRET = re.compile(r"(?i)[?&]" + _SECRET_WORD + "=")
+_USERINFO_SECRET = re.compile(r"://[^@]*:.*@", re.S)  # scheme://user:password@host (a password may hold '@', '/')
+_URL_LIKE = re.compile(r"(?i)^[a-z][a-z0-9+.-]*://")
+# ... and removed from any text: key=value (quoted, escaped or bare), user:password@, SQL's SECRET 'x'
+_VALUE = r"""(?:'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|[^\s&'"]*)"""
+_REDACT_KEY = re.compile(r"(?i)(" + _SECRET_WORD + r")\s*=\s*" + _VALUE)
+_REDACT_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@?#'\"]*):[^\n]{0,256}@")
+_REDACT_SQL = re.compile(r"(?i)\b(SECRET|KEY_ID|SESSION_TOKEN)\s+'(?:[^']|'')*'")
+SECRET_ENV = ("PGPASSWORD", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "JOULEBENCH_APP_PASSWORD")
+
+
+def redact(text: str) -> str:
+    """`text` without any secret it may hold: a store URL's password in any form, credentials in a data path,
+    and the values of the secret variables (PGPASSWORD, AWS_SECRET_ACCESS_KEY, ...). For every message that may
+    echo a URL (DuckDB's and libpq's errors about attaching)."""
+    text = _REDACT_KEY.sub(lambda m: f"{m.group(1)}=***", text)
+    text = _REDACT_USERINFO.sub(lambda m: f"{m.group(1)}:***@", text)
+    text = _REDACT_SQL.sub(lambda m: f"{m.group(1)} '***'", text)
+    for name in SECRET_ENV:
+        value = os.environ.get(name, "")
+        if len(value) >= 4:  # a shorter one would blank ordinary words
+            text = text.replace(value, "***")
+    return text
+
+
+def _secret_in(text: str, *, query_words: bool) -> str | None:
+    """Where `text` holds a secret, in words (never the secret); None when it holds none. Also read %-decoded:
+    libpq decodes a URI's user, password and parameter names and values."""
+    for t in (text, urllib.parse.unquote(text)):
+        if _USERINFO_SECRET.search(t):
+            return "user:password@ in the URI"
+        if _KEY_SECRET.search(t):
+            return "password= in it"
+        if query_words and _QUERY_SECRET.search(t):
+            return "a secret, token or signature in the query"
+    return None
+
+
+def _conninfo_keywords(text: str) -> list[str]:
+    """The keywords of a libpq key=value connection string (values may be 'quoted', with \\' and \\\\ escapes);
+    DatabaseError, naming no value, when it is not one."""
+    keywords: list[str] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i == n:
+            return keywords
+        start = i
+        while i < n and not text[i].isspace() and text[i] != "=":
+            i += 1
+        keyword = text[start:i]
+        while i < n and text[i].isspace():
+            i += 1
+        if not keyword or i == n or text[i] != "=":  # the word is not named: it may be a pasted secret
+            raise DatabaseError(f"the PostgreSQL connection string: its word {len(keywords) + 1} is not keyword=value; "
+                                "write ducklake:postgres:'dbname=lake host=HOST' or ducklake:postgres:"
+                                "postgresql://USER@HOST/lake")
+        i += 1
+        while i < n and text[i].isspace():
+            i += 1
+        quoted = i < n and text[i] == "'"
+        i += quoted
+        while i < n and (quoted or not text[i].isspace()):
+            if text[i] == "\\":
+                i += 1
+            elif quoted and text[i] == "'":
+                break
+            i += 1
+        if quoted:
+            if i >= n:
+                raise DatabaseError(f"the PostgreSQL connection string: the value of {keyword[:40]!r} opens a quote "
+                                    "and never closes it")
+            i += 1
+        keywords.append(keyword)
+
+
+def check_store(text: str, what: str = "the store URL") -> None:
+    """Refuse a store or database name (`what`: where it was given) that holds a password, or that is a URL but
+    not a team store's (a DuckDB file is a path): before it is used, printed or stored, with a message that does
+    not repeat it."""
+    where = _secret_in(text, query_words=False)
+    if where:
+        raise DatabaseError(f"{what} holds a password: {PASSWORD_HOME}; a URL is shown and logged, a password "
+                            f"never is (found: {where})")
+    if not is_lake(text) and _URL_LIKE.match(text):
+        raise DatabaseError(f"{what} {redact(text)[:200]!r}: a store is a DuckDB file or a team store URL: "
+                            "ducklake:postgres:postgresql://USER@HOST/lake, ducklake:postgres:'dbname=... host=...' "
+                            "or ducklake:sqlite:PATH")
 
 
 def is_lake(url: str | None) -> bool:
@@ -77,19 +178,27 @@ class LakeUrl:
 
     @property
     def public_url(self) -> str:
-        """The URL as it may be shown: any password removed."""
-        return _PASSWORD.sub("password=***", self.url)
+        """The URL as it may be shown (`parse` refused any password; redacted all the same)."""
+        return redact(self.url)
 
     @classmethod
     def parse(cls, url: str, data_path: str | None = None) -> LakeUrl:
+        """The one reading of a team store's URL (--store, $JOULEBENCH_STORE) and data path, before either is
+        used: DatabaseError for a password or credentials in any form, a catalog it does not know, or a
+        PostgreSQL catalog without a data path; the messages never repeat a secret."""
+        check_store(url)
         rest = url[len(LAKE_PREFIX):]
         catalog, _, target = rest.partition(":")
         if catalog not in _CATALOGS or not target:
-            raise DatabaseError(f"store {_PASSWORD.sub('password=***', url)!r}: expected ducklake:sqlite:PATH, "
-                                "ducklake:postgres:'dbname=... host=...' or ducklake:duckdb:PATH")
-        if _PASSWORD.search(url):
-            raise DatabaseError("the store URL holds a password: put it in PGPASSWORD or ~/.pgpass instead, so it "
-                                "is never shown or logged")
+            raise DatabaseError(f"store {redact(url)[:200]!r}: expected ducklake:sqlite:PATH, "
+                                "ducklake:postgres:'dbname=... host=...' (or ducklake:postgres:postgresql://USER@HOST/"
+                                "DB) or ducklake:duckdb:PATH")
+        if catalog == "postgres" and not _URL_LIKE.match(target.strip()):
+            _conninfo_keywords(target)
+        where = _secret_in(data_path or "", query_words=True)
+        if where:
+            raise DatabaseError(f"the data path holds credentials ({where}); they would be shown and logged: "
+                                f"{CREDENTIALS_HOME}")
         if data_path is None:
             if catalog == "postgres":
                 raise DatabaseError("a PostgreSQL catalog needs a data path for the Parquet files: --data-path or "
@@ -127,6 +236,8 @@ def connect(lake: LakeUrl, *, read_only: bool = False, as_of: int | None = None)
         if read_only or as_of is not None:
             options.append("READ_ONLY")
         if as_of is not None:
+            if int(as_of) < 0:  # not a snapshot: DuckLake's own error is a cast error
+                raise DatabaseError(_no_snapshot(lake, as_of))
             options.append(f"SNAPSHOT_VERSION {int(as_of)}")
         for attempt in range(SCHEMA_ATTEMPTS):  # another machine may be creating the catalog right now
             try:
@@ -140,13 +251,32 @@ def connect(lake: LakeUrl, *, read_only: bool = False, as_of: int | None = None)
     except duckdb.Error as e:
         con.close()
         if as_of is not None and "no snapshot found" in str(e).lower():
-            raise DatabaseError(f"store {lake.public_url}: it has no snapshot {as_of}; `joulebench db snapshots "
-                                "--store ...` lists them") from e
-        raise DatabaseError(f"store {lake.public_url}: cannot open the lake ({e})") from e
+            raise DatabaseError(_no_snapshot(lake, as_of)) from e
+        raise DatabaseError(f"store {lake.public_url}: cannot open the lake ({redact(str(e))})") from e
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _no_snapshot(lake: LakeUrl, as_of: int) -> str:
+    """Why `--as-of` cannot be read, with the snapshots the store holds (its newest, read-only)."""
+    held = ""
+    try:
+        con = connect(lake, read_only=True)
+        try:
+            row = con.execute(f"SELECT min(snapshot_id), max(snapshot_id) FROM {LAKE_NAME}.snapshots()").fetchone()
+        finally:
+            con.close()
+        if row and row[0] is not None:
+            held = f": it holds snapshots {row[0]} to {row[1]}"
+            if 0 <= as_of < row[0]:
+                held += " (older ones were expired by `joulebench db upkeep`)"
+    except DatabaseError:
+        pass  # the store cannot be read at all: the message says what it can
+    what = f"it has no snapshot {as_of}" if as_of >= 0 else \
+        f"--as-of {as_of} is not a snapshot (a snapshot is 0 or more)"
+    return f"store {lake.public_url}: {what}{held}; `joulebench db snapshots --store ...` lists them"
 
 
 S3_ENV = {"KEY_ID": "AWS_ACCESS_KEY_ID", "SECRET": "AWS_SECRET_ACCESS_KEY", "SESSION_TOKEN": "AWS_SESSION_TOKEN",
@@ -163,7 +293,7 @@ def _object_store_secret(con: duckdb.DuckDBPyConnection, lake: LakeUrl) -> None:
     if "REGION" not in given and os.environ.get("AWS_DEFAULT_REGION"):
         given["REGION"] = os.environ["AWS_DEFAULT_REGION"]
     if not {"KEY_ID", "SECRET"} <= set(given):
-        raise DatabaseError(f"data path {lake.data_path}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
+        raise DatabaseError(f"data path {redact(lake.data_path)}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and "
                             f"{S3_ENDPOINT_ENV} for an S3-compatible server) in the environment")
     endpoint = os.environ.get(S3_ENDPOINT_ENV, "")
     if endpoint:
@@ -219,9 +349,52 @@ def retryable(e: BaseException) -> bool:
     """A commit another writer got in first: DuckLake's conflict, or a SQLite catalog locked by another
     process at that moment. Anything else is a real error."""
     text = str(e).lower()
-    if "permission denied" in text or "read-only" in text or "read only" in text:
-        return False  # no retry makes a role allowed to write
+    if any(word in text for word in _NOT_A_CONFLICT):
+        return False  # no retry makes a role allowed to write, or a file or folder writable
     return isinstance(e, duckdb.TransactionException) or (isinstance(e, duckdb.Error) and "database is locked" in text)
+
+
+# A refusal, not another writer: PostgreSQL's "permission denied for table", SQLite's "attempt to write a readonly
+# database", a file system's EACCES / EROFS / ENOSPC / EDQUOT.
+_NOT_A_CONFLICT = ("permission denied", "read-only", "read only", "readonly", "no space left", "quota exceeded")
+_FILE_ERROR = re.compile(r'"([^"]+)": (Permission denied|Read-only file system|No space left on device|'
+                         r'Disk quota exceeded)')
+_FILE_FIX = {
+    "Permission denied": "this user may not write there: give it write access to the data folder (every pusher "
+                         "writes Parquet files in it, e.g. a shared group with g+w and the setgid bit), or run as a "
+                         "user that has it",
+    "Read-only file system": "it is mounted read-only on this machine: mount it read-write",
+    "No space left on device": "its disk is full: free space there (`joulebench db upkeep` removes files no "
+                               "snapshot needs) or move the data path",
+    "Disk quota exceeded": "this user's disk quota there is used up: free space or raise the quota",
+}
+
+
+def refusal(e: BaseException, lake: LakeUrl, doing: str) -> BaseException:
+    """A refused write as the project's error naming the real cause and its fix: the data folder (not writable,
+    read-only, full), a read-only SQLite catalog file, or a catalog role that may only read. Anything not a
+    database error (Ctrl-C, a bug) as it is."""
+    if not isinstance(e, duckdb.Error):
+        return e
+    text = " ".join(redact(str(e)).split()) or type(e).__name__
+    lowered = text.lower()
+    found = _FILE_ERROR.search(text)
+    if found:
+        path, reason = found.groups()
+        folder = str(Path(path).parent) + "/" if path.endswith(".parquet") else path
+        where = "the team store's data folder" if path.startswith(lake.data_path.rstrip("/")) else "a file"
+        return DatabaseError(f"{doing}: cannot write {where} {folder} ({reason}): {_FILE_FIX[reason]}")
+    if "readonly database" in lowered or "read-only database" in lowered:
+        catalog = lake.url[len(LAKE_PREFIX):].partition(":")[2] if lake.catalog != "postgres" else ""
+        if catalog:
+            return DatabaseError(f"{doing}: the team store's catalog file {catalog} is read-only for this user (this "
+                                 "is not another machine pushing): give this user write access to the file and to "
+                                 "its folder (SQLite writes a journal beside it), e.g. chmod u+w or a shared group "
+                                 "with g+w")
+    if "permission denied" in lowered:
+        return DatabaseError(f"{doing}: the team store refused the write: permission denied for its catalog; this "
+                             f"role may only read it (the explorer's): {doing} with a role that may write")
+    return DatabaseError(f"{doing}: the team store refused the write: {text[:600]}")
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> int:

@@ -1,11 +1,13 @@
 """Versioned schema migrations: db/migrations/NNNN_name.sql, applied in order.
 
 Each migration and the row that records it commit in one transaction, so a failing migration
-leaves nothing behind and applying twice changes nothing.
+leaves nothing behind and applying twice changes nothing; each is checkpointed into the file as
+soon as it commits. A new database is migrated in a temporary file (`db.connection.create_whole`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,5 +72,10 @@ def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[int]:
         except Exception:
             con.execute("ROLLBACK")
             raise
+        # into the file now, not left in the write-ahead log: DuckDB 1.5 cannot replay a logged ALTER of a
+        # table whose column default calls a function (sources, intake_log), so a kill here would leave a
+        # database that does not open
+        with contextlib.suppress(duckdb.TransactionException):  # another connection's transaction: at close
+            con.execute("CHECKPOINT")
         applied.append(migration.version)
     return applied

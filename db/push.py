@@ -27,8 +27,9 @@ import duckdb
 
 from db.catalog_sync import catalog_edits, label_edits
 from db.grading import grade_runs
-from db.lake import LAKE_NAME, LakeUrl, connect, ensure_schema, retryable, rollback, sql_literal
+from db.lake import LAKE_NAME, LakeUrl, connect, ensure_schema, refusal, retryable, rollback, sql_literal
 from joulebench.errors import DatabaseError
+from joulebench.ranges import RangeError, check_text
 
 MAX_ATTEMPTS = 30
 T = TypeVar("T")
@@ -59,10 +60,25 @@ def lake_source_id(sha256: str, taken: set[int]) -> int:
     return value
 
 
+def machine_name(machine: str | None) -> str:
+    """The name pushes carry: `machine` (checked as every name is: one line, at most 200
+    characters, no control characters), else this host's name."""
+    given = check_text(machine, "--machine")
+    if given is not None:
+        return given
+    host = socket.gethostname()
+    try:
+        return check_text(host, "the host name") or "unnamed host"
+    except RangeError as e:
+        raise RangeError(f"{e.format_message()}; give the machine a name with --machine") from e
+
+
 def push(local_db: Path, lake: LakeUrl, *, machine: str | None = None,
          on_source: Callable[[str, int], None] | None = None) -> PushReport:
-    """Push every local source the lake lacks; `on_source(sha, runs)` after each one commits."""
-    report = PushReport(machine or socket.gethostname())
+    """Push every local source the lake lacks; `on_source(sha, runs)` after each one commits.
+    RangeError, before anything is read or written, for a machine name that is not one line of at
+    most 200 characters (the snapshots and every viewer show it)."""
+    report = PushReport(machine_name(machine))
     start = time.monotonic()
     con = connect(lake)
     try:
@@ -78,6 +94,8 @@ def push(local_db: Path, lake: LakeUrl, *, machine: str | None = None,
             if done is not None and on_source is not None:
                 on_source(sha, done)
         _push_labels(con, report)
+    except duckdb.Error as e:  # a refusal: the real cause named (data folder, catalog file, role), not retried
+        raise refusal(e, lake, "push") from e
     finally:
         con.close()
     report.seconds = time.monotonic() - start
@@ -106,7 +124,7 @@ def _in_turn(con: duckdb.DuckDBPyConnection, report: PushReport, what: str, work
         except BaseException as e:
             rollback(con)
             if not retryable(e):
-                raise _refused(e) from e
+                raise  # push() names the cause (db.lake.refusal)
             report.retries += 1
             time.sleep(min(0.05 * (attempt + 1), 1.0))
     raise DatabaseError(f"push: {what} could not be committed after {MAX_ATTEMPTS} attempts (other machines "
@@ -159,18 +177,6 @@ def _push_labels(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
         return len(changed)
 
     report.runs_relabelled += _in_turn(con, report, "labels", work) or 0
-
-
-def _refused(e: BaseException) -> BaseException:
-    """A database error as the project's error (the page or CLI shows it without a traceback); anything
-    else (Ctrl-C, a bug) as it is."""
-    if not isinstance(e, duckdb.Error):
-        return e
-    text = " ".join(str(e).split()) or type(e).__name__
-    if "permission denied" in text.lower():
-        return DatabaseError("push: the team store refused the write: permission denied for its catalog; this "
-                             "role may only read it (the explorer's): push with a role that may write")
-    return DatabaseError(f"push: the team store refused the write: {text[:600]}")
 
 
 def _copy(con: duckdb.DuckDBPyConnection, source_id: int, sha: str, machine: str) -> tuple[int, int, int]:

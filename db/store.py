@@ -14,15 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import duckdb
 import polars as pl
 
 import db.labels as labels
 import db.seed as seed
-from db.connection import connect, damaged, first_row
-from db.grading import grade_runs
+from db.connection import connect, create_whole, damaged, first_row, interrupted, remove_abandoned_births
+from db.grading import derived_damage, grade_runs, rebuild_derived
 from db.lake import LAKE_NAME, LakeUrl, current_snapshot, lake_data_path, refuse_write
 from db.lake import connect as lake_connect
 from db.migrate import apply_migrations, latest_version
@@ -39,14 +39,24 @@ _DATA_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException, duckdb.I
                 duckdb.OutOfRangeException, duckdb.TypeMismatchException)
 
 
+def _raise_translated(path: Path, e: BaseException) -> NoReturn:
+    """Raise what a failed database operation means: KeyboardInterrupt for a Ctrl-C that DuckDB reported
+    as 'Query interrupted', a DatabaseError naming the file for DuckDB's errors, else the error itself."""
+    if interrupted(e):
+        raise KeyboardInterrupt from e
+    if isinstance(e, duckdb.Error):
+        raise damaged(path, e) from e
+    raise e
+
+
 def _translated(method: Callable[..., T]) -> Callable[..., T]:
     """DuckDB errors of a damaged file become a DatabaseError naming it (never a traceback)."""
     @functools.wraps(method)
     def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
         try:
             return method(self, *args, **kwargs)
-        except duckdb.Error as e:
-            raise damaged(self.path, e) from e
+        except (duckdb.Error, RuntimeError) as e:
+            _raise_translated(self.path, e)
     return wrapper
 
 
@@ -64,6 +74,8 @@ class DbInfo:
 
 
 GRADES_VERSION = 5  # the migration that added trust grades
+SEEDED, NOT_SEEDED = "seeded", "not seeded"  # store_meta's reference_data: the reference data is complete / not wanted
+BIRTH_WAIT_S = 15.0  # a process that lost the race to create a database waits this long for the winner's lock
 
 
 class Store:
@@ -80,29 +92,51 @@ class Store:
              sample_data: Path = SAMPLE_DATA_DIR) -> Store:
         """Open read-write, creating and migrating the file if needed.
 
-        A database created by this call is seeded with the reference data (unless
-        `seed_reference` is false); an existing one is never re-seeded.
+        A new database is born whole: created, migrated and seeded with the reference data (unless
+        `seed_reference` is false) in a temporary file that takes the database's name only when
+        complete (`db.connection.create_whole`), so a kill leaves no database or a complete one, and
+        a Ctrl-C raises KeyboardInterrupt and leaves nothing. An existing database is never re-seeded,
+        except one whose seeding never finished (made before databases were born whole): it gets the
+        reference files it lacks.
         """
         refuse_write(str(db) if db is not None else "")  # a team store takes only `joulebench push`
         path = resolve_db_path(db)
-        con = connect(path)
+        try:
+            remove_abandoned_births(path)
+            lost = not path.exists() and not cls._create(path, seed_reference, sample_data)
+        except BaseException as e:
+            _raise_translated(path, e)
+        # lost the race to create it: the winner holds it for its first command, wait for that
+        con = connect(path, wait_s=BIRTH_WAIT_S if lost else None)
         store = cls(con, path)
         try:
             applied = apply_migrations(con)
-            created = 1 in applied  # the initial migration ran now: a new database
-            if not created and (GRADES_VERSION in applied or store.ungraded_runs()):
+            if GRADES_VERSION in applied or store.ungraded_runs():
                 # a database from before trust grades, or one whose grading was killed after its
                 # migration committed (F6: every run stayed ungraded): grade what it holds now
                 store.grade_all()
-            if seed_reference and created:
-                store.seed(sample_data)
-        except duckdb.Error as e:
+            if derived_damage(con) is not None:  # configurations / config_stats damaged: made again from the runs
+                rebuild_derived(con)
+            if seed_reference and store.reference_data() is None:
+                store.seed(sample_data)  # a seeding cut off before databases were born whole
+                store.mark_reference_data(SEEDED)
+        except BaseException as e:
             con.close()
-            raise damaged(path, e) from e
-        except BaseException:
-            con.close()
-            raise
+            _raise_translated(path, e)
         return store
+
+    @classmethod
+    def _create(cls, path: Path, seed_reference: bool, sample_data: Path) -> bool:
+        """Build a new database whole (migrated, seeded, marked); False when another process's was first."""
+        def build(con: duckdb.DuckDBPyConnection, check: Callable[[], None]) -> None:
+            apply_migrations(con)
+            check()
+            born = cls(con, path)
+            if seed_reference:
+                born.seed(sample_data, between=check)
+            born.mark_reference_data(SEEDED if seed_reference else NOT_SEEDED)
+
+        return create_whole(path, build)
 
     @classmethod
     def open_read_only(cls, db: str | os.PathLike[str] | None = None) -> Store:
@@ -157,8 +191,8 @@ class Store:
             return ingest_loaded(self.con, loaded, source_kind=source_kind)
         except _DATA_ERRORS as e:
             raise ResultFileError(loaded.name, [f"a value cannot be stored: {str(e).splitlines()[0][:300]}"]) from e
-        except duckdb.Error as e:
-            raise damaged(self.path, e) from e
+        except (duckdb.Error, RuntimeError) as e:
+            _raise_translated(self.path, e)
 
     def ungraded_runs(self) -> int:
         """Runs without a trust grade: none once grading has run (every ingest grades its runs)."""
@@ -185,12 +219,35 @@ class Store:
                                    via=via)
 
     @_translated
-    def seed(self, folder: Path) -> list[IngestReport]:
-        reports = [self.ingest(doc, "reference", seed.REFERENCE_FORMAT) for doc in seed.reference_documents(folder)]
+    def seed(self, folder: Path, *, between: Callable[[], None] | None = None) -> list[IngestReport]:
+        """Ingest the reference files this database does not hold yet (by file name: a reference file
+        changed since is not added twice), and the power modes; `between` is called before each file."""
+        held = {row[0] for row in self.con.execute("SELECT file_name FROM sources WHERE kind = 'reference'").fetchall()}
+        reports = []
+        for doc in seed.reference_documents(folder):
+            if between is not None:
+                between()
+            if doc.name not in held:
+                reports.append(self.ingest(doc, "reference", seed.REFERENCE_FORMAT))
         modes = folder / "power_modes.csv"
         if modes.exists():
             self.add_power_modes(seed.power_mode_rows(modes))
         return reports
+
+    def reference_data(self) -> str | None:
+        """SEEDED or NOT_SEEDED as recorded when the database was made; None when nothing was recorded
+        (made before the record: its seeding may have been cut off)."""
+        try:
+            row = first_row(self.con, "SELECT value FROM store_meta WHERE key = 'reference_data'")
+        except duckdb.CatalogException:
+            return None
+        return str(row[0]) if row else None
+
+    def mark_reference_data(self, value: str) -> None:
+        """Record that the reference data is complete (SEEDED) or was not wanted (NOT_SEEDED)."""
+        self.con.execute("CREATE TABLE IF NOT EXISTS store_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL, "
+                         "set_at TIMESTAMPTZ NOT NULL)")
+        self.con.execute("INSERT OR REPLACE INTO store_meta VALUES ('reference_data', ?, now())", [value])
 
     @_translated
     def add_power_modes(self, rows: list[dict[str, Any]]) -> None:

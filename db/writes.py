@@ -3,7 +3,9 @@
 The same bytes twice add nothing (sources.content_sha256 is unique); a run whose run_id is
 already stored (say, an exported file imported back) is counted as a duplicate and skipped.
 Everything a file adds commits in one transaction, with the trust grades of its runs and the
-aggregates of the configurations they belong to (`db.grading`).
+aggregates of the configurations they belong to (`db.grading`); the files of one user action (an
+archive, a folder, an upload, the inbox) commit together in one transaction (`Batch`), so a stopped
+import adds nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import duckdb
 import numpy as np
@@ -22,7 +25,7 @@ import pyarrow as pa
 
 import db.columns as columns
 import db.labels as labels
-from db.connection import first_row
+from db.connection import damaged, first_row, interrupted
 from db.grading import grade_runs
 from energy.figures import FLAG_POWER_IMPLAUSIBLE, implausible_power_reason
 from joulebench.errors import ResultFileError
@@ -93,49 +96,209 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
 
 def ingest_loaded(con: duckdb.DuckDBPyConnection, loaded: LoadedResultFile, *, source_kind: str,
                   file_format: str = FORMAT_NAME) -> IngestReport:
-    """Add a validated document to the database in one transaction.
+    """Add a validated document to the database in one transaction (a batch of one file).
 
     `loaded.supplied`: labels that did not come from the file's content (import flags, a folder
     name); each is recorded in `run_labels` for the added runs that carry its value.
     """
+    with Batch(con) as batch:
+        report = batch.add(loaded, source_kind=source_kind, file_format=file_format)
+        batch.commit()
+    return report
+
+
+# Errors a file's own values cause at ingest (not the database's fault): the file is refused.
+DATA_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException, duckdb.InvalidInputException,
+               duckdb.OutOfRangeException, duckdb.TypeMismatchException)
+
+
+class Batch:
+    """The files of one user action (an archive, a folder, an upload, the inbox) written in ONE transaction:
+    all of them commit together at `commit()`, or none does (an exception, Ctrl-C, a kill or a time limit
+    before the commit leaves the database as it was). The runs are graded once, at the commit, not once per
+    file. DuckDB has no savepoints: when `add` raises, the transaction is spoiled (`spoiled`) and only a
+    rollback is left; the caller starts again without that file.
+
+        with Batch(store.con, store.path) as batch:
+            reports = [batch.add(loaded, source_kind="upload", file_format=fmt) for loaded, fmt in files]
+            batch.commit()
+
+    With `db_path`, DuckDB's errors come out as the store's: a file's value the database cannot hold as
+    ResultFileError naming the file, anything else as DatabaseError naming the database.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, db_path: Path | None = None, *, buffered: bool = True) -> None:
+        self.con, self.db_path = con, db_path
+        self.run_ids: list[str] = []
+        self.spoiled = self.done = False
+        self._rows = _Rows(con, buffered)
+
+    def __enter__(self) -> Batch:
+        self._sql("BEGIN TRANSACTION")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.done:
+            with contextlib.suppress(duckdb.Error):  # a damaged file may refuse the rollback too
+                self.con.execute("ROLLBACK")
+            self.done = True
+
+    def add(self, loaded: LoadedResultFile, *, source_kind: str, file_format: str = FORMAT_NAME) -> IngestReport:
+        """Write one validated document into the open transaction (not yet committed)."""
+        self._check_open()
+        try:
+            report = _write(self._rows, loaded, source_kind=source_kind, file_format=file_format)
+        except BaseException as e:
+            self.spoiled = True
+            self._raise(e, loaded.name)
+        self.run_ids.extend(report.run_ids)
+        if len(self._rows.files) >= FLUSH_FILES:
+            self._flush()
+        return report
+
+    def commit(self) -> None:
+        """Grade the batch's runs (and the configurations they join), then commit everything at once."""
+        self._check_open()
+        self._flush()
+        try:
+            grade_runs(self.con, self.run_ids)  # every path that adds runs grades them here
+            self.con.execute("COMMIT")
+        except BaseException as e:
+            self.spoiled = True
+            self._raise(e)
+        self.done = True
+
+    def _flush(self) -> None:
+        files = list(self._rows.files)
+        try:
+            self._rows.flush()
+        except BaseException as e:
+            self.spoiled = True
+            if isinstance(e, DATA_ERRORS) and len(files) > 1:
+                raise MixedBatchError(files) from e
+            self._raise(e, files[0] if files else None)
+
+    def _check_open(self) -> None:
+        if self.spoiled or self.done:
+            raise RuntimeError("this batch was rolled back or committed; start a new one")
+
+    def _sql(self, sql: str) -> None:
+        try:
+            self.con.execute(sql)
+        except duckdb.Error as e:
+            self._raise(e)
+
+    def _raise(self, e: BaseException, file_name: str | None = None) -> NoReturn:
+        if interrupted(e):  # a Ctrl-C that reached DuckDB: rolled back as any Ctrl-C
+            raise KeyboardInterrupt from e
+        if self.db_path is None or not isinstance(e, duckdb.Error):
+            raise e
+        if file_name is not None and isinstance(e, DATA_ERRORS):
+            raise ResultFileError(file_name, [f"a value cannot be stored: {str(e).splitlines()[0][:300]}"]) from e
+        raise damaged(self.db_path, e) from e
+
+
+FLUSH_FILES = 200  # files whose rows a batch appends together (one append per table, not one per file and table)
+
+
+class MixedBatchError(Exception):
+    """A value in one of several files appended together broke a database rule; the batch is spoiled.
+    Begin it again with `buffered=False` (each file's rows appended as it comes) to know which file."""
+
+    def __init__(self, files: list[str]) -> None:
+        super().__init__(f"a value in one of {len(files)} files cannot be stored")
+        self.files = files
+
+
+class _Rows:
+    """Where a batch's rows go: appended together at `flush()` (buffered), or at once. DuckDB commits a
+    transaction of many small appends in time that grows with their square (3,000 files: 48 s), so a
+    large import appends every FLUSH_FILES files' rows to each table in one go. The keys and content
+    hashes of rows not yet appended are kept here, so a later file in the batch sees them as stored."""
+
+    ORDER = ("sources", "environments", "runs", "power_traces", "power_samples", "step_times", "findings")
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, buffered: bool) -> None:
+        self.con, self.buffered = con, buffered
+        self.tables: dict[str, list[pa.Table]] = {}
+        self.keys: dict[str, set[str]] = {"runs": set(), "environments": set(), "findings": set()}
+        self.sources: dict[str, int] = {}  # content hash -> source id, of the batch's files
+        self.files: list[str] = []  # names of the files whose rows wait
+
+    def add(self, table: str, data: pa.Table) -> None:
+        if data.num_rows == 0:
+            return
+        if self.buffered:
+            self.tables.setdefault(table, []).append(data)
+        else:
+            self._insert(table, data)
+
+    def existing(self, table: str, column: str, values: list[str]) -> set[str]:
+        return _existing(self.con, table, column, values) | (self.keys[table] & set(values))
+
+    def flush(self) -> None:
+        for table in self.ORDER:
+            parts = self.tables.pop(table, [])
+            if parts:
+                self._insert(table, pa.concat_tables(parts))
+        self.files.clear()
+
+    def _insert(self, table: str, data: pa.Table) -> None:
+        try:
+            _insert(self.con, table, data)
+        except duckdb.ConstraintException as e:
+            if table in _BROKEN_RULE and (not self.buffered or len(self.files) == 1):  # one file's rows: named
+                raise ResultFileError(self.files[-1], [f"{_BROKEN_RULE[table]}: {e}"]) from e
+            raise
+
+
+_BROKEN_RULE = {"runs": "runs: a value breaks a database rule",
+                "power_traces": "power_traces: a run lists the same domain twice"}
+
+
+def _write(rows: _Rows, loaded: LoadedResultFile, *, source_kind: str, file_format: str) -> IngestReport:
+    """One document's rows, inside the caller's transaction; its runs are graded by the caller."""
     if source_kind not in SOURCE_KINDS:
         raise ValueError(f"source_kind must be one of {SOURCE_KINDS}")
+    con = rows.con
     name, doc = loaded.name, loaded.document
     report = IngestReport(name, loaded.content_sha256, "imported")
     row = first_row(con, "SELECT source_id FROM sources WHERE content_sha256 = ?", [loaded.content_sha256])
-    if row:
-        report.status, report.source_id = "already_imported", row[0]
+    if row or loaded.content_sha256 in rows.sources:  # imported before, or earlier in this batch
+        report.status = "already_imported"
+        report.source_id = row[0] if row else rows.sources[loaded.content_sha256]
         report.message = "this exact file was imported before; nothing added"
         return report
 
     imported_at = datetime.now(UTC)
     producer = doc.get("producer") or {}
-    con.execute("BEGIN TRANSACTION")
-    try:
-        source_id = first_row(
-            con,
-            "INSERT INTO sources (kind, file_name, format, tool, tool_version, content_sha256,"
-            " imported_at, run_count, duplicate_run_count, finding_count)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 0) RETURNING source_id",
-            [source_kind, name, file_format, producer.get("tool"), producer.get("version"),
-             loaded.content_sha256, imported_at],
-        )[0]  # type: ignore[index]
-        report.source_id = source_id
-        report.devices_added = _add_devices(con, doc, name)
-        _add_runs(con, doc, name, report, source_id, source_kind, file_format, producer, imported_at)
-        _record_supplied(con, doc, report, loaded.supplied, imported_at)
-        report.findings_added = _add_findings(con, doc, source_id)
-        grade_runs(con, report.run_ids)  # every path that adds runs grades them here
-        con.execute(
-            "UPDATE sources SET run_count = ?, duplicate_run_count = ?, finding_count = ? WHERE source_id = ?",
-            [report.runs_added, report.runs_duplicate, report.findings_added, source_id],
-        )
-        con.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):  # a damaged file may refuse the rollback too
-            con.execute("ROLLBACK")
-        raise
+    runs, findings = doc.get("runs", []), doc.get("findings", [])
+    stored_runs = rows.existing("runs", "run_id", [r["run_id"] for r in runs])
+    stored_findings = rows.existing("findings", "finding_id", [f["finding_id"] for f in findings])
+    # the counts go in with the row (ids repeat neither in a file, by validation, nor in the database)
+    duplicates = sum(1 for r in runs if r["run_id"] in stored_runs)
+    new_findings = sum(1 for f in findings if f["finding_id"] not in stored_findings)
+    source_id = int(first_row(con, "SELECT nextval('source_id_seq')")[0])  # type: ignore[index]
+    rows.add("sources", pa.Table.from_pylist([{
+        "source_id": source_id, "kind": source_kind, "file_name": name, "format": file_format,
+        "tool": producer.get("tool"), "tool_version": producer.get("version"),
+        "content_sha256": loaded.content_sha256, "imported_at": imported_at, "run_count": len(runs) - duplicates,
+        "duplicate_run_count": duplicates, "finding_count": new_findings}], schema=_SOURCE_SCHEMA))
+    rows.sources[loaded.content_sha256] = source_id
+    rows.files.append(name)
+    report.source_id = source_id
+    report.devices_added = _add_devices(con, doc, name)
+    _add_runs(rows, doc, name, report, source_id, source_kind, file_format, producer, imported_at, stored_runs)
+    _record_supplied(con, doc, report, loaded.supplied, imported_at)
+    report.findings_added = _add_findings(rows, doc, source_id, stored_findings)
     return report
+
+
+_SOURCE_SCHEMA = pa.schema([
+    ("source_id", pa.int32()), ("kind", pa.string()), ("file_name", pa.string()), ("format", pa.string()),
+    ("tool", pa.string()), ("tool_version", pa.string()), ("content_sha256", pa.string()),
+    ("imported_at", pa.timestamp("us", tz="UTC")), ("run_count", pa.int32()), ("duplicate_run_count", pa.int32()),
+    ("finding_count", pa.int32())])
 
 
 def _device_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -186,12 +349,11 @@ def _add_devices(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str)
     return len(rows)
 
 
-def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, report: IngestReport,
+def _add_runs(rows: _Rows, doc: dict[str, Any], name: str, report: IngestReport,
               source_id: int, source_kind: str, file_format: str, producer: dict[str, Any],
-              imported_at: datetime) -> None:
+              imported_at: datetime, stored: set[str]) -> None:
     runs = doc.get("runs", [])
-    stored = _existing(con, "runs", "run_id", [r["run_id"] for r in runs])
-    tdps = _catalog_tdps(con, runs)
+    tdps = _catalog_tdps(rows.con, runs)
     run_rows: list[dict[str, Any]] = []
     env_rows: dict[str, dict[str, Any]] = {}
     traces: list[dict[str, Any]] = []
@@ -247,23 +409,20 @@ def _add_runs(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], name: str, re
         report.run_ids.append(run_id)
     report.runs_added = len(run_rows)
 
-    new_envs = [e for k, e in env_rows.items() if k not in _existing(con, "environments", "env_id", list(env_rows))]
+    stored_envs = rows.existing("environments", "env_id", list(env_rows))
+    new_envs = [e for k, e in env_rows.items() if k not in stored_envs]
     env_schema = pa.schema([("env_id", pa.string()), *columns.environment_fields().items()])
-    _insert(con, "environments", pa.Table.from_pylist(new_envs, schema=env_schema))
-    try:
-        _insert(con, "runs", pa.Table.from_pylist(run_rows, schema=columns.run_arrow_schema()))
-    except duckdb.ConstraintException as e:
-        raise ResultFileError(name, [f"runs: a value breaks a database rule: {e}"]) from e
+    rows.add("environments", pa.Table.from_pylist(new_envs, schema=env_schema))
+    rows.add("runs", pa.Table.from_pylist(run_rows, schema=columns.run_arrow_schema()))
     trace_schema = pa.schema([("run_id", pa.string()), ("domain", pa.string()), ("boundary", pa.string()),
                               ("method", pa.string()), ("sample_count", pa.int64())])
-    try:
-        _insert(con, "power_traces", pa.Table.from_pylist(traces, schema=trace_schema))
-    except duckdb.ConstraintException as e:
-        raise ResultFileError(name, [f"power_traces: a run lists the same domain twice: {e}"]) from e
+    rows.add("power_traces", pa.Table.from_pylist(traces, schema=trace_schema))
     if sample_parts:
-        _insert(con, "power_samples", _samples_table(sample_parts))
+        rows.add("power_samples", _samples_table(sample_parts))
     if step_parts:
-        _insert(con, "step_times", pa.concat_tables(step_parts))
+        rows.add("step_times", pa.concat_tables(step_parts))
+    rows.keys["runs"].update(r["run_id"] for r in run_rows)
+    rows.keys["environments"].update(e["env_id"] for e in new_envs)
 
 
 def _record_supplied(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], report: IngestReport,
@@ -290,12 +449,11 @@ def _samples_table(parts: list[tuple[str, str, Any, Any]]) -> pa.Table:
     })
 
 
-def _add_findings(con: duckdb.DuckDBPyConnection, doc: dict[str, Any], source_id: int) -> int:
+def _add_findings(rows: _Rows, doc: dict[str, Any], source_id: int, stored: set[str]) -> int:
     findings = doc.get("findings", [])
-    stored = _existing(con, "findings", "finding_id", [f["finding_id"] for f in findings])
     fields = columns.finding_fields()
-    rows = [{**{k: f.get(k) for k in fields}, "source_id": source_id}
-            for f in findings if f["finding_id"] not in stored]
+    new = [{**{k: f.get(k) for k in fields}, "source_id": source_id} for f in findings if f["finding_id"] not in stored]
     schema = pa.schema([*fields.items(), ("source_id", pa.int32())])
-    _insert(con, "findings", pa.Table.from_pylist(rows, schema=schema))
-    return len(rows)
+    rows.add("findings", pa.Table.from_pylist(new, schema=schema))
+    rows.keys["findings"].update(f["finding_id"] for f in new)
+    return len(new)

@@ -4,23 +4,68 @@ local app through DNS rebinding), and a shared password is asked for when one is
 `joulebench app` binds to localhost by default; it refuses any other address unless a password
 is set (`--password-file` or $JOULEBENCH_APP_PASSWORD), because New run starts work on this
 machine (and may change its power limit) and Devices edits the catalog.
+
+Wrong passwords are throttled per client (`Throttle`), and the client is one the server can vouch for:
+the user signed in with Streamlit's own login (st.user) when it is configured, else the TCP peer. A
+forwarded address (X-Forwarded-For) counts only when the peer is a proxy named with `joulebench app
+--trusted-proxy ADDR` ($JOULEBENCH_TRUSTED_PROXIES): the app command passes the same list to the server
+(uvicorn's FORWARDED_ALLOW_IPS, empty without one, so no header is believed), and each forwarded client is
+then throttled on its own. A key that stands for several people is slowed down but never locked out, so one
+of them cannot lock the others out for 15 minutes: loopback (SSH tunnels and local proxies all arrive from
+127.0.0.1 unless the proxy is named) and a trusted proxy that names no client.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import math
 import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 
 PASSWORD_ENV = "JOULEBENCH_APP_PASSWORD"
 ALLOWED_HOSTS_ENV = "JOULEBENCH_ALLOWED_HOSTS"  # comma list; '*' allows any host name
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+TRUSTED_PROXIES_ENV = "JOULEBENCH_TRUSTED_PROXIES"  # comma list of addresses or networks (`app --trusted-proxy`)
+FORWARDED_ENV = "FORWARDED_ALLOW_IPS"  # uvicorn's (Streamlit's server): whose X-Forwarded-For it believes
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_proxies(text: str) -> tuple[Network, ...]:
+    """'127.0.0.1, 10.0.0.0/8' -> the networks; ValueError naming an entry that is not an address or a
+    network ('*' is refused: it would believe any client's header)."""
+    out = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        try:
+            out.append(ipaddress.ip_network(item, strict=False))
+        except ValueError as e:
+            raise ValueError(f"{item[:60]!r} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/8); name the "
+                             "proxy's own address, never '*'") from e
+    return tuple(out)
+
+
+def trusted_proxies() -> tuple[Network, ...]:
+    try:
+        return parse_proxies(os.environ.get(TRUSTED_PROXIES_ENV, ""))
+    except ValueError:
+        return ()  # `joulebench app` checked it; a hand-made bad value trusts nobody
+
+
+def _is_proxy(address: str, proxies: tuple[Network, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in net for net in proxies)
 
 
 def host_name(header: str) -> str:
@@ -48,9 +93,10 @@ def _digest(text: str) -> bytes:
 
 
 class Throttle:
-    """Wrong passwords slow down, then lock out, per client address (a new browser session does
-    not start afresh): from the 3rd failure each next guess waits 1, 2, 4 ... up to 60 s, and the
-    10th locks the address out for 15 minutes. 226 guesses in 20 s became 7."""
+    """Wrong passwords slow down, then lock out, per client (a new browser session does not start
+    afresh): from the 3rd failure each next guess waits 1, 2, 4 ... up to 60 s, and the 10th locks
+    the client out for 15 minutes. 226 guesses in 20 s became 7. A shared key (several people behind
+    one address) is slowed the same way but never locked out."""
 
     FREE_FAILURES = 2
     MAX_DELAY_S = 60.0
@@ -68,10 +114,10 @@ class Throttle:
             _, until = self._failures.get(client, (0, 0.0))
         return max(0.0, until - self._clock())
 
-    def failed(self, client: str) -> None:
+    def failed(self, client: str, *, shared: bool = False) -> None:
         with self._lock:
             count = self._failures.get(client, (0, 0.0))[0] + 1
-            if count >= self.LOCKOUT_FAILURES:
+            if count >= self.LOCKOUT_FAILURES and not shared:
                 delay = self.LOCKOUT_S
             elif count > self.FREE_FAILURES:
                 delay = min(self.MAX_DELAY_S, 2.0 ** (count - self.FREE_FAILURES - 1))
@@ -87,10 +133,45 @@ class Throttle:
 THROTTLE = Throttle()
 
 
-def _client() -> str:
-    """The client's address; one key for all when it is not known (a proxy, a test harness)."""
+@dataclass(frozen=True)
+class Client:
+    key: str
+    shared: bool  # stands for several people: slowed down, never locked out
+
+
+def client(ip: str | None, forwarded_for: str | None, user: str | None, proxies: tuple[Network, ...],
+           server_believes_others: bool = False) -> Client:
+    """Whom a sign-in attempt is counted against. `ip`: the address the server gives (the TCP peer, or with
+    a trusted proxy the client it forwarded; None for loopback or no connection), `forwarded_for`: the
+    request's X-Forwarded-For, `user`: Streamlit's signed-in user, if any; `server_believes_others`: the
+    server was not told whose headers to believe (started without `joulebench app`: uvicorn then believes
+    127.0.0.1's)."""
+    if user:
+        return Client(f"user {user}", False)
+    if not ip:
+        return Client("loopback", True)  # every SSH tunnel and unnamed local proxy arrives from here
+    if server_believes_others and forwarded_for and ip in {h.strip() for h in forwarded_for.split(",")}:
+        # the address may be a claim the server believed: all such clients share one key
+        return Client("forwarded by an unnamed proxy", True)
+    if _is_proxy(ip, proxies):
+        return Client(ip, True)  # a trusted proxy that named no client stands for all of its clients
+    return Client(ip, False)
+
+
+def _signed_in_user() -> str | None:
+    try:
+        if st.user.get("is_logged_in") is True:
+            return str(st.user.get("sub") or st.user.get("email") or "") or None
+    except Exception:  # noqa: BLE001 - no login configured, or no script context: no user
+        return None
+    return None
+
+
+def _client() -> Client:
     ip = st.context.ip_address
-    return ip if isinstance(ip, str) and ip else "unknown client"
+    return client(ip if isinstance(ip, str) else None, st.context.headers.get("X-Forwarded-For"),
+                  _signed_in_user(), trusted_proxies(),
+                  os.environ.get(FORWARDED_ENV) != os.environ.get(TRUSTED_PROXIES_ENV, ""))  # as `app` sets them
 
 
 def guard() -> None:
@@ -106,17 +187,17 @@ def guard() -> None:
     with st.form("sign_in"):
         given = st.text_input("Password", type="password", key="joulebench_password")
         submitted = st.form_submit_button("Sign in", type="primary")
-    client = _client()
-    wait = THROTTLE.wait_s(client)
+    who = _client()
+    wait = THROTTLE.wait_s(who.key)
     if submitted and wait > 0:
         st.error(f"Too many wrong passwords from this address: try again in {math.ceil(wait):,} s.")
     elif submitted and hmac.compare_digest(_digest(given), _digest(password)):
-        THROTTLE.succeeded(client)
+        THROTTLE.succeeded(who.key)
         st.session_state["joulebench_signed_in"] = True
         st.rerun()
     elif submitted:
-        THROTTLE.failed(client)
-        wait = THROTTLE.wait_s(client)
+        THROTTLE.failed(who.key, shared=who.shared)
+        wait = THROTTLE.wait_s(who.key)
         later = f" Try again in {math.ceil(wait):,} s." if wait > 0 else ""
         st.error(f"Wrong password.{later}")
     st.stop()

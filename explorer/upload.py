@@ -16,8 +16,9 @@ from db.lake import refuse_write
 from explorer import bounded
 from importers.archive import MLPERF_SUMMARY, sources_from_bytes
 from importers.base import column_unit
-from ingest import import_source, import_with_power_log
+from ingest import import_with_power_log
 from ingest.attach import load_pair
+from ingest.service import import_sources
 from joulebench.errors import JouleBenchError, NothingToImportError, ResultFileError
 from joulebench.labels import NOT_STATED, describe_not_stated
 
@@ -88,7 +89,8 @@ def read_preview(name: str, data: bytes, given: importers.Hints | None = None, l
             refused: list[str] = []
         else:
             found, refused = [], []
-            for source in sources_from_bytes(data, name):
+            for source in sources_from_bytes(data, name, upload=True):
+                bounded.check_time()
                 try:
                     found.append(importers.load_source(source, given))
                 except ResultFileError as e:
@@ -159,19 +161,26 @@ def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None
 
 def import_here(name: str, data: bytes, db: str, given: importers.Hints | None = None,
                 log: PowerLog | None = None) -> list[IngestReport]:
-    """The import itself, in this process (the child's side of `import_upload`)."""
+    """The import itself, in this process (the child's side of `import_upload`): all of an archive's
+    sources in one transaction, committed only if it finishes within the child's time limit (so a stopped
+    upload imports nothing); a source that cannot be imported is reported `rejected` with its reason (the
+    preview listed it as skipped) and the others are imported."""
     if log is not None:
         return [import_with_power_log(data, name, log.data, log.name, db=db, source_kind="upload", hints=given,
                                       boundary=log.boundary)[0]]
-    sources = sources_from_bytes(data, name)
+    sources = sources_from_bytes(data, name, upload=True)
+    outcomes = import_sources([(source, None) for source in sources], db=db, source_kind="upload", hints=given,
+                              checkpoint=bounded.check_time)
     reports = []
-    for source in sources:
-        try:
-            reports.append(import_source(source, db=db, source_kind="upload", hints=given)[0])
-        except NothingToImportError:
-            if len(sources) == 1:
-                raise
-            continue  # a README or a config beside the results, as the CLI skips it in a folder
-    if not reports:
-        raise ResultFileError(name, ["(whole archive): no file in it holds benchmark figures"])
+    for outcome in outcomes:
+        if outcome.report is not None:
+            reports.append(outcome.report)
+        elif len(sources) == 1 and outcome.error is not None:
+            raise outcome.error
+        elif outcome.error is not None and not isinstance(outcome.error, NothingToImportError):
+            reports.append(IngestReport(outcome.source.name, "", "rejected", message=outcome.error.format_message()))
+        # a README or a config beside the results is skipped, as the CLI skips it in a folder
+    if not any(r.status != "rejected" for r in reports):
+        problems = [r.message for r in reports[:5]] or ["(whole archive): no file in it holds benchmark figures"]
+        raise ResultFileError(name, problems)
     return reports

@@ -11,13 +11,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from importers.base import Hints
-from joulebench.errors import ResultFileError
+from joulebench.errors import FileWriteError, ResultFileError
 from joulebench.files import write_atomic
 from joulebench.paths import inbox_dir
 
@@ -46,18 +48,64 @@ def queue(db_path: Path, data: bytes, original_name: str, source_kind: str, *,
     `attach`: the two names and the stated boundary, the bytes being a zip of both) goes in a
     sidecar written before the file.
     """
-    inbox = inbox_dir(db_path)
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(original_name).name)[:120]
-    target = inbox / f"{digest}__{source_kind}__{safe_name}"
-    if hints or dirs or folder or attach:
-        side: dict[str, Any] = {"hints": hints or {}, "dirs": list(dirs), "folder": folder}
-        if attach:
-            side["attach"] = attach
-        write_atomic(_sidecar_path(target), json.dumps(side).encode())
-    if not target.exists():
-        write_atomic(target, data)
-    return QueuedFile(target, original_name, source_kind)
+    with Together(db_path) as together:
+        queued = together.add(data, original_name, source_kind, hints=hints, dirs=dirs, folder=folder, attach=attach)
+        together.publish()
+    return queued
+
+
+class Together:
+    """The files of one user action queued together: each is written (and fsynced) under a hidden
+    `.partial` name as it comes, and all take their names at `publish()`, so an import stopped before
+    then queues nothing: leaving the `with` block without publishing removes them (and a killed writer's
+    are removed by `remove_stale_partials`)."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.inbox = inbox_dir(db_path)
+        self._staged: dict[Path, Path] = {}  # final name -> hidden temporary name
+
+    def __enter__(self) -> Together:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for tmp in self._staged.values():  # not published: an error or Ctrl-C stopped the import
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        self._staged.clear()
+
+    def add(self, data: bytes, original_name: str, source_kind: str, *, hints: dict[str, Any] | None = None,
+            dirs: tuple[str, ...] = (), folder: bool = False, attach: dict[str, Any] | None = None) -> QueuedFile:
+        digest = hashlib.sha256(data).hexdigest()[:16]
+        safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(original_name).name)[:120]
+        target = self.inbox / f"{digest}__{source_kind}__{safe_name}"
+        if hints or dirs or folder or attach:
+            side: dict[str, Any] = {"hints": hints or {}, "dirs": list(dirs), "folder": folder}
+            if attach:
+                side["attach"] = attach
+            write_atomic(_sidecar_path(target), json.dumps(side).encode())  # hidden: harmless alone
+        if not target.exists() and target not in self._staged:
+            tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.partial")
+            try:
+                self.inbox.mkdir(parents=True, exist_ok=True)
+                with open(tmp, "xb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                raise FileWriteError(target, e) from e
+            self._staged[target] = tmp
+        return QueuedFile(target, original_name, source_kind)
+
+    def publish(self) -> None:
+        """Give every staged file its name (renames only: no data is written now)."""
+        for target, tmp in self._staged.items():
+            try:
+                tmp.replace(target)
+            except OSError as e:
+                raise FileWriteError(target, e) from e
+        self._staged.clear()
 
 
 def pending(db_path: Path) -> list[QueuedFile]:

@@ -16,6 +16,7 @@ from importers.base import kind_of_device
 from ingest.service import open_store
 from joulebench.errors import LabelError, ResultFileError
 from joulebench.labels import current_user
+from joulebench.ranges import RangeError, check_text
 
 
 def label_values(device: str | None = None, device_kind: str | None = None, mode: str | None = None,
@@ -23,7 +24,10 @@ def label_values(device: str | None = None, device_kind: str | None = None, mode
                  boundary: str | None = None) -> tuple[dict[str, Any], str | None]:
     """Checked label values (label -> value, only those given) and the device's kind; LabelError
     naming every invalid value. A tuple of batch sizes gives one per run, in the file's order."""
-    device = device.strip() if device else None
+    try:  # a name is one line of at most 200 characters, as in a result file
+        device = check_text(device, "--device")
+    except RangeError as e:
+        raise LabelError(e.format_message()) from e
     sizes = batch_size if isinstance(batch_size, tuple) else None
     single = batch_size if not isinstance(batch_size, tuple) else None
     try:

@@ -9,11 +9,14 @@ neither the database nor the inbox.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -21,6 +24,7 @@ import importers
 import ingest.inbox as inbox
 import ingest.recover as recover
 from db import IngestReport, Store
+from db.writes import Batch, MixedBatchError
 from importers.archive import read_zip
 from ingest.attach import PowerLogFile, load_with_power_log
 from joulebench.errors import DatabaseBusyError, DatabaseError, JouleBenchError, ResultFileError, os_reason
@@ -51,31 +55,73 @@ def housekeeping_pending(db: str | os.PathLike[str] | None = None) -> bool:
 # --- the inbox ----------------------------------------------------------------------------------
 
 def drain_inbox(store: Store) -> list[IngestReport]:
-    """Ingest every queued file. A file that cannot be ingested, for whatever reason of its own
-    (it fails validation, or a value breaks a database rule), moves to `rejected/` with the
-    reason and the drain goes on: one file never blocks the database."""
-    reports: list[IngestReport] = []
+    """Ingest every queued file, all in one transaction (the files of one upload or archive come in
+    together, or none does: a drain stopped before its commit leaves them all queued). A file that
+    cannot be ingested, for whatever reason of its own (it fails validation, or a value breaks a
+    database rule), moves to `rejected/` with the reason and the drain goes on without it: one file
+    never blocks the database."""
     inbox.remove_stale_partials(store.path, STALE_PARTIAL_S)
-    for item in inbox.pending(store.path):
+    rejected: list[IngestReport] = []
+    skip: set[Path] = set()  # rejected (moved aside, or left where it is if it cannot be moved)
+    reports: list[IngestReport] = []
+    buffered = True
+    while True:
+        items = [item for item in inbox.pending(store.path) if item.path not in skip]
         try:
-            data = item.path.read_bytes()
-            loaded, fmt = _convert_queued(data, item)
-        except Exception as e:  # noqa: BLE001 - the file's own fault, unreadable (F8) included: it goes aside
-            _reject(store, item, reports, _file_reason(e))
+            reports, done = _drain_together(store, items, rejected, skip, buffered) if items else ([], [])
+        except _Refused as refused:  # its values broke a database rule: the batch rolled back; again without it
+            _reject(refused.item, rejected, skip, _file_reason(refused.error))
             continue
-        try:
-            report = store.ingest(loaded, item.source_kind, fmt)
+        except MixedBatchError:  # one of several files appended together: again, a file at a time, to know which
+            buffered = False
+            continue
         except (OSError, duckdb.IOException, DatabaseError) as e:
-            # not the file's fault (disk, permissions): leave it queued for the next open
-            reports.append(IngestReport(item.original_name, "", "queued", message=f"left in the inbox: {e}"))
-            break
-        except Exception as e:  # noqa: BLE001 - a value that breaks a database rule must not block the rest
-            _reject(store, item, reports, _file_reason(e))
-            continue
-        inbox.remove(item)
+            # not a file's fault (disk, permissions): leave them queued for the next open (said only of those there)
+            waiting = sum(1 for item in items if item.path.exists())
+            where = (f"{waiting} of {len(items)} queued file(s) still wait in {items[0].path.parent} for the next open"
+                     if waiting else "the queued files are no longer in the inbox")
+            reports, done = [IngestReport(items[0].original_name, "", "queued",
+                                          message=f"not ingested ({e}); {where}")], []
+        break
+    for report in rejected:  # outside the batch: a batch that rolls back keeps these
+        store.log_intake("rejected", report.file_name, 0, report.message)
+    for item, report in zip(done, reports[:len(done)], strict=True):  # none when the database failed
+        inbox.remove(item)  # after the commit: a kill before this leaves it queued, ingested again as already imported
         store.log_intake("drained", item.original_name, report.runs_added, report.message or report.status)
-        reports.append(report)
-    return reports
+    return rejected + reports
+
+
+class _Refused(Exception):
+    """A file whose values the database refused in a batch (which DuckDB then rolls back whole): a
+    queued file, or the index of a source."""
+
+    def __init__(self, item: Any, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.item, self.error = item, error
+
+
+def _drain_together(store: Store, items: list[inbox.QueuedFile], rejected: list[IngestReport],
+                    skip: set[Path], buffered: bool) -> tuple[list[IngestReport], list[inbox.QueuedFile]]:
+    reports: list[IngestReport] = []
+    done: list[inbox.QueuedFile] = []
+    with Batch(store.con, store.path, buffered=buffered) as batch:
+        for item in items:
+            try:
+                data = item.path.read_bytes()
+                loaded, fmt = _convert_queued(data, item)
+            except Exception as e:  # noqa: BLE001 - the file's own fault, unreadable (F8) included: it goes aside
+                _reject(item, rejected, skip, _file_reason(e))
+                continue
+            try:
+                report = batch.add(loaded, source_kind=item.source_kind, file_format=fmt)
+            except (OSError, duckdb.IOException, DatabaseError, MixedBatchError):
+                raise
+            except Exception as e:  # noqa: BLE001 - a value that breaks a database rule must not block the rest
+                raise _Refused(item, e) from e
+            reports.append(report)
+            done.append(item)
+        batch.commit()
+    return reports, done
 
 
 def _file_reason(e: BaseException) -> str:
@@ -86,12 +132,12 @@ def _file_reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
-def _reject(store: Store, item: inbox.QueuedFile, reports: list[IngestReport], reason: str) -> None:
+def _reject(item: inbox.QueuedFile, reports: list[IngestReport], skip: set[Path], reason: str) -> None:
     """Move a queued file to rejected/ with its reason (if it cannot be moved either, it is skipped
-    this time), log it, and let the drain go on."""
+    this time) and let the drain go on; the drain logs it outside its batch."""
+    skip.add(item.path)
     with contextlib.suppress(OSError):
         inbox.reject(item, reason)
-    store.log_intake("rejected", item.original_name, 0, reason)
     reports.append(IngestReport(item.original_name, "", "rejected", message=reason))
 
 
@@ -124,21 +170,21 @@ def _folder_zip(files: Mapping[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def _queue(path: Path, source: importers.Source, loaded: importers.ImportedFile, fmt: str, source_kind: str,
-           hints: importers.Hints | None, power_log: PowerLogFile | None) -> IngestReport:
+def _queue(together: inbox.Together, source: importers.Source, loaded: importers.ImportedFile, fmt: str,
+           source_kind: str, hints: importers.Hints | None, power_log: PowerLogFile | None) -> IngestReport:
     hints_json = hints.to_json() if hints else None
     if power_log is not None:
         files = {f"result/{rel}": data for rel, data in source.files.items()}
         files[f"power_log/{power_log.base_name}"] = power_log.data
         attach = {"source_name": source.name, "log_name": power_log.base_name, "boundary": power_log.boundary}
-        queued = inbox.queue(path, _folder_zip(files), loaded.name, source_kind, hints=hints_json, dirs=source.dirs,
-                             folder=source.is_folder, attach=attach)
+        queued = together.add(_folder_zip(files), loaded.name, source_kind, hints=hints_json, dirs=source.dirs,
+                              folder=source.is_folder, attach=attach)
     elif fmt == importers.JouleBenchImporter.NAME and not source.is_folder:  # self-describing: no hints needed
-        queued = inbox.queue(path, next(iter(source.files.values())), source.name, source_kind)
+        queued = together.add(next(iter(source.files.values())), source.name, source_kind)
     else:
         data = _folder_zip(source.files) if source.is_folder else next(iter(source.files.values()))
-        queued = inbox.queue(path, data, source.name, source_kind, hints=hints_json, dirs=source.dirs,
-                             folder=source.is_folder)
+        queued = together.add(data, source.name, source_kind, hints=hints_json, dirs=source.dirs,
+                              folder=source.is_folder)
     return IngestReport(loaded.name, loaded.content_sha256, "queued",
                         message=f"database busy; queued in {queued.path.parent} and ingested on next open")
 
@@ -166,7 +212,117 @@ def import_source(source: importers.Source, *, db: str | os.PathLike[str] | None
         with open_store(path) as store:
             return store.ingest(loaded, source_kind, fmt), loaded
     except DatabaseBusyError:
-        return _queue(path, source, loaded, fmt, source_kind, hints, power_log), loaded
+        with inbox.Together(path) as together:
+            report = _queue(together, source, loaded, fmt, source_kind, hints, power_log)
+            together.publish()
+        return report, loaded
+
+
+@dataclass
+class Outcome:
+    """What one source of an import came to: its report and what was read (`loaded`, its power traces
+    dropped once written), or the error that refused it (NothingToImportError: nothing in it to import)."""
+
+    source: importers.Source
+    report: IngestReport | None = None
+    loaded: importers.ImportedFile | None = None
+    error: ResultFileError | None = None
+
+
+def import_sources(pairs: Sequence[tuple[importers.Source, PowerLogFile | None]], *,
+                   db: str | os.PathLike[str] | None = None, source_kind: str = "upload",
+                   hints: importers.Hints | None = None, checkpoint: Callable[[], None] | None = None,
+                   ) -> list[Outcome]:
+    """Import the sources of one user action (an archive, a folder, the files of one command) all or
+    nothing: each is converted and validated, then written into ONE transaction that commits after the
+    last (`db.writes.Batch`), with one database open and one grading pass for all. A source that fails
+    conversion or validation is refused (its Outcome's `error`) and the others go on; a source whose
+    values the database refuses is refused the same way (the transaction is begun again without it).
+    Whatever stops the import before its commit (an exception, Ctrl-C, a kill, `checkpoint` raising:
+    the Upload page's time limit) leaves the database as it was. When another process holds the
+    database, the sources are queued in the inbox together (`inbox.Together`), to be ingested together."""
+    path = resolve_db_path(db)
+    try:
+        store = open_store(path)
+    except DatabaseBusyError:
+        return _queue_together(path, pairs, source_kind, hints, checkpoint)
+    with store:
+        refused: dict[int, ResultFileError] = {}
+        buffered = True
+        while True:
+            try:
+                return _write_together(store, pairs, refused, source_kind, hints, checkpoint, buffered)
+            except MixedBatchError:  # one of several sources appended together: again, one at a time, to know which
+                buffered = False
+            except _Refused as e:  # the transaction rolled back; begin it again without that source
+                refused[int(e.item)] = e.error if isinstance(e.error, ResultFileError) else ResultFileError(
+                    pairs[int(e.item)][0].name, [_file_reason(e.error)])
+
+
+def _convert(source: importers.Source, power_log: PowerLogFile | None, hints: importers.Hints | None
+             ) -> tuple[importers.ImportedFile, str]:
+    try:
+        if power_log is not None:
+            return load_with_power_log(source, power_log, hints)
+        return importers.load_source(source, hints)
+    finally:
+        source.release()  # one file's bytes in memory at a time
+
+
+def _written(loaded: importers.ImportedFile) -> importers.ImportedFile:
+    """What a report needs of a written document (its runs' labels and figures), without the power
+    traces and step times, so an archive of long traces is not held in memory until its commit."""
+    runs = [{k: v for k, v in run.items() if k not in ("power_traces", "step_times_ms")}
+            for run in loaded.document.get("runs", [])]
+    return dataclasses.replace(loaded, document={**loaded.document, "runs": runs})
+
+
+def _write_together(store: Store, pairs: Sequence[tuple[importers.Source, PowerLogFile | None]],
+                    refused: dict[int, ResultFileError], source_kind: str, hints: importers.Hints | None,
+                    checkpoint: Callable[[], None] | None, buffered: bool) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    with Batch(store.con, store.path, buffered=buffered) as batch:
+        for i, (source, power_log) in enumerate(pairs):
+            if checkpoint is not None:
+                checkpoint()
+            if i in refused:
+                outcomes.append(Outcome(source, error=refused[i]))
+                continue
+            try:
+                loaded, fmt = _convert(source, power_log, hints)
+            except ResultFileError as e:
+                outcomes.append(Outcome(source, error=e))
+                continue
+            try:
+                report = batch.add(loaded, source_kind=source_kind, file_format=fmt)
+            except ResultFileError as e:
+                raise _Refused(i, e) from e
+            outcomes.append(Outcome(source, report, _written(loaded)))
+        if checkpoint is not None:
+            checkpoint()
+        batch.commit()
+    return outcomes
+
+
+def _queue_together(path: Path, pairs: Sequence[tuple[importers.Source, PowerLogFile | None]], source_kind: str,
+                    hints: importers.Hints | None, checkpoint: Callable[[], None] | None) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    with inbox.Together(path) as together:
+        for source, power_log in pairs:
+            if checkpoint is not None:
+                checkpoint()
+            try:
+                loaded, fmt = _convert(source, power_log, hints)
+            except ResultFileError as e:
+                outcomes.append(Outcome(source, error=e))
+                continue
+            outcomes.append(Outcome(source, _queue(together, source, loaded, fmt, source_kind, hints, power_log),
+                                    _written(loaded)))
+            source.release()
+        if checkpoint is not None:
+            checkpoint()
+        together.publish()
+    return outcomes
 
 
 def import_bytes(data: bytes, name: str, *, db: str | os.PathLike[str] | None = None,
@@ -221,16 +377,26 @@ def recover_killed_sweeps(store: Store) -> list[IngestReport]:
             break  # the disk or the database, not the file: try again at the next open
         except Exception as e:  # noqa: BLE001 - a damaged file must not block the database
             reason = e.format_message() if isinstance(e, JouleBenchError) else f"{type(e).__name__}: {e}"
-            store.log_intake("rejected", orphan.out_path.name, 0, f"killed sweep's result file: {reason}")
+            store.log_intake("rejected", orphan.out_path.name, 0,
+                             f"result file of a sweep that ended without importing it: {reason}")
             recover.forget(orphan)
             continue
-        store.log_intake("recovered", orphan.out_path.name, report.runs_added,
-                         f"a sweep (PID {orphan.pid}, started {orphan.started_at}) was killed before importing "
-                         f"its result file; {report.runs_added} run(s) recovered")
+        store.log_intake("recovered", orphan.out_path.name, report.runs_added, _ended(orphan, report.runs_added))
         recover.forget(orphan)
         reports.append(report)
     return reports
 
 
-__all__ = ["drain_inbox", "housekeeping_pending", "import_bytes", "import_file", "import_source",
-           "import_with_power_log", "open_store", "recover_killed_sweeps"]
+def _ended(orphan: recover.SweepMarker, runs_added: int) -> str:
+    """How a sweep ended, as far as its marker tells: only that its process is gone, and whether a run
+    was in progress then (killed or crashed during it) or not (its own import failed, or it stopped
+    between runs). A sweep that exited is never called killed."""
+    how = ("ended during a run (its process is gone: killed or crashed), the run in progress recorded as "
+           "interrupted" if orphan.current is not None else
+           "ended with no run in progress (its own import had failed, or it was stopped between runs)")
+    return (f"a sweep (PID {orphan.pid}, started {orphan.started_at}) {how}, without importing its result file; "
+            f"{runs_added} run(s) recovered")
+
+
+__all__ = ["Outcome", "drain_inbox", "housekeeping_pending", "import_bytes", "import_file", "import_source",
+           "import_sources", "import_with_power_log", "open_store", "recover_killed_sweeps"]

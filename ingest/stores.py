@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db import Store
-from db.lake import STORE_ENV_VAR, LakeUrl, is_lake, lake_data_path
+from db.lake import STORE_ENV_VAR, LakeUrl, check_store, is_lake, lake_data_path
 from db.push import push
 from ingest.service import open_store
 from joulebench.errors import DatabaseError, JouleBenchError
@@ -37,8 +37,18 @@ def add_store_arguments(p: argparse.ArgumentParser, db_help: str, *, reads: bool
     p.add_argument("--data-path", help="where the team store's Parquet files live: a shared folder or an s3:// "
                                        "prefix (default: $JOULEBENCH_LAKE_DATA; for SQLite, beside the catalog)")
     if reads:
-        p.add_argument("--as-of", type=int, metavar="SNAPSHOT",
+        p.add_argument("--as-of", type=snapshot_number, metavar="SNAPSHOT",
                        help="read the team store as it was at this snapshot (`joulebench db snapshots` lists them)")
+
+
+def snapshot_number(text: str) -> int:
+    """--as-of: a whole number (a negative one, or one the store lacks, is refused when the store is opened, with
+    the snapshots it holds: db.lake.connect)."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a snapshot number (0 or more), as `joulebench db "
+                                         "snapshots --store URL` lists them") from None
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,10 @@ def target(args: argparse.Namespace) -> Target:
     store = given if given is not None else os.environ.get(STORE_ENV_VAR) or None
     as_of = getattr(args, "as_of", None)
     data_path = getattr(args, "data_path", None)
+    if store is not None:  # before anything prints or uses it: a password in any form is refused
+        check_store(store, "--store" if given is not None else f"${STORE_ENV_VAR}")
+    if getattr(args, "db", None) is not None:
+        check_store(str(args.db), "--db")
     if is_lake(store):
         assert store is not None
         LakeUrl.parse(store, lake_data_path(data_path))  # refuses a password, or PostgreSQL without a data path

@@ -23,6 +23,7 @@ import jsonschema
 
 from joulebench.errors import ResultFileError
 from joulebench.labels import SuppliedLabel
+from joulebench.text import NAME_CHARS, text_problem
 
 FORMAT_NAME = "joulebench-result"
 SCHEMA_VERSION = 1
@@ -122,6 +123,7 @@ def parse_document(data: bytes, name: str) -> dict[str, Any]:
         raise ResultFileError(name, [f"not a usable JSON document: {e}"]) from e
     if not isinstance(document, dict):
         raise ResultFileError(name, ["the top level must be a JSON object with 'format', 'schema_version' and 'runs'"])
+    latencies_to_missing(document)  # here too: a run may lose its flags list when a validator copies it
     return document
 
 
@@ -152,15 +154,32 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
-        return f"{where}: unknown field(s) {', '.join(map(repr, extra))}; allowed fields: {', '.join(allowed)}"
+        return (f"{where}: unknown field(s) {', '.join(_short_repr(e) for e in extra[:10])}; "
+                f"allowed fields: {', '.join(allowed)}")
     if error.validator == "required":
         return f"{where}: {error.message}; add it"
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        return _too_long(where, len(error.instance), int(error.validator_value))
     expected = error.schema.get("description") if isinstance(error.schema, dict) else None
     fix = f"; expected {expected}" if expected else ""
     bound = _BOUNDS.get(str(error.validator))
     if bound and isinstance(error.instance, (int, float)):
         return f"{where}: {error.instance:g} is {bound} {float(error.validator_value):g} (its physical range){fix}"
-    return f"{where}: {error.message}{fix}"
+    message = error.message
+    if isinstance(error.instance, str) and len(error.instance) > 60:  # never echo a long value whole
+        message = message.replace(repr(error.instance), _short_repr(error.instance))
+    return f"{where}: {message[:500]}{fix}"
+
+
+def _short_repr(value: str) -> str:
+    return repr(value) if len(value) <= 60 else repr(value[:40]) + f"... ({len(value):,} characters)"
+
+
+def _too_long(where: str, length: int, limit: int) -> str:
+    what = "free text" if limit > NAME_CHARS else "a name or label"
+    fix = "keep the first lines and put the rest in a file of its own" if limit > NAME_CHARS else (
+        "give a short name (longer text goes in the run's notes)")
+    return f"{where}: {length:,} characters, over the limit of {limit:,} for {what}; {fix}"
 
 
 _BOUNDS = {"maximum": "above the maximum", "exclusiveMaximum": "not below the limit",
@@ -187,6 +206,7 @@ def validate_document(document: dict[str, Any], name: str) -> None:
         raise ResultFileError(name, [f"schema_version: {version} is not a valid version; expected {SCHEMA_VERSION}"])
     if _depth(document, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         raise ResultFileError(name, [f"nested deeper than {MAX_JSON_DEPTH} levels; not a result file"])
+    latencies_to_missing(document)
 
     validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
@@ -265,34 +285,68 @@ def _time_problems(document: dict[str, Any]) -> list[str]:
     return problems
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Fields of free text, which may hold line breaks and tabs (the schema allows them more characters);
+# every other string (a name, a tag, an id, a version) is one line.
+FREE_TEXT_FIELDS = frozenset({"notes", "error", "quote", "subject_desc", "baseline_desc", "citation",
+                              "energy_missing_reason", "avg_power_missing_reason", "energy_split_missing_reason",
+                              "throughput_derivation"})
 
 
 def _text_problems(document: dict[str, Any], limit: int = 10) -> list[str]:
     """Strings that cannot be stored or shown faithfully: control characters (NUL, escape codes;
-    tab and line breaks are text) and unpaired UTF-16 surrogates ("\\ud800" in JSON), which no
-    UTF-8 database or page can encode. Walks every string once, iteratively."""
+    tab and line breaks only in free text), and unpaired UTF-16 surrogates ("\\ud800" in JSON),
+    which no UTF-8 database or page can encode. Walks every string once, iteratively."""
     problems: list[str] = []
-    stack: list[tuple[Any, str]] = [(document, "")]
+    stack: list[tuple[Any, str, str]] = [(document, "", "")]
     while stack and len(problems) < limit:
-        item, where = stack.pop()
+        item, where, field = stack.pop()
         if isinstance(item, str):
             if _SURROGATE.search(item):
                 problems.append(f"{where or 'the document'}: holds an unpaired surrogate (\\ud800-\\udfff), "
                                 "which is not text; re-export the file as UTF-8")
-            elif _CONTROL.search(item):
-                problems.append(f"{where or 'the document'}: holds a control character (e.g. NUL); remove it")
+                continue
+            problem = text_problem(item, max_chars=len(item), multiline=field in FREE_TEXT_FIELDS)
+            if problem is not None:
+                problems.append(f"{where or 'the document'}: {problem}")
         elif isinstance(item, dict):
             for k, v in item.items():
                 key = f"{where}.{k}" if where else str(k)
-                if isinstance(k, str) and (_SURROGATE.search(k) or _CONTROL.search(k)):
+                if isinstance(k, str) and (_SURROGATE.search(k) or text_problem(k, max_chars=len(k))):
                     problems.append(f"{where or 'the document'}: a field name holds a control character or "
                                     "surrogate; remove it")
-                stack.append((v, key))
+                stack.append((v, key, str(k)))
         elif isinstance(item, list) and item and not isinstance(item[0], (int, float)):
-            stack.extend((v, f"{where}[{n}]") for n, v in enumerate(item))
+            stack.extend((v, f"{where}[{n}]", field) for n, v in enumerate(item))
     return problems
+
+
+# Latencies: a zero or negative time is not a measurement (a timer that never ran, a placeholder a
+# tool wrote); it is stored as missing, and the run carries a flag saying so.
+LATENCY_PREFIXES = ("latency_", "ttft_", "tpot_")
+
+
+def latencies_to_missing(document: dict[str, Any]) -> None:
+    """Every zero or negative latency (latency_*_ms, ttft_*_ms, tpot_*_ms) in the runs' metrics set
+    to null, in place, with the flag `<kind>_nonpositive` on the run (ttft_nonpositive: a time to
+    first token of 0 ms was stored as missing). The one rule for every file: `validate_document`
+    applies it before the schema's check."""
+    runs = document.get("runs")
+    for run in runs if isinstance(runs, list) else []:
+        metrics = run.get("metrics") if isinstance(run, dict) else None
+        if not isinstance(metrics, dict):
+            continue
+        kinds = []
+        for key, value in metrics.items():
+            if (key.startswith(LATENCY_PREFIXES) and key.endswith("_ms") and isinstance(value, (int, float))
+                    and not isinstance(value, bool) and value <= 0):
+                metrics[key] = None
+                kinds.append(key.split("_", 1)[0])
+        if kinds:
+            flags = run.get("flags")
+            if not isinstance(flags, list):
+                flags = run["flags"] = []
+            flags.extend(f"{k}_nonpositive" for k in dict.fromkeys(kinds) if f"{k}_nonpositive" not in flags)
 
 
 def new_document(runs: list[dict[str, Any]], *, producer_version: str, created_at: str,

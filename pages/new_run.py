@@ -12,6 +12,7 @@ from explorer.tables import styled
 from explorer.text import count
 from joulebench import defaults
 from joulebench.errors import JouleBenchError
+from joulebench.ranges import RUN_OPTIONS
 
 st.title("New run")
 st.caption("Runs on this machine, in its own process: the runner writes a result file after every run "
@@ -106,7 +107,8 @@ with st.form("new_run"):
                f"and step time are steady, {defaults.SENSOR_REPEATS} repeats; without one (energy estimated) "
                f"{defaults.STEPS} steps after {defaults.WARMUP_STEPS} warmup steps, {defaults.REPEATS} repeat.")
     c = st.columns(5)
-    steps = c[0].number_input(LABEL["--steps"], 1, 10_000_000, None, key="steps", placeholder="automatic")
+    steps = c[0].number_input(LABEL["--steps"], 1, int(RUN_OPTIONS["--steps"].range.high or 1), None, key="steps",
+                              placeholder="automatic")
     min_window = c[1].number_input(LABEL["--min-window"], 0.0, 3600.0, None, key="min_window",
                                    placeholder=f"{defaults.MIN_WINDOW_S:g} with a sensor",
                                    help="without a step count, measure this long; 0 switches the minimum off")

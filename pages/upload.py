@@ -86,6 +86,8 @@ if importable and st.button(f"Import {count(len(importable), 'file')}", type="pr
                            "detail once it is in.")
             elif report.status == "already_imported":
                 st.info(f"{md(report.file_name)}: imported before; nothing added.")
+            elif report.status == "rejected":
+                st.warning(f"{md(report.file_name)}: skipped: {md(report.message)}")
             else:
                 st.success(f"{md(report.file_name)}: {count(report.runs_added, 'run')} added, "
                            f"{report.runs_duplicate:,} already present.")

@@ -1,13 +1,13 @@
 """Running one configuration: build the model, run the timed loop, record the outcome.
 
-Outcomes are data, not crashes: out-of-memory is recorded as `oom` (and the memory freed),
-any other error as `failed` with the error, a signal as `interrupted`.
+Outcomes are data, not crashes: out-of-memory (`runner.record.is_out_of_memory`: a device's or the
+host's, in any mode) is recorded as `oom` (and the memory freed), any other error as `failed` with
+the error, a signal as `interrupted`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import signal
 import sys
 import traceback
@@ -20,6 +20,7 @@ import torch
 
 import runner.devices as devices
 import runner.environment as environment
+import runner.options as options
 import runner.precision as precision
 import runner.workloads as workloads
 from joulebench import defaults
@@ -28,7 +29,7 @@ from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, WindowPlan, run_window
 from runner.options import RunConfig
 from runner.power import PowerMeter, has_sensor
-from runner.record import now_iso, run_record
+from runner.record import is_out_of_memory, now_iso, run_record
 from runner.sensors import detect
 from runner.serving import Served, serve
 
@@ -109,14 +110,9 @@ def window_plan(cfg: RunConfig, meter: PowerMeter) -> WindowPlan:
 
 
 def serving_requests(cfg: RunConfig) -> int:
-    """How many requests a serving run sends: --duration's worth at the rate, or --steps full batches'
-    worth, or the minimum window's (at least one second's, and at least one full batch)."""
-    rate = cfg.request_rate_per_s or 1.0
-    if cfg.duration_s is not None:
-        return max(cfg.batch_size, math.ceil(rate * cfg.duration_s))
-    if cfg.steps is not None:
-        return cfg.steps * cfg.batch_size
-    return max(cfg.batch_size, math.ceil(rate * max(cfg.min_window_s, 1.0)))
+    """How many requests a serving run sends (`runner.options.serving_requests`)."""
+    return options.serving_requests(cfg.request_rate_per_s or 1.0, cfg.batch_size, steps=cfg.steps,
+                                    duration_s=cfg.duration_s, min_window_s=cfg.min_window_s)
 
 
 def measure_config(cfg: RunConfig, device: torch.device, meter: PowerMeter,
@@ -170,15 +166,16 @@ def execute(cfg: RunConfig, *, meter: PowerMeter | None = None, guard: Interrupt
                     flags.append("tf32_not_supported_by_device")  # flags on, but no TF32 units (pre-Ampere)
                 window = measure_config(cfg, device, meter, on_step)
             memory = devices.read_peak_memory(device, devices.kind_of(device))
-    except torch.OutOfMemoryError as e:
-        status, error = "oom", _error_text(e)
     except (SweepInterrupted, KeyboardInterrupt) as e:
         interrupted_by = e.signum if isinstance(e, SweepInterrupted) else int(signal.SIGINT)
         status, error = "interrupted", f"interrupted by {signal_name(interrupted_by)} during the run"
-    except Exception as e:
-        status, error = "failed", _error_text(e)
-        print(f"run failed: {cfg.label()}: {error}", file=sys.stderr)
-        traceback.print_exc(limit=-3, file=sys.stderr)  # the innermost frames, for a bug report
+    except Exception as e:  # MemoryError is an Exception too: every mode's OOM is classified here
+        if is_out_of_memory(e):
+            status, error = "oom", _error_text(e)
+        else:
+            status, error = "failed", _error_text(e)
+            print(f"run failed: {cfg.label()}: {error}", file=sys.stderr)
+            traceback.print_exc(limit=-3, file=sys.stderr)  # the innermost frames, for a bug report
     finally:
         if own_meter:
             meter.close()

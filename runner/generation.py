@@ -20,7 +20,9 @@ it prefilled, and decode energy = the generation window's energy - its requests 
 
 from __future__ import annotations
 
+import bisect
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +30,7 @@ from typing import Any
 import torch
 
 from runner.clock import REAL_CLOCK, Clock
-from runner.measure import Window, WindowPlan, percentile, run_window
+from runner.measure import Window, WindowPlan, run_window
 from runner.power import PowerMeter
 
 
@@ -126,12 +128,30 @@ def measure_generation(model: torch.nn.Module, inputs: dict[str, torch.Tensor], 
     return out
 
 
-def token_stats(prefix: str, values: list[float]) -> dict[str, float | None]:
+def token_stats(prefix: str, values: list[float], weights: list[int] | None = None) -> dict[str, float | None]:
+    """Average and percentiles of per-request times; `weights[i]` requests share `values[i]` (the
+    requests of one batch get their tokens together), so a batch of 65,536 is one value, not 65,536
+    copies. The same figures as the list with each value repeated (NumPy's linear interpolation)."""
     keys = ("avg", "p50", "p90", "p95", "p99")
-    if not values:
+    weights = weights if weights is not None else [1] * len(values)
+    pairs = sorted((v, w) for v, w in zip(values, weights) if w > 0)
+    if not pairs:
         return {f"{prefix}_{k}_ms": None for k in keys}
-    s = sorted(values)
-    return {f"{prefix}_avg_ms": sum(s) / len(s), **{f"{prefix}_p{q}_ms": percentile(s, q) for q in (50, 90, 95, 99)}}
+    ends, total = [], 0
+    for _, w in pairs:
+        total += w
+        ends.append(total)  # the repeated list's index just past each value's copies
+
+    def at(k: int) -> float:
+        return pairs[bisect.bisect_right(ends, k)][0]
+
+    def pct(q: float) -> float:
+        rank = (total - 1) * q / 100.0
+        lo, hi = math.floor(rank), math.ceil(rank)
+        return at(lo) + (at(hi) - at(lo)) * (rank - lo)
+
+    return {f"{prefix}_avg_ms": sum(v * w for v, w in pairs) / total,
+            **{f"{prefix}_p{q}_ms": pct(q) for q in (50, 90, 95, 99)}}
 
 
 def generation_figures(gen: GenerationWindows, *, batch_size: int, prompt_tokens: int, max_new_tokens: int,
@@ -141,8 +161,8 @@ def generation_figures(gen: GenerationWindows, *, batch_size: int, prompt_tokens
     batches = gen.token_times_ms
     requests = window.steps * batch_size
     output_tokens = requests * max_new_tokens
-    ttft = [t[0] for t in batches for _ in range(batch_size)]  # every request of a batch gets its first token then
-    gaps = [b - a for t in batches for a, b in zip(t, t[1:]) for _ in range(batch_size)]
+    ttft = [t[0] for t in batches]  # every request of a batch gets its first token then: weighted by batch_size
+    gaps = [b - a for t in batches for a, b in zip(t, t[1:])]
     decode_s = sum(t[-1] - t[0] for t in batches) / 1000.0
     prefill_s = sum(t[0] for t in batches) / 1000.0
     out: dict[str, Any] = {
@@ -150,15 +170,17 @@ def generation_figures(gen: GenerationWindows, *, batch_size: int, prompt_tokens
         "tokens_per_s": output_tokens / window.duration_s,
         "decode_tokens_per_s": window.steps * batch_size * (max_new_tokens - 1) / decode_s if decode_s > 0 else None,
         "prompt_tokens_per_s": window.steps * batch_size * prompt_tokens / prefill_s if prefill_s > 0 else None,
-        **token_stats("ttft", ttft), **token_stats("tpot", gaps),
+        **token_stats("ttft", ttft, [batch_size] * len(ttft)), **token_stats("tpot", gaps, [batch_size] * len(gaps)),
     }
     if energy_j is None:
         return out, None
     out["j_per_token"] = energy_j / output_tokens
     note = None
     pre = gen.prefill
-    if pre is None or pre.energy.energy_j is None or pre.steps == 0:
-        why = gen.prefill_error or (pre.energy.missing_reason if pre is not None else None) or "no prefill window"
+    if pre is None or pre.energy.energy_j is None or pre.energy.energy_j <= 0 or pre.steps == 0:
+        why = gen.prefill_error or (pre.energy.missing_reason if pre is not None else None) or (
+            f"the prefill window ({pre.duration_s:.3g} s) measured no energy: shorter than the sensor resolves"
+            if pre is not None and pre.steps else "no prefill window")
         out["energy_split_missing_reason"] = why
         return out, note
     per_request = pre.energy.energy_j / (pre.steps * batch_size)

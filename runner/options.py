@@ -7,6 +7,7 @@ option and the valid values.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import runner.workloads as workloads
 from joulebench import defaults
 from joulebench.errors import RunConfigError
+from joulebench.ranges import MAX_RUNS_PER_SWEEP, MAX_WINDOW_S, RangeError, check_text, option_problem
 from joulebench.vocab import BOUNDARIES, RUN_MODES
 
 if TYPE_CHECKING:
@@ -22,6 +24,19 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
+# A serving run keeps every request's arrival, TTFT and latency: a million requests is under 100 MB.
+MAX_SERVING_REQUESTS = 1_000_000
+
+
+def serving_requests(rate_per_s: float, batch_size: int, *, steps: int | None, duration_s: float | None,
+                     min_window_s: float) -> int:
+    """How many requests a serving run sends: --duration's worth at the rate, or --steps full batches'
+    worth, or the minimum window's (at least one second's, and at least one full batch)."""
+    if duration_s is not None:
+        return max(batch_size, math.ceil(rate_per_s * duration_s))
+    if steps is not None:
+        return steps * batch_size
+    return max(batch_size, math.ceil(rate_per_s * max(min_window_s, 1.0)))
 
 
 def split_list(option: str, text: str | None, convert: Callable[[str], T], what: str,
@@ -29,19 +44,24 @@ def split_list(option: str, text: str | None, convert: Callable[[str], T], what:
     """'2,4,8' -> [2, 4, 8]; a value that does not convert adds a problem. None stays None."""
     if text is None:
         return None
-    values: list[T] = []
+    values: dict[T, None] = {}  # in order, each once (a dict: a list's `in` is quadratic on a long list)
+    bad = 0
     for item in (part.strip() for part in str(text).split(",")):
+        if bad >= 5:  # a list of a million bad values is told in a few lines
+            problems.append(f"{option}: more values that are not valid; expected {what}")
+            break
         if not item:
-            problems.append(f"{option}: empty value in {text!r}; write a comma-separated list like {what}")
+            bad += 1
+            problems.append(f"{option}: empty value in {_short(str(text))}; write a comma-separated list like {what}")
             continue
         try:
             value = convert(item)
         except ValueError:
-            problems.append(f"{option}: {item!r} is not valid; expected {what}")
+            bad += 1
+            problems.append(f"{option}: {_short(item)} is not valid; expected {what}")
             continue
-        if value not in values:
-            values.append(value)
-    return values
+        values[value] = None
+    return list(values)
 
 
 @dataclass(frozen=True)
@@ -169,35 +189,29 @@ class SweepOptions:
         known = workloads.names()
         for name in self.workloads:
             if name not in known:
-                problems.append(f"--workload: unknown workload {name!r}; valid: {', '.join(known)}")
+                problems.append(f"--workload: unknown workload {_short(name)}; valid: {', '.join(known)}")
         for mode in self.modes:
             if mode not in RUN_MODES:
-                problems.append(f"--mode: {mode!r} is not a mode; valid: {', '.join(RUN_MODES)}")
-        for option, values in (("--batch-size", self.batch_sizes), ("--grad-accum", self.grad_accum)):
-            for v in values:
-                if v < 1:
-                    problems.append(f"{option}: {v} is not valid; expected a whole number of at least 1")
+                problems.append(f"--mode: {_short(mode)} is not a mode; valid: {', '.join(RUN_MODES)}")
+        problems += self._bound_problems()
         if not self.workloads or not self.modes or not self.precisions or not self.batch_sizes:
             problems.append("--workload, --mode, --precision and --batch-size each need at least one value")
         if any(m > 1 for m in self.grad_accum) and "infer" in self.modes:
             accum = ",".join(map(str, self.grad_accum))
             problems.append(f"--grad-accum: {accum} applies to --mode train only; gradient accumulation has "
                             "no meaning for inference (drop --grad-accum or use --mode train)")
-        if self.warmup != "auto" and self.warmup is not None and (not isinstance(self.warmup, int) or self.warmup < 0):
+        if self.warmup != "auto" and self.warmup is not None and not isinstance(self.warmup, int):
             problems.append(f"--warmup: {self.warmup!r} is not valid; expected auto or 0 or more steps")
-        if self.min_window_s is not None and not self.min_window_s >= 0:
-            problems.append(f"--min-window: {self.min_window_s} is not valid; expected 0 or more seconds")
         if self.steps is not None and self.duration_s is not None:
             problems.append("--steps and --duration: give one of them, not both")
-        if self.steps is not None and self.steps < 1:
-            problems.append(f"--steps: {self.steps} is not valid; expected at least 1 measured step")
-        if self.duration_s is not None and not self.duration_s > 0:
-            problems.append(f"--duration: {self.duration_s} is not valid; expected a positive number of seconds")
-        if self.repeats is not None and self.repeats < 1:
-            problems.append(f"--repeats: {self.repeats} is not valid; expected at least 1")
         problems += self._size_problems([n for n in self.workloads if n in known])
         problems += self._generation_problems([n for n in self.workloads if n in known])
         problems += self._power_problems()
+        if not problems:  # counted, not expanded: a sweep of a billion runs is refused in microseconds
+            runs = self.run_count()
+            if runs > MAX_RUNS_PER_SWEEP:
+                problems.append(f"this sweep would make {runs:,} runs; one sweep makes at most {MAX_RUNS_PER_SWEEP:,} "
+                                "(its result file must import): split it, or use fewer --repeats or shorter lists")
 
         device_text = self.resolved_device()
         bad_device = devices.device_problem(device_text)
@@ -212,22 +226,59 @@ class SweepOptions:
                         problems.append(msg)
         return problems
 
+    def _bound_problems(self) -> list[str]:
+        """Every number and text option against its range (joulebench.ranges.RUN_OPTIONS), before
+        anything is built or allocated: each message names the option, the range and why."""
+        problems: list[str] = []
+        numbers: list[tuple[str, list[Any] | None]] = [
+            ("--batch-size", self.batch_sizes), ("--grad-accum", self.grad_accum), ("--seq-len", self.seq_lens),
+            ("--image-size", self.image_sizes), ("--max-new-tokens", self.max_new_tokens),
+            ("--request-rate", self.request_rates), ("--steps", [self.steps]),
+            ("--warmup", [self.warmup] if isinstance(self.warmup, int) else None),
+            ("--repeats", [self.repeats]), ("--duration", [self.duration_s])]
+        for option, values in numbers:
+            bad = [msg for v in values or [] if (msg := option_problem(option, v))]
+            if bad:  # the first, and how many more: a list of a million values is told in one line
+                problems.append(bad[0] + (f"; and {len(bad) - 1:,} more {option} value(s)" if len(bad) > 1 else ""))
+        if self.min_window_s is not None:
+            msg = option_problem("--min-window", self.min_window_s, shown=str(self.min_window_s))
+            problems += [msg] if msg else []
+        for option, text in (("--tag", [self.tag]), ("--power-mode", self.power_modes or [])):
+            for value in text:
+                try:
+                    check_text(value, option)
+                except RangeError as e:
+                    problems.append(e.format_message())
+        return problems
+
+    def run_count(self, repeats: int | None = None) -> int:
+        """How many runs `expand` would make with `repeats` (default: --repeats, else the fewest a meter
+        gets), one per power setting, counted without making them."""
+        repeats = repeats or self.repeats or min(defaults.SENSOR_REPEATS, defaults.REPEATS)
+        total = 0
+        for name in self.workloads:
+            spec = workloads.get(name)
+            sizes = len((self.seq_lens if spec.input_kind == "text" else self.image_sizes) or [None])
+            news = len(self.max_new_tokens or [None]) if spec.generates else 1
+            rates = len(self.request_rates or [None]) if spec.generates else 1
+            for mode in self.modes:
+                accums = len(self.grad_accum) if mode == "train" else 1
+                total += len(self.precisions) * len(self.batch_sizes) * sizes * news * rates * accums
+        return total * repeats * len(self.power_values() or [None])
+
     def _power_problems(self) -> list[str]:
         """Everything about power options that can be checked without touching a setting."""
         problems: list[str] = []
         if self.power_limits_w and self.power_modes:
             problems.append("--power-limit and --power-mode: give one of them (a GPU has limits, a Jetson has modes)")
-        for w in self.power_limits_w or []:
-            if not w > 0:
-                problems.append(f"--power-limit: {w:g} is not valid; expected watts above 0, e.g. 100,150")
-        if self.settle_s < 0:
-            problems.append(f"--settle: {self.settle_s:g} is not valid; expected 0 or more seconds")
-        if self.idle and not self.idle_s > 0:
-            problems.append(f"--idle-seconds: {self.idle_s:g} is not valid; expected a positive number of seconds")
-        if self.tdp_w is not None and not self.tdp_w > 0:
-            problems.append(f"--tdp-w: {self.tdp_w:g} is not valid; expected watts above 0")
-        if not self.sample_hz > 0:
-            problems.append(f"--sample-hz: {self.sample_hz:g} is not valid; expected a rate above 0, e.g. 10")
+        bad = [msg for w in self.power_limits_w or [] if (msg := option_problem("--power-limit", w))]
+        if bad:
+            problems.append(bad[0] + (f"; and {len(bad) - 1:,} more --power-limit value(s)" if len(bad) > 1 else ""))
+        for option, value in (("--settle", self.settle_s), ("--idle-seconds", self.idle_s if self.idle else None),
+                              ("--tdp-w", self.tdp_w), ("--sample-hz", self.sample_hz)):
+            msg = option_problem(option, value)
+            if msg:
+                problems.append(msg)
         if self.power_log is not None and not Path(self.power_log).is_file():
             problems.append(f"--power-log: {self.power_log} is not a file")
         if self.power_log_boundary is not None and self.power_log_boundary not in BOUNDARIES:
@@ -313,14 +364,9 @@ class SweepOptions:
         if self.request_rates is not None and specs and not makers:
             problems.append("--request-rate applies to generation workloads only (llm-*): it serves requests "
                             "arriving at that rate")
-        for r in self.request_rates or []:
-            if not 0 < r <= 1e6:
-                problems.append(f"--request-rate: {r:g} is not valid; expected requests per second above 0, e.g. 2,8")
+        problems += self._serving_span_problems(bool(makers))
         if self.request_rates is not None and self.profile:
             problems.append("--request-rate and --profile: a profile measures fixed batches; serve without --profile")
-        for v in self.max_new_tokens or []:
-            if v < 1:
-                problems.append(f"--max-new-tokens: {v} is not valid; expected at least 1 output token per request")
         if makers and "train" in self.modes:
             problems.append(f"--mode train: {', '.join(s.name for s in makers)} generate text (mode infer); "
                             "to train a causal language model use gpt2")
@@ -330,6 +376,32 @@ class SweepOptions:
                     if spec.max_size is not None and prompt + new > spec.max_size:
                         problems.append(f"--seq-len {prompt} + --max-new-tokens {new} exceed {spec.name}'s "
                                         f"{spec.max_size} positions")
+        return problems
+
+    def _serving_span_problems(self, serving: bool) -> list[str]:
+        """A serving run waits for its requests: at the lowest rate, the requests one run sends (a full
+        batch, or --steps full batches) must be expected to arrive within MAX_WINDOW_S."""
+        if not serving or not self.request_rates or not self.batch_sizes:
+            return []
+        rate = min(self.request_rates)
+        if not rate > 0 or option_problem("--request-rate", rate) or option_problem("--batch-size",
+                                                                                      max(self.batch_sizes)):
+            return []  # already reported
+        problems = []
+        requests = max(self.batch_sizes) * (self.steps or 1)
+        if self.duration_s is None and requests / rate > MAX_WINDOW_S:
+            hours = requests / rate / 3600
+            problems.append(f"--request-rate {rate:g} with {requests:,} requests per run (--batch-size"
+                            f"{' x --steps' if self.steps else ''}): they would take about {hours:,.0f} h to arrive, "
+                            f"and a serving run lasts at most {MAX_WINDOW_S / 3600:g} h; raise --request-rate or lower "
+                            "--batch-size")
+        most = serving_requests(max(self.request_rates), max(self.batch_sizes), steps=self.steps,
+                                duration_s=self.duration_s, min_window_s=self.min_window_s if self.min_window_s
+                                is not None else defaults.MIN_WINDOW_S)
+        if most > MAX_SERVING_REQUESTS:
+            problems.append(f"--request-rate {max(self.request_rates):g}: a serving run would send {most:,} requests; "
+                            f"one run sends at most {MAX_SERVING_REQUESTS:,} (each request's times are kept): give a "
+                            "shorter --duration, fewer --steps or a lower rate")
         return problems
 
     def sensor_equipped(self) -> bool:
@@ -364,6 +436,9 @@ class SweepOptions:
         """One RunConfig per combination, in a stable order (workload, mode, precision, batch, ...).
         `sensor`: the sweep measures with a real power sensor (energy-grade defaults)."""
         steps, min_window, warmup, repeats = self.window_settings(sensor)
+        if self.run_count(repeats) > MAX_RUNS_PER_SWEEP:  # a sensor's default repeats multiply the sweep
+            raise RunConfigError([f"this sweep would make {self.run_count(repeats):,} runs ({repeats} repeats each on "
+                                  f"this power meter); one sweep makes at most {MAX_RUNS_PER_SWEEP:,}: split it"])
         device = self.resolved_device()
         runs: list[RunConfig] = []
         for name, mode, prec, batch in itertools.product(self.workloads, self.modes, self.precisions,
@@ -380,6 +455,11 @@ class SweepOptions:
                 runs.append(RunConfig(name, mode, prec, batch, accum, size, device, self.compile, warmup,
                                       steps, self.duration_s, rep, self.tag, min_window, new, rate))
         return runs
+
+
+def _short(text: str) -> str:
+    """A value typed as an option, quoted for a message: a long one cut (never echoed whole)."""
+    return repr(text) if len(text) <= 60 else repr(text[:40]) + f"... ({len(text):,} characters)"
 
 
 def parse_warmup(text: str | int | None, problems: list[str]) -> int | Literal["auto"] | None:

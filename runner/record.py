@@ -4,9 +4,12 @@ sweep's file and importing it is `runner.output`'s job."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+import torch
 
 from energy import EnergyReading, PowerTrace, idle_figures, reading_figures
 from runner.devices import MemoryPeak
@@ -18,6 +21,7 @@ from runner.serving import Served, steady_figures
 
 if TYPE_CHECKING:
     pass
+
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat()
@@ -92,7 +96,8 @@ def metrics(cfg: RunConfig, window: Window, memory: MemoryPeak | None,
     if served is not None and cfg.max_new_tokens is not None:
         steady, note = steady_figures(served, batch_size=cfg.batch_size, max_new_tokens=cfg.max_new_tokens)
         out.update(output_tokens=served.requests * cfg.max_new_tokens, sample_unit="request",
-                   **token_stats("ttft", served.ttft_ms), **token_stats("tpot", served.gaps_ms), **steady)
+                   **token_stats("ttft", served.ttft_ms), **token_stats("tpot", served.gaps_ms, served.gap_weights),
+                   **steady)
     return {k: v for k, v in out.items() if v is not None}, note
 
 
@@ -106,6 +111,31 @@ def requested_setting(requested: dict[str, Any] | None, captured: Captured | Non
     want_mode = requested.get("power_mode_requested")
     if want_mode is not None and (captured.power_mode or "").split(" ", 1)[0] != str(want_mode):
         flags.append("power_setting_not_applied")
+
+
+# What an allocator says when memory runs out, on every device torch runs on: CUDA ("CUDA out of
+# memory", "CUDA error: out of memory"), ROCm ("HIP out of memory"), MPS, XPU, the CPU allocator
+# ("DefaultCPUAllocator: can't allocate memory" on Linux, "not enough memory" on Windows), cuBLAS /
+# cuDNN workspaces (ALLOC_FAILED) and C++'s std::bad_alloc.
+_OOM_TEXT = re.compile(r"out of memory|DefaultCPUAllocator: (can't allocate memory|not enough memory)"
+                       r"|_STATUS_ALLOC_FAILED|std::bad_alloc", re.IGNORECASE)
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether `error` (or what it was raised from) is a device or host running out of memory: the
+    one rule every mode (train, infer, generation, serving) records as `oom` rather than `failed`.
+    torch.OutOfMemoryError, Python's MemoryError (numpy's too), and a RuntimeError whose message
+    is an allocator's."""
+    seen: set[int] = set()
+    e: BaseException | None = error
+    while e is not None and id(e) not in seen and len(seen) < 8:
+        seen.add(id(e))
+        if isinstance(e, (torch.OutOfMemoryError, MemoryError)):
+            return True
+        if isinstance(e, RuntimeError) and _OOM_TEXT.search(str(e)[:2000]):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def missing_energy(status: str) -> dict[str, Any]:

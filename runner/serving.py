@@ -15,6 +15,7 @@ window's own figures (energy, requests/s, J/request) cover every request.
 
 from __future__ import annotations
 
+import bisect
 import random
 import time
 from collections.abc import Callable
@@ -50,7 +51,8 @@ class Served:
     window: Window
     batches: list[tuple[float, float, int]] = field(default_factory=list)  # (start s, end s, requests)
     ttft_ms: list[float] = field(default_factory=list)  # per request, queueing included
-    gaps_ms: list[float] = field(default_factory=list)  # inter-token times, one per request per gap
+    gaps_ms: list[float] = field(default_factory=list)  # inter-token times of each batch, one per gap
+    gap_weights: list[int] = field(default_factory=list)  # requests sharing each gap (its batch's size)
     latency_ms: list[float] = field(default_factory=list)  # arrival to last token, per request
     requests: int = 0
     rate_per_s: float = 0.0
@@ -63,10 +65,17 @@ def serve(model: torch.nn.Module, inputs: dict[str, torch.Tensor], max_new_token
     """Warm up with full batches, then serve `requests` Poisson arrivals inside one meter window."""
     prompts = inputs["input_ids"]
     marks = TokenMarks(device, clock)
-    steps = {n: generate_step(model, prompts[:n], max_new_tokens, marks) for n in range(1, batch_size + 1)}
+    made: dict[int, Callable[[], None]] = {}  # a step per batch size met, made when first met (not all of them)
+
+    def step(n: int) -> Callable[[], None]:
+        if n not in made:
+            made[n] = generate_step(model, prompts[:n], max_new_tokens, marks)
+        return made[n]
+
+    step(batch_size)  # the one used most, made before the window
     t0 = clock.now()
     for _ in range(warmup_batches):
-        steps[batch_size]()
+        step(batch_size)()
     synchronize(device)
     warm = Warmup(steps=warmup_batches, duration_s=clock.now() - t0)
     due = arrivals(rate_per_s, requests)
@@ -79,11 +88,12 @@ def serve(model: torch.nn.Module, inputs: dict[str, torch.Tensor], max_new_token
             if due[done] > now:  # nothing waiting: idle until the next arrival
                 sleep(min(due[done] - now, 0.05))
                 continue
-            waiting = sum(1 for t in due[done:] if t <= now)
+            waiting = bisect.bisect_right(due, now, lo=done) - done  # arrivals are in time order
             n = min(waiting, batch_size)
+            run = step(n)
             marks.reset()
             begin = clock.now() - start
-            steps[n]()
+            run()
             synchronize(device)
             end = clock.now() - start
             times = marks.times_ms()[0]  # each token's time since the batch began
@@ -91,7 +101,9 @@ def serve(model: torch.nn.Module, inputs: dict[str, torch.Tensor], max_new_token
                 wait_ms = (begin - arrived) * 1000.0
                 out.ttft_ms.append(wait_ms + times[0])
                 out.latency_ms.append(wait_ms + times[-1])
-                out.gaps_ms += [b - a for a, b in zip(times, times[1:])]
+            gaps = [b - a for a, b in zip(times, times[1:])]
+            out.gaps_ms += gaps
+            out.gap_weights += [n] * len(gaps)
             out.batches.append((begin, end, n))
             done += n
             if on_step is not None:

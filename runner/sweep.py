@@ -136,10 +136,22 @@ def finish(result: SweepResult, sink: ResultSink, guard: InterruptGuard, *, inge
         result.ingest = sink.ingest()
     except JouleBenchError as e:
         result.ingest_error = e
+        why = " ".join(e.format_message().split())[:300]
+        print(f"{_not_imported(sink, written)} (why: {why})", file=stream, flush=True)
     if written is None and result.ingest is None:
         print("the runs could be neither written nor imported; here they are as a result file:",
               file=stream, flush=True)
         sink.dump_to(sys.stdout)
+
+
+def _not_imported(sink: ResultSink, written: Path | None) -> str:
+    """Where the runs of a sweep whose import failed are, as the disk shows it now (not as hoped)."""
+    if written is None or not written.exists():
+        return "the runs were not imported, and no result file holds them (none could be written)"
+    marker = sink.marker
+    later = ("; the next open of the database imports it" if marker is not None and marker.path.exists()
+             else f"; import it with `joulebench import {written} --kind local`")
+    return f"the runs were not imported: {written} holds them{later}"
 
 
 def _loop(options: SweepOptions, configs: list[Any], settings: list[Any], control: Any, power: Any,

@@ -168,8 +168,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             print(f"database: {r.status}, {r.runs_added} run(s) added")
     if result.ingest_error is not None:
-        print(f"error: could not import the result file: {result.ingest_error.format_message()}\n"
-              f"the file is kept; import it later with `joulebench import {result.out_path} --kind local`",
+        kept = (f"the file is kept; import it later with `joulebench import {result.out_path} --kind local`"
+                if result.out_path is not None and result.out_path.exists()
+                else "no result file holds the runs: they were printed above as one")
+        print(f"error: could not import the result file: {result.ingest_error.format_message()}\n{kept}",
               file=sys.stderr)
     pushed = push_after_write(chosen) if result.ingest is not None and result.ingest.status == "imported" else 0
     return result.exit_code or pushed

@@ -13,6 +13,19 @@ REPO = Path(__file__).resolve().parent.parent
 OUTPUT = REPO / "test-output"
 
 
+# Run alone after the rest (`make test` runs the rest on two workers): their assertions are about time
+# (queueing ratios, energy windows a coarse sensor must resolve, kills at random moments, a server under
+# several sessions), which a second worker's load on a 2-core machine would decide instead of the code.
+SERIAL_FILES = frozenset({"test_generation.py", "test_profile_loop.py", "test_browser_live.py",
+                          "test_concurrency.py", "test_db_birth.py"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SERIAL_FILES:
+            item.add_marker(pytest.mark.serial)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_default_db(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may touch the user's real default database."""

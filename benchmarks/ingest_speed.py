@@ -17,12 +17,10 @@ read within its time limit (explorer.bounded.TIME_LIMIT_S), preview and import, 
 from __future__ import annotations
 
 import argparse
-import io
 import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
 import polars as pl
@@ -31,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from db import Store  # noqa: E402
 from importers import Hints, load  # noqa: E402
+from tests.helpers import results_zip  # noqa: E402
 
 HEADER = (
     "timestamp, name, uuid, pstate, memory.total [MiB], memory.used [MiB], memory.free [MiB], "
@@ -50,19 +49,6 @@ def synthetic_log(samples: int) -> bytes:
             f"4096 MiB, 473 MiB, 3427 MiB, 50, 7 %, 25 %, Enabled, {19 + (i % 97) / 10:.2f} W\n"
         )
     return "".join(lines).encode()
-
-
-FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "result_v1_cpu_runs.json"
-
-
-def results_zip(members: int) -> bytes:
-    base = FIXTURE.read_text()
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for i in range(members):
-            doc = base.replace("1c1f0e6a0001", f"{i:08d}0001").replace("1c1f0e6a0002", f"{i:08d}0002")
-            zf.writestr(f"results/r{i:05d}.json", doc)
-    return buf.getvalue()
 
 
 def archive(members: int) -> None:

@@ -365,18 +365,15 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from db.lake import STORE_ENV_VAR
     from db.push import machine_name, push
     from ingest import open_store
+    from ingest.stores import team_store
 
     machine = machine_name(args.machine)  # checked before anything is opened or printed
     chosen = target(args)
-    if chosen.lake is None:
-        print("error: --store: push sends runs to a team store, a DuckLake: ducklake:sqlite:PATH or "
-              f"ducklake:postgres:'dbname=... host=...' (or ${STORE_ENV_VAR}); got {args.store or 'nothing'}",
-              file=sys.stderr)
+    lake = team_store(chosen, "push sends runs to a team store", args.store)
+    if lake is None:
         return 2
-    lake = chosen.lake_url()
     with open_store(chosen.db) as store:  # migrated, and its inbox ingested, before it is read
         local = store.path
     print(f"pushing {local} to {lake.public_url} as {machine}", flush=True)

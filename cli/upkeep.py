@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from db.lake import STORE_ENV_VAR
-from ingest.stores import target
+from ingest.stores import target, team_store
 
 DESCRIPTION = (
     "Keep a team store (a DuckLake) small and fast, as DuckLake documents: merge the small Parquet files pushes "
@@ -68,13 +67,9 @@ def _size(n: int) -> str:
 def cmd_db_upkeep(args: argparse.Namespace) -> int:
     from db.upkeep import upkeep
 
-    chosen = target(args)
-    if chosen.lake is None:
-        print("error: --store: upkeep is a team store's (a DuckLake URL, ducklake:sqlite:PATH or "
-              f"ducklake:postgres:'dbname=... host=...', or ${STORE_ENV_VAR}); a DuckDB file needs none",
-              file=sys.stderr)
+    lake = team_store(target(args), "upkeep is a team store's (a DuckDB file needs none)", args.store)
+    if lake is None:
         return 2
-    lake = chosen.lake_url()
     print(f"{'dry run: ' if args.dry_run else ''}upkeep of team store {lake.public_url} (data: {lake.data_path})",
           flush=True)
     report = upkeep(lake, keep_snapshots_days=args.keep_snapshots_days, grace_minutes=args.grace_minutes,

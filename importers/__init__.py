@@ -43,7 +43,13 @@ from importers.vllm_bench import VllmBenchImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import NothingToImportError, ResultFileError
 from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
-from joulebench.resultfile import MAX_RUNS_PER_FILE, LoadedResultFile, schema, validate_document
+from joulebench.resultfile import (
+    MAX_RUNS_PER_FILE,
+    LoadedResultFile,
+    latencies_to_missing,
+    schema,
+    validate_document,
+)
 
 _TRACE_ITEMS = schema()["$defs"]["power_trace"]["properties"]
 MAX_TRACE_POWER_W = float(_TRACE_ITEMS["power_w"]["items"]["maximum"])
@@ -256,6 +262,7 @@ def validate_imported(document: dict[str, Any], name: str) -> None:
         return
     import numpy as np
 
+    latencies_to_missing(document)  # on the runs themselves: the shallow copies below would lose a new flags list
     problems = []
     shallow_runs = []
     for i, run in enumerate(runs):

@@ -101,6 +101,17 @@ def open_for_reading(args: argparse.Namespace) -> Store:
     return chosen.open_lake() if chosen.reads_lake else open_store(chosen.db)
 
 
+def team_store(chosen: Target, what: str, given: str | None) -> LakeUrl | None:
+    """The team store of a command that works on one only (push, upkeep), or None once it has said on stderr
+    that `given` (the --store text, if any) is not one; `what` starts the sentence ('push sends runs to a
+    team store')."""
+    if chosen.lake is not None:
+        return chosen.lake_url()
+    print(f"error: --store: {what}, a DuckLake: ducklake:sqlite:PATH or ducklake:postgres:'dbname=... host=...' "
+          f"(or ${STORE_ENV_VAR}); got {given or 'nothing'}", file=sys.stderr)
+    return None
+
+
 def push_after_write(chosen: Target, machine: str | None = None) -> int:
     """After a command added to this machine's file: push it to the team store, when one is chosen. 0 when
     pushed or when there is none; the error's exit code when the push failed (the runs stay local)."""

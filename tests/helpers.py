@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import io
 import socket
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+RESULT_FIXTURE = Path(__file__).parent / "fixtures" / "result_v1_cpu_runs.json"
+
+
+def results_zip(members: int, *, prefix: str = "results") -> bytes:
+    """`members` real JouleBench result files (the CPU fixture, each with its own run ids), zipped: for the
+    archive tests and benchmarks/ingest_speed.py."""
+    base = RESULT_FIXTURE.read_text()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for i in range(members):
+            doc = base.replace("1c1f0e6a0001", f"{i:08d}0001").replace("1c1f0e6a0002", f"{i:08d}0002")
+            zf.writestr(f"{prefix}/r{i:05d}.json", doc)
+    return buf.getvalue()
+
 
 # A second process that holds a DuckDB file until a line arrives on its stdin.
 HOLDER = """

@@ -21,20 +21,10 @@ from db import Store
 from explorer import bounded, upload
 from importers import archive
 from joulebench.errors import ResultFileError
+from tests.helpers import results_zip
 
 FIXTURE = Path(__file__).parent / "fixtures" / "result_v1_cpu_runs.json"
 REPO = Path(__file__).resolve().parent.parent
-
-
-def results_zip(members: int, *, prefix: str = "results") -> bytes:
-    """`members` real JouleBench result files (the CPU fixture, each with its own run ids), zipped."""
-    base = FIXTURE.read_text()
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for i in range(members):
-            doc = base.replace("1c1f0e6a0001", f"{i:08d}0001").replace("1c1f0e6a0002", f"{i:08d}0002")
-            zf.writestr(f"{prefix}/r{i:05d}.json", doc)
-    return buf.getvalue()
 
 
 def source_count(db: Path) -> int:
@@ -84,6 +74,16 @@ def wait_for(marker: Path, child: subprocess.Popen[bytes], timeout_s: float = 60
         assert child.poll() is None, f"the import ended (exit code {child.returncode}) before it was stopped"
         assert time.monotonic() < end, "the import never reached the file where it stalls"
         time.sleep(0.05)
+
+
+def kill_at(marker: Path, child: subprocess.Popen[bytes]) -> None:
+    """SIGKILL `child` once it stalls at the marked file (and in any case before returning)."""
+    try:
+        wait_for(marker, child)
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
 
 
 def test_a_zip_over_the_upload_member_limit_is_refused_before_reading_and_nothing_is_committed(
@@ -149,12 +149,7 @@ def test_an_import_killed_in_the_middle_commits_nothing_then_a_retry_adds_the_wh
     else:
         child = subprocess.Popen([sys.executable, "-c", CLI_CHILD, str(marker), "20", "3600", str(zip_path),
                                   str(seeded_db)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
-    try:
-        wait_for(marker, child)
-    finally:
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
+    kill_at(marker, child)
     assert source_count(seeded_db) == before
 
     reports = upload.import_here("results.zip", data, str(seeded_db))
@@ -206,12 +201,7 @@ def test_an_upload_queued_while_the_database_is_busy_is_queued_and_drained_all_o
 
     marker = tmp_path / "stalled"  # the next open drains the inbox: killed at its 20th file
     child = subprocess.Popen([sys.executable, "-c", DRAIN_CHILD, str(marker), str(seeded_db)], cwd=REPO)
-    try:
-        wait_for(marker, child)
-    finally:
-        if child.poll() is None:
-            os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
+    kill_at(marker, child)
     assert source_count(seeded_db) == before and len(pending(seeded_db)) == members
 
     with open_store(seeded_db) as store:

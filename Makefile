@@ -39,13 +39,13 @@ postgres:
 
 test: setup browser postgres
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy joulebench energy tuning importers db ingest runner explorer cli
+	$(VENV)/bin/mypy joulebench energy tuning importers db ingest decision runner explorer cli
 	$(PY) -m pytest -n 2 --dist loadfile -m "not serial"
 	$(PY) -m pytest -m serial
 
 lint: setup
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy joulebench energy tuning importers db ingest runner explorer cli
+	$(VENV)/bin/mypy joulebench energy tuning importers db ingest decision runner explorer cli
 
 clean:
 	rm -rf $(VENV) test-output .pytest_cache

@@ -14,8 +14,12 @@ interval (Student's t over the rounds, `energy.stats`), and the target.
     .venv/bin/python benchmarks/generation_fidelity.py           # llm-tiny, batch 4, prompt 32 + 32 new, CPU
     .venv/bin/python benchmarks/generation_fidelity.py --device cuda --workload llm-1b --precision bf16 \\
         --batch-size 8 --seq-len 512 --max-new-tokens 128 --steps 5 --rounds 7                  # on a GPU
+    .venv/bin/python benchmarks/generation_fidelity.py --batch-size 1 --seq-len 8 --max-new-tokens 4 --warmup 1 \\
+        --steps 1 --rounds 2 --threads 1                                         # smallest: seconds
 
-Not part of the test suite: it takes a minute or more.
+Its default size takes a minute or more; tests/test_benchmarks_run.py runs the smallest. A ratio below the
+target is printed beside it (exit code 0); the whole run is time-limited (--limit-s: the runner's run and the
+bare loop run in this process): past it, `FAILED: ...` on stderr and exit code 1.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
+import waits  # noqa: E402
 from harness_overhead import interleaved  # noqa: E402
 
 from runner.execute import execute  # noqa: E402
@@ -89,7 +94,7 @@ def bare_loop(workload: str, batch: int, prompt: int, new: int, precision: str, 
 def runner_loop(cfg: RunConfig) -> float:
     run = execute(cfg).record
     if run["status"] != "ok":
-        raise SystemExit(f"the runner's run ended {run['status']}: {run.get('error')}")
+        raise waits.BenchmarkFailed(f"the runner's run ended {run['status']}: {run.get('error')}")
     return float(run["metrics"]["decode_tokens_per_s"])
 
 
@@ -105,7 +110,12 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
+    waits.add_limits(ap, limit_s=3600)
     args = ap.parse_args()
+    return waits.main(lambda: measure(args), args.limit_s)
+
+
+def measure(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)

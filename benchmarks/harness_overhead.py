@@ -16,8 +16,12 @@ confidence interval (Student's t over the rounds, `energy.stats`), and the targe
     .venv/bin/python benchmarks/harness_overhead.py --workload bert-tiny --steps 300 --rounds 9
     .venv/bin/python benchmarks/harness_overhead.py --device cuda --workload bert-large-squad --precision fp16 \\
         --seq-len 384 --batch-size 8 --steps 500 --rounds 9                                       # on a GPU
+    .venv/bin/python benchmarks/harness_overhead.py --workload bert-tiny --batch-size 1 --seq-len 16 --warmup 1 \\
+        --steps 3 --rounds 2 --threads 1                                         # smallest: seconds
 
-Not part of the test suite: it takes minutes on a CPU.
+Its default size takes minutes on a CPU; tests/test_benchmarks_run.py runs the smallest. A ratio below the
+target is printed beside it (exit code 0); the whole run is time-limited (--limit-s: the runner's run and the
+bare loop run in this process): past it, `FAILED: ...` on stderr and exit code 1.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
+import waits  # noqa: E402
 
 from energy.stats import aggregate  # noqa: E402
 from runner.execute import execute  # noqa: E402
@@ -105,7 +110,7 @@ def bare_loop(workload: str, batch: int, seq: int, precision: str, device: torch
 def runner_loop(cfg: RunConfig) -> float:
     run = execute(cfg).record
     if run["status"] != "ok":
-        raise SystemExit(f"the runner's run ended {run['status']}: {run.get('error')}")
+        raise waits.BenchmarkFailed(f"the runner's run ended {run['status']}: {run.get('error')}")
     return float(run["metrics"]["throughput_sps"])
 
 
@@ -158,7 +163,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, help="torch CPU threads (default: torch's; 1 is steadier on a "
                                                 "machine shared with other work)")
+    waits.add_limits(ap, limit_s=3600)
     args = ap.parse_args()
+    return waits.main(lambda: measure(args), args.limit_s)
+
+
+def measure(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)

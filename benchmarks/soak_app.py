@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/soak_app.py --sessions 4 --minutes 1
     .venv/bin/python benchmarks/soak_app.py [--imports 100] [--runs 5]
+    .venv/bin/python benchmarks/soak_app.py --sessions 1 --minutes 0.05; ... --imports 1 --runs 0  # smallest
 
 With --sessions: starts `joulebench app` on a fresh database (the app creates it at the first visit) and
 drives that many sessions at once, each over its own websocket as a browser's (tests.helpers.AppSession),
@@ -15,13 +16,17 @@ database), imports N distinct result files with `joulebench import` (each its ow
 bert-tiny runs with `joulebench run`, then waits for the page to show every run. Prints how many files were
 imported at once and how many waited in the inbox, and the target: every run visible, an empty inbox,
 nothing rejected.
+
+Both modes exit with code 1 when the target is not met (their convention: the target is that nothing fails).
+Every wait is time-limited: the app's start, each import and run, each browser wait (--wait-limit-s), each page
+of the sessions soak (--page-timeout), the whole run (--limit-s); one that runs out prints `FAILED: <what> after
+N s` on stderr, and the app, the runs and the browser are stopped by their PIDs.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -36,6 +41,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import waits  # noqa: E402
+
 from db import Store  # noqa: E402
 from ingest import open_store  # noqa: E402
 from ingest.inbox import pending  # noqa: E402
@@ -44,52 +51,36 @@ from tests.helpers import app_pages, app_session  # noqa: E402
 
 JOULEBENCH = str(Path(sys.executable).with_name("joulebench"))
 FIXTURE = REPO / "tests" / "fixtures" / "result_v1_cpu_runs.json"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def runs_shown(page) -> int:  # type: ignore[no-untyped-def]
+def runs_shown(page, wait_s: float) -> int:  # type: ignore[no-untyped-def]
     metric = page.locator('[data-testid="stMetric"]').filter(has_text="Runs").first
-    metric.wait_for(timeout=60_000)
-    return int(metric.locator('[data-testid="stMetricValue"]').inner_text().replace(",", ""))
+    with waits.browser_wait("the Overview's Runs figure", wait_s):
+        metric.wait_for(timeout=wait_s * 1000)
+        return int(metric.locator('[data-testid="stMetricValue"]').inner_text(timeout=wait_s * 1000).replace(",", ""))
 
 
-def rerun(page) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("link", name="Devices").first.click()
-    page.get_by_role("heading", name="Devices").wait_for(timeout=60_000)
-    page.get_by_role("link", name="Overview").first.click()
-    page.get_by_role("heading", name="JouleBench").wait_for(timeout=60_000)
+def rerun(page, wait_s: float) -> None:  # type: ignore[no-untyped-def]
+    with waits.browser_wait("the Devices page, then the Overview, in the browser", wait_s):
+        page.get_by_role("link", name="Devices").first.click(timeout=wait_s * 1000)
+        page.get_by_role("heading", name="Devices").wait_for(timeout=wait_s * 1000)
+        page.get_by_role("link", name="Overview").first.click(timeout=wait_s * 1000)
+        page.get_by_role("heading", name="JouleBench").wait_for(timeout=wait_s * 1000)
 
 
 @contextmanager
-def app_server(db: Path, env: dict[str, str]) -> Iterator[str]:
-    """`joulebench app` on a free port until it answers (60 s at most); stopped by its PID, with its Streamlit child."""
-    port = free_port()
-    server = subprocess.Popen([JOULEBENCH, "app", "--port", str(port), "--db", str(db)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+def app_server(db: Path, env: dict[str, str], wait_s: float) -> Iterator[str]:
+    """`joulebench app` on a free port until it answers (wait_s at most); stopped by its PID, with its Streamlit
+    child."""
+    port = waits.free_port()
+    server = waits.popen([JOULEBENCH, "app", "--port", str(port), "--db", str(db)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://localhost:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while health(url) != "HTTP 200":
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise TimeoutError(f"the app did not answer within 60 s (exit code {server.poll()})")
-            time.sleep(0.3)
+        waits.wait_http(f"{url}/_stcore/health", wait_s, "the app's health check (/_stcore/health)", server)
         yield url
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)  # a server that hangs does not stop on SIGTERM
-            server.wait(timeout=20)
+        waits.stop(server)
 
 
 def health(url: str) -> str:
@@ -114,7 +105,7 @@ def walk(url: str, session: int, until: float, page_timeout_s: float, times: lis
                 try:
                     run = app.open(path, page_timeout_s)
                 except TimeoutError:
-                    problems.append(f"session {session}: {title} did not finish within {page_timeout_s:.0f} s")
+                    problems.append(f"session {session}: {title} to finish after {page_timeout_s:g} s")
                     return
                 times.append((title, run.seconds))
                 if run.exceptions or run.errors or run.not_found or not run.titles:
@@ -124,23 +115,22 @@ def walk(url: str, session: int, until: float, page_timeout_s: float, times: lis
         problems.append(f"session {session}: connection failed ({type(e).__name__}: {e})")
 
 
-def soak_sessions(sessions: int, minutes: float, page_timeout_s: float) -> int:
+def soak_sessions(sessions: int, minutes: float, page_timeout_s: float, wait_s: float) -> int:
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     times: list[tuple[str, float]] = []
     problems: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp_name, app_server(Path(tmp_name) / "soak.duckdb", env) as url:
+    with tempfile.TemporaryDirectory() as tmp_name, app_server(Path(tmp_name) / "soak.duckdb", env, wait_s) as url:
         started = time.monotonic()
         until = started + minutes * 60
         walkers = [threading.Thread(target=walk, args=(url, i, until, page_timeout_s, times, problems), daemon=True)
                    for i in range(sessions)]
         for w in walkers:
             w.start()
-        for w in walkers:
-            w.join(timeout=max(0.0, until - time.monotonic()) + page_timeout_s + 15)
+        try:
+            waits.join(walkers, max(0.0, until - time.monotonic()) + page_timeout_s + 15, "every session to end")
+        except waits.WaitExceeded as e:
+            problems.append(f"{e} ({sum(w.is_alive() for w in walkers)} still waiting)")
         elapsed = time.monotonic() - started
-        stuck = sum(w.is_alive() for w in walkers)
-        if stuck:
-            problems.append(f"{stuck} sessions still waiting {page_timeout_s + 15:.0f} s after the end")
         answer = health(url)
     if answer != "HTTP 200":
         problems.append(f"health check afterwards: {answer}")
@@ -157,7 +147,7 @@ def soak_sessions(sessions: int, minutes: float, page_timeout_s: float) -> int:
         print(f"slowest page: {title}, {seconds:.2f} s")
     print(f"health check afterwards: {answer}")
     for problem in problems[:20]:
-        print(f"FAILED: {problem}")
+        print(f"FAILED: {problem}", file=sys.stderr, flush=True)
     ok = not problems and bool(times)
     print(f"target: every page within {page_timeout_s:g} s, no error, the server healthy -> "
           f"{'met' if ok else 'NOT met'}")
@@ -171,19 +161,15 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=0, help="sessions at once on every page (the sessions soak)")
     parser.add_argument("--minutes", type=float, default=1.0, help="how long the sessions soak lasts")
     parser.add_argument("--page-timeout", type=float, default=60.0, help="seconds a page may take (sessions soak)")
+    waits.add_limits(parser, limit_s=3600, wait_s=120)
     args = parser.parse_args()
-    from playwright.sync_api import TimeoutError as PageTimeout
-
-    try:
-        if args.sessions > 0:
-            return soak_sessions(args.sessions, args.minutes, args.page_timeout)
-        return soak_imports(args.imports, args.runs)
-    except (TimeoutError, subprocess.TimeoutExpired, PageTimeout) as e:  # every wait is bounded: say which ran out
-        print(f"FAILED: a wait ran out: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
-        return 1
+    if args.sessions > 0:
+        return waits.main(lambda: soak_sessions(args.sessions, args.minutes, args.page_timeout, args.wait_limit_s),
+                          args.limit_s)
+    return waits.main(lambda: soak_imports(args.imports, args.runs, args.wait_limit_s), args.limit_s)
 
 
-def soak_imports(imports: int, runs: int) -> int:
+def soak_imports(imports: int, runs: int, wait_s: float) -> int:
     from playwright.sync_api import sync_playwright
 
     env = dict(os.environ, HF_HUB_OFFLINE="1")
@@ -193,29 +179,21 @@ def soak_imports(imports: int, runs: int) -> int:
         open_store(db).close()
         with Store.open(db) as store:
             before = int(store.query("SELECT count(*) AS n FROM runs")["n"][0])
-        port = free_port()
-        server = subprocess.Popen([JOULEBENCH, "app", "--port", str(port), "--db", str(db)], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2):
-                        break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.3)
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        runners: list[subprocess.Popen[bytes]] = []
+        with app_server(db, env, wait_s) as url, sync_playwright() as pw:
+            with waits.browser_wait("Chromium to start", waits.BROWSER_START_S):
+                browser = pw.chromium.launch(executable_path=waits.CHROMIUM, headless=True, args=waits.CHROMIUM_ARGS,
+                                             timeout=waits.BROWSER_START_S * 1000)
+            try:
                 page = browser.new_page()
-                page.goto(f"http://localhost:{port}")
-                runs_shown(page)
+                with waits.browser_wait("the Overview to load", wait_s):
+                    page.goto(url, timeout=wait_s * 1000)
+                runs_shown(page, wait_s)
                 started = time.monotonic()
-                runners = [subprocess.Popen([JOULEBENCH, "run", "--workload", "bert-tiny", "--batch-size", "1",
-                                             "--seq-len", "16", "--steps", "2", "--warmup", "1", "--no-idle",
-                                             "--db", str(db)], env=env, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL) for _ in range(runs)]
+                runners = [waits.popen([JOULEBENCH, "run", "--workload", "bert-tiny", "--batch-size", "1",
+                                        "--seq-len", "16", "--steps", "2", "--warmup", "1", "--no-idle",
+                                        "--db", str(db)], env=env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL) for _ in range(runs)]
                 queued = 0
                 for i in range(imports):
                     doc = json.loads(FIXTURE.read_text())
@@ -223,26 +201,26 @@ def soak_imports(imports: int, runs: int) -> int:
                         run["run_id"] = f"soak-{i:04d}-{j}"
                     path = tmp / f"soak-{i:04d}.json"
                     path.write_text(json.dumps(doc))
-                    done = subprocess.run([JOULEBENCH, "import", str(path), "--db", str(db)], capture_output=True,
-                                          text=True, env=env, timeout=120)
+                    done = waits.run([JOULEBENCH, "import", str(path), "--db", str(db)], wait_s,
+                                     f"`joulebench import` of file {i}", capture_output=True, text=True, env=env)
                     if done.returncode != 0:
-                        print(f"import {i} failed: {done.stderr}")
-                        return 1
+                        raise waits.BenchmarkFailed(f"`joulebench import` of file {i} exited with code "
+                                                    f"{done.returncode}: {done.stderr}")
                     queued += "queued" in done.stdout
                     if i % 5 == 0:
-                        rerun(page)
-                codes = [r.wait(timeout=600) for r in runners]
+                        rerun(page, wait_s)
+                codes = [waits.wait_process(r, wait_s, f"`joulebench run` {k}") for k, r in enumerate(runners)]
                 expected = before + 2 * imports + runs
-                deadline = time.monotonic() + 120
-                shown = runs_shown(page)
+                deadline = time.monotonic() + wait_s  # a result, not a failure: the page shows what it shows then
+                shown = runs_shown(page, wait_s)
                 while shown != expected and time.monotonic() < deadline:
-                    rerun(page)
-                    shown = runs_shown(page)
+                    rerun(page, wait_s)
+                    shown = runs_shown(page, wait_s)
                 elapsed = time.monotonic() - started
+            finally:
+                for r in runners:
+                    waits.stop(r)
                 browser.close()
-        finally:
-            os.killpg(server.pid, 15)
-            server.wait(timeout=30)
         rejected = list((inbox_dir(db) / "rejected").glob("*")) if (inbox_dir(db) / "rejected").exists() else []
         print(f"imports: {imports} ({queued} waited in the inbox while the app read), runs: {runs} "
               f"(exit codes {codes}), {elapsed:.0f} s")

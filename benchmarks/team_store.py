@@ -6,9 +6,12 @@ figures cold (open, load every run, build the figures) and warm (a filter change
 lake in the same process, and prints the ratios.
 
     .venv/bin/python benchmarks/team_store.py [--runs 100000] [--samples-per-run 100] [--store URL --data-path P]
+    .venv/bin/python benchmarks/team_store.py --runs 100 --samples-per-run 10           # smallest: seconds
 
 Without --store the lake's catalog is SQLite in a temp folder; give a PostgreSQL URL to measure that.
-Targets: Compare warm on the lake within 2x the file, cold within 3x.
+Targets: Compare warm on the lake within 2x the file, cold within 3x (a miss is printed, exit code 0). The whole
+run is time-limited (--limit-s: the push and the reads run in this process): past it, `FAILED: ...` on stderr and
+exit code 1.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
+
+import waits  # noqa: E402
 
 WARM_RATIO_TARGET = 2.0
 COLD_RATIO_TARGET = 3.0
@@ -55,14 +60,22 @@ def main() -> int:
     ap.add_argument("--samples-per-run", type=int, default=100)
     ap.add_argument("--store", help="a DuckLake URL (default: a SQLite catalog in a temp folder)")
     ap.add_argument("--data-path", help="the lake's data path (default: beside a SQLite catalog)")
+    waits.add_limits(ap, limit_s=3600)
     args = ap.parse_args()
+    return waits.main(lambda: measure(args), args.limit_s)
 
+
+def measure(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="joulebench-team-") as tmp:
+        return measure_in(args, Path(tmp))
+
+
+def measure_in(args: argparse.Namespace, tmp: Path) -> int:
     from db import Store
     from db.lake import LakeUrl
     from db.push import push
     from db.synthetic import fill
 
-    tmp = Path(tempfile.mkdtemp(prefix="joulebench-team-"))
     local = tmp / "local.duckdb"
     t0 = time.perf_counter()
     with Store.open(local) as store:

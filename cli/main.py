@@ -219,7 +219,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     try:
         report = label_source(args.source, values, kind, db=chosen.db, via="cli")
     except LabelError as e:
-        if chosen.lake is None or not str(e).startswith("no source"):
+        if chosen.team is None or not str(e).startswith("no source"):
             raise
         raise LabelError(f"no source {args.source!r} in this machine's database {resolve_db_path(chosen.db)}: labels "
                          "are given where a source was imported or run (`joulebench db info --db FILE` lists that "
@@ -268,17 +268,20 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_db_info(args: argparse.Namespace) -> int:
+    from db.location import as_team_store
     from ingest.inbox import pending
 
     with open_for_reading(args) as store:
         info = store.info()
         snapshot, at = store.snapshot_id, store.snapshot_time()
-    print(f"database:        {info.path}")
+    print(f"database:        {info.location.shown}")
+    print(f"store kind:      {info.location.kind}" + (" (read-only here; `joulebench push` adds to it)"
+                                                      if info.location.read_only_reason else ""))
     print(f"schema version:  {info.schema_version}")
     print(f"runs:            {info.runs}")
     print(f"devices:         {info.devices} in the catalog")
     print(f"findings:        {info.findings}")
-    if snapshot is None:
+    if as_team_store(info.location) is None:
         print(f"inbox:           {len(pending(info.path))} file(s) waiting\n")
     else:  # a team store: no inbox; the snapshot read
         print(f"snapshot:        {snapshot}" + (f", committed {at:%Y-%m-%d %H:%M:%S} UTC" if at else "")
@@ -297,6 +300,7 @@ def cmd_db_info(args: argparse.Namespace) -> int:
 
 def cmd_app(args: argparse.Namespace) -> int:
     from db.lake import AS_OF_ENV_VAR, DATA_ENV_VAR, STORE_ENV_VAR
+    from db.location import as_team_store
     from explorer.access import (
         ALLOWED_HOSTS_ENV,
         FORWARDED_ENV,
@@ -310,11 +314,10 @@ def cmd_app(args: argparse.Namespace) -> int:
     env = dict(os.environ, **{DB_ENV_VAR: str(resolve_db_path(chosen.db))})
     for name in (STORE_ENV_VAR, AS_OF_ENV_VAR):  # the app reads what the flags chose
         env.pop(name, None)
-    if chosen.reads_lake:
-        assert chosen.lake is not None
-        env[STORE_ENV_VAR] = chosen.lake
-        if chosen.data_path:
-            env[DATA_ENV_VAR] = chosen.data_path
+    team = as_team_store(chosen.reads)
+    if team is not None:
+        env[STORE_ENV_VAR] = team.url  # parsed: holds no password
+        env[DATA_ENV_VAR] = team.data_path
         if chosen.as_of is not None:
             env[AS_OF_ENV_VAR] = str(chosen.as_of)
     env.setdefault("HF_HUB_OFFLINE", "1")
@@ -351,9 +354,9 @@ def cmd_app(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
            "--server.headless", "true", "--server.fileWatcherType", "none"]
-    where = (f"team store {chosen.lake_url().public_url} (read-only"
-             + (f", as of snapshot {chosen.as_of})" if chosen.as_of is not None else ")")
-             if chosen.reads_lake else f"database {env[DB_ENV_VAR]}")
+    where = chosen.reads.describe()
+    if team is not None:
+        where += f" (read-only, as of snapshot {chosen.as_of})" if chosen.as_of is not None else " (read-only)"
     print(f"JouleBench explorer at http://{args.address}:{args.port} ({where})"
           + ("" if local else "; password required")
           + (f"; client addresses forwarded by {env[FORWARDED_ENV]} are believed" if proxies else ""), flush=True)
@@ -391,14 +394,18 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_db_snapshots(args: argparse.Namespace) -> int:
+    from db import Store
+    from db.location import as_team_store
+
     chosen = target(args)
-    if not chosen.reads_lake:
+    team = as_team_store(chosen.reads)
+    if team is None:
         print("error: --store: snapshots are a team store's (a DuckLake URL); a DuckDB file keeps none",
               file=sys.stderr)
         return 2
-    with chosen.open_lake() as store:
+    with Store.open_reading(team, as_of=chosen.as_of) as store:
         frame = store.snapshots(max(1, args.limit))
-        print(f"team store {store.path}, read at snapshot {store.snapshot_id}")
+        print(f"{team.describe()}, read at snapshot {store.snapshot_id}")
     rows = [(r["snapshot_id"], str(r["snapshot_time"])[:19], shown(r["author"], 60), shown(r["commit_message"], 80),
              shown(", ".join(sorted(r["changes"] or {})), 120)) for r in frame.iter_rows(named=True)]
     print(table(("snapshot", "time (UTC)", "machine", "what", "changed"), rows))
@@ -487,8 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-id", action="append", default=[], help="select a run (repeatable)")
     p.add_argument("--device", action="append", default=[], help="select a device by name (repeatable)")
     p.add_argument("--workload", action="append", default=[], help="select a workload (repeatable)")
-    p.add_argument("--source-kind", action="append", default=[], choices=("local", "upload", "reference"),
-                   help="select by provenance (repeatable)")
+    p.add_argument("--source-kind", action="append", default=[], choices=("local", "team", "upload", "reference"),
+                   help="select by provenance, as `db info` shows it (repeatable; 'team': a team store's runners' "
+                        "own runs)")
     add_store_arguments(p, db_help, reads=True)
     p.set_defaults(func=cmd_export)
 
@@ -542,6 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.recommend import add_subcommand as add_recommend
 
     add_recommend(sub, db_help)
+    from cli.decide import add_subcommand as add_decide
+
+    add_decide(sub, db_help)
     return parser
 
 

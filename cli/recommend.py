@@ -56,11 +56,10 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from db import Store, queries
+    from db import queries
+    from decision.money import CostSettings, Rates
     from explorer import power_settings as ps
-    from explorer.money import CostSettings, Rates
     from joulebench.errors import PredictionRefusedError, RunConfigError
-    from joulebench.paths import resolve_db_path
     from joulebench.text import table
     from tuning import Constraints
 
@@ -72,16 +71,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
                               utilisation=args.utilisation)
     except ValueError as e:
         raise RunConfigError(f"cost inputs: {e}") from e
-    chosen = target(args)
-    path = resolve_db_path(chosen.db)
-    if chosen.reads_lake:
-        store = chosen.open_lake()
-    elif path.exists():
-        store = Store.open_read_only(path)
-    else:
-        from ingest import open_store
-
-        store = open_store(chosen.db)
+    store = target(args).open_reading(prepare_file=False)  # a file is created only when missing
     with store:
         loaded = ps.load(store, ps.Selection(args.device, args.workload, args.mode, args.precision, args.batch_size,
                                              args.tag))

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import duckdb
 
+from db.catalog_edits import EDITABLE_DEVICE_COLUMNS, ENTERED_BY
 from db.labels import COLUMN
-from db.queries import EDITABLE_DEVICE_COLUMNS, ENTERED_BY
 
 
 def catalog_edits(con: duckdb.DuckDBPyConnection, machine: str) -> int:

@@ -200,7 +200,7 @@ _FULL_WORDS = ("no space left on device", "disk full", "not enough space", "enos
 _DENIED_WORDS = ("permission denied", "read-only file system", "operation not permitted", "eacces", "erofs")
 
 
-def damaged(db_path: Path, e: BaseException) -> DatabaseError:
+def damaged(db_path: Path | str, e: BaseException) -> DatabaseError:
     """The error for a database operation that failed, naming its real cause: a full disk or a
     permission (fix those, nothing is lost), a file DuckDB cannot read (truncated, overwritten:
     move it away), or another failure (not called damage)."""

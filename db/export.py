@@ -14,6 +14,7 @@ import db.columns as columns
 import db.queries as queries
 from db.connection import damaged
 from db.grading import derived_damage, rebuild_derived
+from db.location import as_team_store
 from db.store import Store
 from joulebench import __version__
 from joulebench.resultfile import dump_document, new_document
@@ -31,7 +32,7 @@ class Selection:
     def where(self) -> tuple[str, list[Any]]:
         clauses, params = [], []
         for column, values in (("r.run_id", self.run_ids), ("r.device_name", self.device_names),
-                               ("r.workload", self.workloads), ("s.kind", self.source_kinds)):
+                               ("r.workload", self.workloads), ("s.shown_kind", self.source_kinds)):
             if values:
                 clauses.append(f"{column} IN (SELECT unnest(?::VARCHAR[]))")
                 params.append(list(values))
@@ -43,8 +44,8 @@ def runs_table(store: Store, selection: Selection = Selection()) -> pl.DataFrame
     where, params = selection.where()
     env_cols = ", ".join(f"e.{c}" for c in columns.environment_fields())
     return store.query(
-        f"SELECT r.*, d.kind AS device_kind, s.kind AS source_kind, s.file_name AS source_file, {env_cols} "
-        "FROM runs r JOIN sources s USING (source_id) LEFT JOIN devices d USING (device_name) "
+        f"SELECT r.*, d.kind AS device_kind, s.shown_kind AS source_kind, s.file_name AS source_file, {env_cols} "
+        "FROM runs r JOIN store_sources s USING (source_id) LEFT JOIN devices d USING (device_name) "
         f"LEFT JOIN environments e USING (env_id) WHERE {where} ORDER BY r.run_id",
         params,
     )
@@ -148,13 +149,13 @@ def configurations_table(store: Store, selection: Selection = Selection()) -> pl
     """One row per configuration in the selection: what it is, n, mean, sd, CoV and 95 % interval
     of each figure over its repeats, its trust grade and reasons."""
     where, params = selection.where()
-    if store.snapshot_id is None and _derived_damaged(store):
+    if as_team_store(store.location) is None and _derived_damaged(store):
         # the stored aggregates are damaged (a read-write open rebuilds them; this store was opened
         # read-only): recomputed from the runs, for this connection only
         try:
             rebuild_derived(store.con, temporary=True)
         except duckdb.Error as e:
-            raise damaged(store.path, e) from e
+            raise damaged(store.location.shown, e) from e
     return queries.configurations(store, where, params)
 
 

@@ -19,7 +19,7 @@ import contextlib
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,9 +28,9 @@ import polars as pl
 import pyarrow as pa
 
 from db.migrate import apply_migrations
-from energy.grades import RunFacts, grade_aggregate, grade_run
-from energy.stats import aggregate
-from energy.steady import drift_from_halves
+from energy.grades import GRADES, NumberText, grade_aggregate_frame, grade_frame
+from energy.stats import CONFIDENCE
+from energy.steady import MIN_DRIFT_POINTS
 
 CONFIG_KEY_FIELDS = ("device_name", "env_id", "workload", "mode", "precision", "batch_size", "grad_accum_steps",
                      "seq_len", "image_size", "gpu_count", "compile", "power_limit_w", "power_mode", "tag",
@@ -38,11 +38,10 @@ CONFIG_KEY_FIELDS = ("device_name", "env_id", "workload", "mode", "precision", "
 # the figures aggregated per configuration (runs columns)
 STAT_METRICS = ("throughput_sps", "j_per_sample", "net_j_per_sample", "j_per_iteration", "avg_power_w",
                 "energy_j", "latency_p50_ms", "latency_p99_ms", "duration_s", "tokens_per_s", "j_per_token",
-                "decode_j_per_token", "ttft_p90_ms", "tpot_p90_ms")
+                "decode_j_per_token", "ttft_p90_ms", "itl_p90_ms", "tpot_p90_ms")
 _FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool", "duration_s", "energy_j",
                  "energy_boundary", "energy_method", "sample_period_s", "sensor_update_period_s",
                  "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags")
-_BATCH = 20_000  # run ids per query
 
 
 def config_key(row: dict[str, Any]) -> str:
@@ -67,118 +66,230 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pl.Da
     return con.sql(sql, params=params or None).pl()
 
 
-def stored_drifts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[dict, dict]:
-    """Per run, `energy.steady.drift_pct` computed in the database (a stored trace can hold
-    millions of samples): of the boundary's power trace (its first total domain), and of the step
-    times stamped at each step's start. The same rule: sample means of the halves split at the
-    middle of the time span, their difference over the overall mean, in %; at least 4 samples."""
-    where, params = _in_list(run_ids, "p.run_id")
-    power = con.execute(
+def _halves_drift(n: str, wide: str, first: str, second: str, mean: str) -> str:
+    """energy.steady.drift_from_halves in SQL: NULL with too few samples, no time span or a mean <= 0."""
+    return (f"CASE WHEN {n} >= {MIN_DRIFT_POINTS} AND {wide} AND {first} IS NOT NULL AND {second} IS NOT NULL "
+            f"AND {mean} > 0 THEN ({second} - {first}) / {mean} * 100.0 END")
+
+
+def drift_frame(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> pl.DataFrame:
+    """Per run (run_id, power_drift_pct, step_time_drift_pct): `energy.steady.drift_pct` computed in the
+    database (a stored trace can hold millions of samples), of the boundary's power trace (its first total
+    domain), and of the step times stamped at each step's start. The same rule: sample means of the halves
+    split at the middle of the time span, their difference over the overall mean, in %; at least 4 samples."""
+    where_p, params_p = _in_list(run_ids, "p.run_id")
+    where_s, params_s = _in_list(run_ids)
+    return _frame(con, (
         "WITH span AS (SELECT p.run_id, p.domain, (min(p.t_s) + max(p.t_s)) / 2 AS mid, count(*) AS n, "
         "max(p.t_s) > min(p.t_s) AS wide FROM power_samples p SEMI JOIN power_traces t "
-        f"ON t.run_id = p.run_id AND t.domain = p.domain AND t.boundary IS NOT NULL WHERE {where} GROUP BY ALL) "
-        "SELECT p.run_id, p.domain, any_value(span.n), any_value(span.wide), "
-        "avg(p.power_w) FILTER (WHERE p.t_s <= span.mid), avg(p.power_w) FILTER (WHERE p.t_s > span.mid), "
-        f"avg(p.power_w) FROM power_samples p JOIN span USING (run_id, domain) WHERE {where} "
-        "GROUP BY ALL ORDER BY p.run_id, p.domain", params + params).fetchall()
-    where, params = _in_list(run_ids)
-    steps = con.execute(
-        "WITH st AS (SELECT run_id, duration_ms, coalesce(sum(duration_ms) OVER (PARTITION BY run_id "
+        f"ON t.run_id = p.run_id AND t.domain = p.domain AND t.boundary IS NOT NULL WHERE {where_p} GROUP BY ALL), "
+        "halves AS (SELECT p.run_id, p.domain, any_value(span.n) AS n, any_value(span.wide) AS wide, "
+        "avg(p.power_w) FILTER (WHERE p.t_s <= span.mid) AS first, avg(p.power_w) FILTER (WHERE p.t_s > span.mid) "
+        f"AS second, avg(p.power_w) AS mean FROM power_samples p JOIN span USING (run_id, domain) WHERE {where_p} "
+        "GROUP BY ALL), "
+        f"power AS (SELECT run_id, arg_min({_halves_drift('n', 'wide', 'first', 'second', 'mean')}, domain) "
+        "AS power_drift_pct FROM halves GROUP BY run_id), "
+        "st AS (SELECT run_id, duration_ms, coalesce(sum(duration_ms) OVER (PARTITION BY run_id "
         "ORDER BY step_index ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS start_ms "
-        f"FROM step_times WHERE {where}), "
-        "span AS (SELECT run_id, (min(start_ms) + max(start_ms)) / 2 AS mid, count(*) AS n, "
-        "max(start_ms) > min(start_ms) AS wide FROM st GROUP BY ALL) "
-        "SELECT st.run_id, any_value(span.n), any_value(span.wide), "
-        "avg(st.duration_ms) FILTER (WHERE st.start_ms <= span.mid), "
-        "avg(st.duration_ms) FILTER (WHERE st.start_ms > span.mid), avg(st.duration_ms) "
-        "FROM st JOIN span USING (run_id) GROUP BY ALL", params).fetchall()
-    power_by_run: dict[str, float | None] = {}
-    for run_id, _domain, n, wide, first, second, mean in power:
-        power_by_run.setdefault(run_id, drift_from_halves(n, wide, first, second, mean))  # the first domain
-    step_by_run = {run_id: drift_from_halves(n, wide, first, second, mean)
-                   for run_id, n, wide, first, second, mean in steps}
-    return power_by_run, step_by_run
+        f"FROM step_times WHERE {where_s}), "
+        "sspan AS (SELECT run_id, (min(start_ms) + max(start_ms)) / 2 AS mid, count(*) AS n, "
+        "max(start_ms) > min(start_ms) AS wide FROM st GROUP BY ALL), "
+        "shalves AS (SELECT st.run_id, any_value(sspan.n) AS n, any_value(sspan.wide) AS wide, "
+        "avg(st.duration_ms) FILTER (WHERE st.start_ms <= sspan.mid) AS first, "
+        "avg(st.duration_ms) FILTER (WHERE st.start_ms > sspan.mid) AS second, avg(st.duration_ms) AS mean "
+        "FROM st JOIN sspan USING (run_id) GROUP BY ALL), "
+        f"steps AS (SELECT run_id, {_halves_drift('n', 'wide', 'first', 'second', 'mean')} AS step_time_drift_pct "
+        "FROM shalves) "
+        "SELECT run_id, power.power_drift_pct, steps.step_time_drift_pct FROM power FULL JOIN steps USING (run_id)"),
+        params_p + params_p + params_s)
+
+
+def stored_drifts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[dict, dict]:
+    """drift_frame as two dicts by run_id (power, step time), without the runs that have none."""
+    frame = drift_frame(con, run_ids)
+    power = frame.filter(pl.col("power_drift_pct").is_not_null())
+    steps = frame.filter(pl.col("step_time_drift_pct").is_not_null())
+    return (dict(zip(power["run_id"], power["power_drift_pct"], strict=True)),
+            dict(zip(steps["run_id"], steps["step_time_drift_pct"], strict=True)))
+
+
+def duckdb_numbers(con: duckdb.DuckDBPyConnection) -> NumberText:
+    """energy.grades' number writer for many runs at once: DuckDB's format(), which writes ".3g" and "+.2g"
+    exactly as Python's format() does (tests/test_grading_vectorised.py checks it on random numbers)."""
+    def write(frame: pl.DataFrame, specs: Mapping[str, tuple[str, str]]) -> pl.DataFrame:
+        columns = sorted({column for column, _ in specs.values()})
+        con.register("_grade_numbers", frame.select(columns).to_arrow())
+        try:
+            texts = con.sql("SELECT " + ", ".join(f"format('{{:{spec}}}', \"{column}\") AS \"{out}\""
+                                                  for out, (column, spec) in specs.items())
+                            + " FROM _grade_numbers").pl()
+        finally:
+            con.unregister("_grade_numbers")
+        return frame.with_columns(texts.get_columns())
+    return write
+
+
+def _config_keys(rows: pl.DataFrame) -> pl.DataFrame:
+    """run_id -> config_key, computed once per distinct set of key fields (repeats share it)."""
+    fields = [c for c in (*CONFIG_KEY_FIELDS, "max_new_tokens", "request_rate_per_s", "origin_sha256")
+              if c in rows.columns]
+    distinct = rows.select(fields).unique(maintain_order=True)
+    keyed = distinct.with_columns(pl.Series("config_key", [config_key(r) for r in distinct.iter_rows(named=True)],
+                                            pl.String()))
+    return rows.select("run_id", *fields).join(keyed, on=fields, how="left", nulls_equal=True).select(
+        "run_id", "config_key")
+
+
+REWRITE_AT = 1_000  # runs: from here on the runs table is written anew rather than updated (see _store_grades)
 
 
 def grade_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> int:
     """Grade the given runs (None: every run), store grade, reasons and configuration key, then
-    refresh the aggregates of every configuration they belong to. Runs in the caller's transaction."""
+    refresh the aggregates of every configuration they belong to. Runs in the caller's transaction.
+    Vectorised: energy.grades' rules evaluated over every run at once (100,000 runs in about a second)."""
     if run_ids is not None and not run_ids:
         return 0
-    if run_ids is not None and len(run_ids) > _BATCH:
-        return sum(grade_runs(con, run_ids[i:i + _BATCH]) for i in range(0, len(run_ids), _BATCH))
     where, params = _in_list(run_ids)
     columns = sorted({"run_id", "origin_sha256", "max_new_tokens", "request_rate_per_s", *CONFIG_KEY_FIELDS,
                       *_FACT_COLUMNS})
     rows = _frame(con, f"SELECT {', '.join(columns)} FROM runs WHERE {where}", params)
     if rows.is_empty():
         return 0
-    power_drift, step_drift = stored_drifts(con, run_ids)
-    out: dict[str, list[Any]] = {"run_id": [], "config_key": [], "trust_grade": [], "trust_reasons": []}
-    for row in rows.iter_rows(named=True):
-        facts = RunFacts.from_fields(row, power_drift_pct=power_drift.get(row["run_id"]),
-                                     step_time_drift_pct=step_drift.get(row["run_id"]))
-        grade = grade_run(facts)
-        out["run_id"].append(row["run_id"])
-        out["config_key"].append(config_key(row))
-        out["trust_grade"].append(grade.grade)
-        out["trust_reasons"].append(grade.texts)
-    table = pa.table({"run_id": pa.array(out["run_id"], pa.string()),
-                      "config_key": pa.array(out["config_key"], pa.string()),
-                      "trust_grade": pa.array(out["trust_grade"], pa.string()),
-                      "trust_reasons": pa.array(out["trust_reasons"], pa.list_(pa.string()))})
+    facts = rows.join(drift_frame(con, run_ids), on="run_id", how="left")
+    graded = grade_frame(facts, duckdb_numbers(con)).select("run_id", "trust_grade", "trust_reasons")
+    graded = graded.join(_config_keys(rows), on="run_id", how="left")
+    _store_grades(con, graded, everything=run_ids is None)
+    refresh_configurations(con, graded["config_key"].unique().sort().to_list())
+    return graded.height
+
+
+def _store_grades(con: duckdb.DuckDBPyConnection, graded: pl.DataFrame, *, everything: bool) -> None:
+    """Write config_key, trust_grade, trust_reasons. DuckDB updates a list column (trust_reasons) by deleting
+    and inserting each whole row, 1,400 rows/s in a runs table of 100 columns, so a DuckDB file's runs table is
+    written anew, in one statement, when many runs change (100,000 runs: about a second); a few runs, and the
+    team store's tables, are updated in place."""
+    table = graded.to_arrow().cast(pa.schema([("run_id", pa.string()), ("trust_grade", pa.string()),
+                                              ("trust_reasons", pa.list_(pa.string())),
+                                              ("config_key", pa.string())]))
     con.register("_grades", table)
     try:
-        con.execute("UPDATE runs SET config_key = g.config_key, trust_grade = g.trust_grade, "
-                    "trust_reasons = g.trust_reasons FROM _grades g WHERE runs.run_id = g.run_id")
+        if (everything or graded.height >= REWRITE_AT) and _rewritable(con):
+            _rewrite(con, "runs", [
+                "SELECT r.* REPLACE (coalesce(g.config_key, r.config_key) AS config_key, CASE WHEN g.run_id IS NULL "
+                "THEN r.trust_grade ELSE g.trust_grade END AS trust_grade, CASE WHEN g.run_id IS NULL THEN "
+                "r.trust_reasons ELSE g.trust_reasons END AS trust_reasons) FROM runs r LEFT JOIN _grades g "
+                "USING (run_id) ORDER BY r.rowid"])
+        else:
+            con.execute("UPDATE runs SET config_key = g.config_key, trust_grade = g.trust_grade, "
+                        "trust_reasons = g.trust_reasons FROM _grades g WHERE runs.run_id = g.run_id")
     finally:
         con.unregister("_grades")
-    refresh_configurations(con, sorted(set(out["config_key"])))
-    return len(out["run_id"])
+
+
+def _rewritable(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection's tables are a DuckDB file's (not a team store's DuckLake)."""
+    kind = con.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return bool(kind and kind[0] == "duckdb")
+
+
+def _rewrite(con: duckdb.DuckDBPyConnection, table: str, selects: Sequence[str]) -> None:
+    """Make `table` anew from `selects` (inserted by name, in order), with its own definition (columns,
+    constraints), then put it in the old one's place: in the caller's transaction. DuckDB deletes and
+    updates list columns row by row with its indexes; writing the table whole takes one pass."""
+    ddl = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ? AND database_name = current_database() "
+                      "AND schema_name = current_schema()", [table]).fetchone()
+    head = f"CREATE TABLE {table}("
+    if not ddl or not ddl[0].startswith(head):
+        raise RuntimeError(f"the {table} table's definition cannot be read ({ddl})")
+    con.execute(f"DROP TABLE IF EXISTS _{table}_new")
+    con.execute(ddl[0].replace(head, f"CREATE TABLE _{table}_new(", 1))
+    for select in selects:
+        con.execute(f"INSERT INTO _{table}_new BY NAME {select}")
+    con.execute(f"DROP TABLE {table}")
+    con.execute(f"ALTER TABLE _{table}_new RENAME TO {table}")
+
+
+def _t_quantiles(ns: pl.Series) -> pl.DataFrame:
+    """Student's t critical value (energy.stats.CONFIDENCE) for each repeat count n >= 2 (scipy, as
+    energy.stats does), one value per distinct n."""
+    from scipy import stats
+
+    distinct = ns.filter(ns >= 2).unique().sort()
+    return pl.DataFrame({"n": distinct, "_t": stats.t.ppf(0.5 + CONFIDENCE / 2.0, (distinct - 1).to_numpy())})
+
+
+def config_aggregates(members: pl.DataFrame) -> pl.DataFrame:
+    """Per configuration and figure (config_key, metric, n, mean, std, cov_pct, ci95_low, ci95_high) over its
+    ok runs, as energy.stats.aggregate computes them (missing and NaN values left out, an interval that would
+    reach 0 withheld), for every configuration at once."""
+    long = members.filter(pl.col("status") == "ok").unpivot(
+        index="config_key", on=list(STAT_METRICS), variable_name="metric", value_name="x").filter(
+        pl.col("x").is_not_null() & pl.col("x").cast(pl.Float64).is_finite())
+    stats = long.group_by("config_key", "metric", maintain_order=True).agg(
+        n=pl.len(), mean=pl.col("x").mean(), std=pl.col("x").std(ddof=1))
+    stats = stats.join(_t_quantiles(stats["n"]), on="n", how="left")
+    many = pl.col("n") >= 2
+    half = pl.col("_t") * pl.col("std") / pl.col("n").cast(pl.Float64).sqrt()
+    low, high = pl.col("mean") - half, pl.col("mean") + half
+    withheld = (pl.col("mean") > 0) & (low <= 0)
+    return stats.select(
+        "config_key", "metric", pl.col("n").cast(pl.Int64), "mean",
+        std=pl.when(many).then(pl.col("std")),
+        cov_pct=pl.when(many & (pl.col("mean") != 0)).then(pl.col("std") / pl.col("mean").abs() * 100.0),
+        ci95_low=pl.when(many & ~withheld).then(low), ci95_high=pl.when(many & ~withheld).then(high))
 
 
 def refresh_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> None:
-    """Recompute the aggregate and grade of each configuration from all of its runs."""
+    """Recompute the aggregate and grade of each configuration from all of its runs (every configuration
+    at once: energy.grades' aggregate rules over a frame)."""
     if not keys:
         return
     members = _frame(con, (
         f"SELECT config_key, status, trust_grade, {', '.join(STAT_METRICS)} FROM runs "
         "WHERE config_key IN (SELECT unnest(?::VARCHAR[])) ORDER BY config_key, run_id"), [list(keys)])
-    now = datetime.now(UTC)
-    config_rows: list[dict[str, Any]] = []
-    stat_rows: list[dict[str, Any]] = []
-    for (key,), group in members.partition_by("config_key", as_dict=True, maintain_order=True).items():
-        ok = group.filter(pl.col("status") == "ok")
-        stats = {m: aggregate(ok[m].to_list()) for m in STAT_METRICS}
-        # the figure whose spread grades the energy: per sample, else per token (LLM runs), else power (idle)
-        energy, label = next(((stats[m], text) for m, text in (("j_per_sample", "J/sample"), ("j_per_token", "J/token"),
-                                                                ("avg_power_w", "average power")) if stats[m]),
-                             (None, "J/sample"))
-        throughput = stats["throughput_sps"] or stats["tokens_per_s"]
-        grade = grade_aggregate(ok["trust_grade"].to_list(), group["status"].to_list(),
-                                throughput=throughput, energy=energy, energy_label=label)
-        config_rows.append({"config_key": key, "run_count": group.height, "ok_run_count": ok.height,
-                            "trust_grade": grade.grade, "trust_reasons": grade.texts, "graded_at": now})
-        for metric, agg in stats.items():
-            if agg is not None:
-                stat_rows.append({"config_key": key, "metric": metric, "n": agg.n, "mean": agg.mean, "std": agg.std,
-                                  "cov_pct": agg.cov_pct, "ci95_low": agg.ci95_low, "ci95_high": agg.ci95_high})
-    con.execute("DELETE FROM config_stats WHERE config_key IN (SELECT unnest(?::VARCHAR[]))", [list(keys)])
-    con.execute("DELETE FROM configurations WHERE config_key IN (SELECT unnest(?::VARCHAR[]))", [list(keys)])
+    stats = config_aggregates(members)
+    ok = pl.col("status") == "ok"
+    facts = members.group_by("config_key", maintain_order=True).agg(
+        run_count=pl.len(), ok_run_count=ok.sum(),
+        failed_kinds=pl.col("status").filter(~ok).unique().sort(),
+        **{f"graded_{g}": (ok & (pl.col("trust_grade") == g)).sum() for g in GRADES})
+    # the figure whose spread grades the energy: per sample, else per token (LLM runs), else power (idle)
+    for prefix, figures in (("energy", (("j_per_sample", "J/sample"), ("j_per_token", "J/token"),
+                                        ("avg_power_w", "average power"))),
+                            ("throughput", (("throughput_sps", None), ("tokens_per_s", None)))):
+        chosen = (stats.filter(pl.col("metric").is_in([m for m, _ in figures]))
+                  .with_columns(_rank=pl.col("metric").replace_strict({m: i for i, (m, _) in enumerate(figures)}))
+                  .sort("config_key", "_rank").unique("config_key", keep="first"))
+        label = pl.col("metric").replace_strict({m: text for m, text in figures}, return_dtype=pl.String)
+        facts = facts.join(chosen.select("config_key", pl.col("n").alias(f"{prefix}_n"),
+                                         pl.col("cov_pct").alias(f"{prefix}_cov_pct"),
+                                         *([label.alias("energy_label")] if prefix == "energy" else [])),
+                           on="config_key", how="left")
+    facts = facts.with_columns(pl.col("energy_label").fill_null("J/sample"))
+    graded = grade_aggregate_frame(facts, duckdb_numbers(con)).select(
+        "config_key", "run_count", "ok_run_count", "trust_grade", "trust_reasons",
+        graded_at=pl.lit(datetime.now(UTC), pl.Datetime("us", "UTC")))
     config_schema = pa.schema([("config_key", pa.string()), ("run_count", pa.int64()), ("ok_run_count", pa.int64()),
                                ("trust_grade", pa.string()), ("trust_reasons", pa.list_(pa.string())),
                                ("graded_at", pa.timestamp("us", tz="UTC"))])
     stat_schema = pa.schema([("config_key", pa.string()), ("metric", pa.string()), ("n", pa.int64()),
                              ("mean", pa.float64()), ("std", pa.float64()), ("cov_pct", pa.float64()),
                              ("ci95_low", pa.float64()), ("ci95_high", pa.float64())])
-    for table, rows, schema in (("configurations", config_rows, config_schema),
-                                ("config_stats", stat_rows, stat_schema)):
-        if rows:
-            con.register("_config_rows", pa.Table.from_pylist(rows, schema=schema))
+    con.register("_config_keys", pa.table({"config_key": pa.array(list(keys), pa.string())}))
+    try:
+        for table, rows, schema in (("configurations", graded, config_schema), ("config_stats", stats, stat_schema)):
+            con.register("_config_rows", rows.to_arrow().cast(schema))
             try:
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _config_rows")
+                if len(keys) >= REWRITE_AT and _rewritable(con):
+                    _rewrite(con, table, [f"SELECT * FROM {table} ANTI JOIN _config_keys USING (config_key)",
+                                          "SELECT * FROM _config_rows"])
+                else:
+                    con.execute(f"DELETE FROM {table} WHERE config_key IN (SELECT config_key FROM _config_keys)")
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _config_rows")
             finally:
                 con.unregister("_config_rows")
+    finally:
+        con.unregister("_config_keys")
 
 
 # --- the derived tables: checked, and rebuilt from the runs when damaged ------------------------------

@@ -7,11 +7,12 @@ A store URL is either a DuckDB file path (the default, unchanged) or a DuckLake:
 
 with the Parquet files under a data path (`--data-path`, JOULEBENCH_LAKE_DATA, or for SQLite a
 folder beside the catalog). The PostgreSQL part may also be a URI (`ducklake:postgres:postgresql://user@host/lake`).
-A password is never part of the URL: libpq reads it from PGPASSWORD or ~/.pgpass. `LakeUrl.parse` (and
+A password is never part of the URL: libpq reads it from PGPASSWORD or ~/.pgpass. `TeamStore.parse` (and
 `check_store` for any store or database named) refuses a password in every form (`password=` with or without
 quotes, `user:password@` or `?password=` in a URI, %-encoded or not) and credentials in the data path, with
 a message that does not repeat them; `redact` removes secrets from any text that may echo a URL (DuckDB's and
-libpq's errors), and the URL shown anywhere is `public_url`.
+libpq's errors), and the URL shown anywhere is `public_url`. A team store's location, `TeamStore`, is one of
+the two kinds of `db.location.StoreLocation`.
 
 The extensions come from PyPI packages that carry the binaries (`duckdb-extension-ducklake`,
 `-postgres-scanner`, `-sqlite-scanner`, the same version as duckdb) and are loaded from the
@@ -21,8 +22,8 @@ The lake holds the local store's tables with the same columns, made from the mig
 (`schema_columns`), without what DuckLake cannot hold (primary keys, unique and check constraints,
 sequences): the local DuckDB file stays where every check happens, and a run reaches the lake only
 through `db.push`, already validated, graded and with its provenance. A newer JouleBench adds its
-columns to the lake (`ensure_schema`); a future migration that rewrites stored values (as 0006 did for
-the reference data) needs the same rewrite here, in `_ensure_schema`, for the lake's rows.
+columns to the lake (`ensure_schema`); a migration that rewrites stored values needs the same rewrite
+here, in `_ensure_schema`, for the lake's rows (0014's move of inter-token figures to ITL: `_move_itl`).
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import duckdb
 
+from db.location import DEFAULT_QUERY_LIMIT_S, QUERY_LIMIT_ENV, TEAM, StoreLocation, locate
 from db.migrate import apply_migrations, latest_version
 from joulebench.errors import DatabaseError
+from joulebench.metrics import ITL, TPOT
 
 LAKE_PREFIX = "ducklake:"
 STORE_ENV_VAR = "JOULEBENCH_STORE"
@@ -147,6 +151,8 @@ def check_store(text: str, what: str = "the store URL") -> None:
 
 
 def is_lake(url: str | None) -> bool:
+    """Whether a store's name is a team store's URL: the one test of the text (`db.location.locate`, and
+    `check_store` before any use)."""
     return bool(url) and str(url).startswith(LAKE_PREFIX)
 
 
@@ -155,9 +161,8 @@ READ_ONLY_MESSAGE = ("the team store is read-only in the explorer: runs, uploads
 
 
 def refuse_write(store: str) -> None:
-    """DatabaseError when `store` is a team store: nothing writes to it but `joulebench push`."""
-    if is_lake(store):
-        raise DatabaseError(READ_ONLY_MESSAGE)
+    """DatabaseError when `store` names a team store: nothing writes to it but `joulebench push`."""
+    locate(store).refuse_write()
 
 
 def lake_data_path(given: str | None) -> str | None:
@@ -166,10 +171,16 @@ def lake_data_path(given: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class LakeUrl:
+class TeamStore(StoreLocation):
+    """A team store's location (db.location): its URL, catalog kind and data path, parsed once by `parse`."""
+
     url: str
     catalog: str  # sqlite | postgres | duckdb
     data_path: str
+    kind: ClassVar[str] = TEAM
+    read_only_reason: ClassVar[str | None] = READ_ONLY_MESSAGE
+    pushes_sql: ClassVar[str] = ("SELECT content_sha256, min(machine) AS machine, min(pushed_at) AS pushed_at "
+                                 "FROM pushes GROUP BY content_sha256")
 
     @property
     def remote(self) -> bool:
@@ -181,11 +192,47 @@ class LakeUrl:
         """The URL as it may be shown (`parse` refused any password; redacted all the same)."""
         return redact(self.url)
 
+    @property
+    def shown(self) -> str:
+        return self.public_url
+
+    def query_limit_s(self) -> float | None:
+        """$JOULEBENCH_STORE_QUERY_LIMIT_S (seconds, above 0), else DEFAULT_QUERY_LIMIT_S: the catalog server and
+        the data path are across a network, and a page must not wait on them for ever."""
+        given = os.environ.get(QUERY_LIMIT_ENV, "").strip()
+        if not given:
+            return DEFAULT_QUERY_LIMIT_S
+        try:
+            value = float(given)
+        except ValueError:
+            value = -1.0
+        if not 0 < value < float("inf"):
+            raise DatabaseError(f"${QUERY_LIMIT_ENV}={given[:40]!r}: give the seconds a team store's query may "
+                                "take, a number above 0")
+        return value
+
+    def connect_reading(self, as_of: int | None = None) -> tuple[duckdb.DuckDBPyConnection, int | None]:
+        con = connect(self, read_only=True, as_of=as_of)
+        try:
+            return con, current_snapshot(con)
+        except BaseException:
+            con.close()
+            raise
+
+    def schema_problem(self, version: int) -> str | None:
+        if version == 0:
+            return (f"{self.public_url}: no JouleBench team store here yet; push to it first "
+                    "(`joulebench push --store ...`)")
+        if version != latest_version():
+            return (f"{self.public_url}: schema version {version}, this JouleBench uses {latest_version()}; push to "
+                    "it once with this JouleBench to upgrade it")
+        return None
+
     @classmethod
-    def parse(cls, url: str, data_path: str | None = None) -> LakeUrl:
+    def parse(cls, url: str, data_path: str | None = None) -> TeamStore:
         """The one reading of a team store's URL (--store, $JOULEBENCH_STORE) and data path, before either is
-        used: DatabaseError for a password or credentials in any form, a catalog it does not know, or a
-        PostgreSQL catalog without a data path; the messages never repeat a secret."""
+        used (`db.location.locate` calls it): DatabaseError for a password or credentials in any form, a catalog
+        it does not know, or a PostgreSQL catalog without a data path; the messages never repeat a secret."""
         check_store(url)
         rest = url[len(LAKE_PREFIX):]
         catalog, _, target = rest.partition(":")
@@ -207,6 +254,9 @@ class LakeUrl:
         return cls(url, catalog, data_path if data_path.endswith("/") else data_path + "/")
 
 
+LakeUrl = TeamStore  # its former name, which the tests and benchmarks use
+
+
 def extension_path(name: str) -> Path:
     """The extension binary a `duckdb-extension-*` package carries for this duckdb version."""
     package = f"duckdb_extension_{name}"
@@ -222,7 +272,7 @@ def extension_path(name: str) -> Path:
     return path
 
 
-def connect(lake: LakeUrl, *, read_only: bool = False, as_of: int | None = None) -> duckdb.DuckDBPyConnection:
+def connect(lake: TeamStore, *, read_only: bool = False, as_of: int | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the lake attached as `lake` and in use; with `as_of`, read-only at that
     snapshot (DuckLake's time travel)."""
     con = duckdb.connect()
@@ -259,7 +309,7 @@ def connect(lake: LakeUrl, *, read_only: bool = False, as_of: int | None = None)
     return con
 
 
-def _no_snapshot(lake: LakeUrl, as_of: int) -> str:
+def _no_snapshot(lake: TeamStore, as_of: int) -> str:
     """Why `--as-of` cannot be read, with the snapshots the store holds (its newest, read-only)."""
     held = ""
     try:
@@ -284,7 +334,7 @@ S3_ENV = {"KEY_ID": "AWS_ACCESS_KEY_ID", "SECRET": "AWS_SECRET_ACCESS_KEY", "SES
 S3_ENDPOINT_ENV = "AWS_ENDPOINT_URL"  # an S3-compatible server (MinIO, Ceph, a lab's own): http(s)://host:port
 
 
-def _object_store_secret(con: duckdb.DuckDBPyConnection, lake: LakeUrl) -> None:
+def _object_store_secret(con: duckdb.DuckDBPyConnection, lake: TeamStore) -> None:
     """httpfs loaded and an S3 secret made from the standard AWS variables (never from the URL): the keys,
     an optional session token and region, and for an S3-compatible server its endpoint (path-style URLs,
     TLS as its scheme says)."""
@@ -370,7 +420,7 @@ _FILE_FIX = {
 }
 
 
-def refusal(e: BaseException, lake: LakeUrl, doing: str) -> BaseException:
+def refusal(e: BaseException, lake: TeamStore, doing: str) -> BaseException:
     """A refused write as the project's error naming the real cause and its fix: the data folder (not writable,
     read-only, full), a read-only SQLite catalog file, or a catalog role that may only read. Anything not a
     database error (Ctrl-C, a bug) as it is."""
@@ -438,6 +488,8 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> int:
                 continue
             for c, kind in columns:
                 con.execute(f'ALTER TABLE "{table}" ADD COLUMN "{c}" {kind}')
+        if stored is not None and stored < ITL_VERSION <= version and "runs" in have:
+            _move_itl(con)
         if stored is None or stored < version:
             con.execute("DELETE FROM schema_migrations")
             con.execute("INSERT INTO schema_migrations SELECT version, name, now() FROM "
@@ -447,6 +499,26 @@ def _ensure_schema(con: duckdb.DuckDBPyConnection) -> int:
         rollback(con)
         raise
     return version
+
+
+ITL_VERSION = 14  # db/migrations/0014_itl_and_serving.sql: inter-token figures stored as TPOT move to ITL
+_MOVED_TO_ITL = ("origin_kind = 'local' OR origin_tool = 'joulebench' OR (origin_format = 'mlenergy-leaderboard' "
+                 "AND origin_tool_version = 'v3') OR origin_format = 'optimum-benchmark'")
+
+
+def _move_itl(con: duckdb.DuckDBPyConnection) -> None:
+    """Migration 0014's rewrite on a lake's rows: the sources whose inter-token figure is ITL (the
+    migration names them) have it moved out of tpot_*, and their configurations' aggregates renamed
+    with it (a lake's aggregates are pushed, not rebuilt, so they are renamed rather than dropped)."""
+    tpot = [m for m in TPOT.metrics()]
+    itl = {m.name.removeprefix("itl_"): m.name for m in ITL.metrics()}
+    sets = ", ".join(f'"{itl[m.name.removeprefix("tpot_")]}" = "{m.name}"' for m in tpot)
+    nulls = ", ".join(f'"{m.name}" = NULL' for m in tpot)
+    held = " OR ".join(f'"{m.name}" IS NOT NULL' for m in tpot)
+    moved = f"SELECT DISTINCT config_key FROM runs WHERE ({_MOVED_TO_ITL}) AND ({held})"
+    con.execute(f"UPDATE config_stats SET metric = replace(metric, 'tpot_', 'itl_') "
+                f"WHERE metric LIKE 'tpot%' AND config_key IN ({moved})")
+    con.execute(f"UPDATE runs SET {sets}, {nulls} WHERE ({_MOVED_TO_ITL}) AND ({held})")
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:

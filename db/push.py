@@ -27,7 +27,7 @@ import duckdb
 
 from db.catalog_sync import catalog_edits, label_edits
 from db.grading import grade_runs
-from db.lake import LAKE_NAME, LakeUrl, connect, ensure_schema, refusal, retryable, rollback, sql_literal
+from db.lake import LAKE_NAME, TeamStore, connect, ensure_schema, refusal, retryable, rollback, sql_literal
 from joulebench.errors import DatabaseError
 from joulebench.ranges import RangeError, check_text
 
@@ -73,7 +73,7 @@ def machine_name(machine: str | None) -> str:
         raise RangeError(f"{e.format_message()}; give the machine a name with --machine") from e
 
 
-def push(local_db: Path, lake: LakeUrl, *, machine: str | None = None,
+def push(local_db: Path, lake: TeamStore, *, machine: str | None = None,
          on_source: Callable[[str, int], None] | None = None) -> PushReport:
     """Push every local source the lake lacks; `on_source(sha, runs)` after each one commits.
     RangeError, before anything is read or written, for a machine name that is not one line of at

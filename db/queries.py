@@ -1,21 +1,17 @@
-"""Read queries the explorer uses; SQL stays in db/."""
+"""Read queries the explorer uses; SQL stays in db/. Reads only (the catalog's edits are db.catalog_edits),
+and each query is written once for both kinds of store (db.location): sources are read through the view
+`store_sources` (its `shown_kind` is the kind word every page shows) and who pushed a source through
+`source_pushes`, which every reading connection has."""
 
 from __future__ import annotations
 
-import contextlib
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
-import duckdb
 import polars as pl
 
-import joulebench.ranges as ranges
-from db.connection import damaged
 from db.grading import STAT_METRICS
 from db.labels import NOT_STATED_SQL, supplied_for_run
 from db.store import Store
-from joulebench.errors import InvalidEditError
 from joulebench.labels import NOT_STATED
 
 
@@ -74,8 +70,8 @@ _RUN_COLUMNS = f"""
     r.latency_p99_ms, r.mem_peak_allocated_mb, r.mem_peak_rss_mb, r.mem_used_device_mb, r.energy_j,
     r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
     r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.sample_unit, r.tokens_per_s, r.j_per_token,
-    r.decode_j_per_token, r.ttft_p90_ms, r.tpot_p90_ms, r.flags, r.citation, r.notes,
-    s.kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
+    r.decode_j_per_token, r.ttft_p90_ms, r.itl_p90_ms, r.tpot_p90_ms, r.flags, r.citation, r.notes,
+    s.shown_kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
     r.config_key, r.trust_grade, r.trust_reasons, c.trust_grade AS config_grade, c.trust_reasons AS config_reasons,
     CASE WHEN r.power_limit_w IS NOT NULL
          THEN 'PL ' || regexp_replace(CAST(r.power_limit_w AS VARCHAR), '[.]0$', '') || ' W'
@@ -83,23 +79,10 @@ _RUN_COLUMNS = f"""
 """
 
 
-# In a team store (db.lake) a runner's own runs are a team member's: their source kind reads 'team'.
-_TEAM_KIND = "CASE s.kind WHEN 'local' THEN 'team' ELSE s.kind END"
-
-
-def is_team_store(store: Store) -> bool:
-    """Whether `store` is a team store (opened at a snapshot by Store.open_team_store)."""
-    return store.snapshot_id is not None
-
-
-def _source_kind(store: Store, sql: str) -> str:
-    return sql.replace("s.kind AS source_kind", f"{_TEAM_KIND} AS source_kind") if is_team_store(store) else sql
-
-
 def runs_table(store: Store) -> pl.DataFrame:
     return store.query(
-        f"SELECT {_source_kind(store, _RUN_COLUMNS)} FROM runs r LEFT JOIN devices d USING (device_name) "
-        "JOIN sources s USING (source_id) LEFT JOIN environments e USING (env_id) "
+        f"SELECT {_RUN_COLUMNS} FROM runs r LEFT JOIN devices d USING (device_name) "
+        "JOIN store_sources s USING (source_id) LEFT JOIN environments e USING (env_id) "
         "LEFT JOIN configurations c USING (config_key) "
         "ORDER BY r.device_name, r.workload, r.batch_size")
 
@@ -119,16 +102,16 @@ def configurations(store: Store, where: str = "TRUE", params: list | None = None
                        for m in STAT_METRICS for f in STAT_FIELDS)
     config = ", ".join(f"any_value(r.{c}) AS {c}" for c in _CONFIG_COLUMNS)
     return store.query(
-        f"WITH chosen AS (SELECT DISTINCT r.config_key FROM runs r JOIN sources s USING (source_id) WHERE {where}), "
+        f"WITH chosen AS (SELECT DISTINCT r.config_key FROM runs r JOIN store_sources s USING (source_id) "
+        f"WHERE {where}), "
         f"about AS (SELECT r.config_key, {config}, any_value(r.energy_method) AS energy_method, "
-        f"any_value(r.citation) AS citation, any_value({_TEAM_KIND if is_team_store(store) else 's.kind'}) "
-        "AS source_kind, "
+        "any_value(r.citation) AS citation, any_value(s.shown_kind) AS source_kind, "
         "list(r.run_id ORDER BY r.repeat_index, r.started_at, r.run_id) AS run_ids, "
         "CASE WHEN any_value(r.power_limit_w) IS NOT NULL THEN 'PL ' || "
         "regexp_replace(CAST(any_value(r.power_limit_w) AS VARCHAR), '[.]0$', '') || ' W' "
         "WHEN any_value(r.power_mode) IS NOT NULL THEN 'mode ' || any_value(r.power_mode) ELSE 'default' "
         "END AS power_setting "
-        "FROM runs r JOIN sources s USING (source_id) WHERE r.config_key IN (SELECT config_key FROM chosen) "
+        "FROM runs r JOIN store_sources s USING (source_id) WHERE r.config_key IN (SELECT config_key FROM chosen) "
         "GROUP BY r.config_key), "
         f"stats AS (SELECT st.config_key, {pivots} FROM config_stats st "
         "WHERE st.config_key IN (SELECT config_key FROM chosen) GROUP BY st.config_key) "
@@ -140,26 +123,23 @@ def configurations(store: Store, where: str = "TRUE", params: list | None = None
 
 
 def run_detail(store: Store, run_id: str) -> dict | None:
-    """One run with its device, source and environment; in a team store also which machine pushed it
-    and when (`pushed_by`, `pushed_at`)."""
-    pushed, join = "", ""
-    if is_team_store(store):
-        pushed = ", p.machine AS pushed_by, p.pushed_at"
-        join = (" LEFT JOIN (SELECT content_sha256, min(machine) AS machine, min(pushed_at) AS pushed_at FROM pushes "
-                "GROUP BY content_sha256) p ON p.content_sha256 = s.content_sha256")
+    """One run with its device, source and environment, and which machine pushed it to the team store and
+    when (`pushed_by`, `pushed_at`: None for a run read from a file)."""
     frame = store.query(
-        "SELECT r.*, d.kind AS device_kind, d.architecture, d.memory_gb, d.tdp_w, "
-        f"{_TEAM_KIND if pushed else 's.kind'} AS source_kind, "
+        "SELECT r.*, d.kind AS device_kind, d.architecture, d.memory_gb, d.tdp_w, s.shown_kind AS source_kind, "
         "s.file_name AS source_file, s.format AS source_format, s.content_sha256 AS source_sha256, "
-        f"s.imported_at AS source_imported_at, {_NOT_STATED_LIST}, e.* EXCLUDE (env_id){pushed} "
-        "FROM runs r LEFT JOIN devices d USING (device_name) JOIN sources s USING (source_id) "
-        f"LEFT JOIN environments e USING (env_id){join} WHERE r.run_id = ?", [run_id])
+        f"s.imported_at AS source_imported_at, {_NOT_STATED_LIST}, e.* EXCLUDE (env_id), "
+        "p.machine AS pushed_by, p.pushed_at "
+        "FROM runs r LEFT JOIN devices d USING (device_name) JOIN store_sources s USING (source_id) "
+        "LEFT JOIN environments e USING (env_id) LEFT JOIN source_pushes p ON p.content_sha256 = s.content_sha256 "
+        "WHERE r.run_id = ?", [run_id])
     return frame.row(0, named=True) if frame.height else None
 
 
 def run_labels(store: Store, run_id: str) -> pl.DataFrame:
     """The run's labels that did not come from its file: label, value, origin, who, when, how."""
-    return supplied_for_run(store.con, run_id)
+    with store.time_limited():
+        return supplied_for_run(store.con, run_id)
 
 
 def power_samples(store: Store, run_id: str) -> pl.DataFrame:
@@ -190,110 +170,6 @@ def power_modes(store: Store) -> pl.DataFrame:
     return store.query("SELECT * FROM power_modes ORDER BY device_name, mode_id")
 
 
-EDITABLE_DEVICE_COLUMNS = ("price_amount", "price_currency", "price_kind", "price_source", "price_date",
-                           "tdp_w", "memory_gb", "notes")
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
-
-
-_DEVICE_NUMBERS = (("tdp_w", "TDP (W)"), ("memory_gb", "memory (GB)"), ("price_amount", "price"))
-PRICE_COLUMNS = ("price_amount", "price_currency")
-ENTERED_BY = "you (Devices page)"  # who entered a price: the person using the app, on the Devices page
-
-
-def device_edit_problems(edits: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """The edited catalog rows with every typed number and date checked against the result
-    schema's ranges (joulebench.ranges: the same ranges a file's catalog entry must meet), and what
-    is wrong, each naming the device, the field and the range: TDP and memory above 0, a price
-    above 0 with a three-letter currency code, a date as YYYY-MM-DD and not in the future."""
-    problems: list[str] = []
-    rows = []
-    today = datetime.now(UTC).date()
-    for row in edits.iter_rows(named=True):
-        name = row.get("device_name")
-        out = dict(row)
-        for column, label in _DEVICE_NUMBERS:
-            if column in row:
-                try:
-                    out[column] = ranges.check("catalog_device", column, row[column], label=f"{name}: {label}")
-                except ranges.RangeError as e:
-                    problems.append(str(e))
-        if "price_date" in row:
-            try:
-                out["price_date"] = ranges.check_date(row["price_date"], f"{name}: price date", latest=today)
-            except ranges.RangeError as e:
-                problems.append(str(e))
-        currency = row.get("price_currency")
-        if currency is not None and not _CURRENCY.match(str(currency)):
-            problems.append(f"{name}: currency {currency!r} is not a three-letter code such as USD, EUR or CAD")
-        if row.get("price_amount") not in (None, "") and currency is None and "price_currency" in row:
-            problems.append(f"{name}: a price needs its currency")
-        rows.append(out)
-    if problems or not rows:
-        return edits, problems
-    checked = pl.DataFrame(rows, schema={c: (pl.Float64 if c in dict(_DEVICE_NUMBERS) else pl.String)
-                                         for c in edits.columns})
-    return checked, problems
-
-
-def _as_text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def update_devices(store: Store, edits: pl.DataFrame, *, by: str = ENTERED_BY) -> int:
-    """Write user edits of catalog fields back, with one history row per changed field (when and
-    by whom), in one transaction; refuse the whole edit (InvalidEditError) when any field breaks a
-    rule. A changed price is marked as entered by the user (`price_entries`: when and by whom)
-    and loses the published source it replaced, unless the same edit gives its own source."""
-    cols = [c for c in EDITABLE_DEVICE_COLUMNS if c in edits.columns]
-    if not cols or edits.is_empty():
-        return 0
-    edits = edits.select(["device_name", *cols]).with_columns(pl.col(c).cast(pl.String) for c in cols)
-    edits = edits.with_columns(pl.col(c).str.strip_chars().replace("", None) for c in cols)
-    if "price_currency" in cols:
-        edits = edits.with_columns(pl.col("price_currency").str.to_uppercase())
-    edits, problems = device_edit_problems(edits)
-    if problems:
-        raise InvalidEditError(problems)
-    fields = [*cols, *[c for c in ("price_source", "price_date") if c not in cols]]
-    before = {r["device_name"]: r for r in store.query(
-        f"SELECT device_name, {', '.join(fields)} FROM devices").iter_rows(named=True)}
-    history = []
-    now = datetime.now(UTC)
-    updates = []
-    for row in edits.iter_rows(named=True):
-        old = before.get(row["device_name"])
-        if old is None:
-            raise InvalidEditError([f"{row['device_name']}: no such device in the catalog"])
-        new = {c: row[c] for c in cols}
-        changed = {c for c in cols if _as_text(old[c]) != _as_text(row[c])}
-        entered = bool(changed & set(PRICE_COLUMNS))
-        if entered:
-            if "price_source" not in changed:  # the published source does not back the user's number
-                new["price_source"] = None
-            if "price_date" not in changed:
-                new["price_date"] = now.date().isoformat()
-        for c, value in new.items():
-            if _as_text(old[c]) != _as_text(value):
-                history.append([now, row["device_name"], c, _as_text(old[c]), _as_text(value), by])
-        updates.append((new, entered, row["device_name"]))
-    try:
-        store.con.execute("BEGIN TRANSACTION")
-        for new, entered, device in updates:
-            assignments = ", ".join(f"{c} = ?" for c in new)
-            store.con.execute(f"UPDATE devices SET {assignments} WHERE device_name = ?", [*new.values(), device])
-            if entered:
-                store.con.execute("INSERT OR REPLACE INTO price_entries VALUES (?, ?, ?)", [device, now, by])
-        if history:
-            store.con.executemany("INSERT INTO device_edits (edited_at, device_name, column_name, old_value, "
-                                  "new_value, edited_by) VALUES (?, ?, ?, ?, ?, ?)", history)
-        store.con.execute("COMMIT")
-    except duckdb.Error as e:
-        with contextlib.suppress(duckdb.Error):
-            store.con.execute("ROLLBACK")
-        raise damaged(store.path, e) from e
-    return edits.height
-
-
 # --- power settings (issue 13): the runs a power-setting model is fitted on -----------------------
 
 _SETTING_COLUMNS = """
@@ -301,7 +177,7 @@ _SETTING_COLUMNS = """
     r.grad_accum_steps, r.seq_len, r.max_new_tokens, r.request_rate_per_s, r.image_size, r.gpu_count, r.compile,
     r.power_limit_w, r.power_mode, r.profile, r.tag, r.examples, r.duration_s, r.throughput_sps, r.tokens_per_s,
     r.energy_j, r.avg_power_w, r.j_per_sample,
-    r.energy_boundary, r.energy_method, r.source_id, s.file_name AS source_file, s.kind AS source_kind,
+    r.energy_boundary, r.energy_method, r.source_id, s.file_name AS source_file, s.shown_kind AS source_kind,
     r.started_at, m.cpu_cores, m.cpu_max_mhz, m.gpu_max_mhz, m.memory_max_mhz, m.mode_name
 """
 
@@ -323,7 +199,7 @@ def power_setting_runs(store: Store, device: str, workload: str | None = None, m
             params.append(value)
     return store.query(
         f"SELECT {_SETTING_COLUMNS} FROM runs r JOIN devices d USING (device_name) "
-        "JOIN sources s USING (source_id) "
+        "JOIN store_sources s USING (source_id) "
         "LEFT JOIN power_modes m ON m.device_name = r.device_name "
         "AND m.mode_id = split_part(trim(r.power_mode), ' ', 1) "
         f"WHERE {' AND '.join(where)} ORDER BY r.workload, r.mode, r.precision, r.batch_size, "
@@ -369,59 +245,3 @@ def device_edits(store: Store, limit: int = 200) -> pl.DataFrame:
 def exchange_rates(store: Store) -> pl.DataFrame:
     return store.query("SELECT from_currency, to_currency, rate, rate_date, source, updated_at FROM exchange_rates "
                        "ORDER BY from_currency, to_currency")
-
-
-def exchange_rate_problems(rates: pl.DataFrame) -> list[str]:
-    problems = []
-    seen = set()
-    for i, row in enumerate(rates.iter_rows(named=True), start=1):
-        a, b = row.get("from_currency"), row.get("to_currency")
-        where = f"rate {i} ({a or '?'} to {b or '?'})"
-        for code in (a, b):
-            if code is None or not _CURRENCY.match(str(code)):
-                problems.append(f"{where}: {code!r} is not a three-letter currency code such as USD")
-        if a is not None and a == b:
-            problems.append(f"{where}: a rate joins two different currencies")
-        try:
-            if ranges.check("exchange_rate", "rate", row.get("rate"), label=f"{where}: rate") is None:
-                problems.append(f"{where}: the rate is missing; enter how many {b or 'To'} one {a or 'From'} buys")
-        except ranges.RangeError as e:
-            problems.append(str(e))
-        try:
-            if ranges.check_date(row.get("rate_date"), f"{where}: date", latest=datetime.now(UTC).date()) is None:
-                problems.append(f"{where}: give the date the rate holds for (YYYY-MM-DD)")
-        except ranges.RangeError as e:
-            problems.append(str(e))
-        if not (row.get("source") or "").strip():
-            problems.append(f"{where}: give the rate's source")
-        if (a, b) in seen:
-            problems.append(f"{where}: this pair is given twice")
-        seen.add((a, b))
-    return problems
-
-
-def replace_exchange_rates(store: Store, rates: pl.DataFrame) -> int:
-    """Replace the exchange-rate table with the user's edited one (validated, one transaction)."""
-    rates = rates.select(
-        pl.col("from_currency").cast(pl.String).str.strip_chars().str.to_uppercase(),
-        pl.col("to_currency").cast(pl.String).str.strip_chars().str.to_uppercase(),
-        pl.col("rate").cast(pl.String).str.strip_chars(),
-        pl.col("rate_date").cast(pl.String).str.strip_chars(),
-        pl.col("source").cast(pl.String).str.strip_chars(),
-    )
-    problems = exchange_rate_problems(rates)
-    if problems:
-        raise InvalidEditError(problems)
-    rates = rates.with_columns(pl.col("rate").str.replace_all(r"[,_]", "").cast(pl.Float64))
-    now = datetime.now(UTC)
-    try:
-        store.con.execute("BEGIN TRANSACTION")
-        store.con.execute("DELETE FROM exchange_rates")
-        store.con.executemany("INSERT INTO exchange_rates VALUES (?, ?, ?, ?, ?, ?)",
-                              [[*row, now] for row in rates.iter_rows()])
-        store.con.execute("COMMIT")
-    except duckdb.Error as e:
-        with contextlib.suppress(duckdb.Error):
-            store.con.execute("ROLLBACK")
-        raise damaged(store.path, e) from e
-    return rates.height

@@ -1,16 +1,20 @@
-"""The results store: the one API that reaches the DuckDB file. It stores and queries; the
-import service (`ingest`) converts, validates, queues and drains above it.
+"""The results store: the one API that reaches a store, a DuckDB file or a team store (its location and
+kind: `db.location`). It stores and queries; the import service (`ingest`) converts, validates, queues and
+drains above it.
 
-A read-write open creates the file if needed, applies the migrations and seeds a new database
-with the reference data. A read-only open (the explorer's pages) does none of that and never
-blocks a writer for longer than its query.
+A read-write open (a file only: a team store takes only `joulebench push`) creates the file if needed,
+applies the migrations and seeds a new database with the reference data. A read-only open (`open_reading`:
+the explorer's pages and the commands that read) does none of that and never blocks a writer for longer than
+its query; on a team store every query has a time limit (`time_limited`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,13 +27,13 @@ import db.labels as labels
 import db.seed as seed
 from db.connection import connect, create_whole, damaged, first_row, interrupted, remove_abandoned_births
 from db.grading import derived_damage, grade_runs, rebuild_derived
-from db.lake import LAKE_NAME, LakeUrl, current_snapshot, lake_data_path, refuse_write
-from db.lake import connect as lake_connect
-from db.migrate import apply_migrations, latest_version
+from db.lake import LAKE_NAME
+from db.location import QUERY_LIMIT_ENV, LocalFile, StoreLocation, locate, reading_views
+from db.migrate import apply_migrations
 from db.writes import IngestReport, ingest_loaded
 from joulebench.errors import DatabaseError, ResultFileError
 from joulebench.labels import LABELS
-from joulebench.paths import SAMPLE_DATA_DIR, resolve_db_path
+from joulebench.paths import SAMPLE_DATA_DIR
 from joulebench.resultfile import LoadedResultFile
 
 T = TypeVar("T")
@@ -39,7 +43,7 @@ _DATA_ERRORS = (duckdb.ConversionException, duckdb.ConstraintException, duckdb.I
                 duckdb.OutOfRangeException, duckdb.TypeMismatchException)
 
 
-def _raise_translated(path: Path, e: BaseException) -> NoReturn:
+def _raise_translated(path: Path | str, e: BaseException) -> NoReturn:
     """Raise what a failed database operation means: KeyboardInterrupt for a Ctrl-C that DuckDB reported
     as 'Query interrupted', a DatabaseError naming the file for DuckDB's errors, else the error itself."""
     if interrupted(e):
@@ -50,19 +54,21 @@ def _raise_translated(path: Path, e: BaseException) -> NoReturn:
 
 
 def _translated(method: Callable[..., T]) -> Callable[..., T]:
-    """DuckDB errors of a damaged file become a DatabaseError naming it (never a traceback)."""
+    """DuckDB errors of a damaged file become a DatabaseError naming it (never a traceback); on a team store
+    the call has the store's time limit."""
     @functools.wraps(method)
     def wrapper(self: Store, *args: Any, **kwargs: Any) -> T:
-        try:
-            return method(self, *args, **kwargs)
-        except (duckdb.Error, RuntimeError) as e:
-            _raise_translated(self.path, e)
+        with self.time_limited():
+            try:
+                return method(self, *args, **kwargs)
+            except (duckdb.Error, RuntimeError) as e:
+                _raise_translated(self.location.shown, e)
     return wrapper
 
 
 @dataclass(frozen=True)
 class DbInfo:
-    path: Path
+    location: StoreLocation
     schema_version: int
     runs: int
     devices: int
@@ -71,6 +77,11 @@ class DbInfo:
     runs_by_source_kind: pl.DataFrame
     runs_by_device: pl.DataFrame
     intake: pl.DataFrame  # the import service's own actions, newest first
+
+    @property
+    def path(self) -> Path:
+        """The DuckDB file (DatabaseError for a team store: it has none here)."""
+        return self.location.file
 
 
 GRADES_VERSION = 5  # the migration that added trust grades
@@ -81,11 +92,23 @@ BIRTH_WAIT_S = 15.0  # a process that lost the race to create a database waits t
 class Store:
     """An open database. Use as a context manager; it holds DuckDB's file lock while open."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, location: StoreLocation | Path, *, read_only: bool = False,
+                 snapshot_id: int | None = None) -> None:
         self.con = con
-        self.path = path
+        self.location = location if isinstance(location, StoreLocation) else LocalFile(location)
         self.read_only = read_only
-        self.snapshot_id: int | None = None  # a team store's snapshot being read (None for a DuckDB file)
+        self.snapshot_id = snapshot_id  # a team store's snapshot being read (None for a DuckDB file)
+        self._limited = False  # a time limit is running (time_limited: the outermost call sets it)
+
+    @property
+    def path(self) -> Path:
+        """The DuckDB file (DatabaseError for a team store: it has none on this machine)."""
+        return self.location.file
+
+    @property
+    def kind(self) -> str:
+        """The store's kind word (db.location: 'local' or 'team'), the same on every command and page."""
+        return self.location.kind
 
     @classmethod
     def open(cls, db: str | os.PathLike[str] | None = None, *, seed_reference: bool = True,
@@ -99,8 +122,9 @@ class Store:
         except one whose seeding never finished (made before databases were born whole): it gets the
         reference files it lacks.
         """
-        refuse_write(str(db) if db is not None else "")  # a team store takes only `joulebench push`
-        path = resolve_db_path(db)
+        location = locate(db)
+        location.refuse_write()  # a team store takes only `joulebench push`
+        path = location.file
         try:
             remove_abandoned_births(path)
             lost = not path.exists() and not cls._create(path, seed_reference, sample_data)
@@ -108,7 +132,7 @@ class Store:
             _raise_translated(path, e)
         # lost the race to create it: the winner holds it for its first command, wait for that
         con = connect(path, wait_s=BIRTH_WAIT_S if lost else None)
-        store = cls(con, path)
+        store = cls(con, location)
         try:
             applied = apply_migrations(con)
             if GRADES_VERSION in applied or store.ungraded_runs():
@@ -120,6 +144,7 @@ class Store:
             if seed_reference and store.reference_data() is None:
                 store.seed(sample_data)  # a seeding cut off before databases were born whole
                 store.mark_reference_data(SEEDED)
+            reading_views(con, location)
         except BaseException as e:
             con.close()
             _raise_translated(path, e)
@@ -139,38 +164,71 @@ class Store:
         return create_whole(path, build)
 
     @classmethod
-    def open_read_only(cls, db: str | os.PathLike[str] | None = None) -> Store:
-        """Open for reading only: no migration, no seed; DatabaseError when the file is missing or
-        its schema is not this JouleBench's (open it read-write once, e.g. `joulebench db info`)."""
-        path = resolve_db_path(db)
-        con = connect(path, read_only=True)
-        store = cls(con, path, read_only=True)
-        version = store.schema_version()
-        if version != latest_version():
+    def open_reading(cls, store: StoreLocation | str | os.PathLike[str] | None = None, *, as_of: int | None = None,
+                     data_path: str | None = None) -> Store:
+        """Open any store for reading only (`db.location.locate` reads its name; a team store at its newest
+        snapshot or at `as_of`): no migration, no seed; DatabaseError when it is missing or its schema is not
+        this JouleBench's, saying what to do (a file: open it read-write once, e.g. `joulebench db info`)."""
+        location = locate(store, data_path)
+        con, snapshot = location.connect_reading(as_of)
+        opened = cls(con, location, read_only=True, snapshot_id=snapshot)
+        try:
+            problem = location.schema_problem(opened.schema_version())
+            if problem:
+                raise DatabaseError(problem)
+            reading_views(con, location)
+        except BaseException:
             con.close()
-            raise DatabaseError(f"{path}: schema version {version}, this JouleBench uses {latest_version()}; "
-                                "run `joulebench db info` (or restart the app) to migrate it")
-        return store
+            raise
+        return opened
+
+    @classmethod
+    def open_read_only(cls, db: str | os.PathLike[str] | None = None) -> Store:
+        """open_reading: the pages' and the tests' name for it."""
+        return cls.open_reading(db)
 
     @classmethod
     def open_team_store(cls, url: str, *, data_path: str | None = None, as_of: int | None = None) -> Store:
-        """A DuckLake team store (db.lake), read-only: the explorer's view of what every runner pushed, at
-        its newest snapshot or at snapshot `as_of`. `data_path` defaults to $JOULEBENCH_LAKE_DATA. Its `path`
-        is the URL without any password."""
-        lake = LakeUrl.parse(url, lake_data_path(data_path))
-        con = lake_connect(lake, read_only=True, as_of=as_of)
-        store = cls(con, Path(lake.public_url), read_only=True)
-        store.snapshot_id = current_snapshot(con)
-        version = store.schema_version()
-        if version == 0:
-            con.close()
-            raise DatabaseError(f"{lake.public_url}: no JouleBench team store here yet; push to it first "
-                                "(`joulebench push --store ...`)")
-        if version != latest_version():
-            con.close()
-            raise DatabaseError(f"{lake.public_url}: schema version {version}, this JouleBench uses "
-                                f"{latest_version()}; push to it once with this JouleBench to upgrade it")
-        return store
+        """open_reading of a team store's URL (db.lake), at its newest snapshot or at snapshot `as_of`;
+        `data_path` defaults to $JOULEBENCH_LAKE_DATA."""
+        return cls.open_reading(url, as_of=as_of, data_path=data_path)
+
+    @contextlib.contextmanager
+    def time_limited(self) -> Iterator[None]:
+        """Within, the store's queries stop after its time limit (db.location: a team store's, across a
+        network), with a DatabaseError that names the store and what to do; a file's are not limited. A timer
+        thread interrupts the connection (DuckDB's own way to stop a query); only the outermost call times."""
+        limit = self.location.query_limit_s()
+        if limit is None or self._limited:
+            yield
+            return
+        guard = threading.Lock()
+        state = {"running": True, "fired": False}
+
+        def stop() -> None:
+            with guard:  # never after the block ended: an interrupt would then hit the next caller's query
+                if state["running"]:
+                    state["fired"] = True
+                    self.con.interrupt()
+
+        timer = threading.Timer(limit, stop)
+        timer.daemon = True
+        self._limited = True
+        timer.start()
+        try:
+            yield
+        except BaseException as e:
+            if state["fired"] and (interrupted(e) or isinstance(e, KeyboardInterrupt)):
+                raise DatabaseError(
+                    f"{self.location.describe()}: a query took longer than {limit:g} s and was stopped. The store's "
+                    "catalog or data path may be slow or out of reach from this machine: check that it can reach "
+                    f"them, or allow more time with ${QUERY_LIMIT_ENV} (seconds)") from e
+            raise
+        finally:
+            with guard:
+                state["running"] = False
+            timer.cancel()
+            self._limited = False
 
     def close(self) -> None:
         self.con.close()
@@ -273,8 +331,8 @@ class Store:
     # --- reading -------------------------------------------------------------------------
     def _sources(self) -> pl.DataFrame:
         """The sources with what their runs do not state ('device 3, mode 3'; '' when complete)."""
-        frame = self.query("SELECT source_id, kind, file_name, format, run_count AS runs, finding_count AS findings, "
-                           "imported_at FROM sources ORDER BY source_id")
+        frame = self.query("SELECT source_id, shown_kind AS kind, file_name, format, run_count AS runs, "
+                           "finding_count AS findings, imported_at FROM store_sources ORDER BY source_id")
         gaps = {row["source_id"]: labels.describe_gaps({k: row[k] for k in LABELS})
                 for row in labels.not_stated_counts(self.con).iter_rows(named=True)}
         not_stated = pl.Series("not_stated", [gaps.get(i, "") for i in frame["source_id"].to_list()], dtype=pl.String)
@@ -320,15 +378,15 @@ class Store:
             return int(row[0]) if row else 0
 
         return DbInfo(
-            path=self.path,
+            location=self.location,
             schema_version=self.schema_version(),
             runs=count("runs"),
             devices=count("devices"),
             findings=count("findings"),
             sources=self._sources(),
             runs_by_source_kind=self.query(
-                "SELECT s.kind AS source_kind, count(*) AS runs FROM runs r JOIN sources s USING (source_id) "
-                "GROUP BY 1 ORDER BY 1"),
+                "SELECT s.shown_kind AS source_kind, count(*) AS runs FROM runs r "
+                "JOIN store_sources s USING (source_id) GROUP BY 1 ORDER BY 1"),
             runs_by_device=self.query(
                 "SELECT coalesce(r.device_name, 'not stated') AS device_name, d.kind, count(*) AS runs "
                 "FROM runs r LEFT JOIN devices d USING (device_name) GROUP BY 1, 2 ORDER BY runs DESC, 1"),

@@ -30,7 +30,7 @@ from typing import TypeVar
 
 import duckdb
 
-from db.lake import LAKE_NAME, LakeUrl, connect, refusal, retryable, rollback
+from db.lake import LAKE_NAME, TeamStore, connect, refusal, retryable, rollback
 from joulebench.errors import DatabaseError
 
 DEFAULT_GRACE_MINUTES = 60
@@ -63,7 +63,7 @@ class UpkeepReport:
     seconds: float = 0.0
 
 
-def data_files(con: duckdb.DuckDBPyConnection, lake: LakeUrl) -> DataFiles:
+def data_files(con: duckdb.DuckDBPyConnection, lake: TeamStore) -> DataFiles:
     """The Parquet files on disk (or in the bucket) under the data path, referenced or not."""
     rows = con.execute("SELECT filename, size FROM read_blob(?)", [lake.data_path + "**/*.parquet"]).fetchall()
     sizes = {PurePosixPath(name).name: int(size) for name, size in rows}
@@ -85,7 +85,7 @@ def snapshot_range(con: duckdb.DuckDBPyConnection) -> tuple[int, int] | None:
     return (int(rows[0][0]), int(rows[0][1])) if rows and rows[0][0] is not None else None
 
 
-def upkeep(lake: LakeUrl, *, keep_snapshots_days: float | None = None, grace_minutes: float = DEFAULT_GRACE_MINUTES,
+def upkeep(lake: TeamStore, *, keep_snapshots_days: float | None = None, grace_minutes: float = DEFAULT_GRACE_MINUTES,
            dry_run: bool = False, machine: str | None = None) -> UpkeepReport:
     """Merge, expire (only with `keep_snapshots_days`), remove old and unreferenced files; see the module's
     docstring for why a push in flight is safe. A dry run changes nothing and says what would go."""
@@ -102,8 +102,7 @@ def upkeep(lake: LakeUrl, *, keep_snapshots_days: float | None = None, grace_min
             if not _retried(con, report, lambda: con.execute(
                     "SELECT count(*) FROM duckdb_tables() WHERE database_name = ? AND table_name = 'push_lock'",
                     [LAKE_NAME]).fetchall()[0][0]):
-                raise DatabaseError(f"{lake.public_url}: no JouleBench team store here yet; push to it first "
-                                    "(`joulebench push --store ...`)")
+                raise DatabaseError(lake.schema_problem(0) or "")
             report.files_before = data_files(con, lake)
             _steps(con, lake, report, keep_snapshots_days, timedelta(minutes=grace_minutes), who)
             report.files_after = data_files(con, lake)
@@ -116,7 +115,7 @@ def upkeep(lake: LakeUrl, *, keep_snapshots_days: float | None = None, grace_min
     return report
 
 
-def _steps(con: duckdb.DuckDBPyConnection, lake: LakeUrl, report: UpkeepReport, keep_days: float | None,
+def _steps(con: duckdb.DuckDBPyConnection, lake: TeamStore, report: UpkeepReport, keep_days: float | None,
            grace: timedelta, who: str) -> None:
     dry = report.dry_run
     if not dry:  # first, so what it replaces is scheduled for removal (after the grace)
@@ -168,7 +167,7 @@ def _steps(con: duckdb.DuckDBPyConnection, lake: LakeUrl, report: UpkeepReport, 
                              for p in report.old_files_removed + report.orphans_removed)
 
 
-def _cleanup_old_files(con: duckdb.DuckDBPyConnection, lake: LakeUrl, cutoff: datetime, dry: bool) -> list[str]:
+def _cleanup_old_files(con: duckdb.DuckDBPyConnection, lake: TeamStore, cutoff: datetime, dry: bool) -> list[str]:
     """`ducklake_cleanup_old_files` for the files scheduled for removal before `cutoff`. A SQLite catalog keeps
     that time as text, which DuckLake compares as text with its 'YYYY-MM-DDTHH:MM' literal: every file of the
     cutoff's day would pass. So: all of them when all are due (checked here with real times), else, on SQLite,

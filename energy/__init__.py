@@ -1,11 +1,12 @@
-"""Power and energy: traces, integration, readings, energy figures, power-log parsers, Jetson rails.
+"""Power and energy: traces, integration, readings, energy figures, Jetson rails.
 
 The one home for how JouleBench turns power into energy figures and how far they can be
-trusted. It depends on nothing of the project's (only numpy, polars and scipy), so the runner,
+trusted. It depends on nothing of the project's (only numpy and scipy), so the runner,
 the importers, the store and the explorer use the same rules: the trapezoid integral, the
-counter-vs-sampled disagreement limit, the short-window rule, idle subtraction, the power-log
-parsers that read nvidia-smi, tegrastats, jtop and wall-meter logs from bytes, the aggregate of
-repeats (`energy.stats`), steady state (`energy.steady`) and trust grades (`energy.grades`).
+counter-vs-sampled disagreement limit, the short-window rule, idle subtraction, which Jetson
+rails make a board's module power (`energy.rails`, applied by the power-log parsers in
+`importers.powerlogs`), the aggregate of repeats (`energy.stats`), steady state
+(`energy.steady`) and trust grades (`energy.grades`).
 """
 
 from energy.figures import (

@@ -18,11 +18,12 @@ every 0.1 s (at least 20 for B, 50 and 10 s for A)``; the letter is the cap that
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from energy.figures import DISAGREEMENT_LIMIT_PCT, MIN_SENSOR_PERIODS
 from energy.stats import Aggregate
@@ -152,194 +153,328 @@ class RunFacts:
             step_times_ms=run.get("step_times_ms") or None)
 
 
+# The rules of one run are polars expressions over a frame of facts (FACT_SCHEMA: one row per run), so one
+# definition grades a single run (`grade_run`: the CLI summary, the New run page) and 100,000 runs at once
+# in the store (`grade_frame`, db.grading), without a Python function per row. Numbers in reason texts are
+# written as Python's format() writes them (".3g", "+.2g"); the caller supplies the writer
+# (`NumberText`): `python_numbers` here, DuckDB's format() (the same output) in the store.
+
+FACT_SCHEMA: dict[str, pl.DataType] = {
+    "status": pl.String(), "mode": pl.String(), "origin_kind": pl.String(), "origin_format": pl.String(),
+    "origin_tool": pl.String(), "duration_s": pl.Float64(), "energy_j": pl.Float64(),
+    "energy_boundary": pl.String(), "energy_method": pl.String(), "sample_period_s": pl.Float64(),
+    "sensor_update_period_s": pl.Float64(), "energy_disagreement_pct": pl.Float64(),
+    "throttle_reasons": pl.String(), "gpu_clock_avg_mhz": pl.Float64(), "warmup_steady": pl.Boolean(),
+    "flags": pl.List(pl.String()), "power_drift_pct": pl.Float64(), "step_time_drift_pct": pl.Float64()}
+
+# {column written: (number column, format spec)}, and who writes them: Python's format() or an equal one
+NumberText = Callable[[pl.DataFrame, Mapping[str, tuple[str, str]]], pl.DataFrame]
+
+
+def python_numbers(frame: pl.DataFrame, specs: Mapping[str, tuple[str, str]]) -> pl.DataFrame:
+    """The numbers written with Python's format(), a value at a time (for a few runs: `grade_run`)."""
+    return frame.with_columns(
+        pl.Series(out, [None if v is None else format(v, spec) for v in frame[col].to_list()], pl.String())
+        for out, (col, spec) in specs.items())
+
+
+_CAP_INDEX = {g: i for i, g in enumerate(GRADES)}
+
+
+def _text(*parts: str | pl.Expr) -> pl.Expr:
+    return pl.concat_str([pl.lit(p) if isinstance(p, str) else p for p in parts])
+
+
+def _case(*cases: tuple[pl.Expr, str, pl.Expr | str], otherwise: tuple[str, pl.Expr | str] | None = None) -> pl.Expr:
+    """The first case whose condition holds, as a (cap, text) struct; null when none does and no otherwise."""
+    def reason(cap: str, text: pl.Expr | str) -> pl.Expr:
+        return pl.struct(cap=pl.lit(cap), text=text if isinstance(text, pl.Expr) else pl.lit(text))
+
+    chain: Any = pl
+    for condition, cap, text in cases:
+        chain = chain.when(condition).then(reason(cap, text))
+    return chain.otherwise(reason(*otherwise) if otherwise else pl.lit(None))
+
+
+def _or_else(column: str, default: str) -> pl.Expr:
+    """Python's `value or default` for text: null and '' read as the default."""
+    c = pl.col(column)
+    return pl.when(c.is_null() | (c == "")).then(pl.lit(default)).otherwise(c)
+
+
+def _truthy(column: str) -> pl.Expr:
+    c = pl.col(column)
+    return c.is_not_null() & (c != 0)
+
+
+_has_energy = pl.col("energy_j").is_not_null()
+_estimated = (pl.col("energy_boundary") == "estimated").fill_null(False) | (
+    pl.col("energy_method") == "estimated").fill_null(False)
+_clock_events = pl.col("throttle_reasons").fill_null("").str.split(",").list.eval(
+    pl.element().filter(pl.element() != ""))
+_hardware = _clock_events.list.eval(pl.element().filter(pl.element().is_in(HW_THROTTLE)))
+
+# numbers computed before the texts are written (stage 1): the window's sensor period and updates, the drift
+# that judges the steady state and what it was of
+_NUMBERS = {
+    "_period": pl.when(_truthy("sensor_update_period_s")).then(pl.col("sensor_update_period_s"))
+                 .otherwise(pl.col("sample_period_s")),
+    "_drift": pl.coalesce("power_drift_pct", "step_time_drift_pct"),
+    "_drift_of": pl.when(pl.col("power_drift_pct").is_not_null()).then(pl.lit("power"))
+                   .when(pl.col("step_time_drift_pct").is_not_null()).then(pl.lit("step time")),
+}
+_WRITTEN = {"_d_text": ("duration_s", ".3g"), "_updates_text": ("_updates", ".3g"),
+            "_period_text": ("_period", ".3g"), "_drift_text": ("_drift", "+.2g"),
+            "_pct_text": ("energy_disagreement_pct", ".2g")}
+
+
+def _origin() -> pl.Expr:
+    kind, fmt, tool = pl.col("origin_kind"), pl.col("origin_format"), pl.col("origin_tool")
+    return _case(
+        ((kind == "local").fill_null(False), "A", "measured here by the JouleBench runner"),
+        ((kind == "reference").fill_null(False), "C", "transcribed from a published table: one figure, without "
+                                                      "its window, sensor or spread"),
+        ((fmt == JOULEBENCH_FORMAT).fill_null(False) & (tool.is_null() | (tool == "joulebench").fill_null(False)),
+         "A", "a JouleBench result file measured elsewhere: graded on the window, sensor and checks it records"),
+        otherwise=("B", _text("imported from ", _or_else("origin_format", "another tool's file"),
+                              ": how it warmed up, sampled and cut its window is not all known")))
+
+
+def _outcome() -> pl.Expr:
+    return _case((pl.col("status") != "ok", "D", _text(
+        "the run ended ", pl.col("status"), ": it has no figures to trust (the outcome itself is recorded)")))
+
+
+def _boundary() -> pl.Expr:
+    b = pl.col("energy_boundary")
+    return _case(
+        (~_has_energy, "A", "no energy figure: the grade covers throughput and latency only"),
+        (_estimated, "D", "energy estimated from utilisation x TDP: not a measurement"),
+        (b.is_in(["wall", "system"]).fill_null(False), "A",
+         _text("measured at the ", b, " (the whole host): compare it only with other figures taken there")),
+        otherwise=("A", _text("measured at ", _or_else("energy_boundary", "an unstated boundary"), " (",
+                              _or_else("energy_method", "method not stated"), ")")))
+
+
+def _window() -> pl.Expr:
+    d, period, updates = pl.col("duration_s"), pl.col("_period"), pl.col("_updates")
+    ds = pl.col("_d_text")
+    which = pl.when(_truthy("sensor_update_period_s")).then(pl.lit("updates every")).otherwise(
+        pl.lit("was sampled every"))
+    base = _text(ds, " s is ", pl.col("_updates_text"), " updates of a sensor that ", which, " ",
+                 pl.col("_period_text"), " s")
+    throughput_window = ~_has_energy | _estimated
+    no_period = period.is_null() | (period == 0)
+    return _case(
+        (d.is_null(), "C", "window length not recorded"),
+        (throughput_window & (d >= DECISION_WINDOW_S), "A", _text(ds, " s")),
+        (throughput_window & (d >= THROUGHPUT_WINDOW_C_S), "B",
+         _text(ds, f" s, under the {DECISION_WINDOW_S:g} s minimum")),
+        (throughput_window, "C", _text(ds, f" s: throughput over under {THROUGHPUT_WINDOW_C_S:g} s moves with "
+                                           "launch jitter and clock ramps")),
+        (no_period & (d >= DECISION_WINDOW_S), "B", _text(ds, " s, but the sensor's update period is not recorded")),
+        (no_period, "C", _text(ds, f" s, under the {DECISION_WINDOW_S:g} s minimum, sensor update period not "
+                                   "recorded")),
+        (updates < WINDOW_UPDATES_C, "D", _text(base, ": the window's edges are the measurement")),
+        (updates < WINDOW_UPDATES_B, "C", _text(base, f" (at least {WINDOW_UPDATES_B} for B)")),
+        ((updates < WINDOW_UPDATES_A) | (d < DECISION_WINDOW_S), "B",
+         _text(base, f" (at least {WINDOW_UPDATES_A} and {DECISION_WINDOW_S:g} s for A)")),
+        otherwise=("A", base))
+
+
+def _steady() -> pl.Expr:
+    warm = pl.col("warmup_steady")
+    warmup = _case((warm.fill_null(False), "A", "warmup ended when power and step time were steady"),
+                   ((~warm).fill_null(False), "B", "warmup hit its time cap before power and step time were steady"))
+    # a workload's window that begins before power has risen reads low: rising halves count; a fall is the
+    # workload's own (throughput, power cap) and shows in the spread. An idle baseline must be flat either
+    # way; step times fall as a workload warms up.
+    drift, what = pl.col("_drift"), pl.col("_drift_of")
+    idle = (pl.col("mode") == "idle").fill_null(False)
+    change = pl.when(idle).then(drift.abs()).when(what == "step time").then(-drift).otherwise(drift)
+    change = pl.max_horizontal(change, pl.lit(0.0))
+    cap = pl.when(change <= DRIFT_OK_PCT).then(pl.lit("A")).when(change <= DRIFT_D_PCT).then(pl.lit("C")).otherwise(
+        pl.lit("D"))
+    verdict = pl.when(cap == "A").then(pl.lit("steady")).when(idle).then(pl.lit("still settling")).otherwise(
+        pl.lit("still warming up"))
+    trend = pl.when(drift.is_not_null()).then(pl.struct(cap=cap, text=_text(
+        what, " ", verdict, " in the window (second half ", pl.col("_drift_text"), " % against the first)")))
+    texts = pl.concat_str(warmup.struct.field("text"), trend.struct.field("text"), separator="; ", ignore_nulls=True)
+    worst = pl.max_horizontal(_cap_index(warmup.struct.field("cap")), _cap_index(trend.struct.field("cap")))
+    return pl.when(worst.is_null()).then(pl.struct(
+        cap=pl.lit("B"), text=pl.lit("not recorded, and no power trace or step times to judge it"))).otherwise(
+        pl.struct(cap=_cap_letter(worst), text=texts))
+
+
+def _cap_index(cap: pl.Expr) -> pl.Expr:
+    return cap.replace_strict(_CAP_INDEX, default=None, return_dtype=pl.Int8)
+
+
+def _cap_letter(index: pl.Expr) -> pl.Expr:
+    return index.replace_strict(dict(enumerate(GRADES)), default=None, return_dtype=pl.String)
+
+
+def _agreement() -> pl.Expr:
+    pct = pl.col("energy_disagreement_pct")
+    text = _text("energy counter and power trace differ by ", pl.col("_pct_text"), " %")
+    return _case(
+        (~_has_energy | _estimated, "A", pl.lit(None, pl.String)),  # no such check: dropped below
+        (pct.is_null(), "A", "one energy source only: not cross-checked"),
+        (pct <= DISAGREEMENT_LIMIT_PCT, "A", text),
+        (pct <= DISAGREE_D_PCT, "C", _text(text, f" (over {DISAGREEMENT_LIMIT_PCT:g} %)")),
+        otherwise=("D", _text(text, f" (over {DISAGREE_D_PCT:g} %): the window is too short or not steady for this "
+                                    "sensor")))
+
+
+def _throttling() -> pl.Expr:
+    return _case(
+        (_hardware.list.len() > 0, "B", _text("clocks slowed by ", _hardware.list.join(", "),
+                                              ": the figures reflect this machine's cooling or power delivery")),
+        (_clock_events.list.contains("sw_power_cap"), "A",
+         "held at its power limit (sw_power_cap): the figures are those of this limit"),
+        (_clock_events.list.len() > 0, "A", _text("clock events: ", _clock_events.list.join(", "))),
+        (pl.col("gpu_clock_avg_mhz").is_not_null(), "A", "none reported in the window"))
+
+
+def _flag(flag: str, cap: str, text: str) -> pl.Expr:
+    return _case((pl.col("flags").list.contains(flag).fill_null(False), cap, text))
+
+
+# every check of a run, in the order its reasons are listed: (name, the (cap, text) it gives, or null)
+RUN_CHECKS: tuple[tuple[str, Callable[[], pl.Expr]], ...] = (
+    ("origin", _origin), ("outcome", _outcome), ("boundary", _boundary), ("window", _window),
+    ("steady state", _steady), ("agreement", _agreement), ("throttling", _throttling),
+    ("flags", lambda: _flag("net_energy_nonpositive", "C", "net energy came out at or below zero: the idle "
+                                                          "baseline does not fit this run")),
+    ("flags", lambda: _flag("power_setting_not_applied", "A", "the requested power setting was not applied: the "
+                                                             "figures are for the setting in effect")))
+_ONLY_WHEN_OK = {"boundary", "window", "steady state", "agreement", "throttling", "flags"}
+
+
+def grade_frame(facts: pl.DataFrame, numbers: NumberText = python_numbers) -> pl.DataFrame:
+    """Grade every run of `facts` (FACT_SCHEMA columns; missing ones read as not recorded) at once: the
+    frame with `trust_grade` and `trust_reasons` (stored texts, the limiting ones first) added, and each
+    check's `_cap_<i>` and `_text_<i>` (RUN_CHECKS order). NaN reads as not recorded."""
+    missing = [pl.lit(None, dtype).alias(c) for c, dtype in FACT_SCHEMA.items() if c not in facts.columns]
+    frame = facts.with_columns(missing).with_columns(
+        [pl.col(c).cast(dtype) for c, dtype in FACT_SCHEMA.items()]).with_columns(
+        *[pl.col(c).fill_nan(None) for c, dtype in FACT_SCHEMA.items() if dtype == pl.Float64()],
+        pl.col("status").fill_null("ok")).with_columns(**_NUMBERS)
+    frame = frame.with_columns(_updates=pl.col("duration_s") / pl.col("_period"))
+    frame = numbers(frame, _WRITTEN)
+    ok = pl.col("status") == "ok"
+    checks = []
+    for name, rule in RUN_CHECKS:
+        reason = rule()
+        checks.append((name, pl.when(ok).then(reason) if name in _ONLY_WHEN_OK else reason))
+    return _graded(frame, checks)
+
+
+def _facts_row(f: RunFacts) -> dict[str, Any]:
+    """The frame row of one run: its drifts computed from its series when it has them."""
+    power = f.power_drift_pct
+    if len(f.trace_t_s) >= 4:
+        power = drift_pct(f.trace_t_s, f.trace_power_w)
+    step = f.step_time_drift_pct
+    if len(f.step_times_ms) >= 4:
+        ms = np.asarray(f.step_times_ms, dtype=float)
+        step = drift_pct(np.concatenate(([0.0], np.cumsum(ms[:-1]) / 1000.0)), ms)  # at each step's start
+    row = {c: getattr(f, c) for c in FACT_SCHEMA if hasattr(f, c)}
+    return {**row, "flags": list(f.flags), "power_drift_pct": power, "step_time_drift_pct": step}
+
+
 def grade_run(f: RunFacts) -> Grade:
     """The grade of one run, with a reason per check."""
-    reasons = [_origin(f)]
-    if f.status != "ok":
-        reasons.append(Reason("outcome", "D", f"the run ended {f.status}: it has no figures to trust "
-                                              "(the outcome itself is recorded)"))
-        return _grade(reasons)
-    reasons += [_boundary(f), _window(f), _steady(f)]
-    reasons += [r for r in (_agreement(f), _throttling(f)) if r is not None]
-    reasons += _flags(f)
-    return _grade(reasons)
-
-
-def _origin(f: RunFacts) -> Reason:
-    if f.origin_kind == "local":
-        return Reason("origin", "A", "measured here by the JouleBench runner")
-    if f.origin_kind == "reference":
-        return Reason("origin", "C", "transcribed from a published table: one figure, without its window, "
-                                     "sensor or spread")
-    if f.origin_format == JOULEBENCH_FORMAT and (f.origin_tool in (None, "joulebench")):
-        return Reason("origin", "A", "a JouleBench result file measured elsewhere: graded on the window, sensor "
-                                     "and checks it records")
-    what = f.origin_format or "another tool's file"
-    return Reason("origin", "B", f"imported from {what}: how it warmed up, sampled and cut its window is not "
-                                 "all known")
-
-
-def _has_energy(f: RunFacts) -> bool:
-    return f.energy_j is not None
-
-
-def _estimated(f: RunFacts) -> bool:
-    return f.energy_boundary == "estimated" or f.energy_method == "estimated"
-
-
-def _boundary(f: RunFacts) -> Reason:
-    if not _has_energy(f):
-        return Reason("boundary", "A", "no energy figure: the grade covers throughput and latency only")
-    if _estimated(f):
-        return Reason("boundary", "D", "energy estimated from utilisation x TDP: not a measurement")
-    if f.energy_boundary in ("wall", "system"):
-        return Reason("boundary", "A", f"measured at the {f.energy_boundary} (the whole host): compare it only "
-                                       "with other figures taken there")
-    return Reason("boundary", "A", f"measured at {f.energy_boundary or 'an unstated boundary'} "
-                                   f"({f.energy_method or 'method not stated'})")
-
-
-def _window(f: RunFacts) -> Reason:
-    d = f.duration_s
-    if d is None:
-        return Reason("window", "C", "window length not recorded")
-    if not _has_energy(f) or _estimated(f):  # a throughput window
-        if d >= DECISION_WINDOW_S:
-            return Reason("window", "A", f"{d:.3g} s")
-        if d >= THROUGHPUT_WINDOW_C_S:
-            return Reason("window", "B", f"{d:.3g} s, under the {DECISION_WINDOW_S:g} s minimum")
-        return Reason("window", "C", f"{d:.3g} s: throughput over under {THROUGHPUT_WINDOW_C_S:g} s moves with "
-                                     "launch jitter and clock ramps")
-    period = f.sensor_update_period_s or f.sample_period_s
-    if not period:
-        if d >= DECISION_WINDOW_S:
-            return Reason("window", "B", f"{d:.3g} s, but the sensor's update period is not recorded")
-        return Reason("window", "C", f"{d:.3g} s, under the {DECISION_WINDOW_S:g} s minimum, sensor update "
-                                     "period not recorded")
-    updates = d / period
-    which = "updates every" if f.sensor_update_period_s else "was sampled every"
-    base = f"{d:.3g} s is {updates:.3g} updates of a sensor that {which} {period:.3g} s"
-    if updates < WINDOW_UPDATES_C:
-        return Reason("window", "D", f"{base}: the window's edges are the measurement")
-    if updates < WINDOW_UPDATES_B:
-        return Reason("window", "C", f"{base} (at least {WINDOW_UPDATES_B} for B)")
-    if updates < WINDOW_UPDATES_A or d < DECISION_WINDOW_S:
-        return Reason("window", "B", f"{base} (at least {WINDOW_UPDATES_A} and {DECISION_WINDOW_S:g} s for A)")
-    return Reason("window", "A", base)
-
-
-def _drift_cap(drift: float) -> str:
-    return "A" if drift <= DRIFT_OK_PCT else ("C" if drift <= DRIFT_D_PCT else "D")
-
-
-def _steady(f: RunFacts) -> Reason:
-    parts: list[tuple[str, str]] = []  # (cap, text)
-    if f.warmup_steady is True:
-        parts.append(("A", "warmup ended when power and step time were steady"))
-    elif f.warmup_steady is False:
-        parts.append(("B", "warmup hit its time cap before power and step time were steady"))
-    what, drift = "power", f.power_drift_pct
-    if len(f.trace_t_s) >= 4:
-        drift = drift_pct(f.trace_t_s, f.trace_power_w)
-    if drift is None:
-        what, drift = "step time", f.step_time_drift_pct
-        if len(f.step_times_ms) >= 4:
-            ms = np.asarray(f.step_times_ms, dtype=float)
-            drift = drift_pct(np.concatenate(([0.0], np.cumsum(ms[:-1]) / 1000.0)), ms)  # at each step's start
-    if drift is not None:
-        # a workload's window that begins before power has risen reads low: rising halves count;
-        # a fall is the workload's own (throughput, power cap) and shows in the spread. An idle
-        # baseline must be flat either way.
-        idle = f.mode == "idle"
-        change = abs(drift) if idle else drift
-        if what == "step time" and not idle:
-            change = -drift  # step times fall as a workload warms up
-        cap = _drift_cap(max(change, 0.0))
-        verdict = "steady" if cap == "A" else ("still settling" if idle else "still warming up")
-        parts.append((cap, f"{what} {verdict} in the window (second half {drift:+.2g} % against the first)"))
-    if not parts:
-        return Reason("steady state", "B", "not recorded, and no power trace or step times to judge it")
-    cap = _worst(Reason("", c, "") for c, _ in parts)
-    return Reason("steady state", cap, "; ".join(text for _, text in parts))
-
-
-def _agreement(f: RunFacts) -> Reason | None:
-    if not _has_energy(f) or _estimated(f):
-        return None
-    pct = f.energy_disagreement_pct
-    if pct is None:
-        return Reason("agreement", "A", "one energy source only: not cross-checked")
-    text = f"energy counter and power trace differ by {pct:.2g} %"
-    if pct <= DISAGREEMENT_LIMIT_PCT:
-        return Reason("agreement", "A", text)
-    if pct <= DISAGREE_D_PCT:
-        return Reason("agreement", "C", f"{text} (over {DISAGREEMENT_LIMIT_PCT:g} %)")
-    return Reason("agreement", "D", f"{text} (over {DISAGREE_D_PCT:g} %): the window is too short or "
-                                    "not steady for this sensor")
-
-
-def _throttling(f: RunFacts) -> Reason | None:
-    reasons = [r for r in (f.throttle_reasons or "").split(",") if r]
-    hardware = [r for r in reasons if r in HW_THROTTLE]
-    if hardware:
-        return Reason("throttling", "B", f"clocks slowed by {', '.join(hardware)}: the figures reflect this "
-                                         "machine's cooling or power delivery")
-    if "sw_power_cap" in reasons:
-        return Reason("throttling", "A", "held at its power limit (sw_power_cap): the figures are those of "
-                                         "this limit")
-    if reasons:
-        return Reason("throttling", "A", f"clock events: {', '.join(reasons)}")
-    if f.gpu_clock_avg_mhz is not None:
-        return Reason("throttling", "A", "none reported in the window")
-    return None
-
-
-def _flags(f: RunFacts) -> list[Reason]:
-    out = []
-    if "net_energy_nonpositive" in f.flags:
-        out.append(Reason("flags", "C", "net energy came out at or below zero: the idle baseline does not fit "
-                                        "this run"))
-    if "power_setting_not_applied" in f.flags:
-        out.append(Reason("flags", "A", "the requested power setting was not applied: the figures are for the "
-                                        "setting in effect"))
-    return out
+    return _one(grade_frame(pl.DataFrame([_facts_row(f)], schema=FACT_SCHEMA)), RUN_CHECKS)
 
 
 # --- the aggregate of a configuration's repeats -------------------------------------------------
+
+# The aggregate's rules, like the run's, are polars expressions over a frame (AGGREGATE_SCHEMA: one row per
+# configuration), for one configuration (`grade_aggregate`) or all of them at once (db.grading).
+AGGREGATE_SCHEMA: dict[str, pl.DataType] = {
+    "run_count": pl.Int64(), "ok_run_count": pl.Int64(), "failed_kinds": pl.List(pl.String()),
+    **{f"graded_{g}": pl.Int64() for g in GRADES},
+    "energy_n": pl.Int64(), "energy_cov_pct": pl.Float64(), "energy_label": pl.String(),
+    "throughput_n": pl.Int64(), "throughput_cov_pct": pl.Float64()}
+_AGGREGATE_WRITTEN = {"_energy_cov_text": ("energy_cov_pct", ".2g"),
+                      "_throughput_cov_text": ("throughput_cov_pct", ".2g")}
+
+
+def _spread(cov: pl.Expr, written: str, what: pl.Expr | str, limits: tuple[float, ...]) -> pl.Expr:
+    cases = [(cov <= limit, cap, _text(what, " varies by ", pl.col(written), " % (CoV) between repeats",
+                                       "" if cap == "A" else f"; {limits[0]:g} % or less for A"))
+             for cap, limit in zip(GRADES, limits, strict=False)]
+    worst = GRADES[len(limits)]
+    return _case((cov.is_null(), "A", pl.lit(None, pl.String)), *cases,
+                 otherwise=(worst, _text(what, " varies by ", pl.col(written), " % (CoV) between repeats; "
+                                         f"{limits[0]:g} % or less for A")))
+
+
+def grade_aggregate_frame(facts: pl.DataFrame, numbers: NumberText = python_numbers) -> pl.DataFrame:
+    """Grade every configuration of `facts` (AGGREGATE_SCHEMA) at once: `trust_grade`, `trust_reasons`
+    (stored texts, the limiting ones first) and each check's `_cap_<i>`, `_text_<i>` added."""
+    frame = numbers(facts.with_columns(pl.col(c).cast(t) for c, t in AGGREGATE_SCHEMA.items()), _AGGREGATE_WRITTEN)
+    ok, total = pl.col("ok_run_count"), pl.col("run_count")
+    failed, kinds = total - ok, pl.col("failed_kinds").list.join(", ")
+    graded = [pl.col(f"graded_{g}") for g in GRADES]
+    worst = pl.coalesce([pl.when(n > 0).then(pl.lit(g)) for g, n in reversed(list(zip(GRADES, graded)))]
+                        + [pl.lit("D")])
+    counts = pl.concat_list([pl.when(n > 0).then(pl.format("{} " + g, n)) for g, n in zip(GRADES, graded)]
+                            ).list.drop_nulls().list.join(", ")
+    n = pl.coalesce(pl.max_horizontal("energy_n", "throughput_n"), ok)
+    none_ok = ok == 0
+    checks = [
+        ("runs", _case((none_ok, "D", pl.format("no run finished ({} ended {}): no figures", failed, kinds)))),
+        ("runs", pl.struct(cap=worst, text=_text("the runs are graded ", counts))),
+        ("runs", _case((failed > 0, "B", pl.format("{} of {} runs ended {}", failed, total, kinds)))),
+        ("repeats", _case((n < 2, "B", "one run: its spread and interval are unknown"),
+                          (n < REPEATS_A, "B", pl.format(f"{{}} runs: the 95 % interval is wide; {REPEATS_A} or more "
+                                                         "for A", n)),
+                          otherwise=("A", pl.format("{} repeats", n)))),
+        ("spread", _spread(pl.col("energy_cov_pct"), "_energy_cov_text", pl.col("energy_label"), ENERGY_COV_PCT)),
+        ("spread", _spread(pl.col("throughput_cov_pct"), "_throughput_cov_text", "throughput", THROUGHPUT_COV_PCT)),
+    ]
+    return _graded(frame, [(name, r if i == 0 else pl.when(~none_ok).then(r)) for i, (name, r) in enumerate(checks)])
+
+
+AGGREGATE_CHECKS = (("runs", None), ("runs", None), ("runs", None), ("repeats", None), ("spread", None),
+                    ("spread", None))
+
+
+def _graded(frame: pl.DataFrame, checks: Sequence[tuple[str, pl.Expr]]) -> pl.DataFrame:
+    """`trust_grade` (the lowest cap), `trust_reasons` (as stored, the limiting ones first) and, per check in
+    order, `_cap_<i>` and `_text_<i>` (null where the check does not apply), from (check, (cap, text)) pairs."""
+    frame = frame.with_columns(
+        *[r.struct.field("cap").alias(f"_cap_{i}") for i, (_, r) in enumerate(checks)],
+        *[r.struct.field("text").alias(f"_text_{i}") for i, (_, r) in enumerate(checks)]).with_columns(
+        *[pl.when(pl.col(f"_text_{i}").is_not_null()).then(pl.col(f"_cap_{i}")).alias(f"_cap_{i}")
+          for i in range(len(checks))])
+    stored = {(i, cap): pl.when(pl.col(f"_cap_{i}") == cap).then(
+        pl.format(f"[{cap}] {name}: {{}}", pl.col(f"_text_{i}")))
+        for i, (name, _) in enumerate(checks) for cap in GRADES}
+    return frame.with_columns(
+        trust_grade=_cap_letter(pl.max_horizontal(*[_cap_index(pl.col(f"_cap_{i}"))
+                                                    for i in range(len(checks))])),
+        trust_reasons=pl.concat_list([stored[(i, cap)] for cap in reversed(GRADES) for i in range(len(checks))]
+                                     ).list.drop_nulls())
+
+
+def _one(graded: pl.DataFrame, checks: Sequence[tuple[str, Any]]) -> Grade:
+    """The Grade of a frame's single row (grade_run, grade_aggregate)."""
+    row = graded.row(0, named=True)
+    return Grade(row["trust_grade"], tuple(Reason(name, row[f"_cap_{i}"], row[f"_text_{i}"])
+                                           for i, (name, _) in enumerate(checks) if row[f"_text_{i}"] is not None))
+
 
 def grade_aggregate(run_grades: Sequence[str], statuses: Sequence[str], *, throughput: Aggregate | None,
                     energy: Aggregate | None, energy_label: str = "J/sample") -> Grade:
     """The grade of a configuration's repeats: its runs' grades (the lowest ok run's caps it),
     how many repeats measured it, and their spread. `run_grades` are those of the ok runs."""
-    reasons: list[Reason] = []
-    failed = [s for s in statuses if s != "ok"]
-    ok = len(statuses) - len(failed)
-    if ok == 0:
-        kinds = ", ".join(sorted(set(failed)))
-        return _grade([Reason("runs", "D", f"no run finished ({len(failed)} ended {kinds}): no figures")])
-    worst = lowest(run_grades) if run_grades else "D"
-    counts = ", ".join(f"{run_grades.count(g)} {g}" for g in GRADES if g in run_grades)
-    reasons.append(Reason("runs", worst, f"the runs are graded {counts}"))
-    if failed:
-        reasons.append(Reason("runs", "B", f"{len(failed)} of {len(statuses)} runs ended "
-                                           f"{', '.join(sorted(set(failed)))}"))
-    n = max((a.n for a in (throughput, energy) if a is not None), default=ok)
-    if n < 2:
-        reasons.append(Reason("repeats", "B", "one run: its spread and interval are unknown"))
-    elif n < REPEATS_A:
-        reasons.append(Reason("repeats", "B", f"{n} runs: the 95 % interval is wide; {REPEATS_A} or more for A"))
-    else:
-        reasons.append(Reason("repeats", "A", f"{n} repeats"))
-    if energy is not None and energy.cov_pct is not None:
-        a, b, c = ENERGY_COV_PCT
-        cov = energy.cov_pct
-        cap = "A" if cov <= a else "B" if cov <= b else "C" if cov <= c else "D"
-        reasons.append(Reason("spread", cap, f"{energy_label} varies by {cov:.2g} % (CoV) between repeats"
-                                             + ("" if cap == "A" else f"; {a:g} % or less for A")))
-    if throughput is not None and throughput.cov_pct is not None:
-        a, b = THROUGHPUT_COV_PCT
-        cov = throughput.cov_pct
-        cap = "A" if cov <= a else "B" if cov <= b else "C"
-        reasons.append(Reason("spread", cap, f"throughput varies by {cov:.2g} % (CoV) between repeats"
-                                             + ("" if cap == "A" else f"; {a:g} % or less for A")))
-    return _grade(reasons)
+    failed = sorted({s for s in statuses if s != "ok"})
+    row = {"run_count": len(statuses), "ok_run_count": sum(s == "ok" for s in statuses), "failed_kinds": failed,
+           **{f"graded_{g}": list(run_grades).count(g) for g in GRADES},
+           "energy_n": energy.n if energy else None, "energy_cov_pct": energy.cov_pct if energy else None,
+           "energy_label": energy_label, "throughput_n": throughput.n if throughput else None,
+           "throughput_cov_pct": throughput.cov_pct if throughput else None}
+    return _one(grade_aggregate_frame(pl.DataFrame([row], schema=AGGREGATE_SCHEMA)), AGGREGATE_CHECKS)

@@ -1,7 +1,7 @@
 """Jetson power rails by board: which INA3221 rails make the module's input power.
 
 One table for the runner's sensor (`runner.sensors.jetson`) and every log parser
-(`energy.logs`: tegrastats, jtop, wide telemetry CSVs), so a board's energy is the same
+(`importers.powerlogs`: tegrastats, jtop, wide telemetry CSVs), so a board's energy is the same
 figure wherever it is read.
 
 The rule (NVIDIA's Jetson Linux Developer Guide, "Software-based power consumption modeling"

@@ -10,7 +10,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import polars as pl
 
-from explorer.text import sig
+from decision.text import sig
 
 
 def _render(frame: pl.DataFrame) -> str:
@@ -24,7 +24,7 @@ def _literal(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
 
 
 def _plot_text(text: pl.Expr) -> pl.Expr:
-    """explorer.text.plot_text as an expression (null stays null): no Python function runs inside polars, whose
+    """decision.text.plot_text as an expression (null stays null): no Python function runs inside polars, whose
     worker threads would wait for the GIL the app server's script threads hold (issue 30, a deadlock)."""
     return (text.str.replace_all("&", "&amp;", literal=True).str.replace_all("<", "&lt;", literal=True)
             .str.replace_all(">", "&gt;", literal=True))
@@ -187,7 +187,7 @@ def cost_vs_utilisation(curve: pl.DataFrame, currency: str, chosen_u: float,
 def device_figures(frame: pl.DataFrame) -> go.Figure:
     """Decide's per-device bars: throughput (samples/s, higher is better) beside energy per example
     (J, lower is better), each bar labelled with its value, basis, input size and trust grade
-    (rows of explorer.decide.device_bars)."""
+    (rows of decision.tables.device_bars)."""
     from plotly.subplots import make_subplots
 
     data = _literal(frame, "device", "label", "hover")

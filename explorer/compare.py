@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from energy.stats import RatioInterval, aggregate, ratio_interval
-from explorer.aggregates import low_grade_warning, worst_grade
-from explorer.money import CostSettings
-from explorer.text import (
+from decision.aggregates import low_grade_warning, worst_grade
+from decision.money import CostSettings
+from decision.text import (
     BASIS_NAMES,
     BOUNDARY_NAMES,
     MODE_NAMES,
@@ -29,6 +28,7 @@ from explorer.text import (
     ratio,
     sig,
 )
+from energy.stats import RatioInterval, aggregate, ratio_interval
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -77,13 +77,15 @@ METRICS: dict[str, Metric] = {
     "j_per_token": Metric("j_per_token", "Energy per output token (J)", False, energy=True,
                           missing="not measured: not a generation run, or no energy per token"),
     "tpot_p90": Metric("tpot_p90_ms", "Time per output token p90 (ms)", False,
-                       missing="not measured: not a generation run, or the source gives no TPOT / ITL p90"),
+                       missing="not measured: not a generation run, or the source gives no TPOT p90 (per request)"),
+    "itl_p90": Metric("itl_p90_ms", "Inter-token latency p90 (ms)", False,
+                      missing="not measured: not a generation run, or the source gives no ITL p90 (token gaps)"),
     "ttft_p90": Metric("ttft_p90_ms", "Time to first token p90 (ms)", False,
                        missing="not measured: not a generation run, or the source gives no TTFT p90"),
 }
 TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "cost", "tokens", "j_per_token",
-                 "tpot_p90")
-TOKEN_METRICS = ("tokens", "j_per_token", "tpot_p90", "ttft_p90")  # in the table only when a row has them
+                 "tpot_p90", "itl_p90")
+TOKEN_METRICS = ("tokens", "j_per_token", "tpot_p90", "itl_p90", "ttft_p90")  # in the table only when a row has them
 
 
 @dataclass(frozen=True)
@@ -418,7 +420,7 @@ def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
 
 def low_grade_note(ratios: pl.DataFrame) -> str | None:
     """The warning (Markdown, names escaped) when a stated ratio rests on grade C or D figures,
-    naming the pairs (explorer.aggregates.low_grade_warning)."""
+    naming the pairs (decision.aggregates.low_grade_warning)."""
     pairs = {f"{r['A']} vs {r['B']}": r["Trust grade"] for r in ratios.iter_rows(named=True)}
     return low_grade_warning(pairs, "A ratio here")
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from explorer.cost import Constraints
-from explorer.money import CostSettings
+from decision.cost import Constraints
+from decision.money import CostSettings
 from explorer.params import UrlReader
 
 

@@ -14,10 +14,10 @@ import polars as pl
 
 from db import columns
 from db.grading import STAT_METRICS
+from decision.aggregates import GRADE_COLORS, GRADE_MEANINGS, grade_legend, reason_rows
+from decision.markdown import md
+from decision.text import NOT_MEASURED, human_field, sig, when
 from energy.stats import Aggregate
-from explorer.aggregates import GRADE_COLORS, GRADE_MEANINGS, grade_legend, reason_rows
-from explorer.markdown import md
-from explorer.text import NOT_MEASURED, human_field, sig, when
 from joulebench.labels import NOT_STATED
 
 __all__ = ["GRADE_COLORS", "GRADE_MEANINGS", "as_rows", "badge", "configuration_aggregate", "configuration_rows",
@@ -41,7 +41,8 @@ FIGURE_LABELS = {"throughput_sps": "Throughput (samples/s)", "j_per_sample": "En
                  "avg_power_w": "Average power (W)", "energy_j": "Energy (J)", "latency_p50_ms": "p50 latency (ms)",
                  "latency_p99_ms": "p99 latency (ms)", "duration_s": "Window (s)", "tokens_per_s": "Tokens/s",
                  "j_per_token": "Energy per token (J)", "decode_j_per_token": "Decode energy per token (J)",
-                 "ttft_p90_ms": "Time to first token p90 (ms)", "tpot_p90_ms": "Time per output token p90 (ms)"}
+                 "ttft_p90_ms": "Time to first token p90 (ms)", "tpot_p90_ms": "Time per output token p90 (ms)",
+                 "itl_p90_ms": "Inter-token latency p90 (ms)"}
 
 
 MEASURED_SECTIONS = ("Performance", "Energy")

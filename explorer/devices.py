@@ -9,9 +9,9 @@ import re
 
 import polars as pl
 
-from db.queries import EDITABLE_DEVICE_COLUMNS
-from explorer.money import price_covers, price_origin
-from explorer.text import human_field
+from db.catalog_edits import EDITABLE_DEVICE_COLUMNS
+from decision.money import price_covers, price_origin
+from decision.text import human_field
 
 TYPED_NUMBERS = ("price_amount", "tdp_w", "memory_gb")  # edited as text, so what is typed reaches the check
 FIRST = ("device_name", "kind", "price_amount", "price_currency", "price_covers", "price_from", "price_kind",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.aggregates import grade_legend
+from decision.aggregates import grade_legend
 
 HOW = ("Each check allows a best grade and a figure gets the lowest: the window against the sensor's update "
        "period, steady state, repeats and their spread, counter against trace, throttling, where and how energy "

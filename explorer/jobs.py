@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from db.lake import refuse_write
-from explorer.text import count
+from decision.text import count
 from joulebench import defaults, processes
 from joulebench.errors import FileWriteError, RunConfigError, RunInProgressError
 from joulebench.files import write_atomic

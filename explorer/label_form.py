@@ -1,14 +1,14 @@
 """The form that fills what a source's file did not state, shared by the Upload review and Run
-detail: one input per missing label, applied to every run of the source (`data.fill_labels`)."""
+detail: one input per missing label, applied to every run of the source (`edits.fill_labels`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer import data
+from decision.markdown import md
+from decision.text import count
+from explorer import data, edits
 from explorer.devices import catalog_matches
-from explorer.markdown import md
-from explorer.text import count
 from joulebench.errors import JouleBenchError
 from joulebench.ranges import field_range
 from joulebench.vocab import BOUNDARIES, DEVICE_KINDS, MODES, PRECISIONS
@@ -59,7 +59,7 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
             return
     if submitted:
         try:
-            message = data.fill_labels(data.db_path(), gaps.source_id, device=device, device_kind=kind, mode=mode,
+            message = edits.fill_labels(data.db_path(), gaps.source_id, device=device, device_kind=kind, mode=mode,
                                        precision=precision, batch_size=batch, boundary=boundary, via=via)
         except JouleBenchError as e:
             st.error(md(e.format_message()))

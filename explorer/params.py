@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from explorer.money import CostSettings
+from decision.money import CostSettings
 
 
 @dataclass

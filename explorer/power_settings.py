@@ -14,9 +14,8 @@ from typing import Any
 import polars as pl
 
 from db import Store, queries
-from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
-from explorer.money import CostSettings, Rates
-from explorer.text import count
+from decision.money import J_PER_KWH, SECONDS_PER_YEAR, CostSettings, Rates
+from decision.text import count
 from joulebench.errors import PredictionRefusedError
 from tuning import (
     POWER_LIMIT,

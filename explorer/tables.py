@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from explorer.text import NOT_MEASURED, TIME_FORMAT, sig
+from decision.text import NOT_MEASURED, TIME_FORMAT, sig
 
 MAX_CELL_CHARS = 200  # a text cell in a table; the whole value is on Run detail (and in the downloads)
 MAX_LINK_CHARS = 2_000  # a link column (values starting with / or http): never cut short of a URL's length

@@ -31,7 +31,7 @@ from importers.mlperf import MlperfImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.optimum import OptimumBenchmarkImporter
 from importers.perseus import PerseusImporter
-from importers.powerlogs import (
+from importers.powerlogs.standalone import (
     GpuPowerCsvImporter,
     JtopImporter,
     NvidiaSmiImporter,

@@ -1,5 +1,5 @@
 """NVIDIA DCGM outputs: `dcgmi dmon` logs and the C API's long field CSV (power logs, parsed by
-`energy.logs.parse_dcgm`), and per-job statistics tables (`dcgmi stats` exports: one row per job
+`importers.powerlogs.dcgm`), and per-job statistics tables (`dcgmi stats` exports: one row per job
 and GPU with `energyconsumed_joules`, `powerusage_watts_avg`, `totalexecutiontime_sec`).
 
 A dmon log is kept as a standalone power trace like the other logs (GPU board power, W per GPU);
@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from energy import energy_figures
-from energy.logs import PowerLog, PowerLogError, dcgm_kind, parse_dcgm
 from importers.base import Conversion, Importer, Source, cell, clean_str, energy_metrics, num, positive, read_csv
-from importers.powerlogs import _metrics, _standalone
+from importers.powerlogs.dcgm import dcgm_kind, parse_dcgm
+from importers.powerlogs.log import PowerLog, PowerLogError
+from importers.powerlogs.standalone import _metrics, _standalone
 
 JOB_COLUMNS = {"energyconsumed_joules", "powerusage_watts_avg", "totalexecutiontime_sec"}
 DMON_SHORT_NAMES = {"GRACT", "SMACT", "SMOCC", "TENSO", "DRAMA", "FBUSD", "GPUTL", "MCUTL", "TMPTR", "POWER", "POWINST",

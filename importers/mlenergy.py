@@ -14,8 +14,9 @@ output tokens, throughput requests/s (output tokens/s / average output length, s
 v1 latency is the batch's (= each request's) s, energy J per response; v1 CSV columns are means
 over the raw results' windows (scripts/compute_system_metrics.py), so requests/s is batch /
 latency. Diffusion energy is per image or video, latency per batch. v3 LLM files:
-median/p90/p95/p99_itl_ms are inter-token latencies (time per output token, stored as
-tpot_p50/p90/p95/p99_ms, never as request latency); max_num_seqs is vLLM's cap on running requests
+median/p90/p95/p99_itl_ms are inter-token latencies pooled over every token (stored as
+itl_p50/p90/p95/p99_ms: ITL, not a request's TPOT, never a request's latency; v2's "Avg TPOT (s)" is
+stored as tpot_avg_ms, as the file names it); max_num_seqs is vLLM's cap on running requests
 (the tag), not the batch that ran (batch size is left not stated; the mean running batch is in
 the notes); files written before 2026-01 hold the whole run's output tokens/s beside steady-state
 energy, so tokens/s is taken from the energy's window (avg_power_watts / energy_per_token_joules)
@@ -45,6 +46,7 @@ from importers.base import (
     read_csv,
 )
 from importers.optimum import DTYPES
+from joulebench.metrics import ITL, LATENCY, QUANTILES
 
 V1_COLUMNS = {"model", "throughput", "response_length", "latency", "energy"}
 V1_TASKS = ("chat", "chat-concise", "instruct", "instruct-concise")  # the v1 benchmark's system prompts
@@ -191,8 +193,8 @@ class MlEnergyImporter(Importer):
             metrics.update(throughput_sps=power / metrics["j_per_sample"], sample_unit="request",
                            throughput_derivation="avg_power_watts / energy_per_request_joules (requests/s; "
                                                  "the file has no avg_output_len)")
-        for key, field in (("median_itl_ms", "tpot_p50_ms"), ("p90_itl_ms", "tpot_p90_ms"),
-                           ("p95_itl_ms", "tpot_p95_ms"), ("p99_itl_ms", "tpot_p99_ms")):
+        for key, field in (("median_itl_ms", ITL.p50.name), ("p90_itl_ms", ITL.p90.name),
+                           ("p95_itl_ms", ITL.p95.name), ("p99_itl_ms", ITL.p99.name)):
             v = figure(key)
             if v is not None and v >= 0:
                 metrics[field] = v
@@ -203,7 +205,7 @@ class MlEnergyImporter(Importer):
                                                    "it ran: the mean running batch is in each run's notes)")
         notes[:0] = [
             "energy and tokens/s are the steady state's GPU figures (every GPU summed)",
-            "tpot_* are percentiles of the client's inter-token latencies over every token of the run",
+            "itl_* are percentiles of the client's inter-token latencies over every token of the run",
             (f"server maximum batch max_num_seqs {max_seqs}" if max_seqs else "max_num_seqs not stated")
             + (f", mean running batch {avg_batch:.4g} (vLLM num_requests_running, steady state)"
                if avg_batch else ""),
@@ -407,7 +409,7 @@ class MlEnergyImporter(Importer):
                                    + " after another, each window measured on its own)"),
             tokens_per_s=positive(sum(w.tokens_per_s for w in windows) / len(windows)),
             latency_avg_ms=sum(latencies) / len(latencies),
-            **{f"latency_p{q}_ms": _percentile(latencies, q) for q in (50, 90, 95, 99)},
+            **{LATENCY.stat(stat).name: _percentile(latencies, q) for stat, q in QUANTILES.items()},
             latency_max_ms=latencies[-1],
         )
         batch = max(w.batch or 1 for w in windows)

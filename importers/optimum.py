@@ -6,7 +6,7 @@ Learned from the writer (optimum_benchmark/benchmark/report.py, trackers/*.py, s
 - one run per measured target (`forward`, `prefill`, `decode`, `generate`, `call`, `per_step`,
   `train`, ...). Phases that are not the model's work (`load`, `load_model`, `load_dataset`,
   `preprocess`, `preprocess_dataset`) and single cold calls (`first_*`) are not runs;
-  `per_token` latencies are the decode run's time per output token;
+  `per_token` latencies are the gaps between consecutive generated tokens of the decode run (ITL);
 - throughput units decide the column: samples/s and images/s -> throughput_sps (with
   sample_unit), tokens/s -> tokens_per_s (prompt_tokens_per_s for prefill, whose volume was
   batch x sequence length until 0.5), steps/s -> iterations_per_s;
@@ -47,6 +47,7 @@ from importers.base import (
     positive,
     read_csv,
 )
+from joulebench.metrics import ITL
 
 SECTION_KEYS = {"latency", "throughput", "memory", "energy", "efficiency"}
 NON_MODEL_TARGETS = {"load", "load_model", "load_dataset", "preprocess", "preprocess_dataset", "import"}
@@ -492,11 +493,12 @@ class OptimumBenchmarkImporter(Importer):
             metrics.setdefault("energy_method", "reported")
 
     def _per_token(self, conv: Conversion, lat: dict[str, Any], metrics: dict[str, Any]) -> None:
-        """The per_token target's latencies are the decode run's time per output token."""
+        """The per_token target's latencies are the gaps between consecutive generated tokens, every token
+        of the decode run pooled (a logits processor's time stamps): inter-token latency (ITL), not TPOT."""
         scale = {"s": MS_PER_S, "ms": 1.0}.get(str(lat.get("unit", "s")))
         if not lat or scale is None:
             return
-        for key, field in (("mean", "tpot_avg_ms"), ("p50", "tpot_p50_ms"), ("p99", "tpot_p99_ms")):
+        for key, field in (("mean", ITL.avg.name), ("p50", ITL.p50.name), ("p99", ITL.p99.name)):
             v = num(lat.get(key), f"report.per_token.latency.{key}", conv)
             if v is not None and v >= 0:
                 metrics[field] = v * scale

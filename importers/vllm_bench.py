@@ -5,9 +5,11 @@ Learned from the writer (`calculate_metrics()` and `benchmark()`): throughputs a
 server (all of its GPUs) over `duration` s: `request_throughput` requests/s, `output_throughput`
 output tokens/s, `total_token_throughput` (or, before mid-2024, `input_throughput`) for prompt
 tokens; every `*_ms` is milliseconds: time to first token (ttft), time per output token after the
-first (tpot), inter-token latency (itl; with multi-token chunks it is not TPOT) and end-to-end
-latency (`e2el`, older `latency`). A run whose requests all failed writes 0.0 everywhere: it is a
-failed run, not zeros. The file names neither the GPU nor its count, and vLLM measures no energy.
+first (tpot, per request: (e2el - ttft) / (output tokens - 1)), inter-token latency (itl: every
+gap between streamed chunks, pooled; with multi-token chunks it is not TPOT) and end-to-end
+latency (`e2el`, older `latency`), each in its own column (joulebench.metrics). A run whose
+requests all failed writes 0.0 everywhere: it is a failed run, not zeros. The file names neither
+the GPU nor its count, and vLLM measures no energy.
 """
 
 from __future__ import annotations
@@ -23,17 +25,23 @@ from importers.base import (
     pos_int,
     positive,
 )
+from joulebench.metrics import E2E, ITL, LATENCY, TPOT, TTFT
 
 RESULT_KEYS = ("request_throughput", "output_throughput", "mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms")
+# vLLM's field -> our column; e2el (older: latency) also fills the latency_* columns, as before schema 14
 LATENCIES = (
-    ("mean_ttft_ms", "ttft_avg_ms"), ("median_ttft_ms", "ttft_p50_ms"), ("p90_ttft_ms", "ttft_p90_ms"),
-    ("p95_ttft_ms", "ttft_p95_ms"), ("p99_ttft_ms", "ttft_p99_ms"),
-    ("mean_tpot_ms", "tpot_avg_ms"), ("median_tpot_ms", "tpot_p50_ms"), ("p90_tpot_ms", "tpot_p90_ms"),
-    ("p95_tpot_ms", "tpot_p95_ms"), ("p99_tpot_ms", "tpot_p99_ms"),
-    ("mean_e2el_ms", "latency_avg_ms"), ("median_e2el_ms", "latency_p50_ms"), ("p90_e2el_ms", "latency_p90_ms"),
-    ("p95_e2el_ms", "latency_p95_ms"), ("p99_e2el_ms", "latency_p99_ms"),
-    ("mean_latency_ms", "latency_avg_ms"), ("median_latency_ms", "latency_p50_ms"),
-    ("p99_latency_ms", "latency_p99_ms"),
+    ("mean_ttft_ms", TTFT.avg), ("median_ttft_ms", TTFT.p50), ("p90_ttft_ms", TTFT.p90),
+    ("p95_ttft_ms", TTFT.p95), ("p99_ttft_ms", TTFT.p99),
+    ("mean_tpot_ms", TPOT.avg), ("median_tpot_ms", TPOT.p50), ("p90_tpot_ms", TPOT.p90),
+    ("p95_tpot_ms", TPOT.p95), ("p99_tpot_ms", TPOT.p99),
+    ("mean_itl_ms", ITL.avg), ("median_itl_ms", ITL.p50), ("p90_itl_ms", ITL.p90),
+    ("p95_itl_ms", ITL.p95), ("p99_itl_ms", ITL.p99),
+    ("mean_e2el_ms", E2E.avg), ("median_e2el_ms", E2E.p50), ("p90_e2el_ms", E2E.p90),
+    ("p95_e2el_ms", E2E.p95), ("p99_e2el_ms", E2E.p99),
+    ("mean_e2el_ms", LATENCY.avg), ("median_e2el_ms", LATENCY.p50), ("p90_e2el_ms", LATENCY.p90),
+    ("p95_e2el_ms", LATENCY.p95), ("p99_e2el_ms", LATENCY.p99),
+    ("mean_latency_ms", E2E.avg), ("median_latency_ms", E2E.p50), ("p99_latency_ms", E2E.p99),
+    ("mean_latency_ms", LATENCY.avg), ("median_latency_ms", LATENCY.p50), ("p99_latency_ms", LATENCY.p99),
 )
 
 
@@ -89,10 +97,16 @@ class VllmBenchImporter(Importer):
             if prompt is None and total and output and total > output:
                 prompt = total - output
             metrics["prompt_tokens_per_s"] = prompt
-            for key, field in LATENCIES:
+            metrics.update(requests_per_s=reqs, requests_completed=pos_int(completed),
+                           requests_failed=int(failed) if failed is not None and failed >= 0 else None)
+            inputs, outputs = positive(val("total_input_tokens")), positive(val("total_output_tokens"))
+            if completed:
+                metrics.update(prompt_tokens_mean=inputs / completed if inputs else None,
+                               output_tokens_mean=outputs / completed if outputs else None)
+            for key, column in LATENCIES:
                 v = val(key)
-                if v is not None and v >= 0 and field not in metrics:
-                    metrics[field] = v
+                if v is not None and v >= 0 and column.name not in metrics:
+                    metrics[column.name] = v
         rate = r.get("request_rate")
         concurrency = pos_int(r.get("max_concurrency"))
         backend = clean_str(r.get("backend")) or "?"
@@ -100,9 +114,7 @@ class VllmBenchImporter(Importer):
         notes = [f"vLLM serving benchmark ({backend} backend), {prompts} prompts at request rate "
                  f"{rate if rate is not None else '?'}"
                  + (f", at most {concurrency} concurrent" if concurrency else "")]
-        itl = val("mean_itl_ms")
-        if itl is not None and status == "ok":
-            notes.append(f"mean inter-token latency {itl:g} ms (gaps between streamed chunks)")
+        rate_per_s = positive(num(rate)) if not isinstance(rate, bool) else None  # "inf": every request at once
         for key in ("total_input_tokens", "total_output_tokens", "max_num_seqs", "run_number", "date"):
             if r.get(key) not in (None, ""):
                 notes.append(f"{key} {r.get(key)}")
@@ -119,6 +131,9 @@ class VllmBenchImporter(Importer):
                 "precision": conv.precision(None),
                 # max_num_seqs is the server's cap on running requests, not the batch that ran (as ML.ENERGY v3)
                 "batch_size": conv.hints.batch_size,
+                "load_kind": "rate" if rate_per_s is not None else ("concurrency" if concurrency else None),
+                "request_rate_per_s": rate_per_s, "max_concurrency": concurrency,
+                "arrival": "poisson" if rate_per_s is not None and r.get("burstiness") in (None, 1, 1.0) else None,
                 "tag": (f"rate {rate}" + (f", concurrency {concurrency}" if concurrency else "")
                         + (f", max_num_seqs {seqs}" if (seqs := pos_int(r.get("max_num_seqs"))) else ""))[:200],
             },

@@ -4,7 +4,7 @@
 `ingest.import_with_power_log`) reads RESULT with its importer, then, before validation and
 ingest, gives each run whose wall-clock window is known the log's samples inside that window
 as a power trace (t_s from the window start). The log is read from its bytes and aligned with
-the same code as the runner's `--power-log` (`energy.logs`: nvidia-smi, tegrastats, jtop or a
+the same code as the runner's `--power-log` (`importers.powerlogs`: nvidia-smi, tegrastats, jtop or a
 wall meter's time,watts CSV; energy = trapezoid over the window with the power at both edges
 interpolated), so an imported pair gives the same figures as a live run with `--power-log`.
 
@@ -39,10 +39,12 @@ from typing import Any
 
 from energy import EnergyReading, idle_figures, reading_figures
 from energy.figures import FLAG_SHORT_WINDOW, compare_counter_and_sampled, window_is_short
-from energy.logs import PowerLog, PowerLogError, parse_meter_csv, read_power_log
 from importers import POWER_LOG_FORMATS, ImportedFile, detect, load_source, validate_imported
 from importers.base import Conversion, Hints, Source, read_csv
 from importers.codecarbon import CodeCarbonImporter
+from importers.powerlogs.detect import read_power_log
+from importers.powerlogs.log import PowerLog, PowerLogError
+from importers.powerlogs.meter import parse_meter_csv
 from joulebench.errors import ResultFileError
 from joulebench.vocab import BOUNDARIES
 
@@ -80,7 +82,7 @@ def pair_name(result_name: str, log_name: str) -> str:
 
 
 def read_power_log_bytes(log: PowerLogFile, device: str | None = None) -> PowerLog:
-    """The log parsed by `energy.logs` (`device`: the runs' device, which names a Jetson board whose
+    """The log parsed by `importers.powerlogs` (`device`: the runs' device, which names a Jetson board whose
     rails a hand-rolled log does not); ResultFileError names the log and its line."""
     try:
         return read_power_log(log.data, log.boundary, device)

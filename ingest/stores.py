@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from db import Store
-from db.lake import STORE_ENV_VAR, LakeUrl, check_store, is_lake, lake_data_path
+from db.lake import STORE_ENV_VAR, TeamStore, check_store
+from db.location import LocalFile, StoreLocation, as_team_store, locate
 from db.push import push
 from ingest.service import open_store
 from joulebench.errors import DatabaseError, JouleBenchError
@@ -53,19 +54,20 @@ def snapshot_number(text: str) -> int:
 
 @dataclass(frozen=True)
 class Target:
-    db: str | None  # this machine's DuckDB file (None: $JOULEBENCH_DB or the default)
-    lake: str | None  # the team store's URL, when there is one
-    data_path: str | None
-    reads_lake: bool  # a read command reads the team store (not an explicit --db over $JOULEBENCH_STORE)
+    """The stores a command's flags and the environment chose, each located once (db.location)."""
+
+    db: str | None  # this machine's DuckDB file as given (None: $JOULEBENCH_DB or the default)
+    team: TeamStore | None  # the team store, when one is chosen: where the runs a command adds are pushed
+    reads: StoreLocation  # what a command that reads reads: the team store, or an explicit --db over $JOULEBENCH_STORE
     as_of: int | None = None
 
-    def open_lake(self) -> Store:
-        assert self.lake is not None
-        return Store.open_team_store(self.lake, data_path=self.data_path, as_of=self.as_of)
-
-    def lake_url(self) -> LakeUrl:
-        assert self.lake is not None
-        return LakeUrl.parse(self.lake, lake_data_path(self.data_path))
+    def open_reading(self, *, prepare_file: bool = True) -> Store:
+        """The store a read command reads: a team store read-only (at --as-of); this machine's file opened
+        read-write first (created, migrated and its inbox ingested) when `prepare_file` or when it does not
+        exist yet, else read-only."""
+        if as_team_store(self.reads) is None and (prepare_file or not self.reads.file.exists()):
+            return open_store(self.db)
+        return Store.open_reading(self.reads, as_of=self.as_of)
 
 
 def target(args: argparse.Namespace) -> Target:
@@ -74,39 +76,38 @@ def target(args: argparse.Namespace) -> Target:
     given = getattr(args, "store", None)
     store = given if given is not None else os.environ.get(STORE_ENV_VAR) or None
     as_of = getattr(args, "as_of", None)
-    data_path = getattr(args, "data_path", None)
     if store is not None:  # before anything prints or uses it: a password in any form is refused
         check_store(store, "--store" if given is not None else f"${STORE_ENV_VAR}")
     if getattr(args, "db", None) is not None:
         check_store(str(args.db), "--db")
-    if is_lake(store):
-        assert store is not None
-        LakeUrl.parse(store, lake_data_path(data_path))  # refuses a password, or PostgreSQL without a data path
-        reads_lake = given is not None or args.db is None
-        if as_of is not None and not reads_lake:
+    # the one reading of the name: refuses a password, or PostgreSQL without a data path
+    team = as_team_store(locate(store, getattr(args, "data_path", None))) if store is not None else None
+    if team is not None:
+        reads_team = given is not None or args.db is None
+        if as_of is not None and not reads_team:
             raise DatabaseError("--as-of reads a team store's snapshot, and --db names a file; give --store URL")
-        return Target(args.db, store, data_path, reads_lake, as_of)
+        return Target(args.db, team, team if reads_team else LocalFile(resolve_db_path(args.db)), as_of)
     if as_of is not None:
         raise DatabaseError("--as-of reads a team store's snapshot: give --store ducklake:... (or $"
                             f"{STORE_ENV_VAR})")
     if given is not None and args.db is not None and Path(given).expanduser() != Path(args.db).expanduser():
         raise DatabaseError(f"--store {given} and --db {args.db} name two files; give one")
-    return Target(args.db or store, None, data_path, False)
+    db = args.db or store
+    return Target(db, None, LocalFile(resolve_db_path(db)))
 
 
 def open_for_reading(args: argparse.Namespace) -> Store:
     """The team store (read-only) when one is chosen, else this machine's file (opened, migrated and its
     inbox ingested)."""
-    chosen = target(args)
-    return chosen.open_lake() if chosen.reads_lake else open_store(chosen.db)
+    return target(args).open_reading()
 
 
-def team_store(chosen: Target, what: str, given: str | None) -> LakeUrl | None:
+def team_store(chosen: Target, what: str, given: str | None) -> TeamStore | None:
     """The team store of a command that works on one only (push, upkeep), or None once it has said on stderr
     that `given` (the --store text, if any) is not one; `what` starts the sentence ('push sends runs to a
     team store')."""
-    if chosen.lake is not None:
-        return chosen.lake_url()
+    if chosen.team is not None:
+        return chosen.team
     print(f"error: --store: {what}, a DuckLake: ducklake:sqlite:PATH or ducklake:postgres:'dbname=... host=...' "
           f"(or ${STORE_ENV_VAR}); got {given or 'nothing'}", file=sys.stderr)
     return None
@@ -115,9 +116,9 @@ def team_store(chosen: Target, what: str, given: str | None) -> LakeUrl | None:
 def push_after_write(chosen: Target, machine: str | None = None) -> int:
     """After a command added to this machine's file: push it to the team store, when one is chosen. 0 when
     pushed or when there is none; the error's exit code when the push failed (the runs stay local)."""
-    if chosen.lake is None:
+    lake = chosen.team
+    if lake is None:
         return 0
-    lake = chosen.lake_url()
     local = resolve_db_path(chosen.db)
     try:
         report = push(local, lake, machine=machine)

@@ -23,6 +23,7 @@ import jsonschema
 
 from joulebench.errors import ResultFileError
 from joulebench.labels import SuppliedLabel
+from joulebench.metrics import latency_metrics
 from joulebench.text import NAME_CHARS, text_problem
 
 FORMAT_NAME = "joulebench-result"
@@ -322,30 +323,30 @@ def _text_problems(document: dict[str, Any], limit: int = 10) -> list[str]:
 
 # Latencies: a zero or negative time is not a measurement (a timer that never ran, a placeholder a
 # tool wrote); it is stored as missing, and the run carries a flag saying so.
-LATENCY_PREFIXES = ("latency_", "ttft_", "tpot_")
+_LATENCY_FLAGS = {m.name: f"{d.key}_nonpositive" for d, m in latency_metrics()}
 
 
 def latencies_to_missing(document: dict[str, Any]) -> None:
-    """Every zero or negative latency (latency_*_ms, ttft_*_ms, tpot_*_ms) in the runs' metrics set
-    to null, in place, with the flag `<kind>_nonpositive` on the run (ttft_nonpositive: a time to
-    first token of 0 ms was stored as missing). The one rule for every file: `validate_document`
-    applies it before the schema's check."""
+    """Every zero or negative latency (the ms columns of joulebench.metrics.DISTRIBUTIONS: latency_*,
+    ttft_*, itl_*, tpot_*, e2e_latency_*) in the runs' metrics set to null, in place, with the flag
+    `<kind>_nonpositive` on the run (ttft_nonpositive: a time to first token of 0 ms was stored as
+    missing). The one rule for every file: `validate_document` applies it before the schema's check."""
     runs = document.get("runs")
     for run in runs if isinstance(runs, list) else []:
         metrics = run.get("metrics") if isinstance(run, dict) else None
         if not isinstance(metrics, dict):
             continue
-        kinds = []
+        found = []
         for key, value in metrics.items():
-            if (key.startswith(LATENCY_PREFIXES) and key.endswith("_ms") and isinstance(value, (int, float))
-                    and not isinstance(value, bool) and value <= 0):
+            if (key in _LATENCY_FLAGS and isinstance(value, (int, float)) and not isinstance(value, bool)
+                    and value <= 0):
                 metrics[key] = None
-                kinds.append(key.split("_", 1)[0])
-        if kinds:
+                found.append(_LATENCY_FLAGS[key])
+        if found:
             flags = run.get("flags")
             if not isinstance(flags, list):
                 flags = run["flags"] = []
-            flags.extend(f"{k}_nonpositive" for k in dict.fromkeys(kinds) if f"{k}_nonpositive" not in flags)
+            flags.extend(f for f in dict.fromkeys(found) if f not in flags)
 
 
 def new_document(runs: list[dict[str, Any]], *, producer_version: str, created_at: str,

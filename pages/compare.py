@@ -3,9 +3,10 @@
 import polars as pl
 import streamlit as st
 
-from explorer import charts, compare, compare_inputs, cost, data, grade_legend, nav
-from explorer.markdown import md
-from explorer.metrics import pareto_front
+from decision import cost
+from decision.markdown import md
+from decision.pareto import pareto_front
+from explorer import charts, compare, compare_inputs, data, grade_legend, nav
 from explorer.params import UrlReader
 from explorer.tables import styled
 
@@ -88,7 +89,7 @@ else:
         st.markdown("\n".join(f"- {md(line)}" for line in ratios["Statement"].head(6)))
         weak = compare.low_grade_note(ratios)
         if weak:
-            st.warning(weak)  # built with every name escaped (explorer.markdown.md)
+            st.warning(weak)  # built with every name escaped (decision.markdown.md)
         st.dataframe(styled(ratios), hide_index=True)
 
 if not stated.is_empty():

@@ -3,12 +3,13 @@
 import polars as pl
 import streamlit as st
 
-from explorer import aggregates, charts, compare, cost, cost_inputs, data, grade_legend, nav
-from explorer.markdown import md
-from explorer.money import COST_FORMULA
+from decision import aggregates, cost
+from decision.markdown import md
+from decision.money import COST_FORMULA
+from decision.text import batch_label, money, precision_name
+from explorer import charts, compare, cost_inputs, data, grade_legend, nav
 from explorer.params import UrlReader
 from explorer.tables import styled
-from explorer.text import batch_label, money, precision_name
 
 st.title("Cost & buying guide")
 st.caption("Cost per 1M samples of every device's cheapest configuration for a workload, in one currency: "
@@ -97,7 +98,7 @@ else:
                    "devices by the stated ratio where one exists and says which throughput each cost uses.")
     low_grades = cost.grade_warning(ranked)
     if low_grades:
-        st.warning(low_grades)  # built with every name escaped (explorer.markdown.md)
+        st.warning(low_grades)  # built with every name escaped (decision.markdown.md)
     grade_legend.legend("A cost is no better than the figures it uses: the lower of its throughput's and its "
                         "energy's configuration grade (reference tables are graded too, at most C).")
     st.plotly_chart(charts.cost_ranking(ranked, currency), width="stretch")

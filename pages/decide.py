@@ -3,16 +3,20 @@
 
 import streamlit as st
 
-from explorer import charts, cost_inputs, data, decide, grade_legend, nav, token_section
-from explorer.markdown import md
-from explorer.money import COST_FORMULA
+from decision import answer as decision
+from decision import inputs, scope, tables
+from decision.best_settings import profile_workloads
+from decision.inputs import DecideInputs
+from decision.markdown import md
+from decision.money import COST_FORMULA
+from decision.text import precision_name
+from explorer import charts, cost_inputs, data, grade_legend, nav, token_section
 from explorer.params import UrlReader
 from explorer.tables import styled
-from explorer.text import precision_name
 from tuning import GOALS
 
 st.title("Decide what to buy")
-st.caption(decide.INTRO)
+st.caption(inputs.INTRO)
 path = data.db_path()
 runs = data.or_stop(data.runs, path)
 findings = data.findings(path)
@@ -31,36 +35,36 @@ currencies = data.currencies(path)
 
 top = st.columns([3, 1])
 devices = top[0].multiselect("Candidate devices (2 to 6)", device_options, default=picked_from_url,
-                             max_selections=decide.MAX_DEVICES, key=f"devices{sfx}", placeholder="pick devices")
+                             max_selections=scope.MAX_DEVICES, key=f"devices{sfx}", placeholder="pick devices")
 mode = top[1].radio("Job", ["train", "infer"], index=0 if mode_from_url != "infer" else 1, key=f"mode{sfx}",
                     format_func=lambda m: "Training" if m == "train" else "Inference", horizontal=True)
-scope_options = ["auto", *decide.scopes(runs, mode)]
-auto_scope = decide.default_scope(runs, devices, mode)
+scope_options = ["auto", *scope.scopes(runs, mode)]
+auto_scope = scope.default_scope(runs, devices, mode)
 row = st.columns(2)
-scope = row[0].selectbox(
+job_scope = row[0].selectbox(
     "Model size class or workload", scope_options,
     index=scope_options.index(url.one("job", scope_options, "job") or "auto"), key=f"scope_{mode}{sfx}",
-    format_func=lambda s: (f"auto: {decide.scope_label(auto_scope)}" if auto_scope else "auto") if s == "auto"
-    else decide.scope_label(s))
+    format_func=lambda s: (f"auto: {scope.scope_label(auto_scope)}" if auto_scope else "auto") if s == "auto"
+    else scope.scope_label(s))
 precisions = ["any", *sorted(runs.filter(runs["mode"] == mode)["precision"].drop_nulls().unique().to_list())]
 precision = row[1].selectbox("Precision", precisions, index=precisions.index(
     url.one("precision", precisions, "precision") or "any"), key=f"precision_{mode}{sfx}",
     format_func=lambda p: "any precision" if p == "any" else precision_name(p))
 
-seq_options = ["any", *[str(n) for n in decide.input_sizes(runs, devices,
-                                                           decide.chosen_job(mode, scope, auto_scope, precision))]]
+seq_options = ["any", *[str(n) for n in scope.input_sizes(runs, devices,
+                                                          scope.chosen_job(mode, job_scope, auto_scope, precision))]]
 seq = st.selectbox("Input size (sequence length, tokens)", seq_options, key=f"seq_{mode}{sfx}",
                    index=seq_options.index(url.one("seq", seq_options, "input size") or "any"),
                    format_func=lambda n: "any: each figure states its own" if n == "any" else f"{n} tokens",
-                   help=decide.SEQ_HELP)
+                   help=inputs.SEQ_HELP)
 if seq == "any" and len(seq_options) > 2:
-    st.caption(md(decide.mixed_sizes_note(seq_options[1:])))
+    st.caption(md(scope.mixed_sizes_note(seq_options[1:])))
 row = st.columns([2, 3])
 best_on = row[0].toggle("Each device at its best power setting", key=f"best{sfx}",
-                        value=url.params.get("best", ["0"])[0] == "1", help=decide.BEST_HELP)
+                        value=url.params.get("best", ["0"])[0] == "1", help=inputs.BEST_HELP)
 goal_url = url.one("goal", list(GOALS), "goal")
 goal = row[1].radio("Goal for the power setting", GOALS, index=GOALS.index(goal_url or "energy"),
-                    key=f"goal{sfx}", horizontal=True, disabled=not best_on, help=decide.GOAL_HELP)
+                    key=f"goal{sfx}", horizontal=True, disabled=not best_on, help=inputs.GOAL_HELP)
 
 with st.sidebar:
     settings = cost_inputs.cost_settings(url, currencies, util_help="The share of its lifetime the device works on "
@@ -72,7 +76,8 @@ warning = url.warning()
 if warning:
     st.warning(md(warning))
 
-query = decide.page_query(devices, mode, scope, precision, settings, constraints, goal if best_on else None, seq)
+asked = DecideInputs(tuple(devices), mode, job_scope, precision, seq, best_on, goal, settings, constraints)
+query = asked.to_query()
 st.query_params.from_dict(query)
 
 if len(devices) < 2:
@@ -80,33 +85,32 @@ if len(devices) < 2:
     if st.button("GeForce RTX 3060 vs Jetson AGX Xavier, training, 0.30 USD per kWh, 3 years",
                  icon=":material/arrow_forward:", key="example"):
         st.session_state["decide_gen"] = gen + 1
-        st.query_params.from_dict(decide.EXAMPLE)
+        st.query_params.from_dict(inputs.EXAMPLE)
         st.rerun()
     st.caption("Not sure what the data holds? Compare shows a coverage table of devices, workloads and metrics.")
     st.page_link(nav.COMPARE, label="Coverage in Compare", icon=":material/bar_chart:")
     st.stop()
 
-job = decide.chosen_job(mode, scope, auto_scope, precision, seq)
+job = asked.job(runs)
 best = None
 if best_on:
-    profiled = tuple((d, w) for d, w in decide.profile_workloads(runs, devices, job).items() if w)
+    profiled = tuple((d, w) for d, w in profile_workloads(runs, devices, job).items() if w)
     best = data.or_stop(data.best_settings, path, profiled, goal, 0.5,
                         settings, constraints.max_power_w, mode, job.precision)
-answer = decide.decide(runs, findings, catalog, modes, rates, devices, job, settings, constraints, best)
+decided = decision.answer(asked, decision.DecideData(runs, findings, catalog, modes, rates, best=best))
+answer = decided.answer
 
 st.subheader(f"The answer for {md(job.describe())}")
-st.caption(decide.ANSWER_CAPTION)
+st.caption(inputs.ANSWER_CAPTION)
 if best_on:
-    at_best, stays = decide.best_setting_notes(answer)
-    for line in at_best:
+    for line in decided.at_best:
         st.markdown(f"**Best power setting for {goal}:** {line}")
-    for line in stays:
+    for line in decided.stays:
         st.caption(line)
-for line in decide.verdict(answer):
+for line in decided.sentences:
     st.markdown(line)
-low_grades = decide.grade_warning(answer)
-if low_grades:
-    st.warning(low_grades)  # built with every name escaped (explorer.markdown.md)
+if decided.grade_warning:
+    st.warning(decided.grade_warning)  # built with every name escaped (decision.markdown.md)
 
 if answer.gaps:
     st.subheader("What the data cannot answer yet")
@@ -118,17 +122,17 @@ if answer.gaps:
                               icon=":material/play_arrow:", query_params=gap.prefill)
         elif gap.fill == "devices":
             cols[1].page_link(nav.DEVICES, label="Enter a price (Devices)", icon=":material/memory:")
-    st.caption(decide.ELSEWHERE)
+    st.caption(inputs.ELSEWHERE)
     st.page_link(nav.UPLOAD, label="Upload a result file", icon=":material/upload:")
 
 costed = answer.costed()
-bars = decide.device_bars(answer)
+bars = tables.device_bars(answer)
 if costed or not bars.is_empty():
     left, right = st.columns(2)
     if costed:
         left.subheader("Cost per 1M samples as utilisation changes")
         log_y = left.toggle("Log scale", key="log_cost")
-        left.plotly_chart(charts.cost_vs_utilisation(decide.cost_curve(answer), currency, settings.utilisation,
+        left.plotly_chart(charts.cost_vs_utilisation(tables.cost_curve(answer), currency, settings.utilisation,
                                                      answer.crossovers(), log_y), width="stretch")
     if not bars.is_empty():
         right.subheader("Throughput and energy per example")
@@ -136,14 +140,14 @@ if costed or not bars.is_empty():
         right.plotly_chart(charts.device_figures(bars), width="stretch")
 
 st.subheader("Every figure, with its basis")
-columns = {k: st.column_config.Column(help=v) for k, v in decide.FIGURE_COLUMN_HELP.items()}
-columns["Boundary"] = st.column_config.Column("Measured at", help=decide.FIGURE_COLUMN_HELP["Boundary"])
+columns = {k: st.column_config.Column(help=v) for k, v in tables.FIGURE_COLUMN_HELP.items()}
+columns["Boundary"] = st.column_config.Column("Measured at", help=tables.FIGURE_COLUMN_HELP["Boundary"])
 columns["Source or derivation"] = st.column_config.Column("Source, derivation or why missing", width="large")
-st.dataframe(styled(decide.figure_table(answer)), hide_index=True, width="stretch", column_config=columns)
+st.dataframe(styled(decided.figure_table), hide_index=True, width="stretch", column_config=columns)
 grade_legend.legend("Every measured figure carries its configuration's trust grade (reference tables are graded "
                     "too, at most C); a ratio a source states has none.")
 st.subheader("Formula")
 st.code(COST_FORMULA, language=None)
 
 if mode == "infer":
-    token_section.render(path, devices, catalog, rates, settings, url, query, sfx)
+    token_section.render(path, asked, catalog, rates, url, query, sfx)

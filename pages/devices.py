@@ -3,12 +3,12 @@
 import polars as pl
 import streamlit as st
 
-from db.queries import EDITABLE_DEVICE_COLUMNS
-from explorer import data
+from db.catalog_edits import EDITABLE_DEVICE_COLUMNS
+from decision.markdown import md
+from decision.text import count, human_field
+from explorer import data, edits
 from explorer.devices import catalog_view, history_view, rates_view
-from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import count, human_field
 from joulebench.errors import JouleBenchError
 
 st.title("Devices")
@@ -53,7 +53,7 @@ if changed.height:
     st.caption(f"{count(changed.height, 'device')} edited: " + md(", ".join(changed["device_name"].to_list())))
     if st.button("Save changes", type="primary"):
         try:
-            data.save_device_edits(path, changed)
+            edits.save_device_edits(path, changed)
         except JouleBenchError as e:
             st.error(md(e.format_message()))
         else:
@@ -76,7 +76,7 @@ rates_edited = st.data_editor(rates, num_rows="dynamic", hide_index=True, key="r
                                   "source": st.column_config.TextColumn("Source", width="large")})
 if not rates_edited.equals(rates) and st.button("Save exchange rates", type="primary"):
     try:
-        data.save_exchange_rates(path, rates_edited)
+        edits.save_exchange_rates(path, rates_edited)
     except JouleBenchError as e:
         st.error(md(e.format_message()))
     else:

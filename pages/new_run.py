@@ -5,11 +5,11 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
+from decision.markdown import md
+from decision.text import count
 from explorer import charts, data, jobs, nav
 from explorer.jobs import FORM_LABELS as LABEL
-from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import count
 from joulebench import defaults
 from joulebench.errors import JouleBenchError
 from joulebench.ranges import RUN_OPTIONS

@@ -4,9 +4,9 @@
 import streamlit as st
 
 from db.queries import HEADLINE
+from decision.text import count
 from explorer import charts, data, nav
 from explorer.tables import styled
-from explorer.text import count
 
 st.title("JouleBench")
 st.caption("Throughput, joules per example and cost per sample of deep-learning hardware: "

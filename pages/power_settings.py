@@ -4,14 +4,14 @@ from pathlib import Path
 
 import streamlit as st
 
+from decision.markdown import md
+from decision.money import CostSettings
+from decision.text import count
 from explorer import data, jobs, nav
 from explorer import power_charts as charts
 from explorer import power_settings as ps
-from explorer.markdown import md
-from explorer.money import CostSettings
 from explorer.params import UrlReader
 from explorer.tables import styled
-from explorer.text import count
 from joulebench.errors import JouleBenchError
 from tuning import GOALS, Constraints
 

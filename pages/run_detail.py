@@ -3,10 +3,10 @@ timeline, step times, validity, provenance."""
 
 import streamlit as st
 
+from decision.markdown import md
+from decision.text import count, flag_text, sig
 from explorer import charts, data, detail, grade_legend
 from explorer.label_form import label_form
-from explorer.markdown import md
-from explorer.text import count, flag_text, sig
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())

@@ -4,11 +4,11 @@ import polars as pl
 import streamlit as st
 
 import importers
+from decision.markdown import md
+from decision.text import count
 from explorer import data, nav, upload
 from explorer.label_form import label_form
-from explorer.markdown import md
 from explorer.tables import styled
-from explorer.text import count
 from joulebench.errors import JouleBenchError
 
 st.title("Upload results")

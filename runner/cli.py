@@ -1,4 +1,4 @@
-"""Command-line glue: `joulebench run`, `joulebench workloads`, and `python -m runner`.
+"""Command-line glue: `joulebench run`, `joulebench workloads`, `joulebench serve-bench` and `python -m runner`.
 
 Importing this module is cheap (no torch): the subcommands import the runner when they run.
 """
@@ -124,6 +124,9 @@ def add_subcommands(sub: Any, db_help: str) -> None:
     p.add_argument("--tag", help="a label stored with the run")
     add_energy_arguments(p)
     p.set_defaults(func=cmd_idle)
+    from runner.serve_bench.cli import add_subcommand as add_serve_bench
+
+    add_serve_bench(sub, db_help)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

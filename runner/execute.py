@@ -29,7 +29,7 @@ from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.measure import Window, WindowPlan, run_window
 from runner.options import RunConfig
 from runner.power import PowerMeter, has_sensor
-from runner.record import is_out_of_memory, now_iso, run_record
+from runner.record import RunRecord, is_out_of_memory, now_iso, run_record
 from runner.sensors import detect
 from runner.serving import Served, serve
 
@@ -38,7 +38,7 @@ MAX_ERROR_CHARS = 2000
 
 @dataclass(frozen=True)
 class RunResult:
-    record: dict[str, Any]  # the result-file run
+    record: RunRecord  # the result-file run, typed until the sweep writes it
     interrupted_by: int | None = None  # the signal that interrupted it
 
 

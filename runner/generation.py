@@ -9,8 +9,10 @@ decode is in the steady state.
 
 Token times: a mark after the first token and after each decode step, from CUDA events on a GPU (no
 synchronisation inside the loop) or the clock on a CPU, read after the window's final
-synchronisation. Per request: time to first token (TTFT) = the prefill; time per output token (TPOT,
-the inter-token latency) = the time between consecutive tokens.
+synchronisation. Per request: time to first token (TTFT) = the prefill; end-to-end latency = its last
+token's time; time per output token (TPOT) = (end-to-end - TTFT) / (output tokens - 1). Pooled over
+the requests: the inter-token latency (ITL) = every gap between consecutive tokens
+(joulebench.metrics defines each).
 
 Energy: the generation window's energy is the sensor's, as for every workload. Its split needs a
 second window of prefills alone (same model, batch and prompts, the same warmup and minimum window,
@@ -20,15 +22,14 @@ it prefilled, and decode energy = the generation window's energy - its requests 
 
 from __future__ import annotations
 
-import bisect
 import inspect
-import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import torch
 
+from joulebench.metrics import E2E, ITL, TPOT, TTFT, Percentiles, metric
 from runner.clock import REAL_CLOCK, Clock
 from runner.measure import Window, WindowPlan, run_window
 from runner.power import PowerMeter
@@ -128,70 +129,97 @@ def measure_generation(model: torch.nn.Module, inputs: dict[str, torch.Tensor], 
     return out
 
 
-def token_stats(prefix: str, values: list[float], weights: list[int] | None = None) -> dict[str, float | None]:
-    """Average and percentiles of per-request times; `weights[i]` requests share `values[i]` (the
-    requests of one batch get their tokens together), so a batch of 65,536 is one value, not 65,536
-    copies. The same figures as the list with each value repeated (NumPy's linear interpolation)."""
-    keys = ("avg", "p50", "p90", "p95", "p99")
-    weights = weights if weights is not None else [1] * len(values)
-    pairs = sorted((v, w) for v, w in zip(values, weights) if w > 0)
-    if not pairs:
-        return {f"{prefix}_{k}_ms": None for k in keys}
-    ends, total = [], 0
-    for _, w in pairs:
-        total += w
-        ends.append(total)  # the repeated list's index just past each value's copies
+@dataclass
+class TokenFigures:
+    """A generation's or a serving run's token figures, typed; `columns()` gives the result file's fields
+    (names from joulebench.metrics). Latencies as vLLM's `bench serve` defines them: TTFT per request, ITL
+    every gap between consecutive tokens pooled over the requests, TPOT per request ((end-to-end - TTFT) /
+    (output tokens - 1)), end-to-end latency per request."""
 
-    def at(k: int) -> float:
-        return pairs[bisect.bisect_right(ends, k)][0]
+    output_tokens: int | None = None
+    tokens_per_s: float | None = None
+    decode_tokens_per_s: float | None = None
+    prompt_tokens_per_s: float | None = None
+    j_per_token: float | None = None
+    decode_j_per_token: float | None = None
+    prefill_j_per_request: float | None = None
+    energy_split_missing_reason: str | None = None
+    requests_completed: int | None = None
+    requests_per_s: float | None = None
+    j_per_request: float | None = None
+    prompt_tokens_mean: float | None = None
+    output_tokens_mean: float | None = None
+    ttft: Percentiles | None = None
+    itl: Percentiles | None = None
+    tpot: Percentiles | None = None
+    e2e: Percentiles | None = None
 
-    def pct(q: float) -> float:
-        rank = (total - 1) * q / 100.0
-        lo, hi = math.floor(rank), math.ceil(rank)
-        return at(lo) + (at(hi) - at(lo)) * (rank - lo)
+    def columns(self) -> dict[str, Any]:
+        """The figures present, as result-file metrics (missing ones left out, never 0)."""
+        out: dict[str, Any] = {metric(f.name).name: getattr(self, f.name) for f in fields(self)
+                               if f.name not in _DISTRIBUTIONS}
+        for name, dist in _DISTRIBUTIONS.items():
+            out.update(dist.columns(getattr(self, name)))
+        return {k: v for k, v in out.items() if v is not None}
 
-    return {f"{prefix}_avg_ms": sum(v * w for v, w in pairs) / total,
-            **{f"{prefix}_p{q}_ms": pct(q) for q in (50, 90, 95, 99)}}
+
+_DISTRIBUTIONS = {"ttft": TTFT, "itl": ITL, "tpot": TPOT, "e2e": E2E}  # TokenFigures' latency fields
+
+
+def request_latencies(batches: list[list[float]], weights: list[int]) -> TokenFigures:
+    """TTFT, ITL, TPOT and end-to-end latency of batches of requests, from each batch's token times
+    (ms since its requests were sent, one list per batch); `weights[i]` requests share batch i's times.
+    A batch of one token has no gap: it adds to TTFT and end-to-end latency only."""
+    gaps, gap_weights = [], []
+    for times, w in zip(batches, weights, strict=True):
+        gaps += [b - a for a, b in zip(times, times[1:])]
+        gap_weights += [w] * (len(times) - 1)
+    decoding = [(t, w) for t, w in zip(batches, weights, strict=True) if len(t) > 1]
+    return TokenFigures(
+        ttft=Percentiles.of([t[0] for t in batches], weights),
+        itl=Percentiles.of(gaps, gap_weights),
+        tpot=Percentiles.of([(t[-1] - t[0]) / (len(t) - 1) for t, _ in decoding], [w for _, w in decoding]),
+        e2e=Percentiles.of([t[-1] for t in batches], weights))
 
 
 def generation_figures(gen: GenerationWindows, *, batch_size: int, prompt_tokens: int, max_new_tokens: int,
-                       energy_j: float | None) -> tuple[dict[str, Any], str | None]:
-    """Token figures of a measured generation (PRODUCT.md's definitions) and a note on the energy split."""
+                       energy_j: float | None) -> tuple[TokenFigures, str | None]:
+    """Token figures of a measured generation and a note on the energy split."""
     window = gen.window
     batches = gen.token_times_ms
     requests = window.steps * batch_size
     output_tokens = requests * max_new_tokens
-    ttft = [t[0] for t in batches]  # every request of a batch gets its first token then: weighted by batch_size
-    gaps = [b - a for t in batches for a, b in zip(t, t[1:])]
     decode_s = sum(t[-1] - t[0] for t in batches) / 1000.0
     prefill_s = sum(t[0] for t in batches) / 1000.0
-    out: dict[str, Any] = {
-        "output_tokens": output_tokens,
-        "tokens_per_s": output_tokens / window.duration_s,
-        "decode_tokens_per_s": window.steps * batch_size * (max_new_tokens - 1) / decode_s if decode_s > 0 else None,
-        "prompt_tokens_per_s": window.steps * batch_size * prompt_tokens / prefill_s if prefill_s > 0 else None,
-        **token_stats("ttft", ttft, [batch_size] * len(ttft)), **token_stats("tpot", gaps, [batch_size] * len(gaps)),
-    }
+    out = request_latencies(batches, [batch_size] * len(batches))  # every request of a batch shares its times
+    out.output_tokens = output_tokens
+    out.tokens_per_s = output_tokens / window.duration_s
+    out.decode_tokens_per_s = window.steps * batch_size * (max_new_tokens - 1) / decode_s if decode_s > 0 else None
+    out.prompt_tokens_per_s = window.steps * batch_size * prompt_tokens / prefill_s if prefill_s > 0 else None
+    out.requests_completed = requests
+    out.requests_per_s = requests / window.duration_s
+    out.prompt_tokens_mean, out.output_tokens_mean = float(prompt_tokens), float(max_new_tokens)
     if energy_j is None:
         return out, None
-    out["j_per_token"] = energy_j / output_tokens
+    out.j_per_token = energy_j / output_tokens
+    out.j_per_request = energy_j / requests if requests else None
     note = None
     pre = gen.prefill
     if pre is None or pre.energy.energy_j is None or pre.energy.energy_j <= 0 or pre.steps == 0:
         why = gen.prefill_error or (pre.energy.missing_reason if pre is not None else None) or (
             f"the prefill window ({pre.duration_s:.3g} s) measured no energy: shorter than the sensor resolves"
             if pre is not None and pre.steps else "no prefill window")
-        out["energy_split_missing_reason"] = why
+        out.energy_split_missing_reason = why
         return out, note
     per_request = pre.energy.energy_j / (pre.steps * batch_size)
     decode_j = energy_j - requests * per_request
     note = (f"energy split: {pre.steps} prefill batches alone over {pre.duration_s:.3g} s took "
             f"{pre.energy.energy_j:.4g} J = {per_request:.4g} J per request's prefill; decode = "
             f"{energy_j:.4g} J - {requests} x {per_request:.4g} J = {decode_j:.4g} J")
-    out["prefill_j_per_request"] = per_request
+    out.prefill_j_per_request = per_request
     if decode_j > 0:
-        out["decode_j_per_token"] = decode_j / (requests * (max_new_tokens - 1))
+        out.decode_j_per_token = decode_j / (requests * (max_new_tokens - 1))
     else:
-        out["energy_split_missing_reason"] = (f"the prefills alone ({requests} x {per_request:.4g} J) reach the whole "
-                                              f"window's {energy_j:.4g} J: the window is too short for the sensor")
+        out.energy_split_missing_reason = (f"the prefills alone ({requests} x {per_request:.4g} J) reach the whole "
+                                           f"window's {energy_j:.4g} J: the window is too short for the sensor")
     return out, note

@@ -12,6 +12,7 @@ import contextlib
 import signal
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import runner.devices as devices
@@ -19,11 +20,11 @@ import runner.environment as environment
 from energy import EnergyReading
 from runner.interrupts import InterruptGuard, SweepInterrupted, signal_name
 from runner.power import PowerMeter
-from runner.record import idle_record, now_iso
+from runner.record import RunRecord, idle_record, now_iso
 
 
 def measure_idle(meter: PowerMeter, seconds: float, device_spec: str, *, guard: InterruptGuard | None = None,
-                 requested: dict[str, Any] | None = None, tag: str | None = None) -> dict[str, Any]:
+                 requested: dict[str, Any] | None = None, tag: str | None = None) -> RunRecord:
     """One idle run: the meter's window over `seconds` of sleep (the device synchronised first)."""
     started = now_iso()
     device = devices.resolve(device_spec)
@@ -46,6 +47,6 @@ def measure_idle(meter: PowerMeter, seconds: float, device_spec: str, *, guard: 
                        seconds=seconds, requested=requested, tag=tag)
 
 
-def idle_power_w(record: dict[str, Any]) -> float | None:
+def idle_power_w(record: Mapping[str, Any]) -> float | None:
     value = record.get("metrics", {}).get("idle_power_w")
     return float(value) if value else None

@@ -30,6 +30,7 @@ from joulebench.errors import FileWriteError
 from joulebench.files import write_atomic
 from joulebench.paths import resolve_db_path, results_dir, user_data_dir
 from joulebench.resultfile import dump_bytes, new_document
+from runner.record import RunRecord
 
 if TYPE_CHECKING:
     from db import IngestReport
@@ -49,7 +50,7 @@ class ResultSink:
     out_path: Path
     db: str | os.PathLike[str] | None
     stream: TextIO = field(default_factory=lambda: sys.stderr)
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[RunRecord | dict[str, Any]] = field(default_factory=list)  # typed until written
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     write_error: FileWriteError | None = None  # the last failure, when no folder could be written
     marker: SweepMarker | None = None
@@ -77,12 +78,13 @@ class ResultSink:
         except FileWriteError:
             pass  # the marker still names the file; only the run in progress would go unrecorded
 
-    def add(self, run: dict[str, Any]) -> None:
+    def add(self, run: RunRecord | dict[str, Any]) -> None:
         self.runs.append(run)
         self.write()
 
     def document(self) -> dict[str, Any]:
-        return new_document(self.runs, producer_version=__version__, created_at=self.created_at)
+        runs = [r.to_json() if isinstance(r, RunRecord) else r for r in self.runs]
+        return new_document(runs, producer_version=__version__, created_at=self.created_at)
 
     def data(self) -> bytes:
         return dump_bytes(self.document(), self.out_path)

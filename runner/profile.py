@@ -56,7 +56,7 @@ class _State:
     idle_w: dict[str, float | None] = field(default_factory=dict)
     index: int = 0
 
-    def save(self, run: dict[str, Any]) -> None:
+    def save(self, run: record.RunRecord) -> None:
         self.result.runs.append(run)
         self.sink.add(run)  # finished settings survive even a hard kill
         self.sink.about_to_run(None)
@@ -227,7 +227,7 @@ def _at_setting(setting: Any, control: PowerControl, power: PowerSettings, state
 
 def _run(cfg: RunConfig, setting: Any, state: _State, device: torch.device, started: str,
          captured: environment.Captured, tf32: bool | None, window: Window | GenerationWindows,
-         flags: list[str]) -> dict[str, Any]:
+         flags: list[str]) -> record.RunRecord:
     memory = devices.read_peak_memory(device, devices.kind_of(device))
     return record.run_record(cfg, run_id=str(uuid.uuid4()), status="ok", error=None, started_at=started,
                              ended_at=record.now_iso(), captured=captured, tf32_enabled=tf32, window=window,

@@ -12,13 +12,14 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from energy.grades import GRADE_MEANINGS, Grade, RunFacts, grade_aggregate, grade_run
 from energy.stats import Aggregate, aggregate
+from joulebench.metrics import label
 from joulebench.text import table
 from runner.options import RunConfig
 
@@ -29,14 +30,15 @@ def _num(value: Any, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def outcome_line(record: dict[str, Any]) -> str:
+def outcome_line(record: Mapping[str, Any]) -> str:
     m = record.get("metrics", {})
     if record["status"] != "ok":
         return f"{record['status']}: {record.get('error', '')}"
     mem = m.get("mem_peak_allocated_mb", m.get("mem_peak_rss_mb"))
     if m.get("output_tokens") is not None:
         return (f"ok  {_num(m.get('tokens_per_s'))} tokens/s  TTFT p50 {_num(m.get('ttft_p50_ms'), 2)} ms  "
-                f"TPOT p50 {_num(m.get('tpot_p50_ms'), 2)} ms  {_num(m.get('j_per_token'), 4)} J/token  "
+                f"ITL p50 {_num(m.get('itl_p50_ms'), 2)} ms  TPOT p50 {_num(m.get('tpot_p50_ms'), 2)} ms  "
+                f"{_num(m.get('j_per_token'), 4)} J/token  "
                 f"peak memory {_num(mem, 0)} MB")
     return (f"ok  {_num(m.get('throughput_sps'))} samples/s  p50 {_num(m.get('latency_p50_ms'), 2)} ms  "
             f"p99 {_num(m.get('latency_p99_ms'), 2)} ms  peak memory {_num(mem, 0)} MB")
@@ -155,7 +157,7 @@ class Progress:
 
         return on_step
 
-    def finish(self, index: int, record: dict[str, Any]) -> None:
+    def finish(self, index: int, record: Mapping[str, Any]) -> None:
         clear = "\r\033[K" if self.tty else ""
         print(f"{clear}    {outcome_line(record)}", file=self.stream, flush=True)
         if index + 1 == self.total:
@@ -171,7 +173,7 @@ class Progress:
 _NOT_CONFIG = ("repeat_index", "measured_steps", "warmup_steps")
 
 
-def _config_of(record: dict[str, Any]) -> tuple:
+def _config_of(record: Mapping[str, Any]) -> tuple:
     c = record["config"]
     boundary = record.get("metrics", {}).get("energy_boundary")
     return (record["device"]["name"], boundary, *sorted((k, str(v)) for k, v in c.items() if k not in _NOT_CONFIG))
@@ -190,25 +192,25 @@ def _mean_ci(agg: Aggregate | None, digits: int) -> str:
 class ConfigSummary:
     """A configuration's repeats in this sweep: their aggregate and its trust grade."""
 
-    records: list[dict[str, Any]]
+    records: list[Mapping[str, Any]]
     stats: dict[str, Aggregate | None]
     grade: Grade
 
     @property
-    def first(self) -> dict[str, Any]:
+    def first(self) -> Mapping[str, Any]:
         return self.records[0]
 
 
 SUMMARY_METRICS = ("throughput_sps", "latency_p50_ms", "latency_p99_ms", "avg_power_w", "j_per_sample",
                    "net_j_per_sample", "duration_s")
-TOKEN_METRICS = ("tokens_per_s", "decode_tokens_per_s", "ttft_p50_ms", "tpot_p50_ms", "tpot_p90_ms", "j_per_token",
-                 "decode_j_per_token", "prefill_j_per_request")
+TOKEN_METRICS = ("tokens_per_s", "decode_tokens_per_s", "ttft_p50_ms", "itl_p50_ms", "itl_p90_ms", "tpot_p50_ms",
+                 "tpot_p90_ms", "j_per_token", "decode_j_per_token", "prefill_j_per_request")
 
 
-def summarize(records: Sequence[dict[str, Any]]) -> list[ConfigSummary]:
+def summarize(records: Sequence[Mapping[str, Any]]) -> list[ConfigSummary]:
     """Group a sweep's runs by configuration and grade each run and each aggregate (energy.grades,
     the rules ingest applies), in the order the configurations first ran."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
     for r in records:
         groups.setdefault(_config_of(r), []).append(r)
     out = []
@@ -225,7 +227,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[ConfigSummary]:
     return out
 
 
-def _status(records: list[dict[str, Any]]) -> str:
+def _status(records: list[Mapping[str, Any]]) -> str:
     counts: dict[str, int] = {}
     for r in records:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -234,7 +236,7 @@ def _status(records: list[dict[str, Any]]) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items())
 
 
-def summary(records: Sequence[dict[str, Any]]) -> str:
+def summary(records: Sequence[Mapping[str, Any]]) -> str:
     """One row per configuration: its repeats' mean ± 95 % interval, n and trust grade; below the
     table, what each grade means and why a configuration is graded below A."""
     rows = []
@@ -270,8 +272,7 @@ def summary(records: Sequence[dict[str, Any]]) -> str:
                 rows)
     if token_rows:
         out += "\n\ngeneration (a sample is a request; tokens are output tokens):\n" + table(
-            ("#", "workload", "prompt + new", "tokens/s", "decode tokens/s", "TTFT p50 ms", "TPOT p50 ms",
-             "TPOT p90 ms", "J/token", "decode J/token", "prefill J/request"), token_rows)
+            ("#", "workload", "prompt + new", *(label(k) for k in TOKEN_METRICS)), token_rows)
     legend = "\n".join(f"  {g}: {text}" for g, text in GRADE_MEANINGS.items())
     out += ("\n\nmean ± 95 % confidence interval (Student's t) over n repeats; trust grades "
             f"(docs/trust-grades.md):\n{legend}")

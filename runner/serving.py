@@ -4,13 +4,15 @@ Arrivals are a Poisson process (exponential gaps at `request_rate_per_s`, seeded
 the same arrivals). The server is transformers' own generation loop behind a queue, the baseline the
 issue allows: when it is free it takes up to `batch_size` waiting requests (or waits for the next
 arrival), prefills them together and decodes them to exactly `max_new_tokens` tokens (request-level
-batching: a request arriving meanwhile waits for the batch to finish). A request's TTFT counts its
-time in the queue; its TPOT is the time between its tokens.
+batching: a request arriving meanwhile waits for the batch to finish). A request's TTFT and end-to-end
+latency count its time in the queue; its TPOT is (end-to-end - TTFT) / (output tokens - 1); the ITL is
+every gap between consecutive tokens, pooled over the requests (joulebench.metrics).
 
 The steady state, as ML.ENERGY reports it, is the time while the target concurrency is in flight:
 the batches that hold `batch_size` requests. The token figures (tokens/s, J/token, decode J/token) are
-taken over those batches only; energy is cut from the window's power trace over their intervals. The
-window's own figures (energy, requests/s, J/request) cover every request.
+taken over those batches only, as are requests/s and J/request; energy is cut from the window's power
+trace over their intervals. The window's own figures (energy, examples/s, J/example) and the latencies
+cover every request.
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
 from energy.trace import window_j
+from joulebench.metrics import Percentiles
 from runner.clock import REAL_CLOCK, Clock
 from runner.devices import synchronize
-from runner.generation import TokenMarks, generate_step
+from runner.generation import TokenFigures, TokenMarks, generate_step
 from runner.measure import Warmup, Window
 from runner.power import PowerMeter
 
@@ -53,6 +55,7 @@ class Served:
     ttft_ms: list[float] = field(default_factory=list)  # per request, queueing included
     gaps_ms: list[float] = field(default_factory=list)  # inter-token times of each batch, one per gap
     gap_weights: list[int] = field(default_factory=list)  # requests sharing each gap (its batch's size)
+    tpot_ms: list[float] = field(default_factory=list)  # (last token - first token) / (tokens - 1), per request
     latency_ms: list[float] = field(default_factory=list)  # arrival to last token, per request
     requests: int = 0
     rate_per_s: float = 0.0
@@ -101,6 +104,8 @@ def serve(model: torch.nn.Module, inputs: dict[str, torch.Tensor], max_new_token
                 wait_ms = (begin - arrived) * 1000.0
                 out.ttft_ms.append(wait_ms + times[0])
                 out.latency_ms.append(wait_ms + times[-1])
+                if len(times) > 1:
+                    out.tpot_ms.append((times[-1] - times[0]) / (len(times) - 1))
             gaps = [b - a for a, b in zip(times, times[1:])]
             out.gaps_ms += gaps
             out.gap_weights += [n] * len(gaps)
@@ -114,8 +119,13 @@ def serve(model: torch.nn.Module, inputs: dict[str, torch.Tensor], max_new_token
     return out
 
 
-def steady_figures(served: Served, *, batch_size: int, max_new_tokens: int) -> tuple[dict[str, Any], str]:
-    """Token figures over the steady state (full batches) and a note saying what they cover."""
+def served_figures(served: Served, *, batch_size: int, max_new_tokens: int) -> tuple[TokenFigures, str]:
+    """The serving run's token figures: latencies over every request, tokens/s, requests/s, J/token and
+    J/request over the steady state (full batches); and a note saying what they cover."""
+    out = TokenFigures(output_tokens=served.requests * max_new_tokens, requests_completed=served.requests,
+                       output_tokens_mean=float(max_new_tokens), ttft=Percentiles.of(served.ttft_ms),
+                       itl=Percentiles.of(served.gaps_ms, served.gap_weights), tpot=Percentiles.of(served.tpot_ms),
+                       e2e=Percentiles.of(served.latency_ms))
     full = [(a, b) for a, b, n in served.batches if n == batch_size]
     partial = len(served.batches) - len(full)
     steady_s = sum(b - a for a, b in full)
@@ -124,17 +134,19 @@ def steady_figures(served: Served, *, batch_size: int, max_new_tokens: int) -> t
             f"over {steady_s:.3g} s of the {served.window.duration_s:.3g} s window; token figures over the full "
             f"batches only (the steady state)")
     if not full:
-        return {"energy_split_missing_reason": f"no batch held {batch_size} requests: the target concurrency was "
-                                               "never in flight (raise --request-rate or lower --batch-size)"}, note
-    tokens = len(full) * batch_size * max_new_tokens
-    out: dict[str, Any] = {"tokens_per_s": tokens / steady_s}
+        out.energy_split_missing_reason = (f"no batch held {batch_size} requests: the target concurrency was never "
+                                           "in flight (raise --request-rate or lower --batch-size)")
+        return out, note
+    requests = len(full) * batch_size
+    tokens = requests * max_new_tokens
+    out.tokens_per_s, out.requests_per_s = tokens / steady_s, requests / steady_s
     traces = [t for t in served.window.energy.traces if t.boundary is not None]
     if traces and served.window.energy.energy_j is not None:
         steady_j = sum(window_j(t.t_s, t.power_w, a, b) for t in traces for a, b in full)
-        out["j_per_token"] = steady_j / tokens
+        out.j_per_token, out.j_per_request = steady_j / tokens, steady_j / requests
         note += f"; {steady_j:.4g} J in the steady state, cut from the power trace"
     elif served.window.energy.energy_j is not None:
-        out["energy_split_missing_reason"] = "the meter gave no power trace to cut the steady state's energy from"
+        out.energy_split_missing_reason = "the meter gave no power trace to cut the steady state's energy from"
     if partial:
         note += f"; {partial} partial batch(es) left out of the token figures"
     return out, note

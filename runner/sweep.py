@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import runner.record as record
 from joulebench.errors import JouleBenchError
@@ -24,14 +24,18 @@ from runner.interrupts import InterruptGuard, exit_code, signal_name
 from runner.options import RunConfig, SweepOptions
 from runner.output import ResultSink, unique_out_path
 from runner.power import PowerMeter, has_sensor
+from runner.record import RunRecord
 from runner.report import Progress
+
+if TYPE_CHECKING:
+    from db import IngestReport
 
 
 @dataclass
 class SweepResult:
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[RunRecord | dict[str, Any]] = field(default_factory=list)  # runs recorded here, or read back
     out_path: Path | None = None
-    ingest: Any = None  # db.IngestReport
+    ingest: IngestReport | None = None
     ingest_error: JouleBenchError | None = None
     interrupted_by: int | None = None
 

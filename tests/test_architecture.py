@@ -10,7 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 # Bottom to top. A package may import only packages listed before it (and itself). The explorer sits
 # below the runner: the app process starts runs as child processes and never imports torch.
-LAYERS = ["energy", "joulebench", "tuning", "importers", "db", "ingest", "explorer", "runner", "cli"]
+LAYERS = ["energy", "joulebench", "tuning", "importers", "db", "ingest", "decision", "explorer", "runner", "cli"]
 
 
 def _imports(package: str) -> dict[str, set[str]]:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
+from decision.text import plot_text
 from explorer import charts
-from explorer.text import plot_text
 from tests.helpers import app_pages, app_session
 from tests.test_browser import app_server
 

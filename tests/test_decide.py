@@ -13,9 +13,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from db import Store, queries
-from explorer import decide
-from explorer.money import CostSettings, CostTerms, Rate, Rates, cost_terms, crossover
-from explorer.text import sig
+from decision import cost, decide, like_for_like, scope, sentences, tables
+from decision.money import CostSettings, CostTerms, Rate, Rates, cost_terms, crossover
+from decision.text import sig
 from ingest import import_file
 from tests.helpers import shown
 
@@ -30,9 +30,9 @@ def _answer(db: Path, devices: list[str], mode: str, **settings: float | str) ->
         runs, findings = queries.runs_table(store), queries.findings(store)
         catalog, modes = queries.devices(store), queries.power_modes(store)
         rates = Rates.from_frame(queries.exchange_rates(store))
-    job = decide.job_from(mode, decide.default_scope(runs, devices, mode), None)
+    job = scope.job_from(mode, scope.default_scope(runs, devices, mode), None)
     return decide.decide(runs, findings, catalog, modes, rates, devices, job, CostSettings(**settings),  # type: ignore[arg-type]
-                         decide.Constraints())
+                         cost.Constraints())
 
 
 def _page(**query: str | list[str]) -> AppTest:
@@ -79,8 +79,8 @@ def test_student_training_answer_names_the_faster_the_frugal_and_the_basis(db: P
 
 
 def test_student_verdict_reflects_the_duty_cycle(db: Path) -> None:
-    low = decide.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.1))
-    high = decide.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.9))
+    low = sentences.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.1))
+    high = sentences.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.9))
     low_text, high_text = shown("\n".join(low)), shown("\n".join(high))
     assert "idles 90% of the time" in low_text and "idles 10% of the time" in high_text
     assert "(26 W idle)" in low_text and "(6 W idle)" in low_text
@@ -120,7 +120,7 @@ def _words_follow_the_shares(text: str) -> None:
 def test_duty_cycle_words_follow_the_numbers_of_the_jetson(db: Path) -> None:
     """Hardware is 86 % of the Jetson's cost per sample at 50 %: the sentence says it dominates,
     never that the price adds little."""
-    text = shown("\n".join(decide.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.5))))
+    text = shown("\n".join(sentences.verdict(_answer(db, STUDENT, "train", electricity_per_kwh=0.30, utilisation=0.5))))
     assert "add little per sample" not in text
     assert re.search(r"\*\*Throughput each cost uses:\*\* \*\*GeForce RTX 3060\*\* 7\.2 samples/s \(estimated as power "
                      r"while running ÷ J/example.*\*\*Jetson AGX Xavier\*\* 2\.4 samples/s "
@@ -151,7 +151,7 @@ def test_like_for_like_beats_stated_and_multi_gpu_rows_are_left_out(db: Path) ->
     assert speed.basis == "reference table" and "configuration both measured" in speed.detail
     with Store.open(db) as store:
         runs = queries.runs_table(store)
-    rows = decide.job_rows(runs, "A100 40GB", decide.Job("train", "bert-large"))
+    rows = scope.job_rows(runs, "A100 40GB", scope.Job("train", "bert-large"))
     assert set(rows["gpu_count"].fill_null(1).to_list()) == {1}
 
 
@@ -162,7 +162,7 @@ def test_missing_data_is_named_with_the_run_that_would_fill_it(db: Path) -> None
     assert ("A100 40GB", "no price in the catalog: enter one on the Devices page", "devices") in gaps
     run_gap = next(g for g in answer.gaps if g.fill == "run")
     assert run_gap.prefill["mode"] == "infer" and run_gap.prefill["workload"].startswith("bert-")
-    table = decide.figure_table(answer)
+    table = tables.figure_table(answer)
     t4_cost = table.filter((table["Device"] == "Tesla T4") & table["Figure"].str.starts_with("Cost"))
     assert t4_cost["Value"].to_list() == ["not measured"]  # never 0
     assert t4_cost["Source or derivation"][0]  # with the reason
@@ -306,7 +306,7 @@ def _h100_as(db: Path, name: str, new_device: str) -> None:
 
 
 def test_decide_figures_carry_n_interval_and_grade_and_a_ratio_within_the_noise_says_so(db: Path) -> None:
-    from explorer.aggregates import by_configuration
+    from decision.aggregates import by_configuration
 
     assert import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db).status == "imported"
     _h100_as(db, "repeats-10s-windows.json", "H100 twin")  # the same three 10 s repeats under a second name
@@ -348,10 +348,10 @@ def test_decide_warns_when_the_answer_rests_on_low_grades(db: Path) -> None:
 
 def test_the_student_answer_on_reference_tables_warns_that_grade_c_settles_little(db: Path) -> None:
     answer = _answer(db, STUDENT, "train")
-    assert decide.device_grades(answer) == {"GeForce RTX 3060": "C", "Jetson AGX Xavier": "C"}
-    text = shown(decide.grade_warning(answer) or "")
+    assert sentences.device_grades(answer) == {"GeForce RTX 3060": "C", "Jetson AGX Xavier": "C"}
+    text = shown(sentences.grade_warning(answer) or "")
     assert "**GeForce RTX 3060** (grade C), **Jetson AGX Xavier** (grade C)" in text
-    said = shown("\n".join(decide.verdict(answer)))
+    said = shown("\n".join(sentences.verdict(answer)))
     assert "3.0x (*stated ratio*, not graded:" in said  # a source's ratio has no stored grade: none invented
     assert "(*reference table*, grade C on both sides: 283 vs 420 J per iteration" in said
 
@@ -407,18 +407,18 @@ def test_best_setting_toggle_takes_each_device_at_its_recommended_limit(db: Path
 
 
 def test_a_ratio_that_rounds_to_one_says_about_as_fast_not_faster() -> None:
-    near = decide.Comparison("faster", "A", "B", 1.03, "reference table", "2 configuration(s)")
-    text = shown(decide._comparison_sentence(near, "is faster at training than", "either is faster", set()))
+    near = like_for_like.Comparison("faster", "A", "B", 1.03, "reference table", "2 configuration(s)")
+    text = shown(sentences._comparison_sentence(near, "is faster at training than", "either is faster", set()))
     assert "about as fast as each other" in text and "1.0x faster" not in text and "is faster" not in text
-    clear = decide.Comparison("faster", "A", "B", 1.3, "reference table", "2 configuration(s)")
-    assert "**A** is faster at training than **B**: 1.3x" in decide._comparison_sentence(
+    clear = like_for_like.Comparison("faster", "A", "B", 1.3, "reference table", "2 configuration(s)")
+    assert "**A** is faster at training than **B**: 1.3x" in sentences._comparison_sentence(
         clear, "is faster at training than", "either is faster", set())
 
 
 def test_the_bar_chart_labels_each_figure_with_its_unit_input_size_and_grade(db: Path) -> None:
     from explorer import charts
 
-    bars = decide.device_bars(_answer(db, STUDENT, "train", electricity_per_kwh=0.30))
+    bars = tables.device_bars(_answer(db, STUDENT, "train", electricity_per_kwh=0.30))
     labels = dict(zip(zip(bars["device"], bars["figure"]), bars["label"], strict=True))
     assert labels[("GeForce RTX 3060", "Energy per example")] == "17.5 J, seq 512, grade C"
     assert labels[("Jetson AGX Xavier", "Throughput")].endswith("samples/s, seq 512, not graded")

@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from db import Store, queries
-from explorer import decide
+from db import Store, catalog_edits, queries
+from decision import cost, decide, figures, scope, sentences
+from decision.money import CostSettings, Rates
 from explorer.devices import catalog_view
-from explorer.money import CostSettings, Rates
 from joulebench.errors import InvalidEditError
 from tests.helpers import shown
 
@@ -39,7 +39,7 @@ def test_a_device_edit_out_of_range_is_refused_whole(db: Path, field: str, typed
     with Store.open(db) as store:
         before = queries.devices(store)
         with pytest.raises(InvalidEditError) as e:
-            queries.update_devices(store, _edit(notes="also changed", **{field: typed}))
+            catalog_edits.update_devices(store, _edit(notes="also changed", **{field: typed}))
         assert said in e.value.format_message()
         assert queries.devices(store).equals(before) and queries.device_edits(store).is_empty()
 
@@ -48,7 +48,7 @@ def test_blanking_a_spec_that_was_typed_as_text_is_refused_not_saved_as_empty(db
     """'abc' in a TDP cell reaches the check as text (the page edits numbers as text) and is refused."""
     with Store.open(db) as store:
         with pytest.raises(InvalidEditError, match="'abc' is not a number"):
-            queries.update_devices(store, _edit(tdp_w="abc"))
+            catalog_edits.update_devices(store, _edit(tdp_w="abc"))
         assert queries.device_catalog_row(store, "GeForce RTX 3060")["tdp_w"] == 170  # type: ignore[index]
 
 
@@ -64,26 +64,26 @@ def test_an_exchange_rate_out_of_range_is_refused(db: Path, rate: str, date: str
     with Store.open(db) as store:
         before = queries.exchange_rates(store)
         with pytest.raises(InvalidEditError) as e:
-            queries.replace_exchange_rates(store, table)
+            catalog_edits.replace_exchange_rates(store, table)
         assert said in e.value.format_message()
         assert queries.exchange_rates(store)["rate"].to_list() == before["rate"].to_list()
 
 
-def _answer(db: Path, constraints: decide.Constraints | None = None) -> decide.Answer:
+def _answer(db: Path, constraints: cost.Constraints | None = None) -> decide.Answer:
     with Store.open(db) as store:
         runs, findings = queries.runs_table(store), queries.findings(store)
         catalog, modes = queries.devices(store), queries.power_modes(store)
         rates = Rates.from_frame(queries.exchange_rates(store))
-    job = decide.job_from("train", decide.default_scope(runs, STUDENT, "train"), None)
+    job = scope.job_from("train", scope.default_scope(runs, STUDENT, "train"), None)
     return decide.decide(runs, findings, catalog, modes, rates, STUDENT, job, CostSettings(electricity_per_kwh=0.3),
-                         constraints or decide.Constraints())
+                         constraints or cost.Constraints())
 
 
 def test_a_price_the_user_enters_is_theirs_wherever_it_is_cited(db: Path) -> None:
     today = datetime.now(UTC).date().isoformat()
     assert "000_62b0c31cb218ba3e" in _answer(db).per_device["GeForce RTX 3060"].price.source  # published
     with Store.open(db) as store:
-        queries.update_devices(store, _edit(price_amount="1500", price_currency="usd"))
+        catalog_edits.update_devices(store, _edit(price_amount="1500", price_currency="usd"))
         row = queries.devices(store).filter(pl.col("device_name") == "GeForce RTX 3060").row(0, named=True)
         history = queries.device_edits(store)
     assert row is not None and row["price_entered_at"] is not None and row["price_source"] is None
@@ -102,25 +102,25 @@ def test_a_price_the_user_enters_is_theirs_wherever_it_is_cited(db: Path) -> Non
 
 def test_the_headline_names_the_best_device_that_fits_the_constraints(db: Path) -> None:
     with Store.open(db) as store:  # the RTX 3060 is still cheapest per sample at 1,500 USD
-        queries.update_devices(store, _edit(price_amount="1500", price_currency="USD"))
-    free = decide.headline(_answer(db))
+        catalog_edits.update_devices(store, _edit(price_amount="1500", price_currency="USD"))
+    free = sentences.headline(_answer(db))
     assert "**GeForce RTX 3060** costs least per sample" in free
-    ruled = shown(decide.headline(_answer(db, decide.Constraints(budget=1000))))
+    ruled = shown(sentences.headline(_answer(db, cost.Constraints(budget=1000))))
     assert ruled.startswith("**In short:** the best device that fits the constraints is **Jetson AGX Xavier**")
     assert "Ruled out: **GeForce RTX 3060** breaks budget 1,000 USD (is 1,500 USD)" in ruled
     assert "RTX 3060** costs least" not in ruled
-    none = shown(decide.headline(_answer(db, decide.Constraints(budget=100))))
+    none = shown(sentences.headline(_answer(db, cost.Constraints(budget=100))))
     assert none.startswith("**In short:** none of these devices fits the constraints")
-    memory = shown(decide.headline(_answer(db, decide.Constraints(min_memory_gb=16))))
+    memory = shown(sentences.headline(_answer(db, cost.Constraints(min_memory_gb=16))))
     assert "fits the constraints is **Jetson AGX Xavier**" in memory
 
 
 def test_prices_that_buy_different_things_are_flagged(db: Path) -> None:
     answer = _answer(db)
-    warning = shown(decide.price_coverage_warning(answer) or "")
+    warning = shown(sentences.price_coverage_warning(answer) or "")
     assert "**GeForce RTX 3060**'s price buys the card only (needs a host PC)" in warning
     assert "**Jetson AGX Xavier**'s price buys a complete system (developer kit)" in warning
-    assert decide.price_coverage_warning(_answer_of(db, ["A100 40GB", "Tesla T4"])) is None  # neither priced
+    assert sentences.price_coverage_warning(_answer_of(db, ["A100 40GB", "Tesla T4"])) is None  # neither priced
 
 
 def _answer_of(db: Path, devices: list[str]) -> decide.Answer:
@@ -128,16 +128,16 @@ def _answer_of(db: Path, devices: list[str]) -> decide.Answer:
         runs, findings = queries.runs_table(store), queries.findings(store)
         catalog, modes = queries.devices(store), queries.power_modes(store)
         rates = Rates.from_frame(queries.exchange_rates(store))
-    job = decide.job_from("infer", decide.default_scope(runs, devices, "infer"), None)
-    return decide.decide(runs, findings, catalog, modes, rates, devices, job, CostSettings(), decide.Constraints())
+    job = scope.job_from("infer", scope.default_scope(runs, devices, "infer"), None)
+    return decide.decide(runs, findings, catalog, modes, rates, devices, job, CostSettings(), cost.Constraints())
 
 
 def test_an_estimated_energy_figure_is_labelled_an_estimate() -> None:
     row = {"source_kind": "local", "energy_method": "estimated", "energy_boundary": "estimated"}
-    assert decide.figure_basis(row, energy=True) == "estimate"
-    assert decide.figure_basis({**row, "energy_method": "counter", "energy_boundary": "gpu_board"},
+    assert figures.figure_basis(row, energy=True) == "estimate"
+    assert figures.figure_basis({**row, "energy_method": "counter", "energy_boundary": "gpu_board"},
                                energy=True) == "measured here"
-    assert decide.figure_basis(row) == "measured here"  # a throughput of that run was measured
+    assert figures.figure_basis(row) == "measured here"  # a throughput of that run was measured
 
 
 def _run(page: str, **query: str | list[str]) -> AppTest:
@@ -152,10 +152,10 @@ def test_extreme_stored_values_in_range_crash_neither_decide_nor_cost(db: Path) 
     """A CAD->USD rate of 30,000 once crashed Cost (StreamlitValueAboveMaxError): every widget whose
     value comes from stored data is held inside its range."""
     with Store.open(db) as store:
-        queries.replace_exchange_rates(store, pl.DataFrame([{
+        catalog_edits.replace_exchange_rates(store, pl.DataFrame([{
             "from_currency": "CAD", "to_currency": "USD", "rate": "999999", "rate_date": "2024-01-01",
             "source": "typed"}]))
-        queries.update_devices(store, _edit(price_amount="1000000000", price_currency="CAD", tdp_w="100000",
+        catalog_edits.update_devices(store, _edit(price_amount="1000000000", price_currency="CAD", tdp_w="100000",
                                             memory_gb="100000"))
     for page, query in (("cost", {"workload": "bert-large-ner", "mode": "train", "currency": "USD"}),
                         ("decide", {"device": STUDENT, "mode": "train", "budget": "1e12", "max_w": "1e9"})):
@@ -203,7 +203,7 @@ def test_mixed_input_sizes_are_said_and_one_can_be_picked(db: Path) -> None:
 
 
 def test_cost_labels_an_estimated_energy_figure_an_estimate(db: Path) -> None:
-    from explorer import cost
+    from decision import cost
 
     with Store.open(db) as store:
         runs = queries.runs_table(store)

@@ -8,10 +8,11 @@ import re
 import polars as pl
 import pytest
 
-from explorer import charts, decide
-from explorer.markdown import md
+from decision import cost, decide, figures, money, scope, tables
+from decision.markdown import md
+from decision.text import human_field, plot_text, sig
+from explorer import charts
 from explorer.tables import styled
-from explorer.text import human_field, plot_text, sig
 from tests.helpers import shown
 
 
@@ -68,11 +69,11 @@ def test_every_metric_chart_says_which_way_is_better_and_can_draw_confidence_int
 
 
 def test_decide_table_shows_n_interval_and_grade_columns_only_when_figures_carry_them() -> None:
-    fig = decide.Figure("A", "Throughput", 10.0, "samples/s", "measured here")
-    graded = decide.Figure("A", "Throughput", 10.0, "samples/s", "measured here", n=5, ci_low=9.0, ci_high=11.0,
+    fig = figures.Figure("A", "Throughput", 10.0, "samples/s", "measured here")
+    graded = figures.Figure("A", "Throughput", 10.0, "samples/s", "measured here", n=5, ci_low=9.0, ci_high=11.0,
                            grade="B")
-    answer = decide.Answer(decide.Job(), decide.CostSettings(), decide.Constraints(), [], {}, {}, {}, {}, [])
-    assert {"n", "ci_low", "grade"}.isdisjoint(decide.figure_table(answer).columns)
+    answer = decide.Answer(scope.Job(), money.CostSettings(), cost.Constraints(), [], {}, {}, {}, {}, [])
+    assert {"n", "ci_low", "grade"}.isdisjoint(tables.figure_table(answer).columns)
     assert (fig.shown(), graded.n) == ("10 samples/s", 5)
 
 
@@ -80,7 +81,7 @@ def test_a_citation_names_the_document_by_its_title_not_its_file() -> None:
     """Issue 17: raw seed file names were shown as citations."""
     import polars as pl
 
-    from explorer.text import cite, cited
+    from decision.text import cite, cited
 
     raw = "003_a690d2fb17d185da.txt · Inference performance: NVIDIA Tesla T4 (1x T4 16GB)"
     assert cite(raw) == ("NVIDIA DeepLearningExamples: BERT for TensorFlow, benchmark results · Inference "
@@ -93,7 +94,7 @@ def test_a_citation_names_the_document_by_its_title_not_its_file() -> None:
 
 def test_a_label_inside_a_sentence_keeps_its_units_and_acronyms() -> None:
     """Issue 17: 'average power (w)' in Compare's sentences."""
-    from explorer.text import in_sentence
+    from decision.text import in_sentence
 
     assert in_sentence("Average power (W)") == "average power (W)"
     assert in_sentence("TDP (W)") == "TDP (W)" and in_sentence("J per token (J)") == "J per token (J)"
@@ -104,7 +105,7 @@ def test_an_edited_catalog_row_is_saved_with_the_stored_citation_not_the_shown_t
     had typed a new price source (the entered price then kept the published source beside it)."""
     import polars as pl
 
-    from explorer.text import cited
+    from decision.text import cited
 
     stored = pl.DataFrame({"price_source": ["000_62b0c31cb218ba3e.txt · Introduction"], "price_amount": [1500.0]})
     shown = cited(stored)

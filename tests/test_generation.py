@@ -14,6 +14,7 @@ import pytest
 from db import Store
 from energy import EnergyReading
 from joulebench.errors import RunConfigError
+from joulebench.metrics import ITL, TPOT, TTFT
 from runner import SweepOptions, run_sweep, workloads
 from runner.generation import GenerationWindows, generation_figures
 from runner.measure import Window
@@ -50,8 +51,8 @@ def test_every_token_figure_is_present_and_consistent(generated: tuple[list[dict
         assert m["decode_tokens_per_s"] > m["tokens_per_s"]
         # a request's first token comes with its prefill: TTFT is below the request's whole latency
         assert 0 < m["ttft_p50_ms"] < m["latency_p50_ms"]
-        for p in ("ttft", "tpot"):
-            assert 0 < m[f"{p}_p50_ms"] <= m[f"{p}_p90_ms"] <= m[f"{p}_p95_ms"] <= m[f"{p}_p99_ms"]
+        for p in (TTFT, ITL, TPOT):
+            assert 0 < m[p.p50.name] <= m[p.p90.name] <= m[p.p95.name] <= m[p.p99.name]
         # a request = TTFT + (NEW - 1) gaps, so the mean latency is TTFT + (NEW - 1) x TPOT
         assert m["latency_avg_ms"] == pytest.approx(m["ttft_avg_ms"] + (NEW - 1) * m["tpot_avg_ms"], rel=0.05)
         # energy: the CPU estimate, split into prefill and decode; the parts add up to the window's
@@ -86,9 +87,10 @@ def _window(steps: int, energy_j: float | None, duration_s: float = 1.0) -> Wind
 def test_the_split_formulas() -> None:
     """2 batches of 2 requests, 3 tokens each: first tokens at 10 and 12 ms, then gaps of 2, 4 and 3, 3 ms."""
     gen = GenerationWindows(_window(2, 12.0), [[10.0, 12.0, 16.0], [12.0, 15.0, 18.0]], prefill=_window(5, 2.0))
-    m, note = generation_figures(gen, batch_size=2, prompt_tokens=100, max_new_tokens=3, energy_j=12.0)
+    figures, note = generation_figures(gen, batch_size=2, prompt_tokens=100, max_new_tokens=3, energy_j=12.0)
+    m = figures.columns()
     assert m["output_tokens"] == 12 and m["tokens_per_s"] == 12.0
-    assert m["ttft_avg_ms"] == 11.0 and m["tpot_avg_ms"] == 3.0  # gaps 2, 4, 3, 3 (each for both requests)
+    assert m["ttft_avg_ms"] == 11.0 and m["itl_avg_ms"] == 3.0  # gaps 2, 4, 3, 3 (each for both requests)
     assert m["decode_tokens_per_s"] == pytest.approx(2 * 2 * 2 / ((6 + 6) / 1000))  # 8 tokens in 12 ms
     assert m["prompt_tokens_per_s"] == pytest.approx(2 * 2 * 100 / ((10 + 12) / 1000))
     assert m["prefill_j_per_request"] == pytest.approx(2.0 / 10)  # 5 batches of 2 requests took 2 J
@@ -98,10 +100,10 @@ def test_the_split_formulas() -> None:
 
 def test_a_split_that_would_go_negative_is_missing_with_its_reason() -> None:
     gen = GenerationWindows(_window(1, 1.0), [[5.0, 6.0]], prefill=_window(1, 5.0))
-    m, _ = generation_figures(gen, batch_size=1, prompt_tokens=8, max_new_tokens=2, energy_j=1.0)
+    m = generation_figures(gen, batch_size=1, prompt_tokens=8, max_new_tokens=2, energy_j=1.0)[0].columns()
     assert "decode_j_per_token" not in m and "too short for the sensor" in m["energy_split_missing_reason"]
-    m, _ = generation_figures(GenerationWindows(_window(1, None), [[5.0, 6.0]]), batch_size=1, prompt_tokens=8,
-                              max_new_tokens=2, energy_j=None)
+    m = generation_figures(GenerationWindows(_window(1, None), [[5.0, 6.0]]), batch_size=1, prompt_tokens=8,
+                           max_new_tokens=2, energy_j=None)[0].columns()
     assert "j_per_token" not in m and m["tokens_per_s"] == 2.0  # no energy: timing figures only, never a 0
 
 

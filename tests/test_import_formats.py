@@ -201,7 +201,7 @@ def test_mlenergy_v3() -> None:
     assert m["throughput_sps"] == pytest.approx(4.220380083)  # 1637.2643 tokens/s / 387.94238 tokens per request
     assert m["j_per_sample"] == pytest.approx(151.50076862712154)  # energy_per_request_joules
     assert m["avg_power_w"] / m["throughput_sps"] == pytest.approx(m["j_per_sample"], rel=1e-3)  # consistent
-    assert m["tpot_p50_ms"] == pytest.approx(4.574391001369804)  # median_itl_ms: time per output token
+    assert m["itl_p50_ms"] == pytest.approx(4.574391001369804)  # median_itl_ms: inter-token latency (ITL)
     assert "latency_p50_ms" not in m  # an inter-token latency is not a request's latency
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from energy.logs import sniff
 from energy.rails import modules_for
 from importers import Hints, ImportedFile, load
+from importers.powerlogs.detect import sniff
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 

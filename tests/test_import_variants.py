@@ -221,7 +221,7 @@ def test_optimum_energy_star_skips_non_model_phases_and_keeps_units() -> None:
     assert by_tag["prefill"]["device"]["memory_gb"] == pytest.approx(85.520809984)  # gpu_vram_mb bytes, one GPU
 
 
-def test_optimum_two_of_five_gpus_decode_tokens_and_per_token_tpot() -> None:
+def test_optimum_two_of_five_gpus_decode_tokens_and_per_token_itl() -> None:
     f = imp("optimum_benchmark/dereklu-quant-llama70b-compile-2xa100-benchmark.json")
     by_tag = {r["config"]["tag"]: r for r in f.runs}
     assert set(by_tag) == {"prefill", "decode"}  # per_token belongs to decode; load_model is not a run
@@ -230,8 +230,8 @@ def test_optimum_two_of_five_gpus_decode_tokens_and_per_token_tpot() -> None:
     assert "memory_gb" not in decode["device"]  # gpu_vram_mb totals 4 A100s and a DGX Display: not one device's
     m = decode["metrics"]
     assert m["tokens_per_s"] == pytest.approx(10.106150928797131) and "iterations_per_s" not in m
-    assert m["tpot_avg_ms"] == pytest.approx(99.40907258471192)  # per_token.latency.mean 0.0994... s
-    assert m["tpot_p99_ms"] == pytest.approx(131.71405029296876)
+    assert m["itl_avg_ms"] == pytest.approx(99.40907258471192)  # per_token.latency.mean 0.0994... s: ITL
+    assert m["itl_p99_ms"] == pytest.approx(131.71405029296876)
     assert by_tag["prefill"]["metrics"]["throughput_sps"] == pytest.approx(7.598912567968993)
 
 

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from db import Store
-from energy.logs import PowerLogError, read_power_log
 from energy.rails import module_power
 from importers import Hints, load
+from importers.powerlogs.detect import read_power_log
+from importers.powerlogs.log import PowerLogError
 from joulebench.errors import ResultFileError
 from tests.test_import_properties import folder_loads_or_refuses
 

@@ -275,7 +275,7 @@ def test_devices_catalog_and_edit_persists(db: Path) -> None:
     import polars as pl
 
     from db import queries
-    from explorer import data
+    from explorer import data, edits
 
     at = _page("devices")
     assert "29 devices" in at.caption[0].value
@@ -289,7 +289,7 @@ def test_devices_catalog_and_edit_persists(db: Path) -> None:
                                  .alias("price_currency"))
     changed = data.changed_rows(before, edited)
     assert changed["device_name"].to_list() == ["Tesla T4"]
-    data.save_device_edits(str(db), changed)
+    edits.save_device_edits(str(db), changed)
     with Store.open(db) as store:
         row = queries.devices(store).filter(pl.col("device_name") == "Tesla T4").row(0, named=True)
     assert row["price_amount"] == 2199.0
@@ -335,7 +335,7 @@ def test_devices_refuses_a_tdp_of_zero_or_a_negative_price_and_keeps_a_history(d
     import polars as pl
 
     from db import queries
-    from explorer import data
+    from explorer import edits
     from joulebench.errors import InvalidEditError
 
     with Store.open(db) as store:
@@ -344,13 +344,13 @@ def test_devices_refuses_a_tdp_of_zero_or_a_negative_price_and_keeps_a_history(d
     for column, value in (("tdp_w", 0.0), ("tdp_w", -5.0), ("price_amount", -1.0), ("memory_gb", 0.0)):
         bad = before.filter(t4).with_columns(pl.lit(value).alias(column), pl.lit("USD").alias("price_currency"))
         with pytest.raises(InvalidEditError, match="Tesla T4"):
-            data.save_device_edits(str(db), bad)
+            edits.save_device_edits(str(db), bad)
     with Store.open(db) as store:
         assert queries.devices(store).filter(t4)["tdp_w"].to_list() == before.filter(t4)["tdp_w"].to_list()
         assert queries.device_edits(store).is_empty()  # nothing of a refused edit is kept
     good = before.filter(t4).with_columns(pl.lit(70.0).alias("tdp_w"), pl.lit(" usd ").alias("price_currency"),
                                           pl.lit(2199.0).alias("price_amount"))
-    data.save_device_edits(str(db), good)
+    edits.save_device_edits(str(db), good)
     with Store.open(db) as store:
         history = queries.device_edits(store)
         row = queries.devices(store).filter(t4).row(0, named=True)
@@ -364,7 +364,7 @@ def test_devices_refuses_a_tdp_of_zero_or_a_negative_price_and_keeps_a_history(d
 def test_exchange_rates_are_stored_with_date_and_source_and_checked(db: Path) -> None:
     import polars as pl
 
-    from explorer import data
+    from explorer import data, edits
     from joulebench.errors import InvalidEditError
 
     rates = data.exchange_rates(str(db))
@@ -372,12 +372,12 @@ def test_exchange_rates_are_stored_with_date_and_source_and_checked(db: Path) ->
     assert rates["source"][0]
     table = pl.DataFrame({"from_currency": ["CAD", "eur"], "to_currency": ["USD", "USD"], "rate": [0.75, 1.1],
                           "rate_date": ["2024-05-01", "2024-05-01"], "source": ["my bank", "my bank"]})
-    data.save_exchange_rates(str(db), table)
+    edits.save_exchange_rates(str(db), table)
     assert data.rates(str(db)).convert(100.0, "EUR", "CAD").amount == pytest.approx(110 / 0.75)
     for bad in (table.with_columns(pl.lit(0.0).alias("rate")), table.with_columns(pl.lit("").alias("source")),
                 table.with_columns(pl.lit("DOLLARS").alias("to_currency"))):
         with pytest.raises(InvalidEditError):
-            data.save_exchange_rates(str(db), bad)
+            edits.save_exchange_rates(str(db), bad)
     assert data.exchange_rates(str(db))["rate"].to_list() == [0.75, 1.1]  # a refused edit changes nothing
 
 

@@ -177,11 +177,11 @@ def test_recommend_cost_converts_the_catalog_price_to_the_chosen_currency(
     import polars as pl
 
     from db import Store, queries
-    from explorer import data
+    from explorer import edits
 
     with Store.open(seeded_db) as store:
         v100 = queries.devices(store).filter(pl.col("device_name") == "Tesla V100")
-    data.save_device_edits(str(seeded_db), v100.with_columns(pl.lit(800.0).alias("price_amount"),
+    edits.save_device_edits(str(seeded_db), v100.with_columns(pl.lit(800.0).alias("price_amount"),
                                                              pl.lit("CAD").alias("price_currency")))
     base = ["recommend", "--device", "Tesla V100", "--workload", "bert-base-uncased", "--goal", "cost",
             "--price-kwh", "0.30", "--db", str(seeded_db)]

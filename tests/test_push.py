@@ -156,7 +156,7 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
     monkeypatch.setenv("JOULEBENCH_DB", str(tmp_path / "never-created.duckdb"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    decide = open_page("decide", {"device": ["B200", "H100"], "mode": "infer", "tpot": "20"})
+    decide = open_page("decide", {"device": ["B200", "H100"], "mode": "infer", "itl": "20"})
     said = "\n".join(shown(m.value) for m in decide.markdown)
     assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
     assert "imported" in said  # the leaderboard was an upload on box-a: still imported, whoever pushed it
@@ -254,7 +254,7 @@ def test_a_runners_own_runs_read_as_a_team_members(bare_template: Path, tmp_path
     """In the team store a run measured on box-a is not 'measured here' (the explorer's machine measured
     nothing): its basis reads 'measured by a team runner', and Run detail names box-a."""
     from db import queries
-    from explorer.text import basis_of
+    from decision.text import basis_of
 
     local = _local(bare_template, tmp_path, "box-a", None)
     assert import_file(FORMATS.parent / "result_v1_cpu_runs.json", db=local, source_kind="local").status == "imported"
@@ -278,7 +278,7 @@ def test_labels_prices_and_rates_edited_after_a_push_travel_newest_first(seeded_
     whichever pushes last; pushing again changes nothing."""
     import polars as pl
 
-    from db import queries
+    from db import catalog_edits
     from ingest.labels import label_source
 
     tegra = UPLOADS[2]
@@ -292,14 +292,14 @@ def test_labels_prices_and_rates_edited_after_a_push_travel_newest_first(seeded_
 
     def price(db: Path, amount: str) -> None:
         with Store.open(db) as store:
-            queries.update_devices(store, pl.DataFrame({"device_name": [device], "price_amount": [amount],
+            catalog_edits.update_devices(store, pl.DataFrame({"device_name": [device], "price_amount": [amount],
                                                         "price_currency": ["USD"]}))
 
     price(b, "1111")  # box-b's edit first, then box-a's: box-a's is the newer
     price(a, "2222")
     label_source(tegra.name, {"mode": "infer"}, None, db=a, who="ana")
     with Store.open(a) as store:
-        queries.replace_exchange_rates(store, pl.DataFrame({"from_currency": ["EUR"], "to_currency": ["USD"],
+        catalog_edits.replace_exchange_rates(store, pl.DataFrame({"from_currency": ["EUR"], "to_currency": ["USD"],
                                                             "rate": ["1.08"], "rate_date": ["2026-11-20"],
                                                             "source": ["ECB reference rate"]}))
     report = push(a, lake, machine="box-a")

@@ -16,6 +16,7 @@ from db import Store
 from energy import EnergyReading
 from ingest import open_store
 from joulebench.errors import RunConfigError
+from joulebench.metrics import LATENCY
 from runner import SweepOptions, run_sweep, workloads
 from tests.helpers import database_held_by_another_process
 
@@ -41,7 +42,7 @@ def _check_measured(run: dict[str, Any], *, examples_per_step: int, train: bool)
     assert m["throughput_sps"] == pytest.approx(m["examples"] / m["duration_s"])
     # the window holds the steps: their sum cannot exceed the wall time between the synchronised edges
     assert sum(run["step_times_ms"]) / 1000 <= m["duration_s"] * 1.0001
-    lat = [m[f"latency_{k}_ms"] for k in ("p50", "p90", "p95", "p99", "max")]
+    lat = [m[LATENCY.stat(k).name] for k in ("p50", "p90", "p95", "p99", "max")]
     assert 0 < lat[0] <= lat[1] <= lat[2] <= lat[3] <= lat[4]
     assert lat[4] == pytest.approx(max(run["step_times_ms"]))
     assert m["mem_peak_rss_mb"] > 50  # torch + a model: tens of MB at the very least

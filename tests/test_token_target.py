@@ -1,11 +1,11 @@
 """Decide, energy per token at a latency target (issue 19): "which GPU generates Llama-3.1-8B with the fewest
-joules per token while TPOT p90 stays under my limit?", answered from the real ML.ENERGY v3 leaderboard file
+joules per token while ITL p90 stays under my limit?", answered from the real ML.ENERGY v3 leaderboard file
 (tests/fixtures/formats, attribution in SOURCES.md) beside a generation run measured here.
 
-The file's figures (J/token, TPOT p90 from its ITL p90, per max_num_seqs):
+The file's figures (J/token, ITL p90: the file states inter-token latency, not TPOT; per max_num_seqs):
   B200 max_num_seqs 32: 0.1511 J/token at 14.9 ms; 64: 0.1103 at 20.03 ms; 256: 0.0705 at 48.5 ms
   H100 max_num_seqs 96: 0.1029 J/token at 16.7 ms; 128: 0.0951 at 20.04 ms; 384: 0.0742 at 47.8 ms
-so at TPOT p90 <= 20 ms the H100 wins (0.1029 vs 0.1511), at <= 50 ms the B200 does (0.0705 vs 0.0742).
+so at ITL p90 <= 20 ms the H100 wins (0.1029 vs 0.1511), at <= 50 ms the B200 does (0.0705 vs 0.0742).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from db import Store, queries
-from explorer import token_target
-from explorer.money import CostSettings, Rates
+from decision import token_target
+from decision.money import CostSettings, Rates
 from ingest import import_file
 from tests.helpers import open_page, shown
 
@@ -42,40 +42,50 @@ def _answers(db: Path, target: token_target.Target) -> list[token_target.DeviceA
 
 
 def test_the_winner_depends_on_the_latency_target(lake: Path) -> None:
-    tight = _answers(lake, token_target.Target(tpot_p90_ms=20))
+    tight = _answers(lake, token_target.Target(itl_p90_ms=20))
     assert [(a.device, a.status, a.best["tag"]) for a in tight if a.best] == [
         ("H100", "meets", "max_num_seqs 96"), ("B200", "meets", "max_num_seqs 32")]
     assert tight[0].best is not None and tight[0].best["j_per_token_mean"] == pytest.approx(0.10287, abs=1e-5)
-    loose = _answers(lake, token_target.Target(tpot_p90_ms=50))
+    loose = _answers(lake, token_target.Target(itl_p90_ms=50))
     assert [(a.device, a.best["tag"]) for a in loose if a.best] == [("B200", "max_num_seqs 256"),
                                                                      ("H100", "max_num_seqs 384")]
-    lines = token_target.sentences(loose, SHAPE, token_target.Target(tpot_p90_ms=50), "USD")
+    lines = token_target.sentences(loose, SHAPE, token_target.Target(itl_p90_ms=50), "USD")
     assert "**B200**" in lines[0] and "0.0705 J/token" in lines[0] and "imported" in lines[0]
     assert "H100 also meets it, at 1.05× the energy per token" in lines[1]
 
 
 def test_a_limit_no_configuration_meets_and_a_figure_the_file_lacks(lake: Path) -> None:
-    none = _answers(lake, token_target.Target(tpot_p90_ms=5))
+    none = _answers(lake, token_target.Target(itl_p90_ms=5))
     assert {a.status for a in none} == {"misses"}
-    lines = token_target.sentences(none, SHAPE, token_target.Target(tpot_p90_ms=5), "USD")
+    lines = token_target.sentences(none, SHAPE, token_target.Target(itl_p90_ms=5), "USD")
     assert lines[0].startswith("No candidate device has")
-    assert any("B200 misses the target" in line and "TPOT p90 6.01 ms > 5 ms" in line for line in lines)
+    assert any("B200 misses the target" in line and "ITL p90 6.01 ms > 5 ms" in line for line in lines)
     # the file gives no TTFT p90: a TTFT limit cannot be judged, and nothing is said to meet it
     unknown = _answers(lake, token_target.Target(ttft_p90_ms=1000))
     assert {a.status for a in unknown} == {"not known"} and "no TTFT p90 in its runs" in unknown[0].why
 
 
+def test_a_tpot_limit_is_never_applied_to_an_itl_figure(lake: Path) -> None:
+    """TPOT (per request) and ITL (every token gap) are different measures: the file states ITL only, so a TPOT
+    limit cannot be judged from it, and the answer says which figure the file has."""
+    tpot = _answers(lake, token_target.Target(tpot_p90_ms=50))
+    assert {a.status for a in tpot} == {"not known"}
+    assert all("no TPOT p90 in its runs; its source states ITL p90" in a.why for a in tpot)
+    lines = token_target.sentences(tpot, SHAPE, token_target.Target(tpot_p90_ms=50), "USD")
+    assert lines[0].startswith("No candidate device has") and "TPOT p90 ≤ 50 ms" in lines[0]
+
+
 def test_decide_page_answers_the_token_question(lake: Path) -> None:
-    at = open_page("decide", {"device": GPUS, "mode": "infer", "tpot": "20"})
+    at = open_page("decide", {"device": GPUS, "mode": "infer", "itl": "20"})
     said = "\n".join(shown(m.value) for m in at.markdown)
-    assert "Fewest joules per output token with TPOT p90 ≤ 20 ms" in said
+    assert "Fewest joules per output token with ITL p90 ≤ 20 ms" in said
     assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
     table = next(df.value for df in at.dataframe if "J per output token" in df.value.columns)
     assert table["Device"].tolist()[:2] == ["H100", "B200"] and set(table["Basis"]) == {"imported"}
-    at.number_input(key="tpot").set_value(50).run()
+    at.number_input(key="itl").set_value(50).run()
     said = "\n".join(shown(m.value) for m in at.markdown)
     assert "**B200** at batch not stated, bf16, max_num_seqs 256: 0.0705 J/token" in said
-    assert at.query_params["tpot"] in ("50", ["50"])  # the link keeps the user's limit
+    assert at.query_params["itl"] in ("50", ["50"])  # the link keeps the user's limit
 
 
 def test_compare_ranks_configurations_by_energy_per_token(lake: Path) -> None:
@@ -88,9 +98,9 @@ def test_compare_ranks_configurations_by_energy_per_token(lake: Path) -> None:
         runs = queries.runs_table(store).with_columns(pl.lit(None, pl.Float64).alias("cost_per_1m_samples"))
     table = compare.config_table(runs.filter(runs["device_name"].is_in(GPUS)), None, compare.METRICS["j_per_token"],
                                  "USD")
-    assert {"Output tokens/s", "Energy per output token (J)", "Time per output token p90 (ms)"} <= set(table.columns)
+    assert {"Output tokens/s", "Energy per output token (J)", "Inter-token latency p90 (ms)"} <= set(table.columns)
     first = table.row(0, named=True)
-    # B200 at max_num_seqs 2048: 0.0467 J/token, 14,799 tokens/s, TPOT p90 175 ms
+    # B200 at max_num_seqs 2048: 0.0467 J/token, 14,799 tokens/s, ITL p90 175 ms
     assert (first["Device"], first["Tag"]) == ("B200", "max_num_seqs 2048")
     assert first["Energy per output token (J)"] == pytest.approx(0.046696, abs=1e-6)
     assert first["Output tokens/s"] == pytest.approx(14799.3, abs=0.1)
@@ -102,7 +112,7 @@ def test_compare_ranks_configurations_by_energy_per_token(lake: Path) -> None:
 
 def test_cost_per_million_output_tokens(lake: Path) -> None:
     """Cost page: the per-sample formula applied per output token, for rows that measured tokens."""
-    from explorer import cost
+    from decision import cost
 
     with Store.open(lake) as store:
         runs = queries.runs_table(store)

@@ -229,7 +229,7 @@ def test_cli_summary_aggregates_repeats_with_interval_n_and_grade() -> None:
 
 def test_explorer_aggregates_per_configuration_stored_and_computed(seeded_db: Path) -> None:
     from db import queries
-    from explorer.aggregates import by_configuration, ratio_statement, reason_rows, stored
+    from decision.aggregates import by_configuration, ratio_statement, reason_rows, stored
 
     _import(seeded_db, "repeats-short-windows.json", "repeats-10s-windows.json")
     with Store.open_read_only(seeded_db) as store:

@@ -2,7 +2,7 @@
 
 The log is written by something else while the run goes on: a wall meter's CSV (a time column
 and a watts column), an nvidia-smi `--query-gpu` CSV, a tegrastats log or a jtop CSV, parsed
-by `energy.logs` (the same rail choice and units as an import). The file is read when a window
+by `importers.powerlogs` (the same rail choice and units as an import). The file is read when a window
 closes; the window's energy is the trapezoid integral of the total domains' power between the
 window's wall-clock edges, the power at each edge interpolated.
 
@@ -23,7 +23,8 @@ from pathlib import Path
 
 from energy import EnergyReading, PowerTrace
 from energy.figures import FLAG_SHORT_WINDOW, window_is_short
-from energy.logs import PowerLog, PowerLogError, read_power_log
+from importers.powerlogs.detect import read_power_log
+from importers.powerlogs.log import PowerLog, PowerLogError
 from runner.sensors.base import SensorError
 
 

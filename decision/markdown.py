@@ -1,5 +1,6 @@
 """Text from files and the database, made safe for Streamlit's Markdown (st.markdown, st.caption,
-st.error, widget labels, ...): the one escaping helper the pages use.
+st.error, widget labels, ...): the one escaping helper the pages use; and `plain`, the text a terminal
+shows of a sentence built here (`joulebench decide`).
 
 A device name, a file name, a note, a citation or a warning quoting a cell can hold `*`, `_`,
 `[...](...)`, `![...](...)`, `$`, HTML or Streamlit's `:color[...]` / `:material/...:` directives;
@@ -29,3 +30,13 @@ def md(text: object) -> str:
     lines = [" ".join(line.split()) for line in str(text).splitlines()]
     lines = [_AUTOLINK_TRIGGERS.sub(lambda m: m.group(0)[0] + WORD_JOINER + m.group(0)[1:], line) for line in lines]
     return "  \n".join(_SPECIAL.sub(r"\\\1", line) for line in lines if line)
+
+
+_ESCAPE_OR_EMPHASIS = re.compile(r"\\([\\`*_{}\[\]()<>#+\-.!|~$:&=\"'^%@])|\*+")
+
+
+def plain(markdown: str) -> str:
+    """A sentence built here (text escaped by `md`, **bold** and *italic* around it) as plain text: the
+    escaped characters as they are, the emphasis marks and word joiners dropped, line breaks kept."""
+    text = _ESCAPE_OR_EMPHASIS.sub(lambda m: m.group(1) or "", markdown)
+    return text.replace(WORD_JOINER, "").replace("  \n", "\n")

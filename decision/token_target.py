@@ -1,5 +1,8 @@
 """Energy per token at a latency target: which device generates with the fewest joules per output token
-while its time per output token (TPOT p90) and time to first token (TTFT p90) stay under the user's limits.
+while its latency stays under the user's limits: time per output token (TPOT p90, per request), inter-token
+latency (ITL p90, every gap between tokens) and time to first token (TTFT p90), as joulebench.metrics defines
+them. TPOT and ITL are different measures: a limit on one is applied to that figure only, never to the other
+(a configuration whose source states only the other is "not known" for that limit).
 
 Only like-for-like configurations are compared: the same model and the same prompt and output lengths
 (a "shape"), whatever measured them (this machine's runner, an imported vLLM / ML.ENERGY / AI Energy
@@ -14,13 +17,16 @@ needs is "not known", never counted as meeting it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import polars as pl
 
-from explorer.markdown import md
-from explorer.money import CostSettings, Rates, cost_terms
-from explorer.text import BASIS_NAMES, money, sig
+from decision.figures import DeviceAnswer
+from decision.markdown import md
+from decision.money import CostSettings, CostTerms, Rates, cost_terms
+from decision.text import BASIS_NAMES, money, sig
+from joulebench.metrics import ITL, TPOT, TTFT, Metric
 
 COST_FORMULA = ("cost per 1M tokens = J/token × 1,000,000 ÷ 3,600,000 × price per kWh × PUE"
                 " + device price ÷ (output tokens/s × lifetime in seconds × utilisation)")
@@ -32,11 +38,21 @@ class Target:
 
     tpot_p90_ms: float | None = None
     ttft_p90_ms: float | None = None
+    itl_p90_ms: float | None = None
+
+    def limits(self) -> list[tuple[Metric, float]]:
+        """(the metric, its limit) for every limit set, in the order they are checked and described."""
+        return [(m, v) for m, v in ((TPOT.p90, self.tpot_p90_ms), (ITL.p90, self.itl_p90_ms),
+                                    (TTFT.p90, self.ttft_p90_ms)) if v is not None]
 
     def describe(self) -> str:
-        parts = [f"TPOT p90 ≤ {sig(v)} ms" if k == "tpot" else f"TTFT p90 ≤ {sig(v)} ms"
-                 for k, v in (("tpot", self.tpot_p90_ms), ("ttft", self.ttft_p90_ms)) if v is not None]
+        parts = [f"{_short(m)} ≤ {sig(v)} ms" for m, v in self.limits()]
         return " and ".join(parts) if parts else "no latency limit"
+
+
+def _short(metric: Metric) -> str:
+    """'TPOT p90': a latency column's family and statistic, as the limits name them."""
+    return metric.label.split(" (", 1)[0]
 
 
 _VARIANT = re.compile(r"(?i)[-_](?:instruct|chat|hf|base|it)$")
@@ -84,26 +100,23 @@ def shapes(rows: pl.DataFrame) -> list[str]:
 
 def _status(row: dict, target: Target) -> tuple[str, str]:
     """('meets' | 'misses' | 'not known', why) for one configuration."""
-    for key, limit, label in (("tpot_p90_ms_mean", target.tpot_p90_ms, "TPOT p90"),
-                              ("ttft_p90_ms_mean", target.ttft_p90_ms, "TTFT p90")):
-        if limit is None:
-            continue
-        value = row.get(key)
+    for metric, limit in target.limits():
+        value = row.get(metric.name + "_mean")
         if value is None:
-            return "not known", f"no {label} in its runs"
+            other = {TPOT.p90.name: ITL.p90, ITL.p90.name: TPOT.p90}.get(metric.name)
+            stated = row.get(other.name + "_mean") if other is not None else None
+            if other is not None and stated is not None:
+                return "not known", (f"no {_short(metric)} in its runs; its source states {_short(other)} "
+                                     f"{sig(stated)} ms, a different measure (set the limit on {_short(other)})")
+            return "not known", f"no {_short(metric)} in its runs"
         if value > limit:
-            return "misses", f"{label} {sig(value)} ms > {sig(limit)} ms"
+            return "misses", f"{_short(metric)} {sig(value)} ms > {sig(limit)} ms"
     return "meets", ""
 
 
-@dataclass(frozen=True)
-class DeviceAnswer:
-    device: str
-    status: str  # meets | misses | not known
-    best: dict | None  # the configuration with the fewest J/token among those meeting (or, failing that, all)
-    why: str
-    cost_per_1m: float | None = None
-    cost_missing: str | None = None
+def _latency_key(row: dict, target: Target) -> tuple[float, ...]:
+    """How close a configuration is to the target: its figures of the limited metrics, in order."""
+    return tuple(row.get(m.name + "_mean") or 0.0 for m, _ in target.limits())
 
 
 def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, catalog: pl.DataFrame,
@@ -113,9 +126,11 @@ def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, c
     same = rows.filter(pl.col("shape") == shape) if not rows.is_empty() else rows
     prices = {r["device_name"]: r for r in catalog.iter_rows(named=True)}
     for device in devices:
+        kind = (prices.get(device) or {}).get("kind")
         mine = same.filter(pl.col("device_name") == device) if not same.is_empty() else same
         if mine.is_empty():
-            out.append(DeviceAnswer(device, "not known", None, "no runs of this model and lengths with J per token"))
+            out.append(DeviceAnswer.per_token(device, kind, "not known", None,
+                                              "no runs of this model and lengths with J per token"))
             continue
         rated = [(r, *_status(r, target)) for r in mine.sort("j_per_token_mean").iter_rows(named=True)]
         meeting = [r for r, status, _ in rated if status == "meets"]
@@ -124,16 +139,16 @@ def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, c
         else:  # the configuration closest to the target: the lowest latency among those that miss it
             status = "misses" if any(s == "misses" for _, s, _ in rated) else "not known"
             candidates = [(r, w) for r, s, w in rated if s == status]
-            best, why = min(candidates, key=lambda c: (c[0].get("tpot_p90_ms_mean") or 0.0,
-                                                       c[0].get("ttft_p90_ms_mean") or 0.0))
-        cost, missing = _cost(best, prices.get(device), rates, settings)
-        out.append(DeviceAnswer(device, status, best, why, cost, missing))
+            best, why = min(candidates, key=lambda c: _latency_key(c[0], target))
+        terms, missing = _cost(best, prices.get(device), rates, settings)
+        out.append(DeviceAnswer.per_token(device, kind, status, best, why, terms,
+                                          None if terms is None else terms.at(settings.utilisation), missing))
     order = {"meets": 0, "misses": 1, "not known": 2}
     return sorted(out, key=lambda a: (order[a.status], a.best["j_per_token_mean"] if a.best else float("inf")))
 
 
-def _cost(row: dict, device: dict | None, rates: Rates, settings: CostSettings) -> tuple[float | None, str | None]:
-    """The per-sample cost formula (explorer.money) per output token; idle electricity left out."""
+def _cost(row: dict, device: dict | None, rates: Rates, settings: CostSettings) -> tuple[CostTerms | None, str]:
+    """The per-sample cost formula (decision.money) per output token; idle electricity left out."""
     tokens_s = row.get("tokens_per_s_mean")
     if not tokens_s:
         return None, "no output tokens/s for this configuration"
@@ -141,8 +156,7 @@ def _cost(row: dict, device: dict | None, rates: Rates, settings: CostSettings) 
                           device.get("price_currency") if device else None, settings.currency)
     if price.amount is None:
         return None, f"no device price in {settings.currency}: {price.missing_reason}"
-    terms = cost_terms(row["j_per_token_mean"], tokens_s, None, price.amount, settings)
-    return terms.at(settings.utilisation), None
+    return cost_terms(row["j_per_token_mean"], tokens_s, None, price.amount, settings), ""
 
 
 def _config_text(row: dict) -> str:
@@ -165,7 +179,7 @@ def _figure(row: dict) -> str:
 
 def sentences(answers: list[DeviceAnswer], shape: str, target: Target, currency: str) -> list[str]:
     """The answer in sentences (markdown, every name escaped), each computed from the figures beside it."""
-    answers = [DeviceAnswer(md(a.device), a.status, a.best, a.why, a.cost_per_1m, a.cost_missing) for a in answers]
+    answers = [replace(a, device=md(a.device)) for a in answers]
     shape = md(shape)
     meeting = [a for a in answers if a.status == "meets"]
     lines = []
@@ -205,9 +219,48 @@ def table(answers: list[DeviceAnswer], currency: str) -> pl.DataFrame:
             "J per output token": b.get("j_per_token_mean"),
             "Decode J per token": b.get("decode_j_per_token_mean"),
             "Output tokens/s": b.get("tokens_per_s_mean"),
-            "TPOT p90 (ms)": b.get("tpot_p90_ms_mean"), "TTFT p90 (ms)": b.get("ttft_p90_ms_mean"),
+            TPOT.p90.label: b.get(TPOT.p90.name + "_mean"), ITL.p90.label: b.get(ITL.p90.name + "_mean"),
+            TTFT.p90.label: b.get(TTFT.p90.name + "_mean"),
             f"Cost per 1M output tokens ({currency})": a.cost_per_1m,
             "Grade": b.get("trust_grade"), "Basis": b.get("basis"),
-            "Why": a.why or (a.cost_missing or ""),
+            "Why": a.why or a.cost_missing,
         })
     return pl.DataFrame(rows, infer_schema_length=None)
+
+
+@dataclass(frozen=True)
+class TokenDecision:
+    """Decide's per-token question answered: the shapes the candidates' data offers (most devices first),
+    the one compared, the target, each device's answer (fewest J/token among those meeting it first),
+    and the sentences and table computed from them."""
+
+    shapes: list[str]
+    shape: str | None  # None: no candidate has generation runs with J per token
+    target: Target
+    answers: list[DeviceAnswer]
+    sentences: list[str]
+    table: pl.DataFrame
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"shape": self.shape, "shapes": self.shapes, "target": self.target.describe(),
+                "tpot_p90_ms": self.target.tpot_p90_ms, "itl_p90_ms": self.target.itl_p90_ms,
+                "ttft_p90_ms": self.target.ttft_p90_ms,
+                "devices": [a.device for a in self.answers], "sentences": self.sentences,
+                "table": self.table.to_dicts()}
+
+
+def decide(configs: pl.DataFrame, devices: list[str], shape: str | None, target: Target, catalog: pl.DataFrame,
+           rates: Rates, settings: CostSettings) -> TokenDecision:
+    """The per-token answer for the candidates at `shape` (None: the shape with the most devices); a
+    shape the data does not offer for them is a ValueError naming those it does."""
+    rows = token_configs(configs, devices)
+    offered = shapes(rows)
+    if shape is not None and shape not in offered:
+        raise ValueError(f"{shape!r}: these devices have no generation runs of it with J per token; they have "
+                         + ("; ".join(repr(s) for s in offered) or "none"))
+    if not offered:
+        return TokenDecision([], None, target, [], [], pl.DataFrame())
+    chosen = shape or offered[0]
+    answers = answer(rows, chosen, devices, target, catalog, rates, settings)
+    return TokenDecision(offered, chosen, target, answers, sentences(answers, chosen, target, settings.currency),
+                         table(answers, settings.currency))

@@ -1,8 +1,8 @@
 """Power and telemetry logs imported on their own: nvidia-smi CSV, tegrastats, jtop and other
-Jetson telemetry CSVs.
+Jetson telemetry CSVs, parsed tegrastats records (JSON) and wide GPU power CSVs.
 
-The logs are parsed by `energy.logs` (the same parsers the runner's `--power-log` and an
-attached log use). A log imported on its own is kept as a standalone trace: one run with the
+The logs are parsed by the format modules beside this one (the same parsers the runner's
+`--power-log` and an attached log use). A log imported on its own is kept as a standalone trace: one run with the
 log's traces, its energy (trapezoid over the total domains), average power and duration,
 workload `power-log` unless --workload names it. What the device was doing is not in a log, so
 a standalone log needs --mode (train, infer or idle). A Jetson log's module power follows the
@@ -16,17 +16,14 @@ from datetime import timedelta
 from typing import Any
 
 from energy import energy_figures
-from energy.logs import (
-    PowerLog,
-    PowerLogError,
-    parse_gpu_power_csv,
-    parse_jtop,
-    parse_nvidia_smi,
-    parse_tegrastats,
-    parse_tegrastats_json,
-    sniff,
-)
 from importers.base import Conversion, Importer, Source, iso_utc
+from importers.powerlogs.detect import sniff
+from importers.powerlogs.gpu_power_csv import parse_gpu_power_csv
+from importers.powerlogs.jtop import parse_jtop
+from importers.powerlogs.log import PowerLog, PowerLogError
+from importers.powerlogs.nvidia_smi import parse_nvidia_smi
+from importers.powerlogs.tegrastats import parse_tegrastats
+from importers.powerlogs.tegrastats_json import parse_tegrastats_json
 
 
 def _parse(conv: Conversion, parse: Any, jetson: bool = False) -> PowerLog:

@@ -17,10 +17,19 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from explorer.aggregates import NOT_GRADED, low_grade_warning
-from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
-from explorer.money import CostSettings, CostTerms, Rates, cost_terms, crossover, price_covers, price_origin
-from explorer.text import BASIS_NAMES, BOUNDARY_NAMES
+from decision.aggregates import NOT_GRADED, low_grade_warning
+from decision.money import (
+    J_PER_KWH,
+    SECONDS_PER_YEAR,
+    CostSettings,
+    CostTerms,
+    Rates,
+    cost_terms,
+    crossover,
+    price_covers,
+    price_origin,
+)
+from decision.text import BASIS_NAMES, BOUNDARY_NAMES
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from explorer.metrics import J_PER_KWH, SECONDS_PER_YEAR
+J_PER_KWH = 3.6e6
+SECONDS_PER_YEAR = 365.25 * 24 * 3600
 
 COST_FORMULA = (
     "cost per sample at utilisation u = electricity while busy + electricity while idle + hardware\n"
@@ -159,7 +160,6 @@ class CostSettings:
     def describe(self) -> str:
         return (f"{self.electricity_per_kwh:g} {self.currency} per kWh, PUE {self.pue:g}, "
                 f"{self.lifetime_years:g} years, {self.utilisation * 100:.0f}% utilisation")
-
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,8 @@
-"""Derived-metric constants and the Pareto front (PRODUCT.md definitions); the cost of a sample
-lives in explorer.money."""
+"""The Pareto front of two figures both minimised (Compare's time-vs-energy view)."""
 
 from __future__ import annotations
 
 import polars as pl
-
-J_PER_KWH = 3.6e6
-SECONDS_PER_YEAR = 365.25 * 24 * 3600
 
 
 def pareto_front(frame: pl.DataFrame, x: str, y: str) -> pl.DataFrame:

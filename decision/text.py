@@ -1,5 +1,5 @@
-"""Text the pages show: numbers, units and labels written for a person, and text for plotly.
-(Escaping text for Markdown is explorer.markdown.md.)"""
+"""Text the pages and `joulebench decide` show: numbers, units and labels written for a person, citations
+named by their documents' titles, and text for plotly. (Escaping text for Markdown is decision.markdown.md.)"""
 
 from __future__ import annotations
 

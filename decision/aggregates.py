@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from db.grading import STAT_METRICS
+from decision.markdown import md
 from energy.grades import GRADE_MEANINGS, GRADES, Reason
 from energy.stats import RatioInterval, aggregate, ratio_interval
 
@@ -115,8 +116,6 @@ def low_grade_warning(grades: Mapping[str, str | None], what: str) -> str | None
     """A warning (Markdown, names escaped) when any of `grades` (device -> the worst grade of the
     figures `what` rests on) is C or D: which devices, which grades, and what would settle it.
     None when every graded figure is A or B."""
-    from explorer.markdown import md
-
     low = {d: g for d, g in grades.items() if g in LOW_GRADES}
     if not low:
         return None

@@ -1,0 +1,159 @@
+"""Does the serve-bench client keep its schedule? Planned vs actual send time, p99, at 50 requests/s.
+
+Target (issue 26): p99 of (actual - planned) send time <= 2 ms at 50 requests/s on a 2-core machine.
+
+The server is a minimal asyncio server-sent-events server written here (no engine: the figure is the
+client's own): each request gets `--tokens` events, `--gap-ms` apart, then a usage event, so requests
+overlap as they would on a real engine. The client is the product's (runner.serve_bench: the arrival
+schedule, the sender and the streamed request), on the clock the power sampler uses.
+
+    .venv/bin/python benchmarks/serve_client_schedule.py [--rate 50] [--requests 500] [--arrival poisson]
+    .venv/bin/python benchmarks/serve_client_schedule.py --requests 20 --tokens 2 --gap-ms 5    # smallest: seconds
+
+Exit code 1 when the p99 misses the target or a request fails (this benchmark's convention), and when a wait
+runs out: the server's start and the whole schedule each wait at most --wait-limit-s (the schedule: plus its
+planned length), the whole run --limit-s; `FAILED: <what> after N s` on stderr, the server stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import socket
+import sys
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import waits  # noqa: E402
+
+from joulebench.metrics import Percentiles  # noqa: E402
+from runner.clock import REAL_CLOCK  # noqa: E402
+from runner.serve_bench.client import RequestResult, request_body, stream_request  # noqa: E402
+from runner.serve_bench.load import drive_rate, schedule_s  # noqa: E402
+
+TARGET_P99_MS = 2.0
+WAIT_S = 120.0  # the longest any wait here may take (the server's own reads; the client's: --wait-limit-s)
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, tokens: int, gap_s: float) -> None:
+    try:
+        while True:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WAIT_S)
+            length = 0
+            for line in head.decode("latin-1").split("\r\n"):
+                if line.lower().startswith("content-length:"):
+                    length = int(line.split(":", 1)[1])
+            await asyncio.wait_for(reader.readexactly(length), WAIT_S)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+            for i in range(tokens + 1):
+                event = {"choices": [{"index": 0, "text": "x"}]} if i < tokens else {
+                    "choices": [{"index": 0, "text": "", "finish_reason": "length"}],
+                    "usage": {"prompt_tokens": 8, "completion_tokens": tokens}}
+                data = f"data: {json.dumps(event)}\n\n".encode()
+                writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                await writer.drain()
+                if i < tokens:
+                    await asyncio.sleep(gap_s)
+            done = b"data: [DONE]\n\n"
+            writer.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
+            await writer.drain()
+    except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+def _serve(port: int, tokens: int, gap_s: float) -> None:
+    async def main() -> None:
+        server = await asyncio.start_server(lambda r, w: _handle(r, w, tokens, gap_s), "127.0.0.1", port)
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+def start_server(tokens: int, gap_s: float, wait_s: float) -> tuple[int, BaseProcess]:
+    """The SSE server on a free localhost port in its own process (as a real server is: not the client's GIL)."""
+    port = waits.free_port()
+    proc = waits.started(multiprocessing.get_context("spawn").Process(target=_serve, args=(port, tokens, gap_s),
+                                                                      daemon=True))
+    proc.start()
+
+    def accepts() -> bool:
+        if not proc.is_alive():
+            raise waits.BenchmarkFailed(f"the SSE server ended with exit code {proc.exitcode} before accepting")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    try:
+        waits.wait_until(accepts, wait_s, "the SSE server to accept connections")
+    except waits.BenchmarkFailed:
+        waits.stop(proc)
+        raise
+    return port, proc
+
+
+async def drive(url: str, rate: float, requests: int, arrival: str, tokens: int, wait_s: float) -> list[RequestResult]:
+    import httpx
+
+    results = [RequestResult(i, 8, tokens) for i in range(requests)]
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(limits=limits) as http:
+        async def send(i: int, planned: float | None) -> None:
+            results[i].planned_s = planned
+            await stream_request(http, url, request_body("completions", "m", "the fox", tokens), results[i],
+                                 REAL_CLOCK, timeout_s=wait_s)
+
+        start = REAL_CLOCK.now() + 0.2
+        times = schedule_s(rate, requests, arrival=arrival, seed=0)
+        limit_s = wait_s + requests / rate
+        try:
+            await asyncio.wait_for(drive_rate(times, send, clock=REAL_CLOCK, start_s=start), limit_s)
+        except TimeoutError:
+            raise waits.WaitExceeded("every request of the schedule to be answered", limit_s) from None
+        for r in results:
+            r.planned_s = (r.planned_s or 0.0) + start
+    return results
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rate", type=float, default=50.0)
+    p.add_argument("--requests", type=int, default=500)
+    p.add_argument("--arrival", default="poisson", choices=("poisson", "constant"))
+    p.add_argument("--tokens", type=int, default=16, help="events per request")
+    p.add_argument("--gap-ms", type=float, default=20.0, help="time between a request's events")
+    waits.add_limits(p, limit_s=3600, wait_s=WAIT_S)
+    a = p.parse_args()
+    return waits.main(lambda: measure(a), a.limit_s)
+
+
+def measure(a: argparse.Namespace) -> int:
+    port, server = start_server(a.tokens, a.gap_ms / 1000, a.wait_limit_s)
+    try:
+        results = asyncio.run(drive(f"http://127.0.0.1:{port}/v1/completions", a.rate, a.requests, a.arrival,
+                                    a.tokens, a.wait_limit_s))
+    finally:
+        waits.stop(server)  # by its PID
+    failed = [r for r in results if not r.ok]
+    lag_ms = [(r.sent_s - (r.planned_s or 0.0)) * 1000 for r in results]
+    stats = Percentiles.of(lag_ms)
+    assert stats is not None
+    print(f"{a.requests} requests at {a.rate:g}/s ({a.arrival}), {a.tokens} events each {a.gap_ms:g} ms apart; "
+          f"{len(failed)} failed")
+    print(f"send time - planned: mean {stats.avg:.3f} ms, p50 {stats.p50:.3f} ms, p99 {stats.p99:.3f} ms, "
+          f"max {max(lag_ms):.3f} ms")
+    verdict = "meets" if stats.p99 <= TARGET_P99_MS else "MISSES"
+    print(f"p99 {stats.p99:.3f} ms vs target <= {TARGET_P99_MS:g} ms: {verdict}")
+    return 0 if stats.p99 <= TARGET_P99_MS and not failed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,265 @@
+"""One serve-bench sweep: each load point (a rate or a concurrency) is one run, all in one result file,
+imported through the same path as `joulebench run` (runner.output, runner.sweep.finish).
+
+A point: warm-up requests (not measured), then the power meter's window around the whole load, the
+requests timed on the clock the sampler stamps its samples with (`runner.clock.REAL_CLOCK`); the
+steady state's energy is cut from the window's power trace (runner.serve_bench.measure). A server
+that stops answering mid-point ends the sweep: the point is recorded as interrupted with the reason
+and what was measured until then. SIGINT/SIGTERM do the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import uuid
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import httpx
+
+from energy import EnergyReading
+from energy.figures import energy_figures
+from runner.clock import REAL_CLOCK, Clock
+from runner.interrupts import InterruptGuard, signal_name
+from runner.power import PowerMeter
+from runner.record import Fields, RunRecord, now_iso
+from runner.serve_bench import measure
+from runner.serve_bench.client import RequestResult, ServerInfo, alive, base_url, request_body, stream_request
+from runner.serve_bench.lengths import LengthPlan, PromptBuilder
+from runner.serve_bench.load import drive_concurrency, drive_rate, schedule_s
+from runner.serve_bench.options import ServeBenchOptions, slo_text
+
+WORKLOAD = "serve-bench"
+TASK = "text-generation"
+
+
+@dataclass
+class Point:
+    """What one load point measured, before it becomes a run."""
+
+    results: list[RequestResult]
+    reading: EnergyReading
+    sampler_offset_s: float | None  # the sampler's start on our clock (None: the meter did not say)
+    window_s: float
+    stopped: str | None = None  # why the point ended early (a dead server, a signal)
+    signum: int | None = None
+
+
+def plan_requests(opts: ServeBenchOptions, point: float, seed: int, builder: PromptBuilder
+                  ) -> list[tuple[RequestResult, str]]:
+    """The point's requests, seeded: requested lengths and the prompt built for each."""
+    rng = random.Random(seed)
+    lengths = opts.lengths
+    assert isinstance(lengths, LengthPlan)
+    out = []
+    for i, (p, o) in enumerate(lengths.draw(opts.request_count(point), rng)):
+        out.append((RequestResult(i, p, o), builder.build(p, rng)))
+    return out
+
+
+async def _load(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int,
+                planned: list[tuple[RequestResult, str]], clock: Clock, guard: InterruptGuard | None,
+                state: dict[str, Any]) -> None:
+    root = base_url(opts.target)
+    url = root + ("/v1/chat/completions" if opts.api == "chat" else "/v1/completions")
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    in_flight = 0
+    check = asyncio.Lock()
+
+    def stop() -> bool:
+        if guard is not None and guard.pending is not None and "signum" not in state:
+            state["signum"] = guard.pending
+            state["stopped"] = f"interrupted by {signal_name(guard.pending)}"
+        return "stopped" in state
+
+    async with httpx.AsyncClient(limits=limits) as http:
+        async def send(i: int, planned_s: float | None) -> None:
+            nonlocal in_flight
+            result, prompt = planned[i]
+            result.planned_s = planned_s
+            result.in_flight_at_send = in_flight
+            in_flight += 1
+            try:
+                await stream_request(http, url, request_body(opts.api, result.model or info.model, prompt,
+                                                             result.output_tokens_requested),
+                                     result, clock, opts.request_timeout_s)
+            except asyncio.CancelledError:  # the point was stopped with the request in flight
+                result.error_kind, result.error = "failed", "cancelled: the run was stopped"
+                raise
+            finally:
+                in_flight -= 1
+                state["sent"].append(result)
+            if result.error_kind == "failed" and "stopped" not in state:
+                async with check:
+                    if "stopped" not in state:
+                        why = await alive(http, root)
+                        if why is not None:
+                            state["stopped"] = f"the server stopped answering: {why} (last request: {result.error})"
+
+        state["start"] = clock.now()
+        if opts.load_kind == "rate":
+            times = schedule_s(point, len(planned), arrival=opts.arrival, burstiness=opts.burstiness, seed=seed)
+            driver = asyncio.ensure_future(drive_rate(times, send, clock=clock, start_s=state["start"],
+                                                      max_concurrency=opts.max_concurrency, stop=stop))
+        else:
+            driver = asyncio.ensure_future(drive_concurrency(len(planned), int(point), send, stop=stop))
+        while not driver.done():  # a signal cancels the requests in flight at once (a dead server fails them)
+            await asyncio.wait({driver}, timeout=0.1)
+            if stop() and "signum" in state:
+                driver.cancel()
+                await asyncio.gather(driver, return_exceptions=True)
+        stop()
+
+
+async def _warm_up(opts: ServeBenchOptions, info: ServerInfo, builder: PromptBuilder, clock: Clock) -> list[str]:
+    """Sequential requests before the window (a server's first requests are slow); their errors."""
+    url = base_url(opts.target) + ("/v1/chat/completions" if opts.api == "chat" else "/v1/completions")
+    errors = []
+    rng = random.Random(opts.seed)
+    async with httpx.AsyncClient() as http:
+        for i in range(opts.warmup_requests):
+            r = RequestResult(i, 8, 4)
+            await stream_request(http, url, request_body(opts.api, info.model, builder.build(8, rng), 4), r, clock,
+                                 opts.request_timeout_s)
+            if r.error:
+                errors.append(r.error)
+    return errors
+
+
+def measure_point(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int, builder: PromptBuilder,
+                  meter: PowerMeter, *, clock: Clock = REAL_CLOCK, guard: InterruptGuard | None = None,
+                  planned: list[tuple[RequestResult, str]] | None = None) -> Point:
+    """Warm up, then drive the point's load inside one meter window."""
+    planned = planned if planned is not None else plan_requests(opts, point, seed, builder)
+    state: dict[str, Any] = {"sent": []}
+    with meter.window() as reading:
+        mono0, wall0 = clock.now(), clock.wall()
+        try:
+            asyncio.run(_load(opts, info, point, seed, planned, clock, guard, state))
+        except KeyboardInterrupt:
+            state.setdefault("stopped", "interrupted by SIGINT")
+        window_s = clock.now() - state.get("start", mono0)
+    offset = reading.started_wall_s - (wall0 - mono0) if reading.started_wall_s is not None else None
+    return Point(state["sent"], reading, offset, window_s, state.get("stopped"), state.get("signum"))
+
+
+def config(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int, repeat: int) -> dict[str, Any]:
+    lengths = opts.lengths
+    assert isinstance(lengths, LengthPlan)
+    prompt_mean, output_mean = lengths.requested_means()
+    rate = opts.load_kind == "rate"
+    out: dict[str, Any] = {
+        "workload": WORKLOAD, "model": info.model[:200], "task": TASK, "mode": "infer",
+        "load_kind": opts.load_kind, "request_rate_per_s": point if rate else None,
+        "max_concurrency": opts.max_concurrency if rate else int(point),
+        "arrival": opts.arrival if rate else None,
+        "burstiness": opts.burstiness if rate and opts.arrival == "gamma" else None, "seed": seed,
+        "engine": info.engine, "engine_version": info.engine_version,
+        "prompt_tokens_requested": round(prompt_mean), "output_tokens_requested": round(output_mean),
+        "length_distribution": lengths.describe(), "repeat_index": repeat, "tag": opts.tag,
+        "gpu_count": 1 if (opts.device or "").startswith("cuda") else None,
+    }
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def point_run(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int, repeat: int, measured: Point,
+              captured: Any, started: str) -> dict[str, Any]:
+    """One result-file run of a measured point (through runner.record.RunRecord)."""
+    results = measured.results
+    notes: list[str] = [f"{opts.load_kind} {point:g}: {len(results)} requests sent over {measured.window_s:.3g} s "
+                        f"(seed {seed}; {opts.api} API at {base_url(opts.target)})"]
+    flags = list(measured.reading.flags)
+    metrics: dict[str, Any] = {}
+    status, error = "ok", None
+    failed = [r for r in results if not r.ok]
+    if failed:
+        kinds = {k: sum(1 for r in failed if r.error_kind == k) for k in ("refused", "failed", "timed_out")}
+        notes.append("errors: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in kinds.items() if n)
+                     + f"; first: {failed[0].error}")
+    steady = measure.steady_interval(results, opts.load_kind, int(point) if opts.load_kind == "concurrency" else None)
+    if measured.stopped is not None:
+        status, error = "interrupted", measured.stopped[:2000]
+        ok = [r for r in results if r.ok]
+        metrics = {"requests_completed": len(ok), "requests_failed": len(failed),
+                   "output_tokens": sum(r.output_tokens or 0 for r in ok),
+                   "energy_missing_reason": f"the run was interrupted ({measured.stopped[:300]}) before its "
+                                            "steady state completed"}
+        notes.append(f"measured until the stop: {len(ok)} requests completed, {len(failed)} failed")
+    elif not any(r.ok for r in results):
+        status, error = "failed", f"every request failed; first: {failed[0].error if failed else 'none sent'}"[:2000]
+        metrics = {"requests_completed": 0, "requests_failed": len(failed),
+                   "energy_missing_reason": "no request completed"}
+    elif steady is None:
+        status = "failed"
+        error = ("the load never reached a steady state (too few requests between the ramp and the drain): "
+                 "send more requests (--requests or --duration)")
+        metrics = {"requests_completed": sum(1 for r in results if r.ok), "requests_failed": len(failed),
+                   "energy_missing_reason": "no steady state"}
+    else:
+        metrics, load, more = measure.figures(results, steady, opts.load_kind, opts.slo)
+        notes += more
+        if load.overloaded:
+            flags.append(measure.FLAG_OVERLOADED)
+        if opts.slo:
+            metrics["goodput_slo"] = slo_text(opts.slo)
+        metrics.update(_energy(measured, steady, metrics, flags))
+    if opts.tokenizer is None:
+        notes.append("prompts of about the requested length (words; no --tokenizer): actual lengths are the server's")
+    if info.engine is None:
+        notes.append("the server did not name its engine (/version, /v1/models, headers): give --engine")
+    return RunRecord(
+        run_id=str(uuid.uuid4()), status=status, error=error, started_at=started, ended_at=now_iso(),
+        device=captured.device, environment=dict(captured.environment),
+        config=Fields(config(opts, info, point, seed, repeat), "config"), metrics=Fields(metrics, "metrics"),
+        flags=flags,
+        power_traces=measured.reading.traces if status == "ok" else [], notes="; ".join(notes)[:10_000],
+    ).to_json()
+
+
+def _energy(measured: Point, steady: measure.Steady, metrics: dict[str, Any], flags: list[str]) -> dict[str, Any]:
+    reading = measured.reading
+    out: dict[str, Any] = {k: v for k, v in reading.metrics.items() if v is not None}
+    energy_j: float | None
+    why: str | None
+    if measured.sampler_offset_s is None:
+        energy_j, why = None, "the meter did not say when its window started: the steady state cannot be cut from it"
+    else:
+        energy_j, why = measure.steady_energy_j(reading, steady.start_s - measured.sampler_offset_s,
+                                                steady.end_s - measured.sampler_offset_s)
+    out.update(energy_figures(energy_j, boundary=reading.boundary, method=reading.method,
+                              examples=metrics.get("requests_completed"), duration_s=steady.duration_s,
+                              missing_reason=why, flags=flags))
+    if "energy_j" in out:
+        if metrics.get("output_tokens"):
+            out["j_per_token"] = out["energy_j"] / metrics["output_tokens"]
+        if metrics.get("requests_completed"):
+            out["j_per_request"] = out["energy_j"] / metrics["requests_completed"]
+    return out
+
+
+def run_points(opts: ServeBenchOptions, info: ServerInfo, meter: PowerMeter, builder: PromptBuilder,
+               captured: Any, sink: Any, guard: InterruptGuard, stream: TextIO | None = None) -> list[dict[str, Any]]:
+    """Every point x repeat, each run added to the sink as it ends; stops at a dead server or a signal."""
+    stream = stream or sys.stderr
+    runs: list[dict[str, Any]] = []
+    for repeat in range(opts.repeats):
+        seed = opts.seed + repeat
+        for point in opts.points():
+            if guard.pending is not None:
+                return runs
+            started = now_iso()
+            errors = asyncio.run(_warm_up(opts, info, builder, REAL_CLOCK)) if opts.warmup_requests else []
+            if errors and len(errors) == opts.warmup_requests:
+                print(f"warning: every warm-up request failed ({errors[0]})", file=stream, flush=True)
+            print(f"{opts.load_kind} {point:g} (repeat {repeat}, seed {seed}): sending "
+                  f"{opts.request_count(point)} requests", file=stream, flush=True)
+            measured = measure_point(opts, info, point, seed, builder, meter, guard=guard)
+            run = point_run(opts, info, point, seed, repeat, measured, captured, started)
+            runs.append(run)
+            sink.add(run)
+            if measured.stopped is not None:
+                print(f"stopped: {measured.stopped}", file=stream, flush=True)
+                return runs
+    return runs

@@ -1,0 +1,142 @@
+"""`joulebench serve-bench --target URL`: measure a running OpenAI-compatible server under load.
+
+Every option and the server itself (reachable, OpenAI-compatible, serving the model) are checked before
+anything is sent to be measured or stored; a bad one ends the command with the reason and no file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+DESCRIPTION = (
+    "Measure a running OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp, Ollama, transformers serve) with "
+    "streamed requests while sampling the power of the device it runs on. --rate 0.5,1,2,4 or --concurrency 1,4,16 "
+    "make a sweep: one run per point, all in one result file, imported into the database. Figures cover the "
+    "steady state (warm-up and drain left out); an overloaded point is flagged and gets no latency percentiles.")
+
+
+def add_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
+    from ingest.stores import add_store_arguments
+    from runner.cli import add_energy_arguments
+    from runner.serve_bench.options import APIS, ARRIVALS
+
+    p.add_argument("--target", required=True, help="the server's URL, e.g. http://localhost:8000")
+    p.add_argument("--model", help="the model id to request (default: the server's only model)")
+    p.add_argument("--api", choices=APIS, default="completions",
+                   help="/v1/completions or /v1/chat/completions (default: completions)")
+    p.add_argument("--rate", help="open-loop arrival rate(s), requests/s, e.g. 0.5,1,2,4")
+    p.add_argument("--concurrency", help="fixed concurrency (closed loop), e.g. 1,4,16")
+    p.add_argument("--max-concurrency", type=float, help="with --rate: at most this many requests in flight")
+    p.add_argument("--arrival", choices=ARRIVALS, default="poisson", help="arrival process (default: poisson)")
+    p.add_argument("--burstiness", type=float, default=1.0,
+                   help="with --arrival gamma: the gamma shape (1 Poisson, <1 burstier, >1 more even)")
+    p.add_argument("--requests", type=float, help="requests per point (default: --duration's worth, else 10 s's)")
+    p.add_argument("--duration", type=float, help="with --rate: seconds of arrivals per point (default 10)")
+    p.add_argument("--warmup-requests", type=float, default=2.0, help="sequential requests before each point "
+                                                                     "(not measured; default 2)")
+    p.add_argument("--prompt-tokens", default="128", help="prompt tokens: 128, or mean=128,stdev=32,min=16,max=256")
+    p.add_argument("--output-tokens", default="128", help="output tokens (max_tokens): as --prompt-tokens")
+    p.add_argument("--lengths-csv", type=Path, help="a CSV of (prompt tokens, output tokens) rows to replay")
+    p.add_argument("--tokenizer", type=Path, help="a local tokenizer folder: prompts of exactly the requested tokens")
+    p.add_argument("--slo", help="goodput's targets, e.g. ttft_p90=500ms,tpot_p90=50ms (each request is held to "
+                                 "every term)")
+    p.add_argument("--engine", help="the engine's name when the server does not say it, e.g. vllm")
+    p.add_argument("--seed", type=float, default=0.0, help="the seed of the first repeat (repeat r: seed + r)")
+    p.add_argument("--repeats", type=float, default=1.0, help="runs per point (default 1)")
+    p.add_argument("--request-timeout", type=float, default=300.0, help="seconds before a request counts as "
+                                                                        "timed out (default 300)")
+    p.add_argument("--device", help="the device the server runs on, whose power is sampled: cpu, cuda or cuda:N")
+    add_store_arguments(p, db_help, reads=False)
+    p.add_argument("--out", type=Path, help="result file to write (default: results/ next to the database)")
+    p.add_argument("--tag", help="a label stored with every run")
+    add_energy_arguments(p)
+
+
+def options_from(args: argparse.Namespace, db: str | None) -> Any:
+    """ServeBenchOptions from the arguments; ServeBenchError listing every problem."""
+    from joulebench.ranges import RangeError, check_text
+    from runner.serve_bench.lengths import LengthPlan, parse_lengths, read_lengths_csv
+    from runner.serve_bench.options import ServeBenchError, ServeBenchOptions, number_problem, parse_numbers, parse_slo
+
+    problems: list[str] = []
+
+    def guarded(fn: Any, *a: Any) -> Any:
+        try:
+            return fn(*a)
+        except ServeBenchError as e:
+            problems.extend(e.problems)
+            return None
+
+    rates = parse_numbers("--request-rate", args.rate, float, problems) if args.rate else []
+    concurrencies = [int(c) for c in parse_numbers("--concurrency", args.concurrency, int, problems)] \
+        if args.concurrency else []
+    problems[:] = [p.replace("--request-rate", "--rate", 1) for p in problems]
+    if bool(args.rate) == bool(args.concurrency):
+        problems.append("give one of --rate (open-loop arrivals, e.g. 0.5,1,2) and --concurrency (e.g. 1,4,16)")
+    for option, value in (("--max-concurrency", args.max_concurrency), ("--burstiness", args.burstiness),
+                          ("--requests", args.requests), ("--duration", args.duration),
+                          ("--warmup-requests", args.warmup_requests), ("--seed", args.seed),
+                          ("--repeats", args.repeats), ("--request-timeout", args.request_timeout),
+                          ("--sample-hz", args.sample_hz), ("--tdp-w", args.tdp_w)):
+        if value is not None:
+            problem = number_problem(option, float(value))
+            problems += [problem] if problem else []
+    if args.arrival != "gamma" and args.burstiness != 1.0 and math.isfinite(args.burstiness):
+        problems.append("--burstiness applies to --arrival gamma only")
+    if args.concurrency and (args.max_concurrency is not None or args.duration is not None):
+        problems.append("--max-concurrency and --duration apply to --rate only")
+    slo = guarded(parse_slo, args.slo) or []
+    if args.lengths_csv is not None:
+        pairs = guarded(read_lengths_csv, args.lengths_csv)
+        lengths = LengthPlan(pairs=tuple(pairs or ()))
+    else:
+        lengths = LengthPlan(guarded(parse_lengths, "--prompt-tokens", args.prompt_tokens),
+                             guarded(parse_lengths, "--output-tokens", args.output_tokens))
+    if args.tokenizer is not None and not args.tokenizer.is_dir():
+        problems.append(f"--tokenizer: {args.tokenizer} is not a folder (a tokenizer saved with save_pretrained)")
+    for option, text in (("--tag", args.tag), ("--engine", args.engine), ("--model", args.model)):
+        try:
+            check_text(text, option)
+        except RangeError as e:
+            problems.append(e.format_message())
+    if problems:
+        raise ServeBenchError(problems)
+    return ServeBenchOptions(
+        target=args.target, model=args.model, api=args.api, rates=rates, concurrencies=concurrencies,
+        max_concurrency=int(args.max_concurrency) if args.max_concurrency else None, arrival=args.arrival,
+        burstiness=args.burstiness, requests=int(args.requests) if args.requests else None, duration_s=args.duration,
+        warmup_requests=int(args.warmup_requests), seed=int(args.seed), repeats=int(args.repeats),
+        request_timeout_s=args.request_timeout, lengths=lengths, tokenizer=args.tokenizer, slo=slo,
+        engine=args.engine, device=args.device, db=db, out=args.out, tag=args.tag, power_log=args.power_log,
+        power_log_boundary=args.power_log_boundary, tdp_w=args.tdp_w, sample_hz=args.sample_hz)
+
+
+def cmd_serve_bench(args: argparse.Namespace) -> int:
+    from ingest.stores import push_after_write, target
+    from runner.serve_bench.run import serve_bench
+
+    chosen = target(args)
+    opts = options_from(args, chosen.db)
+    result = serve_bench(opts, stream=sys.stderr)
+    if result.out_path is not None:
+        print(f"\nresult file: {result.out_path}")
+    if result.ingest is not None:
+        r = result.ingest
+        print(f"database: {r.message}" if r.status == "queued" else f"database: {r.status}, {r.runs_added} run(s) "
+                                                                     "added")
+    if result.ingest_error is not None:
+        print(f"error: could not import the result file: {result.ingest_error.format_message()}", file=sys.stderr)
+    pushed = push_after_write(chosen) if result.ingest is not None and result.ingest.status == "imported" else 0
+    stopped = any(run["status"] == "interrupted" for run in result.runs)  # a server that died mid-run
+    return result.exit_code or (1 if stopped else 0) or pushed
+
+
+def add_subcommand(sub: Any, db_help: str) -> None:
+    p = sub.add_parser("serve-bench", help="measure a running OpenAI-compatible server under load (rate or "
+                                           "concurrency sweeps)", description=DESCRIPTION)
+    add_arguments(p, db_help)
+    p.set_defaults(func=cmd_serve_bench)

@@ -1,0 +1,77 @@
+"""The serve-bench sweep end to end: probe the server, then measure, write and import like `joulebench run`.
+
+Nothing is written before the server has answered as an OpenAI-compatible server serving the model: an
+unreachable URL, another kind of server or a missing model end here with the reason and no file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from joulebench.text import table
+from runner.interrupts import InterruptGuard
+from runner.output import ResultSink, unique_out_path
+from runner.power import PowerMeter
+from runner.serve_bench.bench import run_points
+from runner.serve_bench.client import probe
+from runner.serve_bench.lengths import PromptBuilder
+from runner.serve_bench.options import ServeBenchOptions
+
+
+def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, stream: TextIO | None = None,
+                ingest: bool = True) -> Any:
+    """Run the sweep; a runner.sweep.SweepResult (its runs, file, import report, exit code)."""
+    import torch
+
+    import runner.environment as environment
+    from runner.sweep import SweepResult, finish
+
+    stream = stream or sys.stderr
+    info = probe(opts.target, opts.model, opts.engine)
+    builder = PromptBuilder(opts.tokenizer)
+    device = opts.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    own_meter = meter is None
+    if meter is None:
+        from runner.sensors import detect_meter
+
+        meter = detect_meter(device, power_log=opts.power_log, log_boundary=opts.power_log_boundary,
+                             tdp_w=opts.tdp_w, rate_hz=opts.sample_hz).meter
+    print(f"server: {opts.target} model {info.model} engine {info.engine or 'not stated'}"
+          f"{' ' + info.engine_version if info.engine_version else ''}; energy: "
+          f"{getattr(meter, 'describe', lambda: meter.name)()}", file=stream, flush=True)
+    captured = environment.capture(torch.device(device))
+    sink = ResultSink(opts.out or unique_out_path(opts.db, "serve"), opts.db, stream)
+    result = SweepResult(out_path=sink.out_path)
+    sink.start(recover=ingest)
+    with InterruptGuard() as guard:
+        try:
+            result.runs = list(run_points(opts, info, meter, builder, captured, sink, guard, stream))
+        finally:
+            if own_meter:
+                meter.close()
+        if result.runs:
+            print(summary(result.runs), file=stream, flush=True)
+        finish(result, sink, guard, ingest=ingest, stream=stream)
+    return result
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def summary(runs: Sequence[Mapping[str, Any]]) -> str:
+    """One row per point: load, status, tokens/s, requests/s, J/token, TTFT/ITL/TPOT p90, goodput."""
+    rows = []
+    for run in runs:
+        c, m = run["config"], run.get("metrics", {})
+        load = f"{c.get('request_rate_per_s'):g}/s" if c.get("load_kind") == "rate" else f"x{c.get('max_concurrency')}"
+        status = run["status"] + (" overloaded" if "overloaded" in run.get("flags", []) else "")
+        rows.append((load, status, _fmt(m.get("requests_completed")), _fmt(m.get("requests_failed")),
+                     _fmt(m.get("tokens_per_s")), _fmt(m.get("requests_per_s")), _fmt(m.get("j_per_token")),
+                     _fmt(m.get("j_per_request")), _fmt(m.get("ttft_p90_ms")), _fmt(m.get("itl_p90_ms")),
+                     _fmt(m.get("tpot_p90_ms")), _fmt(m.get("e2e_latency_p90_ms")),
+                     _fmt(m.get("goodput_requests_per_s"))))
+    return table(("load", "status", "done", "failed", "tok/s", "req/s", "J/token", "J/request", "TTFT p90 ms",
+                  "ITL p90 ms", "TPOT p90 ms", "e2e p90 ms", "goodput req/s"), rows)

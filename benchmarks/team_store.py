@@ -6,7 +6,12 @@ figures cold (open, load every run, build the figures) and warm (a filter change
 lake in the same process, and prints the ratios.
 
     .venv/bin/python benchmarks/team_store.py [--runs 100000] [--samples-per-run 100] [--store URL --data-path P]
+                                              [--browser]
     .venv/bin/python benchmarks/team_store.py --runs 100 --samples-per-run 10           # smallest: seconds
+
+--browser also starts `joulebench app` on the lake and times its pages in a real browser as
+benchmarks/explorer_scale.py does on a file (Compare's first chart <= 5 s on a fresh server, every page <= 2 s
+warm), each figure beside its target with the load average.
 
 Without --store the lake's catalog is SQLite in a temp folder; give a PostgreSQL URL to measure that.
 Targets: Compare warm on the lake within 2x the file, cold within 3x (a miss is printed, exit code 0). The whole
@@ -60,7 +65,8 @@ def main() -> int:
     ap.add_argument("--samples-per-run", type=int, default=100)
     ap.add_argument("--store", help="a DuckLake URL (default: a SQLite catalog in a temp folder)")
     ap.add_argument("--data-path", help="the lake's data path (default: beside a SQLite catalog)")
-    waits.add_limits(ap, limit_s=3600)
+    ap.add_argument("--browser", action="store_true", help="time the app's pages on the lake in a real browser")
+    waits.add_limits(ap, limit_s=3600, wait_s=120)
     args = ap.parse_args()
     return waits.main(lambda: measure(args), args.limit_s)
 
@@ -92,6 +98,19 @@ def measure_in(args: argparse.Namespace, tmp: Path) -> int:
     lake_cold, lake_warm = time_compare(lambda: Store.open_team_store(url, data_path=args.data_path), "DuckLake")
     print(f"lake / file: cold {lake_cold / file_cold:.2f}x (target <= {COLD_RATIO_TARGET:g}x), warm "
           f"{lake_warm / file_warm:.2f}x (target <= {WARM_RATIO_TARGET:g}x)")
+    if args.browser:
+        import explorer_scale
+
+        from db.lake import DATA_ENV_VAR, STORE_ENV_VAR
+
+        with Store.open_read_only(local) as store:
+            run_id = str(store.query("SELECT min(run_id) FROM runs WHERE run_id LIKE 'syn-%'").item())
+        store_env = {STORE_ENV_VAR: url, **({DATA_ENV_VAR: args.data_path} if args.data_path else {})}
+        explorer_scale.in_browser(local, args.wait_limit_s, run_id, store_env=store_env, label="team store: ")
+        print("\nfigure beside its target (load average when measured):")
+        for what, seconds, target, load_average in explorer_scale.RESULTS:
+            print(f"  {'OK    ' if seconds <= target else 'MISSED'} {seconds:7.2f} s <= {target:g} s  "
+                  f"(load {load_average:.1f})  {what}")
     return 0
 
 

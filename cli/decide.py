@@ -135,12 +135,16 @@ def best_settings(store: Any, asked: Any, job: Any, runs: Any) -> Any:
 def cmd_decide(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from decision import answer
+    from db import serving
+    from decision import answer, token_target
     from joulebench.errors import RunConfigError
 
     asked = inputs_of(args)
     with target(args).open_reading(prepare_file=False) as store:  # a file is created only when missing
         data = answer.DecideData.read(store)
+        if data.configurations is not None:  # how each configuration's token figures were measured (like for like)
+            data = replace(data, configurations=token_target.with_serving(data.configurations,
+                                                                           serving.serving_configs(store)))
         problems = asked.problems(data.runs, data.catalog)
         if problems:
             raise RunConfigError("; ".join(f"{FLAGS[name]} {text}" for name, text in problems))
@@ -198,3 +202,6 @@ def print_decision(decided: Any) -> None:
         print(f"model and lengths: {tokens.shape} (others: {'; '.join(tokens.shapes[1:]) or 'none'})")
         _lines(tokens.sentences)
         print(table(tokens.table.columns, tokens.table.rows()))
+        if tokens.left_out:
+            print("\nLeft out of this comparison (not like for like)")
+            _lines(tokens.left_out)

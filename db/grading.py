@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from db.connection import first_row
 from db.migrate import apply_migrations
 from energy.grades import GRADES, NumberText, grade_aggregate_frame, grade_frame
 from energy.stats import CONFIDENCE
@@ -39,6 +41,12 @@ CONFIG_KEY_FIELDS = ("device_name", "env_id", "workload", "mode", "precision", "
 STAT_METRICS = ("throughput_sps", "j_per_sample", "net_j_per_sample", "j_per_iteration", "avg_power_w",
                 "energy_j", "latency_p50_ms", "latency_p99_ms", "duration_s", "tokens_per_s", "j_per_token",
                 "decode_j_per_token", "ttft_p90_ms", "itl_p90_ms", "tpot_p90_ms")
+# settings that separate configurations only where a run states them (older keys unchanged): generation
+# (schema 13), how a serving benchmark offered its load and which server ran it (schema 14), how the weights
+# are quantised (schema 18)
+CONFIG_KEY_EXTRAS = ("max_new_tokens", "request_rate_per_s", "load_kind", "max_concurrency", "arrival", "burstiness",
+                     "prompt_tokens_requested", "output_tokens_requested", "length_distribution", "engine",
+                     "quantization")
 _FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool", "duration_s", "energy_j",
                  "energy_boundary", "energy_method", "sample_period_s", "sensor_update_period_s",
                  "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags")
@@ -48,7 +56,7 @@ def config_key(row: dict[str, Any]) -> str:
     """The configuration a run repeats, as a short stable hash of CONFIG_KEY_FIELDS (plus the origin
     file for runs not measured here)."""
     values = [row.get(k) for k in CONFIG_KEY_FIELDS]
-    for extra in ("max_new_tokens", "request_rate_per_s"):  # generation runs (schema 13); older keys unchanged
+    for extra in CONFIG_KEY_EXTRAS:  # only where stated: older keys unchanged
         if row.get(extra) is not None:
             values.append([extra, row[extra]])
     if row.get("origin_kind") != "local":
@@ -131,7 +139,7 @@ def duckdb_numbers(con: duckdb.DuckDBPyConnection) -> NumberText:
 
 def _config_keys(rows: pl.DataFrame) -> pl.DataFrame:
     """run_id -> config_key, computed once per distinct set of key fields (repeats share it)."""
-    fields = [c for c in (*CONFIG_KEY_FIELDS, "max_new_tokens", "request_rate_per_s", "origin_sha256")
+    fields = [c for c in (*CONFIG_KEY_FIELDS, *CONFIG_KEY_EXTRAS, "origin_sha256")
               if c in rows.columns]
     distinct = rows.select(fields).unique(maintain_order=True)
     keyed = distinct.with_columns(pl.Series("config_key", [config_key(r) for r in distinct.iter_rows(named=True)],
@@ -140,25 +148,127 @@ def _config_keys(rows: pl.DataFrame) -> pl.DataFrame:
         "run_id", "config_key")
 
 
+# config_key in SQL: the same bytes hashed (json.dumps of the same list), for every run whose text fields are
+# printable ASCII without a quote or backslash (json.dumps writes those as they are); the others (NULL here)
+# get theirs from config_key in Python. DuckDB writes a DOUBLE as Python's repr does (checked on random values
+# by tests/test_grading_vectorised.py), but infinities and NaN in its own words.
+_PLAIN_TEXT = r"[\x20\x21\x23-\x5b\x5d-\x7e]*"
+
+
+def _json_sql(column: str, kind: str) -> str:
+    c = f'"{column}"'
+    if kind == "VARCHAR":
+        value = "'\"' || " + c + " || '\"'"
+    elif kind == "BOOLEAN":
+        value = f"CASE WHEN {c} THEN 'true' WHEN NOT {c} THEN 'false' END"
+    elif kind in ("DOUBLE", "FLOAT"):
+        value = (f"CASE WHEN isnan({c}) THEN 'NaN' WHEN {c} = 'inf'::DOUBLE THEN 'Infinity' "
+                 f"WHEN {c} = '-inf'::DOUBLE THEN '-Infinity' ELSE CAST({c}::DOUBLE AS VARCHAR) END")
+    elif kind in ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER"):
+        value = f"CAST({c} AS VARCHAR)"
+    else:
+        raise RuntimeError(f"config_key in SQL: runs.{column} is {kind}, which it cannot write as JSON")
+    return f"coalesce({value}, 'null')"
+
+
+def config_key_sql(con: duckdb.DuckDBPyConnection) -> str:
+    """An expression over the runs table giving config_key(row) (NULL for a row whose text needs json.dumps'
+    escapes: its key comes from config_key in Python)."""
+    kinds = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'runs' "
+                             "AND database_name = current_database() AND schema_name = current_schema()").fetchall())
+    items = [_json_sql(f, kinds[f]) for f in CONFIG_KEY_FIELDS]
+    items += [f"CASE WHEN \"{extra}\" IS NOT NULL THEN '[\"{extra}\", ' || {_json_sql(extra, kinds[extra])} || ']' END"
+              for extra in CONFIG_KEY_EXTRAS]
+    items.append(f"CASE WHEN origin_kind IS DISTINCT FROM 'local' THEN {_json_sql('origin_sha256', 'VARCHAR')} END")
+    texts = [f for f in (*CONFIG_KEY_FIELDS, *CONFIG_KEY_EXTRAS, "origin_sha256") if kinds[f] == "VARCHAR"]
+    plain = " AND ".join(f"coalesce(regexp_full_match(\"{f}\", '{_PLAIN_TEXT}'), TRUE)" for f in texts)
+    return (f"CASE WHEN {plain} THEN left(sha256('[' || concat_ws(', ', {', '.join(items)}) || ']'), 24) END")
+
+
+def _fill_config_keys(rows: pl.DataFrame) -> pl.DataFrame:
+    """rows with config_key (from SQL, NULL where Python must write it): the missing ones filled."""
+    missing = rows.filter(pl.col("config_key").is_null())
+    if missing.is_empty():
+        return rows
+    keyed = _config_keys(missing.drop("config_key")).rename({"config_key": "_python_key"})
+    return rows.join(keyed, on="run_id", how="left").with_columns(
+        config_key=pl.coalesce("config_key", "_python_key")).drop("_python_key")
+
+
 REWRITE_AT = 1_000  # runs: from here on the runs table is written anew rather than updated (see _store_grades)
+
+
+@dataclass(frozen=True)
+class Regrading:
+    """Every run's grade and configuration, and every configuration's aggregate, computed (by `compute_all`,
+    which only reads: a read-only connection will do) and not yet stored (`store_all`)."""
+
+    runs: pl.DataFrame  # run_id, trust_grade, trust_reasons, config_key
+    configurations: pl.DataFrame  # the configurations table's rows
+    stats: pl.DataFrame  # the config_stats table's rows
+    inputs: tuple[Any, ...]  # inputs_fingerprint of the runs it was computed from
+
+
+def inputs_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
+    """What the grades are computed from, summed up: changes when a run is added or removed or a field that a
+    grade, a configuration or an aggregate reads changes (a label). The power samples of a run never change."""
+    columns = sorted({"run_id", "origin_sha256", *CONFIG_KEY_EXTRAS, *CONFIG_KEY_FIELDS, *_FACT_COLUMNS,
+                      *STAT_METRICS})
+    row = first_row(con, f"SELECT count(*), sum(hash({', '.join(columns)})) FROM runs")
+    return tuple(row) if row else ()
+
+
+def _graded_rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None,
+                 extra: Sequence[str] = ()) -> pl.DataFrame:
+    """Each run's trust_grade, trust_reasons and config_key (and the `extra` columns of runs)."""
+    where, params = _in_list(run_ids)
+    columns = sorted({"run_id", "origin_sha256", *CONFIG_KEY_EXTRAS, *CONFIG_KEY_FIELDS, *_FACT_COLUMNS}
+                     | set(extra))
+    try:
+        key = config_key_sql(con)
+    except (KeyError, RuntimeError):  # a runs table whose types this cannot write (never in a migrated store)
+        key = "NULL::VARCHAR"
+    rows = _fill_config_keys(_frame(con, f"SELECT {', '.join(columns)}, {key} AS config_key FROM runs "
+                                         f"WHERE {where}", params))
+    if rows.is_empty():
+        return rows
+    facts = rows.join(drift_frame(con, run_ids), on="run_id", how="left")
+    graded = grade_frame(facts, duckdb_numbers(con)).select("run_id", "trust_grade", "trust_reasons", "config_key")
+    return graded.join(rows.select("run_id", *extra), on="run_id", how="left") if extra else graded
+
+
+def compute_all(con: duckdb.DuckDBPyConnection, *, fingerprint: bool = True) -> Regrading:
+    """Every run graded and every configuration aggregated, in memory: nothing is written (`fingerprint`: with
+    the inputs' fingerprint, for a writer that comes later to check them; inputs () without)."""
+    inputs = inputs_fingerprint(con) if fingerprint else ()
+    graded = _graded_rows(con, None, ("status", *STAT_METRICS))
+    members = graded.sort("config_key", "run_id").select("config_key", "status", "trust_grade", *STAT_METRICS)
+    configurations, stats = configuration_rows(con, members)
+    return Regrading(graded.select("run_id", "trust_grade", "trust_reasons", "config_key"), configurations, stats,
+                     inputs)
+
+
+def store_all(con: duckdb.DuckDBPyConnection, regrading: Regrading) -> int:
+    """Write what compute_all computed: every run's grade and configuration, the derived tables whole. In the
+    caller's transaction."""
+    _store_grades(con, regrading.runs, everything=True)
+    keys = regrading.configurations["config_key"].to_list()
+    _store_configurations(con, keys, regrading.configurations, regrading.stats, everything=True)
+    return regrading.runs.height
 
 
 def grade_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> int:
     """Grade the given runs (None: every run), store grade, reasons and configuration key, then
     refresh the aggregates of every configuration they belong to. Runs in the caller's transaction.
-    Vectorised: energy.grades' rules evaluated over every run at once (100,000 runs in about a second)."""
+    Vectorised: energy.grades' rules evaluated over every run at once, the configuration keys in SQL."""
     if run_ids is not None and not run_ids:
         return 0
-    where, params = _in_list(run_ids)
-    columns = sorted({"run_id", "origin_sha256", "max_new_tokens", "request_rate_per_s", *CONFIG_KEY_FIELDS,
-                      *_FACT_COLUMNS})
-    rows = _frame(con, f"SELECT {', '.join(columns)} FROM runs WHERE {where}", params)
-    if rows.is_empty():
+    if run_ids is None:
+        return store_all(con, compute_all(con, fingerprint=False))
+    graded = _graded_rows(con, run_ids)
+    if graded.is_empty():
         return 0
-    facts = rows.join(drift_frame(con, run_ids), on="run_id", how="left")
-    graded = grade_frame(facts, duckdb_numbers(con)).select("run_id", "trust_grade", "trust_reasons")
-    graded = graded.join(_config_keys(rows), on="run_id", how="left")
-    _store_grades(con, graded, everything=run_ids is None)
+    _store_grades(con, graded, everything=False)
     refresh_configurations(con, graded["config_key"].unique().sort().to_list())
     return graded.height
 
@@ -210,12 +320,12 @@ def _rewrite(con: duckdb.DuckDBPyConnection, table: str, selects: Sequence[str])
 
 
 def _t_quantiles(ns: pl.Series) -> pl.DataFrame:
-    """Student's t critical value (energy.stats.CONFIDENCE) for each repeat count n >= 2 (scipy, as
-    energy.stats does), one value per distinct n."""
-    from scipy import stats
+    """Student's t critical value (energy.stats.CONFIDENCE) for each repeat count n >= 2, one value per distinct
+    n: scipy's stdtrit, which scipy.stats.t.ppf (energy.stats) calls, imported alone (scipy.stats takes 0.5 s)."""
+    from scipy.special import stdtrit
 
     distinct = ns.filter(ns >= 2).unique().sort()
-    return pl.DataFrame({"n": distinct, "_t": stats.t.ppf(0.5 + CONFIDENCE / 2.0, (distinct - 1).to_numpy())})
+    return pl.DataFrame({"n": distinct, "_t": stdtrit((distinct - 1).to_numpy(), 0.5 + CONFIDENCE / 2.0)})
 
 
 def config_aggregates(members: pl.DataFrame) -> pl.DataFrame:
@@ -247,6 +357,21 @@ def refresh_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) 
     members = _frame(con, (
         f"SELECT config_key, status, trust_grade, {', '.join(STAT_METRICS)} FROM runs "
         "WHERE config_key IN (SELECT unnest(?::VARCHAR[])) ORDER BY config_key, run_id"), [list(keys)])
+    configurations, stats = configuration_rows(con, members)
+    _store_configurations(con, keys, configurations, stats, everything=False)
+
+
+_CONFIG_SCHEMA = pa.schema([("config_key", pa.string()), ("run_count", pa.int64()), ("ok_run_count", pa.int64()),
+                            ("trust_grade", pa.string()), ("trust_reasons", pa.list_(pa.string())),
+                            ("graded_at", pa.timestamp("us", tz="UTC"))])
+_STAT_SCHEMA = pa.schema([("config_key", pa.string()), ("metric", pa.string()), ("n", pa.int64()),
+                          ("mean", pa.float64()), ("std", pa.float64()), ("cov_pct", pa.float64()),
+                          ("ci95_low", pa.float64()), ("ci95_high", pa.float64())])
+
+
+def configuration_rows(con: duckdb.DuckDBPyConnection, members: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The configurations and config_stats rows of the configurations of `members` (config_key, status,
+    trust_grade and STAT_METRICS of every run of each, ordered by config_key and run_id)."""
     stats = config_aggregates(members)
     ok = pl.col("status") == "ok"
     facts = members.group_by("config_key", maintain_order=True).agg(
@@ -269,22 +394,27 @@ def refresh_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) 
     graded = grade_aggregate_frame(facts, duckdb_numbers(con)).select(
         "config_key", "run_count", "ok_run_count", "trust_grade", "trust_reasons",
         graded_at=pl.lit(datetime.now(UTC), pl.Datetime("us", "UTC")))
-    config_schema = pa.schema([("config_key", pa.string()), ("run_count", pa.int64()), ("ok_run_count", pa.int64()),
-                               ("trust_grade", pa.string()), ("trust_reasons", pa.list_(pa.string())),
-                               ("graded_at", pa.timestamp("us", tz="UTC"))])
-    stat_schema = pa.schema([("config_key", pa.string()), ("metric", pa.string()), ("n", pa.int64()),
-                             ("mean", pa.float64()), ("std", pa.float64()), ("cov_pct", pa.float64()),
-                             ("ci95_low", pa.float64()), ("ci95_high", pa.float64())])
+    return graded, stats
+
+
+def _store_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str], configurations: pl.DataFrame,
+                          stats: pl.DataFrame, *, everything: bool) -> None:
+    """Replace the rows of configurations `keys` in both derived tables (`everything`: the tables whole)."""
     con.register("_config_keys", pa.table({"config_key": pa.array(list(keys), pa.string())}))
     try:
-        for table, rows, schema in (("configurations", graded, config_schema), ("config_stats", stats, stat_schema)):
+        for table, rows, schema in (("configurations", configurations, _CONFIG_SCHEMA),
+                                    ("config_stats", stats, _STAT_SCHEMA)):
             con.register("_config_rows", rows.to_arrow().cast(schema))
             try:
-                if len(keys) >= REWRITE_AT and _rewritable(con):
-                    _rewrite(con, table, [f"SELECT * FROM {table} ANTI JOIN _config_keys USING (config_key)",
-                                          "SELECT * FROM _config_rows"])
+                if (everything or len(keys) >= REWRITE_AT) and _rewritable(con):
+                    _rewrite(con, table, ["SELECT * FROM _config_rows"] if everything else
+                             [f"SELECT * FROM {table} ANTI JOIN _config_keys USING (config_key)",
+                              "SELECT * FROM _config_rows"])
                 else:
-                    con.execute(f"DELETE FROM {table} WHERE config_key IN (SELECT config_key FROM _config_keys)")
+                    if everything:
+                        con.execute(f"DELETE FROM {table}")
+                    else:
+                        con.execute(f"DELETE FROM {table} WHERE config_key IN (SELECT config_key FROM _config_keys)")
                     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _config_rows")
             finally:
                 con.unregister("_config_rows")

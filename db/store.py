@@ -24,6 +24,7 @@ import duckdb
 import polars as pl
 
 import db.labels as labels
+import db.regrade as regrade
 import db.seed as seed
 from db.connection import connect, create_whole, damaged, first_row, interrupted, remove_abandoned_births
 from db.grading import derived_damage, grade_runs, rebuild_derived
@@ -99,6 +100,7 @@ class Store:
         self.read_only = read_only
         self.snapshot_id = snapshot_id  # a team store's snapshot being read (None for a DuckDB file)
         self._limited = False  # a time limit is running (time_limited: the outermost call sets it)
+        self.regrade_pending = False  # open(regrade_later=True) left every run's grade to the grader (db.regrade)
 
     @property
     def path(self) -> Path:
@@ -112,7 +114,7 @@ class Store:
 
     @classmethod
     def open(cls, db: str | os.PathLike[str] | None = None, *, seed_reference: bool = True,
-             sample_data: Path = SAMPLE_DATA_DIR) -> Store:
+             sample_data: Path = SAMPLE_DATA_DIR, regrade_later: bool = False) -> Store:
         """Open read-write, creating and migrating the file if needed.
 
         A new database is born whole: created, migrated and seeded with the reference data (unless
@@ -121,6 +123,11 @@ class Store:
         a Ctrl-C raises KeyboardInterrupt and leaves nothing. An existing database is never re-seeded,
         except one whose seeding never finished (made before databases were born whole): it gets the
         reference files it lacks.
+
+        When every run must be graded again (a migration that changes grades, runs without a grade, a regrade
+        recorded and not done) it is done here, unless `regrade_later` and at least REGRADE_LATER_AT runs:
+        then the store records why (`db.regrade`: the caller starts the grader, `store.regrade_pending`) and
+        opens at once. A regrade recorded while its grader is alive is left to the grader.
         """
         location = locate(db)
         location.refuse_write()  # a team store takes only `joulebench push`
@@ -135,11 +142,8 @@ class Store:
         store = cls(con, location)
         try:
             applied = apply_migrations(con)
-            if GRADES_VERSION in applied or store.ungraded_runs():
-                # a database from before trust grades, or one whose grading was killed after its
-                # migration committed (F6: every run stayed ungraded): grade what it holds now
-                store.grade_all()
-            if derived_damage(con) is not None:  # configurations / config_stats damaged: made again from the runs
+            graded = store._regrade_if_needed(applied, regrade_later)
+            if not graded and derived_damage(con) is not None:  # damaged derived tables: made again from the runs
                 rebuild_derived(con)
             if seed_reference and store.reference_data() is None:
                 store.seed(sample_data)  # a seeding cut off before databases were born whole
@@ -257,11 +261,40 @@ class Store:
         row = first_row(self.con, "SELECT count(*) FROM runs WHERE trust_grade IS NULL")
         return int(row[0]) if row else 0
 
+    def _regrade_if_needed(self, applied: list[int], later: bool) -> bool:
+        """Grade every run now, or record that it waits for the grader (see `open`); True when graded now (the
+        derived tables made anew)."""
+        recorded = regrade.marked(self.con)
+        if recorded is not None and regrade.running(self.path):
+            self.regrade_pending = True  # the grader writes it
+            return False
+        ungraded = self.ungraded_runs()
+        if GRADES_VERSION in applied:
+            reason = "the grading rules changed with this version"
+        elif ungraded:
+            reason = f"{ungraded:,} runs were stored without a grade"
+        elif recorded is not None:
+            reason = recorded[0]
+        else:
+            return False
+        runs = first_row(self.con, "SELECT count(*) FROM runs")
+        if later and runs and runs[0] >= regrade.REGRADE_LATER_AT:
+            if recorded is None or recorded[0] != reason:
+                regrade.mark(self.con, reason)
+            self.regrade_pending = True
+            return False
+        # a database from before trust grades, or one whose grading was killed after its
+        # migration committed (F6: every run stayed ungraded): grade what it holds now
+        self.grade_all()
+        return True
+
     def grade_all(self) -> int:
-        """(Re)compute every run's trust grade and every configuration's aggregate, in one transaction."""
+        """(Re)compute every run's trust grade and every configuration's aggregate, in one transaction (which
+        also removes a regrade's marker, `db.regrade`)."""
         self.con.execute("BEGIN TRANSACTION")
         try:
             graded = grade_runs(self.con, None)
+            regrade.clear(self.con)
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")

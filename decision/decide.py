@@ -19,7 +19,7 @@ import polars as pl
 from decision.best_settings import BestSetting, at_best_settings, best_of, label_best
 from decision.cost import Constraints
 from decision.figures import ESTIMATE, STATED, DeviceAnswer, device_answer, set_cost
-from decision.like_for_like import Comparison, compare_energy, compare_speed, finding_scope
+from decision.like_for_like import Comparison, compare_energy, compare_speed, finding_scope, stated_between
 from decision.money import CostSettings, Rates, crossover
 from decision.scope import MAX_DEVICES, Job, job_rows
 from decision.text import money, ratio, sig
@@ -160,7 +160,16 @@ def _throughput_from_stated(per: dict[str, DeviceAnswer], speed: dict[tuple[str,
         if not estimated:
             continue
         energy_setting = per[a].cost_energy.setting.lower()
-        c = next((c for c in stated if (finding_scope(c.detail)[1] or "") in energy_setting), stated[0])
+        # a ratio only between the settings it was stated for: the figures the costs use must be at them
+        at = {d: per[d].cost_energy.config or per[d].cost_throughput.config for d in (a, b)}
+        usable = [c for c in stated if stated_between(c, at) is None]
+        if not usable:
+            for d in estimated:
+                why = stated_between(stated[0], at)
+                per[d].cost_throughput = replace(per[d].cost_throughput,
+                                                 source=f"{per[d].cost_throughput.source}; {why}")
+            continue
+        c = next((c for c in usable if (finding_scope(c.detail)[1] or "") in energy_setting), usable[0])
         target = estimated[0] if len(estimated) == 1 else c.loser
         anchor = b if target == a else a
         if per[anchor].cost_throughput.basis == ESTIMATE and anchor != c.winner and len(estimated) == 2:

@@ -1,11 +1,11 @@
-"""Comparisons between two candidates: like for like (same workload, precision, batch and sequence
-length) where both were measured, else by the sources' stated ratios, else by the figures the costs
+"""Comparisons between two candidates: like for like where both measured the same job (workload, precision,
+input and load), each device at its best configuration for the figure (never a mean over configurations),
+else by the sources' stated ratios (only between the settings they were stated for), else by the figures the costs
 use (estimates), each with its basis, its 95 % interval where both sides have repeats, and the trust
 grade of each side."""
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -14,10 +14,9 @@ import polars as pl
 from decision.aggregates import worst_grade
 from decision.figures import ESTIMATE, STATED, DeviceAnswer, Figure
 from decision.scope import Job, job_rows
-from decision.text import basis_of, count, precision_name, sig
+from decision.text import basis_of, batch_label, count, precision_name, ratio, sig
 from energy.stats import ratio_interval
 
-CONFIG_KEY = ("workload", "precision", "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
 
 @dataclass(frozen=True)
 class Comparison:
@@ -36,6 +35,7 @@ class Comparison:
     high: float | None = None
     grades: tuple[tuple[str, str | None], ...] = ()  # (device, grade) for both sides
     noise: str = ""  # over several configurations: how many of their ratios are within the noise
+    sides: tuple[tuple[str, str], ...] = ()  # a stated ratio: (device, the setting the source states it at)
 
     @property
     def within_noise(self) -> bool | None:
@@ -97,71 +97,149 @@ def stated_ratios(findings: pl.DataFrame, a: str, b: str, job: Job, metric: str 
                   (f["baseline_device"], _run_grade(runs, f.get("baseline_run_id"))))
         out.append(Comparison("faster", winner, loser, value if value >= 1 else 1 / value, STATED,
                               f"{f['subject_desc']} vs {f['baseline_desc']}; {f['citation']}", f["quote"] or "",
-                              grades=grades))
+                              grades=grades, sides=((f["subject_device"], f["subject_desc"] or ""),
+                                                    (f["baseline_device"], f["baseline_desc"] or ""))))
     return out
+
+
+_PL = re.compile(r"\bPL (\d+(?:\.\d+)?) ?W\b")
+_MODE = re.compile(r"\bmode (\w+)")
+
+
+def power_setting_of(text: str) -> str:
+    """The power setting a description or a configuration label names: 'PL 170 W', 'mode 6', or 'default'
+    (a source's 'default PL 170 W', or nothing named)."""
+    if re.search(r"\bdefault\b", text, re.IGNORECASE):
+        return "default"
+    if m := _PL.search(text):
+        return f"PL {float(m.group(1)):g} W"
+    if m := _MODE.search(text):
+        return f"mode {m.group(1)}"
+    return "default"
+
+
+def stated_between(c: Comparison, settings: dict[str, str]) -> str | None:
+    """None when the stated ratio `c` was stated for the settings the figures it would be applied to were
+    measured at (`settings`: device -> a configuration label); else why it cannot be used between them."""
+    wrong = [(d, power_setting_of(desc), power_setting_of(settings[d])) for d, desc in c.sides if d in settings]
+    wrong = [w for w in wrong if w[1] != w[2]]
+    if not wrong:
+        return None
+    return ("the source's stated ratio " + f"{ratio(c.factor)} is for "
+            + " vs ".join(f"{d} at {power_setting_of(desc)}" for d, desc in c.sides)
+            + ", not for " + " and ".join(f"{d} at {at}" for d, _, at in wrong)
+            + ": a ratio is used only between the settings it was stated for")
 
 
 @dataclass(frozen=True)
 class LikeForLike:
-    """a/b over the configurations both measured (geometric mean of the per-configuration means)."""
+    """a/b for one job both measured, each device at its best configuration for the figure (or at the one it
+    was measured at): never a mean over configurations. `configs` says which configurations were compared."""
 
     ratio: float
-    count: int
+    count: int  # configurations compared: 1 when both sides are the same configuration, else 2
     basis: str
     configs: str
-    low: float | None  # the 95 % interval, for a single configuration measured with repeats on both sides
+    low: float | None  # the 95 % interval, where both configurations were measured with repeats
     high: float | None
-    grade_a: str | None  # the worst grade of a's configurations compared
+    grade_a: str | None  # the grade of a's configuration compared
     grade_b: str | None
-    noise: str  # several configurations: how many of their ratios are within the noise
+    noise: str  # how many configurations each device was measured at, when more than one
 
 
-def like_for_like(runs: pl.DataFrame, a: str, b: str, job: Job, column: str) -> LikeForLike | None:
-    """Geometric mean of a/b over the configurations both measured, with its interval where it is
-    one configuration with repeats on both sides, and each side's grade."""
-    def per_config(device: str) -> pl.DataFrame:
-        rows = job_rows(runs, device, job).filter((pl.col("status") == "ok") & pl.col(column).is_not_null())
-        if "config_grade" not in rows.columns:
-            rows = rows.with_columns(pl.lit(None, pl.String).alias("config_grade"))
-        return rows.with_columns([pl.col(c).fill_null(-1) for c in ("batch_size", "grad_accum_steps", "seq_len",
-                                                                   "gpu_count")]) \
-            .group_by(list(CONFIG_KEY)).agg(pl.col(column).mean().alias("v"), pl.col(column).alias("vals"),
-                                            pl.col("source_kind").first().alias("kind"),
-                                            pl.col("config_grade").alias("grades"))
-    joined = per_config(a).join(per_config(b), on=list(CONFIG_KEY), suffix="_b")
-    if joined.is_empty():
-        return None
-    pairs = [(x, y, va, vb) for x, y, va, vb in zip(joined["v"], joined["v_b"], joined["vals"], joined["vals_b"])
-             if x and y]
-    if not pairs:
-        return None
-    logs = [math.log(x / y) for x, y, _, _ in pairs]
-    intervals = [ratio_interval(va, vb) for _, _, va, vb in pairs]
-    low = high = None
-    noise = ""
-    if len(pairs) == 1 and intervals[0] is not None and intervals[0].low is not None:
-        low, high = intervals[0].low, intervals[0].high
-    elif len(pairs) > 1:
-        with_ci = [r for r in intervals if r is not None and r.low is not None]
-        if with_ci:
-            within = sum(1 for r in with_ci if r.within_noise)
-            noise = (f"{within} of the {count(len(with_ci), 'configuration')} measured with repeats on both sides "
-                     "differ within the noise")
-    bases = sorted({basis_of(k) for k in joined["kind"].to_list() + joined["kind_b"].to_list()})
-    precs = sorted({precision_name(p) for p in joined["precision"].drop_nulls()})
-    batches = sorted(b for b in joined["batch_size"].to_list() if b != -1)
-    seqs = sorted({s for s in joined["seq_len"].to_list() if s != -1})
-    parts = [", ".join(sorted(set(joined["workload"].to_list())))]
-    if precs:
-        parts.append("/".join(precs))
-    if batches:
-        parts.append(f"batch {batches[0]}–{batches[-1]}" if batches[0] != batches[-1] else f"batch {batches[0]}")
-    if seqs:
-        parts.append("seq " + "/".join(map(str, seqs)))
-    grade_a = worst_grade(g for gs in joined["grades"].to_list() for g in gs)
-    grade_b = worst_grade(g for gs in joined["grades_b"].to_list() for g in gs)
-    return LikeForLike(math.exp(sum(logs) / len(logs)), len(logs), " and ".join(bases), " · ".join(parts),
-                       low, high, grade_a, grade_b, noise)
+# The job a configuration measured (both sides must match on every one of these, nulls equal), and the settings a
+# buyer chooses on each device (its best is taken): every setting a source varies is one or the other, so runs
+# that differ in any of them are never pooled, and two configurations are never averaged.
+JOB_FIELDS = ("workload", "mode", "precision", "seq_len", "image_size", "max_new_tokens", "request_rate_per_s",
+              "load_kind", "max_concurrency", "arrival", "prompt_tokens_requested", "output_tokens_requested",
+              "length_distribution", "energy_boundary")
+KNOB_FIELDS = ("batch_size", "grad_accum_steps", "gpu_count", "compile", "power_setting", "tag")
+CONFIG_KEY = JOB_FIELDS + KNOB_FIELDS
+
+
+def knob_label(row: dict) -> str:
+    """The settings a configuration was run at, for a sentence: 'batch 8 · PL 100 W · max_num_seqs 2048'."""
+    parts = []
+    if row.get("batch_size") is not None:
+        parts.append(batch_label(row["batch_size"], row.get("grad_accum_steps")))
+    if (row.get("gpu_count") or 1) > 1:
+        parts.append(f"{row['gpu_count']} GPUs")
+    if row.get("compile"):
+        parts.append("compiled")
+    if row.get("power_setting") and row["power_setting"] != "default":
+        parts.append(str(row["power_setting"]))
+    if row.get("tag"):
+        parts.append(str(row["tag"]))
+    return " · ".join(parts) or "the one setting measured"
+
+
+def _job_label(row: dict) -> str:
+    parts = [str(row.get("workload") or "workload not stated")]
+    if row.get("precision"):
+        parts.append(precision_name(row["precision"]))
+    if row.get("seq_len") is not None:
+        parts.append(f"seq {row['seq_len']}")
+    if row.get("max_new_tokens") is not None:
+        parts.append(f"{row['max_new_tokens']} output tokens")
+    if row.get("request_rate_per_s") is not None:
+        parts.append(f"{row['request_rate_per_s']:g} requests/s")
+    return " · ".join(parts)
+
+
+def _configurations(runs: pl.DataFrame, device: str, job: Job, column: str) -> pl.DataFrame:
+    """The device's configurations for the job that measured `column`: one row each (its job and settings, the
+    mean and the values of its repeats, basis, grade). A configuration is its stored key (every setting)."""
+    rows = job_rows(runs, device, job).filter((pl.col("status") == "ok") & pl.col(column).is_not_null()
+                                              & pl.col(column).is_finite())
+    for c in (*CONFIG_KEY, "config_grade", "config_key"):
+        if c not in rows.columns:
+            rows = rows.with_columns(pl.lit(None, pl.String).alias(c))
+    key = pl.coalesce("config_key", "run_id").alias("_key")
+    return rows.group_by(key, maintain_order=True).agg(
+        *[pl.col(c).first() for c in CONFIG_KEY], pl.col(column).mean().alias("v"), pl.col(column).alias("vals"),
+        pl.col("source_kind").first().alias("kind"), pl.col("config_grade").first().alias("grade"))
+
+
+def like_for_like(runs: pl.DataFrame, a: str, b: str, job: Job, column: str, *,
+                  higher_is_better: bool = True) -> list[LikeForLike]:
+    """a/b for each job both devices measured (the same workload, precision, input and load: JOB_FIELDS), each
+    device at its best configuration for `column` within that job (the highest, or lowest when lower is better),
+    with the 95 % interval of the ratio where both configurations have repeats. The job with the most
+    configurations measured comes first. Empty when no job was measured on both."""
+    ca, cb = _configurations(runs, a, job, column), _configurations(runs, b, job, column)
+    if ca.is_empty() or cb.is_empty():
+        return []
+    jobs_a = ca.select(JOB_FIELDS).unique(maintain_order=True)
+    shared = jobs_a.join(cb.select(JOB_FIELDS).unique(), on=list(JOB_FIELDS), nulls_equal=True)
+    found: list[tuple[int, LikeForLike]] = []
+    for shape in shared.iter_rows(named=True):
+        def of(frame: pl.DataFrame, shape: dict = shape) -> pl.DataFrame:
+            match = pl.all_horizontal([pl.col(f).eq_missing(pl.lit(shape[f], frame.schema[f])) for f in JOB_FIELDS])
+            return frame.filter(match).filter(pl.col("v") > 0).sort("v", descending=higher_is_better,
+                                                                     maintain_order=True)
+        in_a, in_b = of(ca), of(cb)
+        if in_a.is_empty() or in_b.is_empty():
+            continue
+        best_a, best_b = in_a.row(0, named=True), in_b.row(0, named=True)
+        r = ratio_interval(best_a["vals"], best_b["vals"])
+        low, high = (r.low, r.high) if r is not None and r.low is not None else (None, None)
+        same = all(best_a[k] == best_b[k] for k in KNOB_FIELDS)
+
+        def side(device: str, row: dict, n: int) -> str:
+            return f"{device} at {knob_label(row)}" + (f" (its best of {count(n, 'configuration')} measured)"
+                                                       if n > 1 else "")
+        if same and in_a.height == 1 and in_b.height == 1:
+            configs = f"{_job_label(best_a)}; both at {knob_label(best_a)}"
+        else:
+            configs = f"{_job_label(best_a)}; {side(a, best_a, in_a.height)} vs {side(b, best_b, in_b.height)}"
+        noise = "" if in_a.height == in_b.height == 1 else (
+            "each device at its best configuration for this figure, never a mean over configurations")
+        bases = sorted({basis_of(best_a["kind"]), basis_of(best_b["kind"])})
+        found.append((in_a.height + in_b.height, LikeForLike(
+            best_a["v"] / best_b["v"], 1 if same else 2, " and ".join(bases), configs, low, high,
+            worst_grade([best_a["grade"]]), worst_grade([best_b["grade"]]), noise)))
+    found.sort(key=lambda x: (-x[0], x[1].configs))  # the same order on every page and command
+    return [f for _, f in found]
 
 
 def _figure_ratio(what: str, fa: Figure, fb: Figure, a: str, b: str, basis: str, detail: str, quote: str = ""
@@ -185,10 +263,12 @@ def compare_speed(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str,
     estimate, or a device is taken at its best power setting: a source's ratio is for another)."""
     found = like_for_like(runs, a, b, job, "throughput_sps")
     if found:
-        winner, loser, f, low, high = _oriented(found.ratio, found.low, found.high, a, b)
-        return [Comparison("faster", winner, loser, f, found.basis,
-                           f"geometric mean over {count(found.count, 'configuration')} both measured ({found.configs})",
-                           low=low, high=high, grades=((a, found.grade_a), (b, found.grade_b)), noise=found.noise)]
+        out = []
+        for one in found:
+            winner, loser, f, low, high = _oriented(one.ratio, one.low, one.high, a, b)
+            out.append(Comparison("faster", winner, loser, f, one.basis, one.configs, low=low, high=high,
+                                  grades=((a, one.grade_a), (b, one.grade_b)), noise=one.noise))
+        return out
     best = bool({a, b} & at_best)
     stated = [] if best else stated_ratios(findings, a, b, job, runs=runs)
     if stated:
@@ -204,13 +284,14 @@ def compare_speed(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str,
 
 def compare_energy(runs: pl.DataFrame, findings: pl.DataFrame, answers: dict[str, DeviceAnswer], a: str, b: str,
                    job: Job) -> list[Comparison]:
-    found = like_for_like(runs, a, b, job, "j_per_sample")
+    found = like_for_like(runs, a, b, job, "j_per_sample", higher_is_better=False)
     if found:
-        winner, loser, f, low, high = _oriented(found.ratio, found.low, found.high, b, a)
-        return [Comparison("fewer joules", winner, loser, f, found.basis,
-                           f"J/example, geometric mean over {count(found.count, 'configuration')} both measured "
-                           f"({found.configs})", low=low, high=high, grades=((a, found.grade_a), (b, found.grade_b)),
-                           noise=found.noise)]
+        out = []
+        for one in found:
+            winner, loser, f, low, high = _oriented(one.ratio, one.low, one.high, b, a)
+            out.append(Comparison("fewer joules", winner, loser, f, one.basis, f"J/example, {one.configs}", low=low,
+                                  high=high, grades=((a, one.grade_a), (b, one.grade_b)), noise=one.noise))
+        return out
     fa, fb = answers[a], answers[b]
     quotes = [q for q in findings.filter(
         pl.col("metric").is_in(["j_per_iteration", "j_per_sample"]) & pl.col("subject_device").is_in([a, b])

@@ -152,8 +152,10 @@ def _throughput_why(ans: DeviceAnswer) -> str:
     f = ans.cost_throughput
     if f.basis == STATED:
         return md(f.source.split(", the source's stated ratio", 1)[0]) + ", the source's stated speed ratio"
+    unused = f.source.split("; the source's stated ratio ", 1)
+    why_not = f"; the source's stated ratio {md(unused[1])}" if len(unused) > 1 else ""
     if f.basis == ESTIMATE and f is not ans.throughput and not ans.throughput.known:
-        return "estimated as power while running ÷ J/example: no throughput measured"
+        return "estimated as power while running ÷ J/example: no throughput measured" + why_not
     if f.basis == ESTIMATE:
         return "measured in another configuration than the energy figure, so an estimate"
     return f"{md(f.basis)}, in the same configuration as the energy figure"

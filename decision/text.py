@@ -78,14 +78,47 @@ BOUNDARY_NAMES = {"gpu_board": "GPU board", "jetson_module": "Jetson module", "c
                   "system": "whole system", "wall": "at the wall", "estimated": "estimated"}
 
 
+# The command line's flags as the fields a page shows for them: a message from code the CLI shares says the
+# flag, and a page says the field (longest first: --device-kind before --device).
+FIELD_OF_FLAG = {"--device-kind": "Device kind", "--batch-size": "Batch size", "--boundary": "Energy measured at",
+                 "--precision": "Precision", "--device": "Device", "--mode": "Mode", "--unit": "Units of columns"}
+
+
+def as_fields(message: str) -> str:
+    """A message that names command-line flags, naming the page's fields instead."""
+    for flag, name in FIELD_OF_FLAG.items():
+        message = message.replace(flag, name)
+    return message
+
+
 def precision_name(precision: str | None) -> str:
     return PRECISION_NAMES.get(precision or "", precision or "precision not stated")
 
 
-def basis_of(source_kind: str | None) -> str:
+# The same, for a run whose energy the tool modelled rather than measured (energy_method 'estimated': CPU
+# utilisation x TDP): 'measured here' would claim a measurement that was not made.
+ESTIMATED_BASIS_NAMES = {"local": "run here, energy estimated (not measured)",
+                         "upload": "imported, energy estimated (not measured)",
+                         "reference": "reference table, energy estimated (not measured)",
+                         "team": "run by a team runner, energy estimated (not measured)"}
+
+
+def basis_of(source_kind: str | None, energy_estimated: bool = False) -> str:
     """How a run's number came to be: measured here (a local run), imported (an upload), or a
-    reference table shipped with the app."""
-    return BASIS_NAMES.get(source_kind or "", source_kind or "unknown")
+    reference table shipped with the app; with `energy_estimated`, said so (never 'measured')."""
+    names = ESTIMATED_BASIS_NAMES if energy_estimated else BASIS_NAMES
+    return names.get(source_kind or "", source_kind or "unknown")
+
+
+def basis_expr(source_kind: str = "source_kind", energy_estimated: str | None = None) -> pl.Expr:
+    """basis_of over a frame's columns: `source_kind` named, and said to be estimated where the boolean column
+    `energy_estimated` is true."""
+    kind = pl.col(source_kind)
+    named = kind.replace_strict(BASIS_NAMES, default=kind)
+    if energy_estimated is None:
+        return named
+    return (pl.when(pl.col(energy_estimated).fill_null(False))
+            .then(kind.replace_strict(ESTIMATED_BASIS_NAMES, default=kind)).otherwise(named))
 
 
 def boundary_name(boundary: str | None) -> str:

@@ -4,32 +4,48 @@ latency (ITL p90, every gap between tokens) and time to first token (TTFT p90), 
 them. TPOT and ITL are different measures: a limit on one is applied to that figure only, never to the other
 (a configuration whose source states only the other is "not known" for that limit).
 
-Only like-for-like configurations are compared: the same model and the same prompt and output lengths
-(a "shape"), whatever measured them (this machine's runner, an imported vLLM / ML.ENERGY / AI Energy
-Score file), each figure labelled with its basis. Every figure is a configuration's stored aggregate
-(the mean of its repeats, with n and its trust grade). A configuration without the figure a limit
-needs is "not known", never counted as meeting it.
+Only like-for-like configurations are compared (a "shape", decision.token_shapes: the model, offline
+batch or online serving, the load kind, the request lengths, the engine), whatever measured them (this
+machine's runner or serve-bench, an imported vLLM / ML.ENERGY / AI Energy Score file), each figure labelled
+with its basis; what a comparison leaves out is listed with the reason. Every figure is a configuration's
+stored aggregate (the mean of its repeats, with n and its trust grade). A configuration without the figure a
+limit needs is "not known", never counted as meeting it; an overloaded load point never meets a target.
 
-    cost per 1M tokens = J/token x 1e6 / 3.6e6 x price per kWh x PUE
-                         + device price / (tokens/s x lifetime in seconds x utilisation)
+For online serving the load points of a sweep share a shape: each device is taken at the highest load it
+sustains within the target (requests/s), and its J/token and cost are those of that point.
+
+    cost per 1M tokens = J/token x 1e6 / 3.6e6 x price per kWh x PUE            (electricity, always shown)
+                         + device price / (tokens/s x lifetime in seconds x utilisation)   (hardware, with a price)
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
 
+from decision import token_shapes
 from decision.figures import DeviceAnswer
 from decision.markdown import md
-from decision.money import CostSettings, CostTerms, Rates, cost_terms
+from decision.money import J_PER_KWH, CostSettings, CostTerms, Rates, cost_terms
 from decision.text import BASIS_NAMES, money, sig
+from decision.token_shapes import model_key
 from joulebench.metrics import ITL, TPOT, TTFT, Metric
 
-COST_FORMULA = ("cost per 1M tokens = J/token × 1,000,000 ÷ 3,600,000 × price per kWh × PUE"
-                " + device price ÷ (output tokens/s × lifetime in seconds × utilisation)")
+__all__ = ["Target", "TokenDecision", "decide", "model_key", "token_configs", "with_serving"]
+
+COST_FORMULA = ("cost per 1M tokens = electricity + hardware\n"
+                "electricity = J/token × 1,000,000 ÷ 3,600,000 × price per kWh × PUE\n"
+                "hardware = device price ÷ (output tokens/s × lifetime in seconds × utilisation)")
+# the columns db.serving adds to a configuration (absent from a store read without them: not stated)
+SERVING_COLUMNS = {"load_kind": pl.String, "max_concurrency": pl.Int64, "arrival": pl.String, "engine": pl.String,
+                   "engine_version": pl.String, "prompt_tokens_requested": pl.Float64,
+                   "output_tokens_requested": pl.Float64, "length_distribution": pl.String,
+                   "goodput_slo": pl.String, "prompt_tokens_mean": pl.Float64, "output_tokens_mean": pl.Float64,
+                   "requests_per_s_mean": pl.Float64, "goodput_requests_per_s_mean": pl.Float64,
+                   "j_per_request_mean": pl.Float64, "e2e_latency_p90_ms_mean": pl.Float64,
+                   "overloaded": pl.Boolean}
 
 
 @dataclass(frozen=True)
@@ -55,26 +71,17 @@ def _short(metric: Metric) -> str:
     return metric.label.split(" (", 1)[0]
 
 
-_VARIANT = re.compile(r"(?i)[-_](?:instruct|chat|hf|base|it)$")
-
-
-def model_key(name: str | None) -> str | None:
-    """A model's architecture name: 'meta-llama/Llama-3.1-8B-Instruct' -> 'llama-3.1-8b', the name of
-    JouleBench's llm-8b shape. The organisation and the tuning variant (instruct, chat, base) change
-    neither speed nor energy, so they do not split a like-for-like comparison."""
-    if not name:
-        return None
-    key = name.strip().rsplit("/", 1)[-1].lower()
-    while _VARIANT.search(key):
-        key = _VARIANT.sub("", key)
-    return key
+def with_serving(configs: pl.DataFrame, serving: pl.DataFrame) -> pl.DataFrame:
+    """The configurations with how their token figures were measured (db.serving.serving_configs)."""
+    if configs.is_empty() or serving.is_empty() or "config_key" not in configs.columns:
+        return configs
+    extra = [c for c in serving.columns if c == "config_key" or c not in configs.columns]
+    return configs.join(serving.select(extra), on="config_key", how="left")
 
 
 def shape_of(row: dict) -> str:
-    """'llama-3.1-8b, prompt 512 + 128 new tokens': what is compared like for like."""
-    prompt = f"prompt {row['seq_len']}" if row.get("seq_len") else "prompt not stated"
-    new = f"{row['max_new_tokens']} new tokens" if row.get("max_new_tokens") else "output length not stated"
-    return f"{model_key(row.get('model')) or row.get('workload') or 'model not stated'}, {prompt} + {new}"
+    """'llama-3.1-8b, prompt 512 + 128 new tokens, offline batch, engine ...': what is compared like for like."""
+    return token_shapes.shape_of(row).label()
 
 
 def token_configs(configs: pl.DataFrame, devices: list[str]) -> pl.DataFrame:
@@ -84,8 +91,8 @@ def token_configs(configs: pl.DataFrame, devices: list[str]) -> pl.DataFrame:
     rows = configs.filter(pl.col("device_name").is_in(devices) & pl.col("j_per_token_mean").is_not_null())
     if rows.is_empty():
         return rows
-    return rows.with_columns(
-        pl.Series("shape", [shape_of(r) for r in rows.iter_rows(named=True)], pl.String),
+    rows = rows.with_columns([pl.lit(None, t).alias(c) for c, t in SERVING_COLUMNS.items() if c not in rows.columns])
+    return token_shapes.assign(rows).with_columns(
         pl.col("source_kind").replace_strict(BASIS_NAMES, default="imported").alias("basis"))
 
 
@@ -100,6 +107,8 @@ def shapes(rows: pl.DataFrame) -> list[str]:
 
 def _status(row: dict, target: Target) -> tuple[str, str]:
     """('meets' | 'misses' | 'not known', why) for one configuration."""
+    if row.get("overloaded"):
+        return "misses", "overloaded at this load: arrivals outpaced completions (no steady-state latency)"
     for metric, limit in target.limits():
         value = row.get(metric.name + "_mean")
         if value is None:
@@ -116,14 +125,21 @@ def _status(row: dict, target: Target) -> tuple[str, str]:
 
 def _latency_key(row: dict, target: Target) -> tuple[float, ...]:
     """How close a configuration is to the target: its figures of the limited metrics, in order."""
-    return tuple(row.get(m.name + "_mean") or 0.0 for m, _ in target.limits())
+    return (bool(row.get("overloaded")), *(row.get(m.name + "_mean") or 0.0 for m, _ in target.limits()))
+
+
+def _sustained(row: dict) -> float:
+    """The load a serving point sustained: its requests/s, else its output tokens/s."""
+    return float(row.get("requests_per_s_mean") or row.get("tokens_per_s_mean") or 0.0)
 
 
 def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, catalog: pl.DataFrame,
            rates: Rates, settings: CostSettings) -> list[DeviceAnswer]:
-    """Per device, in order of fewest J/token among the configurations meeting the target."""
+    """Per device, in order of fewest J/token among the configurations meeting the target (online serving:
+    each device at the highest load it sustains within the target)."""
     out = []
     same = rows.filter(pl.col("shape") == shape) if not rows.is_empty() else rows
+    serving = not same.is_empty() and "serving" in same.columns and bool(same["serving"].any())
     prices = {r["device_name"]: r for r in catalog.iter_rows(named=True)}
     for device in devices:
         kind = (prices.get(device) or {}).get("kind")
@@ -135,7 +151,8 @@ def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, c
         rated = [(r, *_status(r, target)) for r in mine.sort("j_per_token_mean").iter_rows(named=True)]
         meeting = [r for r, status, _ in rated if status == "meets"]
         if meeting:
-            best, status, why = meeting[0], "meets", ""
+            best = max(meeting, key=_sustained) if serving else meeting[0]
+            status, why = "meets", ""
         else:  # the configuration closest to the target: the lowest latency among those that miss it
             status = "misses" if any(s == "misses" for _, s, _ in rated) else "not known"
             candidates = [(r, w) for r, s, w in rated if s == status]
@@ -145,6 +162,20 @@ def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, c
                                           None if terms is None else terms.at(settings.utilisation), missing))
     order = {"meets": 0, "misses": 1, "not known": 2}
     return sorted(out, key=lambda a: (order[a.status], a.best["j_per_token_mean"] if a.best else float("inf")))
+
+
+def electricity_per_1m(j_per_token: float | None, settings: CostSettings) -> float | None:
+    """The electricity of 1M output tokens at the user's price and PUE (no device price needed)."""
+    if j_per_token is None:
+        return None
+    return j_per_token * 1e6 / J_PER_KWH * settings.electricity_per_kwh * settings.pue
+
+
+def cost_split(a: DeviceAnswer, settings: CostSettings) -> tuple[float | None, float | None]:
+    """(electricity, hardware) per 1M output tokens: electricity whenever J/token is known, hardware with a
+    device price (amortised at the configuration's output tokens/s and the user's utilisation)."""
+    energy = electricity_per_1m(a.best.get("j_per_token_mean") if a.best else None, settings)
+    return energy, (None if a.terms is None else a.terms.hardware_per_u / settings.utilisation)
 
 
 def _cost(row: dict, device: dict | None, rates: Rates, settings: CostSettings) -> tuple[CostTerms | None, str]:
@@ -159,9 +190,21 @@ def _cost(row: dict, device: dict | None, rates: Rates, settings: CostSettings) 
     return cost_terms(row["j_per_token_mean"], tokens_s, None, price.amount, settings), ""
 
 
+def _load_text(row: dict) -> str:
+    """'2 requests/s' or 'concurrency 8' (a serving point's load), else ''."""
+    if row.get("load_kind") == "concurrency" and row.get("max_concurrency") is not None:
+        return f"concurrency {row['max_concurrency']}"
+    if row.get("request_rate_per_s") is not None:
+        return f"offered load {sig(row['request_rate_per_s'])} requests/s"
+    return ""
+
+
 def _config_text(row: dict) -> str:
-    parts = [f"batch {row['batch_size']}" if row.get("batch_size") else "batch not stated",
-             row.get("precision") or "precision not stated", *([row["tag"]] if row.get("tag") else [])]
+    load = _load_text(row)
+    parts = [load] if load else [f"batch {row['batch_size']}" if row.get("batch_size") else "batch not stated"]
+    if row.get("precision") or not load:  # a server's precision is the server's: not stated by a load point
+        parts.append(row.get("precision") or "precision not stated")
+    parts += [row["tag"]] if row.get("tag") else []
     if row.get("power_setting") and row["power_setting"] != "default":
         parts.append(row["power_setting"])
     return ", ".join(parts)
@@ -177,13 +220,46 @@ def _figure(row: dict) -> str:
             f"{row['basis']})")
 
 
-def sentences(answers: list[DeviceAnswer], shape: str, target: Target, currency: str) -> list[str]:
+def _money_text(a: DeviceAnswer, settings: CostSettings) -> str:
+    """'cost per 1M output tokens 0.0029 USD electricity + 0.41 USD hardware = 0.41 USD' (or electricity only)."""
+    energy, hardware = cost_split(a, settings)
+    if energy is None:
+        return ""
+    c = settings.currency
+    if hardware is None:
+        return f"cost per 1M output tokens {money(energy, c)} electricity (hardware not known: {a.cost_missing})"
+    return (f"cost per 1M output tokens {money(energy, c)} electricity + {money(hardware, c)} hardware = "
+            f"{money(energy + hardware, c)} at your price, hardware amortised at that sustained rate")
+
+
+def _sweep_sentences(meeting: list[DeviceAnswer], shape: str, target: Target, settings: CostSettings) -> list[str]:
+    lines = []
+    for i, a in enumerate(meeting):
+        b = a.best
+        assert b is not None
+        rate = b.get("requests_per_s_mean")
+        sustains = (f"sustains {sig(rate)} requests/s ({sig(b.get('tokens_per_s_mean'))} output tokens/s)"
+                    if rate else f"sustains {sig(b.get('tokens_per_s_mean'))} output tokens/s")
+        head = (f"At {target.describe()} ({shape}), **{a.device}**" if i == 0 else f"{a.device}")
+        money_text = _money_text(a, settings)
+        lines.append(f"{head} {sustains} at {sig(b['j_per_token_mean'])} J/token ({_md_config(b)}; n "
+                     f"{b.get('j_per_token_n')}, grade {b.get('trust_grade') or 'not graded'}, {b['basis']})"
+                     + (f"; {md(money_text)}" if money_text else "") + ".")
+    return lines
+
+
+def sentences(answers: list[DeviceAnswer], shape: str, target: Target, currency: str,
+              settings: CostSettings | None = None) -> list[str]:
     """The answer in sentences (markdown, every name escaped), each computed from the figures beside it."""
+    settings = settings or CostSettings(currency=currency)
     answers = [replace(a, device=md(a.device)) for a in answers]
+    serving = any(a.best and a.best.get("serving") for a in answers)
     shape = md(shape)
     meeting = [a for a in answers if a.status == "meets"]
     lines = []
-    if meeting:
+    if meeting and serving:
+        lines += _sweep_sentences(meeting, shape, target, settings)
+    elif meeting:
         top = meeting[0]
         assert top.best is not None
         lines.append(f"Fewest joules per output token with {target.describe()} ({shape}): **{top.device}** at "
@@ -193,46 +269,81 @@ def sentences(answers: list[DeviceAnswer], shape: str, target: Target, currency:
             ratio = other.best["j_per_token_mean"] / top.best["j_per_token_mean"]
             lines.append(f"{other.device} also meets it, at {sig(ratio)}× the energy per token "
                          f"({_figure(other.best)}, {_md_config(other.best)}).")
-        costed = [a for a in meeting if a.cost_per_1m is not None]
-        if len(costed) >= 2:
-            cheapest = min(costed, key=lambda a: a.cost_per_1m or 0.0)
-            lines.append(f"Cheapest per 1M output tokens among them at your electricity price and utilisation: "
-                         f"**{cheapest.device}**, {money(cheapest.cost_per_1m, currency)}.")
     else:
         lines.append(f"No candidate device has a {shape} configuration with {target.describe()}.")
+    costed = [a for a in meeting if a.cost_per_1m is not None]
+    if len(costed) >= 2:
+        cheapest = min(costed, key=lambda a: a.cost_per_1m or 0.0)
+        lines.append(f"Cheapest per 1M output tokens among them at your electricity price and utilisation: "
+                     f"**{cheapest.device}**, {money(cheapest.cost_per_1m, currency)}.")
     for a in answers:
         if a.status == "misses" and a.best is not None:
-            lines.append(f"{a.device} misses the target: even its fastest configuration has {a.why} "
-                         f"({_md_config(a.best)}).")
+            closest = "lightest load" if serving else "fastest configuration"
+            lines.append(f"{a.device} misses the target: even its {closest} has {a.why} ({_md_config(a.best)}).")
         elif a.status == "not known":
             lines.append(f"{a.device}: not known ({a.why}).")
     return lines
 
 
-def table(answers: list[DeviceAnswer], currency: str) -> pl.DataFrame:
-    """One row per device: its chosen configuration's figures with their basis."""
+def table(answers: list[DeviceAnswer], currency: str, settings: CostSettings | None = None) -> pl.DataFrame:
+    """One row per device: its chosen configuration's figures with their basis, and the cost split."""
+    settings = settings or CostSettings(currency=currency)
     rows = []
     for a in answers:
         b = a.best or {}
+        energy, hardware = cost_split(a, settings)
         rows.append({
             "Device": a.device, "Meets the target": a.status, "Configuration": _config_text(b) if b else "",
             "J per output token": b.get("j_per_token_mean"),
             "Decode J per token": b.get("decode_j_per_token_mean"),
-            "Output tokens/s": b.get("tokens_per_s_mean"),
+            "Output tokens/s": b.get("tokens_per_s_mean"), "Requests/s": b.get("requests_per_s_mean"),
             TPOT.p90.label: b.get(TPOT.p90.name + "_mean"), ITL.p90.label: b.get(ITL.p90.name + "_mean"),
             TTFT.p90.label: b.get(TTFT.p90.name + "_mean"),
+            f"Electricity per 1M output tokens ({currency})": energy,
+            f"Hardware per 1M output tokens ({currency})": hardware,
             f"Cost per 1M output tokens ({currency})": a.cost_per_1m,
             "Grade": b.get("trust_grade"), "Basis": b.get("basis"),
-            "Why": a.why or a.cost_missing,
+            "Why": "; ".join(t for t in (a.why or a.cost_missing, b.get("lengths_note")) if t),
         })
-    return pl.DataFrame(rows, infer_schema_length=None)
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    if frame.is_empty():
+        return frame
+    return frame.drop([c for c in ("Requests/s", "Decode J per token") if not frame[c].drop_nulls().len()])
+
+
+def curve(rows: pl.DataFrame, shape: str) -> pl.DataFrame:
+    """The serving points of `shape`, one per device and load, in load order: what the latency-throughput
+    and J/token-against-load charts draw (explorer.serving_charts)."""
+    if rows.is_empty() or "serving" not in rows.columns:
+        return pl.DataFrame()
+    points = rows.filter((pl.col("shape") == shape) & pl.col("serving"))
+    if points.is_empty():
+        return pl.DataFrame()
+    load = (pl.when(pl.col("load_kind") == "concurrency").then(pl.col("max_concurrency").cast(pl.Float64))
+            .otherwise(pl.col("request_rate_per_s")))
+    return points.select(
+        "device_name", "load_kind", load.alias("load"), "tokens_per_s_mean", "requests_per_s_mean",
+        "j_per_token_mean", f"{TPOT.p90.name}_mean", f"{ITL.p90.name}_mean", f"{TTFT.p90.name}_mean",
+        pl.col("overloaded").fill_null(False), "trust_grade", "basis").sort(["device_name", "load"])
+
+
+def curve_metric(points: pl.DataFrame, target: Target) -> Metric:
+    """The latency the curve draws: the one the user limits (TPOT before ITL), else TPOT where the points
+    have it, else ITL; never one drawn against a limit on the other."""
+    if target.tpot_p90_ms is not None:
+        return TPOT.p90
+    if target.itl_p90_ms is not None:
+        return ITL.p90
+    tpot = f"{TPOT.p90.name}_mean"
+    return TPOT.p90 if tpot in points.columns and points[tpot].drop_nulls().len() else ITL.p90
 
 
 @dataclass(frozen=True)
 class TokenDecision:
     """Decide's per-token question answered: the shapes the candidates' data offers (most devices first),
     the one compared, the target, each device's answer (fewest J/token among those meeting it first),
-    and the sentences and table computed from them."""
+    the sentences and table computed from them, what the comparison left out and why, and the serving
+    points of the shape (`curve`, empty for offline batch)."""
 
     shapes: list[str]
     shape: str | None  # None: no candidate has generation runs with J per token
@@ -240,13 +351,15 @@ class TokenDecision:
     answers: list[DeviceAnswer]
     sentences: list[str]
     table: pl.DataFrame
+    left_out: list[str] = field(default_factory=list)
+    curve: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     def to_dict(self) -> dict[str, Any]:
         return {"shape": self.shape, "shapes": self.shapes, "target": self.target.describe(),
                 "tpot_p90_ms": self.target.tpot_p90_ms, "itl_p90_ms": self.target.itl_p90_ms,
                 "ttft_p90_ms": self.target.ttft_p90_ms,
                 "devices": [a.device for a in self.answers], "sentences": self.sentences,
-                "table": self.table.to_dicts()}
+                "table": self.table.to_dicts(), "left_out": self.left_out, "curve": self.curve.to_dicts()}
 
 
 def decide(configs: pl.DataFrame, devices: list[str], shape: str | None, target: Target, catalog: pl.DataFrame,
@@ -262,5 +375,7 @@ def decide(configs: pl.DataFrame, devices: list[str], shape: str | None, target:
         return TokenDecision([], None, target, [], [], pl.DataFrame())
     chosen = shape or offered[0]
     answers = answer(rows, chosen, devices, target, catalog, rates, settings)
-    return TokenDecision(offered, chosen, target, answers, sentences(answers, chosen, target, settings.currency),
-                         table(answers, settings.currency))
+    return TokenDecision(offered, chosen, target, answers, sentences(answers, chosen, target, settings.currency,
+                                                                     settings),
+                         table(answers, settings.currency, settings),
+                         [md(line) for line in token_shapes.left_out(rows, chosen, devices)], curve(rows, chosen))

@@ -1,5 +1,5 @@
-"""Compare logic (pure, polars): filters, coverage, the all-devices table, series, like-for-like
-ratios, the sources' stated findings.
+"""Compare logic (pure, polars): filters, coverage, the all-devices table, series (the ratios between
+series and the sources' stated findings: explorer.compare_ratios).
 
 Nothing is narrowed behind the user's back: what the filters hold is what is shown. A chart's
 x axis is the configuration (only the fields that vary, each named: 'FP16 · batch 8 · seq 384'),
@@ -9,26 +9,25 @@ ratios are stated only between series measured on the same configuration.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from decision.aggregates import low_grade_warning, worst_grade
+from decision.aggregates import worst_grade
 from decision.money import CostSettings
 from decision.text import (
     BASIS_NAMES,
     BOUNDARY_NAMES,
     MODE_NAMES,
+    basis_expr,
     basis_of,
     batch_label,
+    count,
     in_sentence,
     precision_name,
-    ratio,
-    sig,
 )
-from energy.stats import RatioInterval, aggregate, ratio_interval
+from energy.stats import aggregate
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -115,6 +114,9 @@ class Selection:
             out.update(settings.to_query())
         return out
 
+
+# a run whose energy the tool modelled (CPU utilisation x TDP), not measured: its Basis says so
+_ESTIMATED = (pl.col("energy_method") == "estimated").fill_null(False)
 
 MAX_SERIES = 20
 MAX_CONFIGS = 40
@@ -305,13 +307,16 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     measured = runs.filter(pl.col(metric.column).is_not_null() & pl.col(metric.column).is_finite()
                            & (pl.col("status") == "ok"))
     grades = pl.col("config_grade") if "config_grade" in measured.columns else pl.lit(None, pl.String)
-    grouped = (measured.with_columns(grades.alias("_grade")).group_by(["series", "config"])
+    estimated = _ESTIMATED if metric.energy else pl.lit(False)  # a throughput is measured either way
+    grouped = (measured.with_columns(grades.alias("_grade"), estimated.alias("_estimated"))
+               .with_columns(basis_expr("source_kind", "_estimated").alias("_basis")).group_by(["series", "config"])
                .agg(pl.col(metric.column).alias("values"), pl.len().alias("n"),
                     pl.col("_grade").alias("_grades"),
                     pl.col("energy_boundary").drop_nulls().unique().sort().str.join(", ").alias("boundary"),
                     pl.col("energy_method").drop_nulls().unique().sort().str.join(", ").alias("method"),
-                    pl.col("source_kind").drop_nulls().unique().sort().str.join(", ").alias("basis"),
+                    pl.col("_basis").drop_nulls().unique().sort().str.join(", ").alias("basis"),
                     pl.col("citation").drop_nulls().first().alias("citation"),
+                    pl.col("device_name").first().alias("device_name"),  # a series is a device at its settings
                     pl.col("batch_size").first().alias("batch_size"), pl.col("seq_len").first().alias("seq_len")))
     stats = [aggregate(v) for v in grouped["values"].to_list()]
     return (grouped.with_columns(
@@ -319,10 +324,8 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
                 pl.Series("ci_low", [a.ci95_low if a else None for a in stats], pl.Float64),
                 pl.Series("ci_high", [a.ci95_high if a else None for a in stats], pl.Float64),
                 pl.Series("grade", [worst_grade(g) for g in grouped["_grades"].to_list()], pl.String),
-                pl.col("basis").str.replace_all("reference", basis_of("reference"))
-                .str.replace_all("upload", basis_of("upload")).str.replace_all("local", basis_of("local"))
-                .str.replace_all("team", basis_of("team")))
-            .drop("_grades").sort(["config", "series"]))
+            ).drop("_grades").sort(["config", "series"]))
+
 
 
 MAX_DEFAULT_BARS = 12  # more bars than this do not read: the chart shows each series' best instead
@@ -338,8 +341,11 @@ def readable_bars(frame: pl.DataFrame, higher_is_better: bool, show_all: bool) -
     best = ranked.group_by("series", maintain_order=True).first()
     kept = best.head(MAX_DEFAULT_BARS).sort(["config", "series"])
     series = best.height
-    cut = f", the best {MAX_DEFAULT_BARS} of {series} devices" if series > MAX_DEFAULT_BARS else ""
-    return kept, (f"Showing each device's best configuration for this metric{cut}: {kept.height} of "
+    devices = best["device_name"].n_unique() if "device_name" in best.columns else series
+    each, what = (("device", "devices") if devices == series else
+                  ("series", f"series ({count(devices, 'device')}, each at several settings: power, system, source)"))
+    cut = f", the best {MAX_DEFAULT_BARS} of {series} {what}" if series > MAX_DEFAULT_BARS else ""
+    return kept, (f"Showing each {each}'s best configuration for this metric{cut}: {kept.height} of "
                   f"{frame.height} configurations. Turn on 'Show every configuration' to see them all, or narrow "
                   "the filters; the table above lists every configuration.")
 
@@ -380,108 +386,15 @@ def mixed_boundaries(runs: pl.DataFrame, metric: Metric) -> list[str]:
     return sorted(measured["energy_boundary"].drop_nulls().unique().to_list())
 
 
-def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
-    """Each series against each other over the configurations both measured: only like for like,
-    never across sequence lengths, precisions or batch sizes. On one configuration the ratio of the
-    means carries its 95 % interval from the repeats (energy.stats.ratio_interval); over several,
-    the geometric mean of the per-configuration ratios with their range. Either way the row says
-    whether the difference is within the noise and the weakest trust grade behind it."""
-    cells = {(r["series"], r["config"]): r for r in bar_frame.iter_rows(named=True)}
-    series = sorted({s for s, _ in cells})
-    configs = sorted({c for _, c in cells})
-    rows = []
-    for a in series:
-        for b in series:
-            if a == b:
-                continue
-            shared = [c for c in configs if (a, c) in cells and (b, c) in cells]
-            per_config = [(c, ratio_interval(cells[(a, c)]["values"], cells[(b, c)]["values"])) for c in shared]
-            found = [(c, r) for c, r in per_config if r is not None]
-            if not found:
-                continue
-            geo = math.exp(sum(math.log(r.ratio) for _, r in found) / len(found))
-            if (geo >= 1) != metric.higher_is_better and not math.isclose(geo, 1):
-                continue  # state each pair once, from the better side
-            noise = [r.within_noise for _, r in found]
-            grade = worst_grade([cells[(s, c)]["grade"] for c, _ in found for s in (a, b)])
-            names = [c for c, _ in found]
-            rows.append({"A": a, "B": b, "Ratio (A ÷ B)": round(geo, 3),
-                         "95 % interval": _interval_text(found),
-                         "Within the noise": _noise_text(noise),
-                         "Like-for-like configurations": len(found),
-                         "Configurations": ", ".join(names[:6]) + (" …" if len(names) > 6 else ""),
-                         "Trust grade": grade or "not graded",
-                         "Statement": _statement(a, b, geo, found, metric)})
-    return pl.DataFrame(rows, schema={"A": pl.String, "B": pl.String, "Ratio (A ÷ B)": pl.Float64,
-                                      "95 % interval": pl.String, "Within the noise": pl.String,
-                                      "Like-for-like configurations": pl.Int64, "Configurations": pl.String,
-                                      "Trust grade": pl.String, "Statement": pl.String})
-
-
-def low_grade_note(ratios: pl.DataFrame) -> str | None:
-    """The warning (Markdown, names escaped) when a stated ratio rests on grade C or D figures,
-    naming the pairs (decision.aggregates.low_grade_warning)."""
-    pairs = {f"{r['A']} vs {r['B']}": r["Trust grade"] for r in ratios.iter_rows(named=True)}
-    return low_grade_warning(pairs, "A ratio here")
-
-
-def _interval_text(found: list[tuple[str, RatioInterval]]) -> str:
-    if len(found) > 1:
-        low, high = min(r.ratio for _, r in found), max(r.ratio for _, r in found)
-        return f"per configuration {low:.2f}x to {high:.2f}x"
-    r = found[0][1]
-    if r.low is None or r.high is None:
-        return f"none: n {r.n_a} and {r.n_b} (an interval needs 2 or more repeats on each side)"
-    return f"{r.low:.2f}x to {r.high:.2f}x"
-
-
-def _noise_text(noise: list[bool | None]) -> str:
-    known = [n for n in noise if n is not None]
-    if not known:
-        return "unknown: single runs"
-    within = sum(known)
-    if len(noise) == 1:
-        return "yes: the interval includes 1x" if within else "no"
-    return f"{within} of {len(known)} configurations with repeats" if within else "no"
-
-
-def _amount(r: float, low: float | None, high: float | None, metric: Metric) -> str:
-    """'is 1.95x (1.91-1.99) faster than' or, for lower-is-better figures, 'needs 0.60x (0.58-0.62)
-    the energy per example (J) (1.7x better) of'; without an interval the ratio to two figures."""
-    value = f"{ratio(r)}" if low is None or high is None else f"{r:.2f}x ({low:.2f}-{high:.2f})"
-    if metric.column == "throughput_sps":
-        return "is about as fast as" if ratio(r) == "1.0x" and low is None else f"is {value} faster than"
-    what = in_sentence(metric.label)  # "energy per example (J)": units keep their case
-    if metric.higher_is_better:
-        return f"has {value} the {what} of"
-    return f"needs {value if low is not None else f'{r:.2f}x'} the {what} ({ratio(1 / r)} better) of"
-
-
-def _statement(a: str, b: str, geo: float, found: list[tuple[str, RatioInterval]], metric: Metric) -> str:
-    if len(found) == 1:
-        r = found[0][1]
-        if r.within_noise:
-            what = metric.label.split(" (")[0].lower()
-            return (f"{a} and {b} are level on {what}: {a} ÷ {b} = {r.as_text()}, within the noise "
-                    f"(the 95 % interval includes 1x, so no difference is shown)")
-        tail = " (single runs: no interval)" if r.low is None else ""
-        return f"{a} {_amount(r.ratio, r.low, r.high, metric)} {b}{tail}"
-    ratios = [r.ratio for _, r in found]
-    noisy = sum(1 for _, r in found if r.within_noise)
-    tail = f"; within the noise on {noisy} of them" if noisy else ""
-    return (f"{a} {_amount(geo, None, None, metric)} {b} (geometric mean over {len(found)} like-for-like "
-            f"configurations, per configuration {min(ratios):.2f}x to {max(ratios):.2f}x{tail})")
-
-
 def runs_table(labelled: pl.DataFrame, metric: Metric, detail_url: str) -> pl.DataFrame:
     """The runs behind the chart, one row each, with a link to Run detail."""
-    return labelled.select(
+    return labelled.with_columns(_ESTIMATED.alias("_estimated")).select(
         (pl.lit(detail_url + "?run_id=") + pl.col("run_id")).alias("Run"), pl.col("series").alias("Series"),
         pl.col("config").alias("Configuration"), pl.col("status").alias("Status"),
         pl.col(metric.column).alias(metric.label),
         pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=None).alias("Energy measured at"),
         pl.col("energy_method").alias("Energy method"),
-        pl.col("source_kind").replace_strict(BASIS_NAMES, default=pl.col("source_kind")).alias("Basis"),
+        basis_expr("source_kind", "_estimated").alias("Basis"),
         pl.col("trust_grade").fill_null("not graded").alias("Trust grade"), pl.col("citation").alias("Citation"))
 
 
@@ -506,6 +419,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in numeric])
                .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
                                    pl.col("energy_boundary").drop_nulls().first(),
+                                   _ESTIMATED.any().alias("_estimated"),
                                    pl.col("config_grade").alias("_grades"))
                .with_columns([pl.col(c).replace(-1, None) for c in numeric]))
     grouped = grouped.with_columns(
@@ -521,8 +435,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                    .drop([f"_{c}" for c in CONFIG] + ["_ref"]))
     named = grouped.with_columns(
         pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=pl.col("energy_boundary")),
-        pl.col("source_kind").replace_strict({k: basis_of(k) for k in BASIS_NAMES},
-                                             default=pl.col("source_kind")),
+        basis_expr("source_kind", "_estimated").alias("source_kind"),
         pl.col("precision").replace_strict({k: precision_name(k) for k in ("fp32", "tf32", "fp16", "bf16",
                                                                             "fp16-weights")},
                                            default=pl.col("precision")),
@@ -572,60 +485,6 @@ def table_help(currency: str) -> dict[str, str]:
     out["Runs"] = "Runs averaged in this row (repeats of the same configuration)"
     out["Trust grade"] = ("How far the row's figures can be trusted, A (decision grade) to D (unreliable): the "
                           "weakest grade of the configurations behind the row (the legend below says what each means)")
-    out["Basis"] = "measured here (a run on this machine), imported (an uploaded file), or reference table"
+    out["Basis"] = ("measured here (a run on this machine), imported (an uploaded file), or reference table; "
+                    "'energy estimated' where the energy was modelled (CPU utilisation × TDP), not measured")
     return out
-
-
-# --- what the sources state --------------------------------------------------------------------
-
-_RELATION_WORDS = {"throughput_sps": "throughput", "j_per_iteration": "energy per iteration",
-                   "j_per_sample": "energy per example", "iterations_per_s": "iterations per second",
-                   "avg_power_w": "average power"}
-
-
-def finding_sentence(f: dict) -> str:
-    """A stated finding as a sentence (plain text; the page escapes it)."""
-    what = _RELATION_WORDS.get(f["metric"], f["metric"])
-    subject, baseline = f.get("subject_device") or "", f.get("baseline_device") or ""
-    s_desc, b_desc = f.get("subject_desc") or "", f.get("baseline_desc") or ""
-    value = float(f["value"])
-    if f["relation"] == "scale_factor":
-        return f"{subject}: {s_desc}: scale factor {value:g} per added GPU"
-    if f["relation"] == "ratio":
-        amount = f"{sig(value)}x the {what} of"
-    elif value == 0:
-        amount = f"the same {what} as"
-    else:
-        amount = f"{abs(value):g}% {'more' if value > 0 else 'less'} {what} than"
-    if subject and subject == baseline:
-        return f"{subject}: {s_desc} has {amount} {b_desc}"
-    return f"{subject or 'the subject'} ({s_desc}) has {amount} {baseline or 'the baseline'} ({b_desc})"
-
-
-def findings_for(findings: pl.DataFrame, devices: list[str]) -> pl.DataFrame:
-    """Findings that name any of the devices (as subject or baseline); those between two of the
-    devices first, then those between two settings of one device."""
-    chosen = findings.filter(pl.col("subject_device").is_in(devices) | pl.col("baseline_device").is_in(devices))
-    return (chosen.with_columns((pl.col("subject_device") == pl.col("baseline_device")).fill_null(True).alias("_same"))
-            .sort(["_same", "metric", "finding_id"]).drop("_same"))
-
-
-def findings_table(findings: pl.DataFrame) -> pl.DataFrame:
-    return findings.select(
-        pl.col("subject_device").alias("Subject"), pl.col("subject_desc").alias("Subject configuration"),
-        pl.col("baseline_device").alias("Baseline"), pl.col("baseline_desc").alias("Baseline configuration"),
-        pl.col("metric").replace_strict(_RELATION_WORDS, default=pl.col("metric")).alias("Metric"),
-        pl.col("relation").replace_strict({"ratio": "ratio (×)", "change_pct": "change (%)",
-                                           "scale_factor": "scale factor"}, default=pl.col("relation"))
-        .alias("Stated as"), pl.col("value").alias("Value"), pl.col("quote").alias("Quote"),
-        pl.col("citation").alias("Citation"))
-
-
-def stated_ratio_bars(findings: pl.DataFrame) -> pl.DataFrame:
-    """The stated ratios as bars: one per finding, labelled subject vs baseline and its scope."""
-    ratios = findings.filter((pl.col("relation") == "ratio") & (pl.col("subject_device") != pl.col("baseline_device")))
-    return ratios.select(
-        (pl.col("subject_device") + " vs " + pl.col("baseline_device")).alias("pair"),
-        pl.col("metric").replace_strict(_RELATION_WORDS, default=pl.col("metric")).alias("metric"),
-        pl.col("value"), pl.col("subject_desc").alias("scope"),
-        pl.col("subject_desc").str.slice(0, 48).alias("finding"), pl.col("citation"))

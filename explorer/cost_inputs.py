@@ -26,6 +26,13 @@ def cost_settings(url: UrlReader, currencies: Sequence[str], *, util_help: str |
                           key=f"kwh{suffix}")
     pue = st.number_input("PUE (facility overhead, 1 = none)", 1.0, 3.0, given.pue, 0.05, key=f"pue{suffix}")
     years = st.number_input("Lifetime (years)", 0.25, 15.0, given.lifetime_years, 0.25, key=f"years{suffix}")
+    as_hours = st.radio("Utilisation as", ["% of the time", "hours a day"], horizontal=True,
+                        key=f"util_as{suffix}") == "hours a day"
+    if as_hours:  # '8 hours a day' typed as it is said
+        start_h = min(24.0, max(0.25, round(given.utilisation * 24, 2)))
+        hours = st.number_input("Busy (hours a day)", 0.25, 24.0, start_h, 0.5, key=f"util_hours{suffix}",
+                                help=util_help)
+        return CostSettings(currency, kwh, pue, years, hours / 24)
     util_pct = st.number_input("Utilisation (% of the time busy)", 1, 100, round(given.utilisation * 100), 5,
                                key=f"util{suffix}", help=util_help)
     return CostSettings(currency, kwh, pue, years, util_pct / 100)

@@ -47,12 +47,37 @@ FORM_LABELS: dict[str, str] = {
 }
 
 
-def in_form_words(message: str) -> str:
+# The serve-bench form's labels, and the `joulebench serve-bench` option each fills.
+SERVE_FORM_LABELS: dict[str, str] = {
+    "--target": "Server URL", "--model": "Model (empty: the server's only one)",
+    "--rate": "Requests per second (a sweep: 0.5,1,2,4)", "--concurrency": "Concurrency (a sweep: 1,4,16)",
+    "--requests": "Requests per point", "--prompt-tokens": "Prompt tokens", "--output-tokens": "Output tokens",
+    "--slo": "Latency target for goodput", "--engine": "Engine (when the server does not say)",
+    "--repeats": "Repeats", "--tag": "Tag",
+}
+
+
+def in_form_words(message: str, labels: dict[str, str] | None = None) -> str:
     """A runner message with its option names replaced by the form's labels ('--batch-size: 0 is
     not valid' -> 'Batch size(s): 0 is not valid')."""
-    for flag in sorted(FORM_LABELS, key=len, reverse=True):
-        message = message.replace(flag, FORM_LABELS[flag])
+    labels = FORM_LABELS if labels is None else labels
+    for flag in sorted(labels, key=len, reverse=True):
+        message = message.replace(flag, labels[flag])
     return message
+
+
+def _checked(argv: list[str], labels: dict[str, str]) -> Plan:
+    """Run `argv` (ending in --check) in a child process: the plan it prints, or RunConfigError listing every
+    problem it names, in the form's words."""
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=REPO_ROOT,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        problems = [in_form_words(line.removeprefix("error:").strip(), labels) for line in lines
+                    if not line.startswith("invalid run")]
+        raise RunConfigError([p for p in problems if p] or [f"the runner refused the options ({done.returncode})"])
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return Plan(int(found["measured_runs"]), int(found["idle_runs"]), list(found["runs"]))
 
 
 @dataclass(frozen=True)
@@ -107,16 +132,41 @@ class RunRequest:
     def plan(self, db: Path) -> Plan:
         """Validate exactly as `joulebench run` does, in a child process (RunConfigError listing
         every problem, before anything runs); the runs it would make."""
-        done = subprocess.run([*self.argv(db, results_dir(db) / "unused.json"), "--check"], capture_output=True,
-                              text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=REPO_ROOT,
-                              env=dict(os.environ, HF_HUB_OFFLINE="1"))
-        if done.returncode != 0:
-            lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-            problems = [in_form_words(line.removeprefix("error:").strip()) for line in lines
-                        if not line.startswith("invalid run")]
-            raise RunConfigError([p for p in problems if p] or [f"the runner refused the options ({done.returncode})"])
-        found = json.loads(done.stdout.strip().splitlines()[-1])
-        return Plan(int(found["measured_runs"]), int(found["idle_runs"]), list(found["runs"]))
+        return _checked([*self.argv(db, results_dir(db) / "unused.json"), "--check"], FORM_LABELS)
+
+
+@dataclass(frozen=True)
+class ServeBenchRequest:
+    """The New run page's serve-bench form, as the strings `joulebench serve-bench` takes: a running
+    OpenAI-compatible server measured under load, one run per rate or concurrency (comma lists sweep)."""
+
+    target: str
+    rate: str = ""  # open-loop arrivals, requests/s; or
+    concurrency: str = ""  # a fixed number of requests in flight
+    requests: int | None = None  # per point; None: serve-bench's default
+    prompt_tokens: str = "128"
+    output_tokens: str = "128"
+    slo: str = ""  # e.g. ttft_p90=500ms,tpot_p90=50ms
+    engine: str = ""
+    model: str = ""
+    repeats: int = 1
+    tag: str = ""
+
+    def argv(self, db: Path, out: Path) -> list[str]:
+        args = [sys.executable, "-m", "runner", "serve-bench", "--target", self.target.strip(), "--db", str(db),
+                "--out", str(out), "--prompt-tokens", self.prompt_tokens.strip() or "128",
+                "--output-tokens", self.output_tokens.strip() or "128", "--repeats", str(self.repeats)]
+        for option, text in (("--rate", self.rate), ("--concurrency", self.concurrency), ("--slo", self.slo),
+                             ("--engine", self.engine), ("--model", self.model), ("--tag", self.tag)):
+            if text.strip():
+                args += [option, text.strip()]
+        if self.requests is not None:
+            args += ["--requests", str(self.requests)]
+        return args
+
+    def plan(self, db: Path) -> Plan:
+        """Check the options and ask the server, as `joulebench serve-bench --check` does, in a child process."""
+        return _checked([*self.argv(db, results_dir(db) / "unused.json"), "--check"], SERVE_FORM_LABELS)
 
 
 @dataclass(frozen=True)
@@ -151,17 +201,22 @@ class JobStatus:
 
     def recorded(self) -> str:
         """What the result file holds, counted as the runner counts what it adds to the database:
-        '1 run recorded (an idle baseline, interrupted)', '3 runs recorded (3 measured)'."""
+        '3 runs recorded (3 measured)', '2 runs recorded (1 measured, 1 idle baseline); the measured run was
+        interrupted' (an interrupted run is one of those counted, said of its kind, never counted again)."""
         every = [*self.runs, *self.idle_runs]
-        parts = []
-        if self.runs:
-            parts.append(f"{len(self.runs):,} measured")
-        if self.idle_runs:
-            parts.append(count(len(self.idle_runs), "idle baseline"))
-        stopped = sum(1 for r in every if r.get("status") == "interrupted")
+        parts, stopped = [], []
+        for runs, kind in ((self.runs, "measured run"), (self.idle_runs, "idle baseline")):
+            if runs:
+                parts.append(f"{len(runs):,} measured" if kind == "measured run" else count(len(runs), kind))
+            cut = sum(1 for r in runs if r.get("status") == "interrupted")
+            if cut:
+                stopped.append(f"the {kind}" if cut == len(runs) == 1 else
+                               f"all {count(cut, kind)}" if cut == len(runs) else count(cut, kind))
+        told = f"{count(len(every), 'run')} recorded" + (f" ({', '.join(parts)})" if parts else "")
         if stopped:
-            parts.append(f"{stopped:,} interrupted")
-        return f"{count(len(every), 'run')} recorded" + (f" ({', '.join(parts)})" if parts else "")
+            cut_runs = sum(1 for r in every if r.get("status") == "interrupted")
+            told += f"; {' and '.join(stopped)} {'was' if cut_runs == 1 else 'were'} interrupted"
+        return told
 
     @property
     def fraction_done(self) -> float:
@@ -228,7 +283,7 @@ def _alive(job: Job) -> bool:
     return processes.alive({"pid": job.pid, "start_ticks": job.start_ticks})
 
 
-def start(db: Path, request: RunRequest) -> Job:
+def start(db: Path, request: RunRequest | ServeBenchRequest) -> Job:
     """Start a run in its own process; refuse while another is going, or when the options are bad."""
     refuse_write(str(db))
     previous = current(db)
@@ -329,4 +384,10 @@ def summary_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "Energy measured at, or why not": m.get("energy_boundary") or m.get("energy_missing_reason"),
             "Repeat": cfg.get("repeat_index"), "Trust grade": _grade(run), "Run": run.get("run_id"),
         })
+        if cfg.get("load_kind") in ("rate", "concurrency"):  # a serve-bench point: its load and token figures
+            rows[-1].update({"Load": f"{cfg.get('request_rate_per_s'):g} requests/s" if cfg["load_kind"] == "rate"
+                             else f"concurrency {cfg.get('max_concurrency')}",
+                             "Output tokens/s": m.get("tokens_per_s"),
+                             "Energy per output token (J)": m.get("j_per_token"),
+                             "Overloaded": "overloaded" in (run.get("flags") or [])})
     return rows

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from decision.markdown import md
-from decision.text import count
+from decision.text import as_fields, count
 from explorer import data, edits
 from explorer.devices import catalog_matches
 from joulebench.errors import JouleBenchError
@@ -23,6 +23,11 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
     if done:
         st.success(md(done))
     if not gaps.not_stated:
+        return
+    read_only = data.location(data.db_path()).read_only_reason
+    if read_only:  # a team store: what is missing is said, and where it is filled; no form to refuse later
+        st.caption(md(f"Not stated in {gaps.file_name} (source {gaps.source_id}): {gaps.describe()}. "
+                      f"Not editable here: {read_only}."))
         return
     st.caption(md(f"Not stated in {gaps.file_name} (source {gaps.source_id}): {gaps.describe()}. "
                   f"What you enter applies to all {count(gaps.runs, 'run')} of it that do not state it, "
@@ -51,6 +56,10 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
         if "energy_boundary" in missing:
             boundary = cols[2].selectbox("Energy measured at", ["", *BOUNDARIES], key=f"{key}_boundary")
         submitted = st.form_submit_button("Save labels", type="primary")
+    if submitted and not (device or mode or precision or batch or boundary):
+        st.error("Give at least one of the labels above (device, mode, precision, batch size or where energy was "
+                 "measured), then save.")
+        return
     if submitted and device and not new_device:
         matches = catalog_matches(device, names)
         if matches:
@@ -62,7 +71,7 @@ def label_form(gaps: data.SourceGaps, *, key: str, via: str) -> None:
             message = edits.fill_labels(data.db_path(), gaps.source_id, device=device, device_kind=kind, mode=mode,
                                        precision=precision, batch_size=batch, boundary=boundary, via=via)
         except JouleBenchError as e:
-            st.error(md(e.format_message()))
+            st.error(md(as_fields(e.format_message())))  # shared with `joulebench label`: fields, not its flags
             return
         st.session_state[f"{key}_done"] = message
         st.rerun()

@@ -9,7 +9,7 @@ import streamlit as st
 from decision import token_target
 from decision.inputs import DecideInputs
 from decision.money import Rates
-from explorer import data, nav
+from explorer import data, nav, serving_charts
 from explorer.params import UrlReader
 from explorer.tables import styled
 from joulebench.metrics import ITL, TPOT
@@ -22,7 +22,7 @@ def render(path: str, asked: DecideInputs, catalog: pl.DataFrame, rates: Rates, 
            query: dict[str, list[str]], sfx: str) -> None:
     st.subheader("Energy per token at your latency target")
     st.caption(token_target.__doc__.split("\n\n")[0] if token_target.__doc__ else "")
-    configs = data.configurations(path)
+    configs = token_target.with_serving(data.configurations(path), serving_charts.serving(path))
     shape_options = token_target.shapes(token_target.token_configs(configs, list(asked.devices)))
     if not shape_options:
         st.info("None of these devices has generation runs with energy per token. Measure one here (New run, "
@@ -48,4 +48,14 @@ def render(path: str, asked: DecideInputs, catalog: pl.DataFrame, rates: Rates, 
     for line in tokens.sentences:
         st.markdown(line)  # names escaped where the sentence is built
     st.dataframe(styled(tokens.table), hide_index=True, width="stretch")
+    if tokens.left_out:
+        with st.expander(f"Left out of this comparison ({len(tokens.left_out)}): not like for like"):
+            for line in tokens.left_out:
+                st.markdown(f"- {line}")  # escaped where it is built
+    if not tokens.curve.is_empty():
+        metric = token_target.curve_metric(tokens.curve, target)
+        limit = {TPOT.p90.name: target.tpot_p90_ms, ITL.p90.name: target.itl_p90_ms}.get(metric.name)
+        left, right = st.columns(2)
+        left.plotly_chart(serving_charts.latency_throughput(tokens.curve, metric, limit), width="stretch")
+        right.plotly_chart(serving_charts.j_per_token_by_load(tokens.curve), width="stretch")
     st.code(token_target.COST_FORMULA, language=None)

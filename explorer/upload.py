@@ -13,6 +13,7 @@ from typing import Any
 import importers
 from db import IngestReport
 from db.lake import refuse_write
+from decision.text import as_fields
 from explorer import bounded
 from importers.archive import MLPERF_SUMMARY, sources_from_bytes
 from importers.base import column_unit
@@ -47,8 +48,11 @@ def hints(device: str, boundary: str, precision: str, mode: str, units: str = ""
                 pairs.append(column_unit(item.strip()))
             except ValueError as e:
                 raise ResultFileError("Units of columns", [str(e)]) from e
-    return importers.Hints(device=device.strip() or None, boundary=boundary or None,
-                           precision=precision or None, mode=mode or None, units=tuple(pairs))
+    try:
+        return importers.Hints(device=device.strip() or None, boundary=boundary or None,
+                               precision=precision or None, mode=mode or None, units=tuple(pairs))
+    except ResultFileError as e:  # checked as the CLI's flags are: said with the form's field names
+        raise ResultFileError("What the files cannot say", [as_fields(p) for p in e.problems]) from e
 
 
 @dataclass(frozen=True)

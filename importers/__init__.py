@@ -20,15 +20,20 @@ from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.codecarbon import CodeCarbonImporter
 from importers.dcgm import DcgmImporter
-from importers.describe import looks_like, what_is
+from importers.describe import looks_like, tools_line, what_is
 from importers.dllogger import DlloggerImporter
 from importers.experiment_table import ExperimentTableImporter
+from importers.genai_perf import GenAiPerfImporter
+from importers.guidellm import GuideLlmImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
 from importers.lambda_tables import LambdaImporter
+from importers.llama_bench import LlamaBenchImporter
+from importers.llmperf import LlmPerfImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
 from importers.mlperf_training import MlperfTrainingImporter
+from importers.ollama import OllamaImporter
 from importers.optimum import OptimumBenchmarkImporter
 from importers.perseus import PerseusImporter
 from importers.powerlogs.standalone import (
@@ -38,8 +43,12 @@ from importers.powerlogs.standalone import (
     TegrastatsImporter,
     TegrastatsJsonImporter,
 )
+from importers.sglang_bench import SglangBenchImporter
+from importers.tokenpowerbench import TokenPowerBenchImporter
 from importers.tqdm_log import TqdmImporter
+from importers.trtllm_bench import TrtllmBenchImporter
 from importers.vllm_bench import VllmBenchImporter
+from importers.vllm_offline import VllmOfflineImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import NothingToImportError, ResultFileError
 from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
@@ -65,6 +74,14 @@ IMPORTERS: tuple[Importer, ...] = (
     CodeCarbonImporter(),
     MlEnergyImporter(),
     VllmBenchImporter(),
+    VllmOfflineImporter(),
+    LlmPerfImporter(),
+    SglangBenchImporter(),  # JSON Lines: before the tables and logs
+    LlamaBenchImporter(),  # n_prompt, n_gen, avg_ts in json/jsonl/csv, or the md table '| model | ... | t/s |'
+    TrtllmBenchImporter(),  # its JSON report's keys, or the printed '= PERFORMANCE OVERVIEW'
+    GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
+    GuideLlmImporter(),  # benchmarks[].metrics with status distributions (time_to_first_token_ms)
+    TokenPowerBenchImporter(),
     ZeusImporter(),
     PerseusImporter(),
     LambdaImporter(),
@@ -76,6 +93,7 @@ IMPORTERS: tuple[Importer, ...] = (
     JtopImporter(),
     TegrastatsJsonImporter(),
     GpuPowerCsvImporter(),
+    OllamaImporter(),  # --verbose statistics or eval_count/eval_duration columns: before the home-grown tables
     ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
     TqdmImporter(),
 )
@@ -151,8 +169,7 @@ def detect(source: Source) -> Importer:
 
 def known_tools() -> str:
     """The tools whose files are read, in one short line (the full list is `known_formats`)."""
-    tools = list(dict.fromkeys(imp.TOOL for imp in IMPORTERS))
-    return ", ".join(tools[:-1]) + " and " + tools[-1]
+    return tools_line([(imp.NAME, imp.TOOL) for imp in IMPORTERS])
 
 
 def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFile, str]:

@@ -2,10 +2,13 @@
 
 Energies are in kWh (stored in J), powers in W, duration in s, RAM in GB. CodeCarbon sums
 CPU, GPU and RAM energy, partly estimated (CPU from TDP when RAPL is absent, RAM from its
-size), so runs are labelled boundary `system`, method `reported`. On a Jetson (a `tegra` OS with
+size), so runs are labelled boundary `system`, method `reported`, flagged `energy_partly_estimated`
+(energy.grades: graded and shown as partly estimated). On a Jetson (a `tegra` OS with
 no GPU listed) CodeCarbon cannot see the integrated GPU and models CPU and RAM power: nothing
 there is measured, so those runs are boundary `estimated`, method `estimated`. CodeCarbon does
-not say whether the tracked code trained or inferred: pass --mode.
+not say whether the tracked code trained or inferred: pass --mode. Nor does it say what ran or how much of
+it: each tracked run (row) is a job of its own, never a repeat of another (its tag names the run), so jobs of
+4 s and 2,348 s are not pooled as repeats of one configuration.
 
 `gpu_model` names every GPU the library enumerated (`8 x NVIDIA H800`, or several models run
 together); `gpu_count` is the number tracked, and wins. Files appended by a crashed writer hold NUL
@@ -18,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from energy.grades import FLAG_PARTLY_ESTIMATED
 from importers.base import (
     J_PER_KWH,
     Conversion,
@@ -155,6 +159,8 @@ class CodeCarbonImporter(Importer):
                     flags=flags,
                 )
             )
+            if not jetson:  # RAM power is always modelled from its size, CPU power from TDP without RAPL
+                flags.append(FLAG_PARTLY_ESTIMATED)
         else:
             metrics["energy_missing_reason"] = "energy_consumed is empty"
         parts = []
@@ -180,6 +186,9 @@ class CodeCarbonImporter(Importer):
                 "precision": conv.precision(None),
                 "gpu_count": gpu_count,
                 "batch_size": conv.hints.batch_size,
+                # one tracked run is one job: never pooled with another as its repeat
+                "tag": (f"CodeCarbon run {tracked[:8]}" if (tracked := clean_str(r.get("run_id")))
+                        else f"CodeCarbon row {index + 1}"),
             },
             "metrics": metrics,
             "flags": flags,
@@ -192,6 +201,8 @@ class CodeCarbonImporter(Importer):
             },
             "notes": f"CodeCarbon run {clean_str(r.get('run_id')) or '?'} written {stamp or '?'} "
             f"(local time, zone not recorded): " + ", ".join(parts)
+            + ("; CPU and RAM power are partly modelled by CodeCarbon (RAM from its size; CPU from its TDP when "
+               "RAPL cannot be read): the energy is partly estimated" if energy_kwh is not None and not jetson else "")
             + ("; on a Jetson CodeCarbon sees no GPU (its integrated GPU is not measured) and models CPU and RAM "
                "power: the energy is an estimate" if jetson else ""),
         }

@@ -20,6 +20,35 @@ _TEMP_COLUMN = re.compile(r"(?i)\btemp(erature)?\b|temperature\.gpu|_temp\b|\bte
 _POWER_COLUMN = re.compile(r"(?i)power|watt|\benergy|_mw\b|\[mw\]|\[w\]")
 _UTIL_COLUMN = re.compile(r"(?i)utilization|util\b|usage")
 
+# The refusal of an unknown file names the tools it reads, grouped by family so the line stays short as readers
+# are added: importer NAME -> (family, the tool's short name in that family; "" names the family alone). Importers
+# not listed are named by their TOOL.
+TOOL_FAMILIES: dict[str, tuple[str, str]] = {
+    "lambda-dlbench": ("Lambda benchmarks", ""), "hf-trainer": ("HF Trainer", ""), "dllogger": ("dllogger", ""),
+    "vllm-bench": ("LLM serving", "vLLM"), "vllm-offline": ("LLM serving", "vLLM"),
+    "llmperf": ("LLM serving", "LLMPerf"), "sglang-bench": ("LLM serving", "SGLang"),
+    "llama-bench": ("LLM serving", "llama-bench"), "trtllm-bench": ("LLM serving", "trtllm-bench"),
+    "genai-perf": ("LLM serving", "GenAI-Perf/AIPerf"), "guidellm": ("LLM serving", "GuideLLM"),
+    "tokenpowerbench": ("LLM serving", "TokenPowerBench"), "ollama": ("LLM serving", "Ollama"),
+    "mlenergy-leaderboard": ("ML.ENERGY", "leaderboard"), "zeus": ("ML.ENERGY", "Zeus"),
+    "perseus": ("ML.ENERGY", "Perseus"),
+    "dcgm": ("power logs", "DCGM"), "nvidia-smi": ("power logs", "nvidia-smi"),
+    "tegrastats": ("power logs", "tegrastats"), "jtop": ("power logs", "jtop"),
+    "tegrastats-json": ("power logs", "tegrastats"), "gpu-power-csv": ("power logs", "NVML loggers"),
+}
+
+
+def tools_line(importers: list[tuple[str, str]]) -> str:
+    """'a, b, LLM serving (vLLM, SGLang, ...), power logs (...) and tqdm' from (NAME, TOOL) in detection order."""
+    groups: dict[str, list[str]] = {}
+    for name, tool in importers:
+        family, short = TOOL_FAMILIES.get(name, (tool, ""))
+        members = groups.setdefault(family, [])
+        if short and short not in members:
+            members.append(short)
+    items = [f"{family} ({', '.join(members)})" if members else family for family, members in groups.items()]
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
 
 def what_is(source: Source) -> str | None:
     """A short description of a file without benchmark figures, e.g. 'a temperature log without power'."""

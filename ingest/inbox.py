@@ -24,6 +24,7 @@ from joulebench.files import write_atomic
 from joulebench.paths import inbox_dir
 
 REJECTED = "rejected"
+UPLOADS = "uploads"  # the Upload page's own queue (explorer.upload_queue): a folder, so `pending` never lists it
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,11 @@ class Together:
             except OSError as e:
                 raise FileWriteError(target, e) from e
         self._staged.clear()
+
+
+def uploads_dir(db_path: Path) -> Path:
+    """Where the Upload page queues files and keeps each one's state (explorer.upload_queue)."""
+    return inbox_dir(db_path) / UPLOADS
 
 
 def pending(db_path: Path) -> list[QueuedFile]:

@@ -6,15 +6,16 @@ import streamlit as st
 from decision import cost
 from decision.markdown import md
 from decision.pareto import pareto_front
-from explorer import charts, compare, compare_inputs, data, grade_legend, nav
+from explorer import charts, compare, compare_inputs, compare_ratios, data, grade_legend, nav
 from explorer.params import UrlReader
 from explorer.tables import styled
 
 st.title("Compare")
 path = data.db_path()
-all_runs = data.or_stop(data.runs, path)
-findings = data.findings(path)
-catalog, _ = data.devices(path)
+with st.spinner("Reading the runs…", show_time=True):  # a visible working state while the page computes
+    all_runs = data.or_stop(data.runs, path)
+    findings = data.findings(path)
+    catalog, _ = data.devices(path)
 
 url = UrlReader.of(st.query_params)
 params = url.params
@@ -25,8 +26,9 @@ if problems:
                    "not applied. The filters show what is applied."))
 initial = compare.Selection.from_query(params)
 
-prices, price_missing = cost.converted_prices(catalog, data.rates(path), settings.currency)
-runs = cost.with_cost(all_runs, prices, price_missing, cost.idle_power_by_device(all_runs), settings)
+with st.spinner("Costing every run…", show_time=True):
+    prices, price_missing = cost.converted_prices(catalog, data.rates(path), settings.currency)
+    runs = cost.with_cost(all_runs, prices, price_missing, cost.idle_power_by_device(all_runs), settings)
 
 with st.sidebar:
     selection, log_scale = compare_inputs.filters(runs, initial, params)
@@ -43,7 +45,7 @@ st.query_params.from_dict(selection.to_query(None if reference == "none" else re
 
 st.caption(md(compare.applied_text(selection, chosen.height, runs.height)))
 
-stated = compare.findings_for(findings, named_devices)
+stated = compare_ratios.findings_for(findings, named_devices)
 with st.expander("What the data holds: devices × workloads × metrics (run counts)",
                  expanded=not (selection.filters.get("device") or selection.filters.get("workload"))):
     st.caption(compare.COVERAGE_CAPTION)
@@ -81,13 +83,13 @@ else:
     st.plotly_chart(charts.metric_bars(shown_bars, compare.chart_label(metric, settings.currency),
                                        metric.higher_is_better, log_scale), width="stretch")
     grade_legend.legend(compare.BAR_GRADES)
-    ratios = compare.ratio_table(bar_frame, metric)
+    ratios = compare_ratios.ratio_table(bar_frame, metric)
     st.subheader("Ratios, like for like")
     if ratios.is_empty():
         st.caption("No two series were measured on the same configuration, so no ratio is stated.")
     else:
         st.markdown("\n".join(f"- {md(line)}" for line in ratios["Statement"].head(6)))
-        weak = compare.low_grade_note(ratios)
+        weak = compare_ratios.low_grade_note(ratios)
         if weak:
             st.warning(weak)  # built with every name escaped (decision.markdown.md)
         st.dataframe(styled(ratios), hide_index=True)
@@ -96,14 +98,14 @@ if not stated.is_empty():
     st.subheader("What the sources state")
     st.caption(compare.STATED_CAPTION)
     for f in stated.head(8).iter_rows(named=True):
-        st.markdown(f"- {md(compare.finding_sentence(f))}: “{md(f['quote'])}” — *{md(f['citation'])}*")
+        st.markdown(f"- {md(compare_ratios.finding_sentence(f))}: “{md(f['quote'])}” — *{md(f['citation'])}*")
     if stated.height > 8:
         st.caption(f"{stated.height - 8} more in the table below.")
-    ratio_bars = compare.stated_ratio_bars(stated)
+    ratio_bars = compare_ratios.stated_ratio_bars(stated)
     if not ratio_bars.is_empty():
         st.plotly_chart(charts.stated_ratios(ratio_bars, log_scale), width="stretch")
     with st.expander(f"All {stated.height} stated findings for these devices"):
-        st.dataframe(styled(compare.findings_table(stated)), hide_index=True)
+        st.dataframe(styled(compare_ratios.findings_table(stated)), hide_index=True)
 
 left, right = st.columns(2)
 with left:

@@ -4,9 +4,10 @@ timeline, step times, validity, provenance."""
 import streamlit as st
 
 from decision.markdown import md
-from decision.text import count, flag_text, sig
+from decision.text import as_fields, count, flag_text, sig
 from explorer import charts, data, detail, grade_legend
 from explorer.label_form import label_form
+from explorer.tables import picker_options
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())
@@ -21,8 +22,11 @@ labels = dict(zip(ids, (runs["device_name"] + " · " + runs["workload"] + " · "
 if wanted is not None and wanted not in labels:
     st.error(f"No run with id {md(wanted)} in this database. Pick a run below.")
 known = wanted if wanted in labels else None
+ids, left_out = picker_options(ids, known)  # a store of 100,000 runs: the picker sends 1,000
 run_id = st.selectbox("Run", ids, index=ids.index(known) if known else None, format_func=lambda r: labels[r],
                       key="run", placeholder="pick a run")
+if left_out:
+    st.caption(left_out)
 if run_id is None:
     st.info("Pick a run to see its configuration, power timeline, step times and provenance.")
     st.stop()
@@ -32,6 +36,8 @@ run = found.run
 if run is None:
     st.error(f"No run with id {md(run_id)} in this database.")
     st.stop()
+# an importer's words for the command line ('name the module with --device ...'), said with the page's field names
+run = {**run, **{k: as_fields(run[k]) for k in ("energy_missing_reason", "error", "notes") if run.get(k)}}
 
 status = run["status"]
 (st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {md(run['error'])}" if run["error"] else ""))

@@ -73,9 +73,9 @@ def test_each_configuration_is_one_bar_with_its_interval_n_and_grade(db: Path) -
 
 def test_a_ratio_carries_its_interval_and_says_when_it_is_within_the_noise(db: Path) -> None:
     bars, metric = _h100_bars(db, "j_per_sample")
-    from explorer import compare
+    from explorer import compare_ratios
 
-    ratios = compare.ratio_table(bars, metric)
+    ratios = compare_ratios.ratio_table(bars, metric)
     assert ratios.height == 1  # each pair stated once, from the better side
     row = ratios.row(0, named=True)
     short, long = _file_values("repeats-short-windows.json", "j_per_sample"), \
@@ -87,25 +87,25 @@ def test_a_ratio_carries_its_interval_and_says_when_it_is_within_the_noise(db: P
     low, high = (float(x.rstrip("x")) for x in row["95 % interval"].split(" to "))
     assert low < 1 < high and low < expected < high
     assert "within the noise" in row["Statement"] and f"{expected:.2f}x ({low:.2f}-{high:.2f})" in row["Statement"]
-    warning = compare.low_grade_note(ratios) or ""
+    warning = compare_ratios.low_grade_note(ratios) or ""
     assert "A ratio here rests on figures graded D" in warning and "tag short vs" in warning
 
 
 def test_a_clear_difference_is_stated_with_its_interval() -> None:
     import polars as pl
 
-    from explorer import compare
+    from explorer import compare, compare_ratios
 
     # two configurations' repeats, far apart: 2x with a tight interval
     bars = pl.DataFrame({"series": ["A100", "V100"], "config": ["batch 8", "batch 8"],
                          "values": [[200.0, 202.0, 198.0], [100.0, 101.0, 99.0]], "grade": ["A", "B"]})
-    row = compare.ratio_table(bars, compare.METRICS["throughput"]).row(0, named=True)
+    row = compare_ratios.ratio_table(bars, compare.METRICS["throughput"]).row(0, named=True)
     assert (row["A"], row["B"], row["Within the noise"], row["Trust grade"]) == ("A100", "V100", "no", "B")
     low, high = (float(x.rstrip("x")) for x in row["95 % interval"].split(" to "))
     assert 1.9 < low < 2.0 < high < 2.1
     assert row["Statement"] == f"A100 is 2.00x ({low:.2f}-{high:.2f}) faster than V100"
     single = bars.with_columns(pl.Series("values", [[200.0], [100.0]]))
-    row = compare.ratio_table(single, compare.METRICS["throughput"]).row(0, named=True)
+    row = compare_ratios.ratio_table(single, compare.METRICS["throughput"]).row(0, named=True)
     assert row["Statement"] == "A100 is 2.0x faster than V100 (single runs: no interval)"
     assert row["Within the noise"] == "unknown: single runs"
 

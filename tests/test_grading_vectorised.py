@@ -141,3 +141,53 @@ def _drift(path: Path, run_id: str) -> float | None:
     finally:
         con.close()
     return drift_pct([t for t, _ in samples], [w for _, w in samples]) if samples else None
+
+
+TEXT = st.one_of(st.none(), st.sampled_from(["A100 80GB", "bert-base", "", "fp16"]),
+                 st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12))
+BY_TYPE = {"VARCHAR": TEXT, "BOOLEAN": st.one_of(st.none(), st.booleans()),
+           "DOUBLE": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True),
+                               st.sampled_from([250.0, 0.1, -0.0])),
+           "BIGINT": st.one_of(st.none(), st.integers(-2**63, 2**63 - 1), st.integers(0, 512)),
+           "INTEGER": st.one_of(st.none(), st.integers(-2**31, 2**31 - 1))}
+
+
+def _key_types() -> dict[str, str]:
+    """The store's type of every field a configuration key reads (from a migrated database)."""
+    from db.grading import CONFIG_KEY_EXTRAS, CONFIG_KEY_FIELDS
+    from db.migrate import apply_migrations
+
+    con = duckdb.connect()
+    try:
+        apply_migrations(con)
+        types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'runs'"
+                                 ).fetchall())
+    finally:
+        con.close()
+    return {c: types[c] for c in (*CONFIG_KEY_FIELDS, *CONFIG_KEY_EXTRAS, "origin_sha256")}
+
+
+KEY_TYPES = _key_types()
+KEY_ROW = st.fixed_dictionaries({c: (st.one_of(st.none(), st.sampled_from(["local", "upload", "reference"]))
+                                     if c == "origin_kind" else BY_TYPE[t]) for c, t in KEY_TYPES.items()})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(KEY_ROW, min_size=1, max_size=30))
+def test_config_keys_computed_in_duckdb_are_the_bytes_config_key_writes(rows: list[dict]) -> None:
+    """The configuration key is computed in SQL for 100,000 runs at once (db.grading.config_key_sql), Python only
+    writing those whose text needs json.dumps' escapes: on random rows (any text, NaN, infinities, -0.0, nulls,
+    the largest integers) every key is config_key's."""
+    from db.grading import _fill_config_keys, config_key, config_key_sql
+
+    con = duckdb.connect()
+    try:
+        con.execute("CREATE TABLE runs (run_id VARCHAR, " + ", ".join(f"{c} {t}" for c, t in KEY_TYPES.items())
+                    + ")")
+        con.executemany(f"INSERT INTO runs VALUES ({', '.join('?' * (len(KEY_TYPES) + 1))})",
+                        [[f"r{i}", *(row[c] for c in KEY_TYPES)] for i, row in enumerate(rows)])
+        got = _fill_config_keys(con.sql(f"SELECT *, {config_key_sql(con)} AS config_key FROM runs").pl())
+    finally:
+        con.close()
+    want = {f"r{i}": config_key(row) for i, row in enumerate(rows)}
+    assert dict(zip(got["run_id"], got["config_key"], strict=True)) == want

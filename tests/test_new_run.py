@@ -163,7 +163,7 @@ def test_the_cancel_message_counts_what_the_runner_recorded() -> None:
                    cancelled=True, planned_idle=1)
     idle = {"status": "interrupted", "config": {"mode": "idle"}}
     state = jobs.JobStatus(job, False, [], [], {}, [idle])
-    assert state.recorded() == "1 run recorded (1 idle baseline, 1 interrupted)"
+    assert state.recorded() == "1 run recorded (1 idle baseline); the idle baseline was interrupted"
     measured = [{"status": "ok", "config": {"mode": "infer"}}] * 2
     done = jobs.JobStatus(job, False, measured, [], {}, [{"status": "ok", "config": {"mode": "idle"}}])
     assert done.recorded() == "3 runs recorded (2 measured, 1 idle baseline)"

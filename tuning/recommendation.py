@@ -12,7 +12,9 @@ is a weighted sum of energy and time per unit of work, the form of Zeus's cost
 - cost: money, electricity per joule plus the device's price per second of its life
   (explorer.metrics gives these weights from the user's prices).
 
-A predicted setting is recommended over the best measured one only when it beats it by more
+Measured settings whose objectives are within TIE_PCT of the best tie (a measurement's own spread is about
+that): the fastest of them is recommended, and a note names the tie. A predicted setting is recommended over the
+best measured one only when it beats it by more
 than the model's leave-one-out error on that goal; otherwise the measured one is kept (and the
 note says so). Savings and costs are stated against the highest limit measured (GPUs, usually
 the default) or the fastest mode measured (Jetsons).
@@ -30,6 +32,9 @@ from tuning.model import Prediction, SettingModel, fit
 from tuning.points import POWER_LIMIT, UNIT_RUN, Point, PowerProfile
 
 GRID_STEP_W = 5.0
+# Two measured settings whose objectives differ by less than this are a tie: a single run's spread is not known,
+# and repeated 10 s windows on one sensor move by about 1-2 % (docs/trust-grades.md): a smaller difference is noise.
+TIE_PCT = 1.0
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,22 @@ def _excluded(point: Point, constraints: Constraints, unit: str) -> str | None:
     return None
 
 
+def _faster_of_tied(best: Candidate, measured: Sequence[Candidate], unit: str) -> tuple[Candidate, list[str]]:
+    """The fastest of the measured settings that tie with `best` for the goal (within TIE_PCT), and a note
+    naming the tie; `best` alone and no note when none ties with it."""
+    tied = [c for c in measured if c.objective <= best.objective * (1.0 + TIE_PCT / 100.0)]
+    if len(tied) < 2:
+        return best, []
+    fastest = min(tied, key=lambda c: (c.point.s_per_unit, c.objective))
+    others = ", ".join(f"{c.point.label} ({c.point.j_per_unit:,.1f} J/{unit}, {c.point.throughput_per_s:.4g} "
+                       f"{unit}s/s)" for c in sorted(tied, key=lambda c: c.point.s_per_unit))
+    return fastest, [
+        f"{len(tied)} settings tie for this goal, within {TIE_PCT:g} % of each other (less than a measurement's "
+        f"own spread): {others}; the fastest of them, {fastest.point.label}, is recommended"
+        + (f" rather than {best.point.label}, {100 * (fastest.objective / best.objective - 1):.2g} % behind "
+           "on the goal" if fastest is not best else "")]
+
+
 def recommend(profile: PowerProfile, goal: Goal, constraints: Constraints | None = None,
               modes: Sequence[ModeOption] = ()) -> Recommendation:
     """Measured and predicted settings, the Pareto front and the best setting for `goal`."""
@@ -210,6 +231,9 @@ def recommend(profile: PowerProfile, goal: Goal, constraints: Constraints | None
     eligible_measured = [c for c in candidates if c.measured and c.excluded is None]
     eligible_predicted = [c for c in candidates if not c.measured and c.excluded is None]
     best = min(eligible_measured, key=lambda c: c.objective, default=None)
+    if best is not None:
+        best, tie = _faster_of_tied(best, eligible_measured, profile.unit_label)
+        notes.extend(tie)
     challenger = min(eligible_predicted, key=lambda c: c.objective, default=None)
     if challenger is not None and challenger.prediction is not None:
         q = challenger.prediction

@@ -7,6 +7,7 @@ anything is sent to be measured or stored; a bad one ends the command with the r
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -53,6 +54,9 @@ def add_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     add_store_arguments(p, db_help, reads=False)
     p.add_argument("--out", type=Path, help="result file to write (default: results/ next to the database)")
     p.add_argument("--tag", help="a label stored with every run")
+    p.add_argument("--check", action="store_true",
+                   help="check the options and ask the server what it serves, print the planned runs as JSON, "
+                        "and stop: nothing is measured or stored (the New run page's check)")
     add_energy_arguments(p)
 
 
@@ -115,12 +119,27 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
         power_log_boundary=args.power_log_boundary, tdp_w=args.tdp_w, sample_hz=args.sample_hz)
 
 
+def check(opts: Any) -> dict[str, Any]:
+    """What the sweep would measure, after asking the server (ServeBenchError when it cannot be measured):
+    the runs planned (one per point and repeat), as `joulebench run --check` reports them."""
+    from runner.serve_bench.client import probe
+
+    info = probe(opts.target, opts.model, opts.engine)
+    labels = [f"{info.model} at {opts.load_kind} {point:g}" + (f" (repeat {r})" if opts.repeats > 1 else "")
+              for r in range(opts.repeats) for point in opts.points()]
+    return {"measured_runs": len(labels), "idle_runs": 0, "runs": labels, "model": info.model,
+            "engine": info.engine}
+
+
 def cmd_serve_bench(args: argparse.Namespace) -> int:
     from ingest.stores import push_after_write, target
     from runner.serve_bench.run import serve_bench
 
     chosen = target(args)
     opts = options_from(args, chosen.db)
+    if args.check:
+        print(json.dumps(check(opts)))
+        return 0
     result = serve_bench(opts, stream=sys.stderr)
     if result.out_path is not None:
         print(f"\nresult file: {result.out_path}")

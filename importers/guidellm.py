@@ -1,0 +1,172 @@
+"""GuideLLM `benchmarks.json` (also written as `.yaml`): one run per benchmark of the sweep.
+
+Learned from the writer (vllm-project/guidellm src/guidellm/benchmark/schemas/{report,benchmark,base,
+metrics}.py, schemas/statistics.py, schemas/request_stats.py, scheduler/strategies.py): the report is
+`{"metadata", "args" | "config", "benchmarks": [...]}`; each benchmark has `config.strategy` (older
+files: `args.strategy`) with `type_` synchronous | concurrent (`streams`) | throughput | constant |
+poisson (`rate`, requests/s) and `max_concurrency`, and `metrics`, where each figure is a status
+distribution `{"successful": {"mean", "median", "percentiles": {"p50", "p90", "p95", "p99", ...}, ...},
+"errored", "incomplete", "total"}`:
+- `request_latency` is per-request end-to-end, in SECONDS; `time_to_first_token_ms` TTFT in ms;
+- `requests_per_second` and `output_tokens_per_second` are the benchmark's rates (their mean is the
+  system's), `tokens_per_second` adds the prompt tokens (never stored as output tokens/s);
+- `inter_token_latency_ms` is each request's (last token - first token) / (output tokens - 1), weighted
+  by its output tokens - 1: its mean is every gap pooled (JouleBench's ITL average), but its
+  percentiles are of per-request means (neither ITL's pooled gaps nor TPOT's per request): notes only;
+- `time_per_output_token_ms` is (last token - request start) / output tokens, TTFT included: neither
+  TPOT nor ITL, notes only.
+GuideLLM names no GPU and measures no energy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from importers.base import (
+    MS_PER_S,
+    Conversion,
+    Importer,
+    Source,
+    as_dict,
+    check_run_count,
+    clean_str,
+    num,
+    pos_int,
+    positive,
+)
+from joulebench.metrics import E2E, ITL, TTFT, Distribution
+
+NO_ENERGY = "GuideLLM does not measure energy"
+_PCTS = ("p50", "p90", "p95", "p99")
+
+
+def _benchmarks(doc: Any) -> list[Any] | None:
+    if not isinstance(doc, dict):
+        return None
+    benchmarks = doc.get("benchmarks")
+    if not isinstance(benchmarks, list) or not benchmarks:
+        return None
+    first = benchmarks[0]
+    metrics = first.get("metrics") if isinstance(first, dict) else None
+    if (isinstance(metrics, dict) and "time_to_first_token_ms" in metrics and "requests_per_second" in metrics
+            and str(first.get("type_", "generative_benchmark")).startswith("generative")):
+        return benchmarks
+    return None
+
+
+def _yaml(source: Source) -> Any:
+    head = source.head
+    if "benchmarks:" not in head or "time_to_first_token_ms" not in (source.text or ""):
+        return None
+    import yaml
+
+    try:
+        return yaml.safe_load(source.text or "")
+    except yaml.YAMLError:
+        return None
+
+
+class GuideLlmImporter(Importer):
+    NAME = "guidellm"
+    TOOL = "GuideLLM"
+    DESCRIPTION = "GuideLLM benchmarks.json / .yaml (one run per benchmark of the sweep)"
+
+    def sniff(self, source: Source) -> bool:
+        doc = source.json
+        if doc is None and source.text is not None and source.text.lstrip()[:1] not in ("{", "["):
+            doc = _yaml(source)
+        return _benchmarks(doc) is not None
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        doc = conv.source.json
+        if doc is None:
+            doc = _yaml(conv.source)
+        benchmarks = _benchmarks(doc) or []
+        check_run_count(conv, len(benchmarks), "the benchmarks")
+        report = as_dict(doc)
+        meta = as_dict(report.get("metadata"))
+        conv.tool_version = clean_str(meta.get("guidellm_version"))
+        args = as_dict(report.get("args")) or as_dict(report.get("config"))
+        runs = [self._run(conv, i, b, args) for i, b in enumerate(benchmarks)]
+        if conv.hints.device is None:
+            conv.warn("GuideLLM names neither the GPU nor the serving engine (it measures an endpoint)")
+        return conv.document(runs)
+
+    def _run(self, conv: Conversion, i: int, bench: Any, args: dict[str, Any]) -> dict[str, Any]:
+        where = f"benchmarks[{i}]"
+        if not isinstance(bench, dict) or not isinstance(bench.get("metrics"), dict):
+            raise conv.fail(where, "expected a benchmark object with 'metrics': import the benchmarks file as "
+                            "GuideLLM wrote it")
+        m = bench["metrics"]
+
+        def ok(key: str) -> dict[str, Any]:
+            return as_dict(as_dict(m.get(key)).get("successful"))
+
+        def stat(key: str, name: str) -> float | None:
+            entry = ok(key)
+            value = entry.get("mean") if name == "avg" else as_dict(entry.get("percentiles")).get(name)
+            return num(value, f"{where}.metrics.{key}.successful.{name}", conv)
+
+        metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY}
+        dist: Distribution
+        for key, dist, factor in (("time_to_first_token_ms", TTFT, 1.0), ("request_latency", E2E, MS_PER_S)):
+            for s in ("avg", *_PCTS):
+                v = stat(key, s)
+                if v is not None and v >= 0:
+                    metrics[dist.stat(s).name] = v * factor
+        if (itl := stat("inter_token_latency_ms", "avg")) is not None and itl >= 0:
+            metrics[ITL.stat("avg").name] = itl
+        metrics["requests_per_s"] = positive(stat("requests_per_second", "avg"))
+        metrics["tokens_per_s"] = positive(stat("output_tokens_per_second", "avg"))
+        metrics["prompt_tokens_mean"] = positive(stat("prompt_token_count", "avg"))
+        metrics["output_tokens_mean"] = positive(stat("output_token_count", "avg"))
+        totals = as_dict(m.get("request_totals")) or as_dict(bench.get("request_totals"))
+        metrics["requests_completed"] = pos_int(totals.get("successful"))
+        errored = num(totals.get("errored"))
+        whole = errored is not None and errored >= 0 and errored == int(errored)
+        metrics["requests_failed"] = int(errored) if whole and errored is not None else None
+        status, error = "ok", None
+        if metrics["requests_completed"] is None and totals:
+            status, error = "failed", f"no request completed ({totals.get('errored', '?')} errored)"
+            metrics = {"energy_missing_reason": NO_ENERGY, "requests_failed": metrics["requests_failed"]}
+        config = as_dict(bench.get("config")) or as_dict(bench.get("args"))
+        strategy = as_dict(config.get("strategy"))
+        kind = clean_str(strategy.get("type_"))
+        rate = positive(num(strategy.get("rate")))
+        cap = pos_int(strategy.get("max_concurrency"))
+        load: dict[str, Any] = {"load_kind": None, "request_rate_per_s": None, "max_concurrency": cap, "arrival": None}
+        if kind == "synchronous":
+            load.update(load_kind="concurrency", max_concurrency=1)
+        elif kind == "concurrent":
+            load.update(load_kind="concurrency", max_concurrency=pos_int(strategy.get("streams")))
+        elif kind in ("constant", "poisson") and rate:
+            load.update(load_kind="rate", request_rate_per_s=rate, arrival=kind)
+        backend = as_dict(config.get("backend")) or as_dict(bench.get("worker"))
+        model = clean_str(backend.get("model") or backend.get("backend_model") or args.get("model")
+                          or as_dict(args.get("backend")).get("model"))
+        notes = [f"GuideLLM benchmark {i + 1}, strategy {kind or 'not stated'}"
+                 + (f" at {rate:g} requests/s" if rate else "")
+                 + (f", {load['max_concurrency']} concurrent" if load["max_concurrency"] else "")]
+        if kind == "throughput":
+            notes.append("throughput strategy: as many requests as the server takes (no fixed rate or concurrency)")
+        itl_p = {s: stat("inter_token_latency_ms", s) for s in _PCTS}
+        if any(v is not None for v in itl_p.values()):
+            notes.append("inter_token_latency_ms percentiles (of per-request means, token-weighted; not stored) "
+                         + ", ".join(f"{s} {v:.4g} ms" for s, v in itl_p.items() if v is not None))
+        if (tpot := stat("time_per_output_token_ms", "avg")) is not None:
+            notes.append(f"time_per_output_token_ms mean {tpot:.4g} ms includes the first token's wait: not TPOT")
+        if (total := stat("tokens_per_second", "avg")) is not None:
+            notes.append(f"prompt + output {total:.5g} tokens/s")
+        return {
+            "run_id": conv.run_id(i),
+            "status": status,
+            "error": error,
+            "device": conv.device(None, "gpu", where="(whole file; GuideLLM measures an endpoint and names no GPU)"),
+            "config": {"workload": conv.hints.workload or (model or "unknown")[:200],
+                       "model": model[:200] if model else None,
+                       "task": "text-generation", "mode": "infer", "precision": conv.precision(None),
+                       "batch_size": conv.hints.batch_size, **load},
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "notes": "; ".join(notes)[:10_000],
+        }
+

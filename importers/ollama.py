@@ -1,0 +1,192 @@
+"""Ollama timings: the statistics `ollama run --verbose` prints (one block per answer, also inside a
+log or a Markdown note), and tables of the API's timing fields (`eval_count`, `eval_duration`,
+`prompt_eval_count`, `prompt_eval_duration`, `total_duration`, `load_duration`).
+
+Learned from the writer (api/types.go `Metrics.Summary`): durations print as Go durations
+("1m13.810328292s", "97.885315ms", "450µs"); the API's duration fields are nanoseconds. "eval rate" is
+eval count / eval duration: output tokens per second while decoding, the prompt's evaluation left out,
+so it is stored as decode tokens/s, never as the whole request's tokens/s; "prompt eval rate" is prompt
+tokens/s. Total duration (model load included) is the window. One request per block or row; Ollama
+measures no energy, and an energy column is read only with its unit in its name (energy_j, energy_mj).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from importers.base import (
+    MS_PER_S,
+    Conversion,
+    Importer,
+    Source,
+    cell,
+    check_run_count,
+    clean_str,
+    energy_metrics,
+    num,
+    positive,
+    read_csv,
+)
+
+_KEYS = ("total duration", "load duration", "prompt eval count", "prompt eval duration", "prompt eval rate",
+         "eval count", "eval duration", "eval rate")
+_STAT = re.compile(r"^[\s>*-]*(total duration|load duration|prompt eval count|prompt eval duration|prompt eval rate|"
+                   r"eval count|eval duration|eval rate):\s+(\S+)")
+_RUN = re.compile(r"ollama run\s+(?:--\S+\s+)*([A-Za-z0-9][\w.:/-]*)")
+_GO_PART = re.compile(r"(\d+(?:\.\d*)?)(h|ms|m|µs|us|μs|ns|s)")
+_GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ns": 1e-9}
+NO_ENERGY = "Ollama's timings hold no power or energy"
+CSV_UNITS_S = {"": 1e-9, "_ns": 1e-9, "_us": 1e-6, "_ms": 1e-3, "_s": 1.0}  # the API's fields are ns
+
+
+def go_duration_s(text: str) -> float | None:
+    """Seconds of a Go duration string ('1m13.81s', '97.885315ms'); None when it is not one."""
+    text = text.strip()
+    parts = _GO_PART.findall(text)
+    if not parts or "".join(a + b for a, b in parts) != text:
+        return None
+    return sum(float(v) * _GO_UNIT_S[u] for v, u in parts)
+
+
+class OllamaImporter(Importer):
+    NAME = "ollama"
+    TOOL = "Ollama"
+    DESCRIPTION = "Ollama --verbose statistics (text) or a table of its eval_count / eval_duration timings"
+
+    def sniff(self, source: Source) -> bool:
+        head = source.head
+        if "eval rate:" in head and "eval count:" in head and "eval duration:" in head:
+            return True
+        first = head.lstrip().split("\n", 1)[0].lower()
+        columns = {c.strip().strip('"') for c in first.split(",")}
+        return "eval_count" in columns and any(c.startswith("eval_duration") for c in columns)
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        text = conv.source.text or ""
+        if "eval count:" in text and "eval duration:" in text:
+            return conv.document(self._from_text(conv, text))
+        return conv.document(self._from_csv(conv, text))
+
+    # --- `ollama run --verbose` -----------------------------------------------------------------
+    def _from_text(self, conv: Conversion, text: str) -> list[dict[str, Any]]:
+        blocks: list[tuple[int, str | None, dict[str, tuple[int, str]]]] = []
+        model: str | None = None
+        current: dict[str, tuple[int, str]] = {}
+        start = 0
+        for n, line in enumerate(text.splitlines(), 1):
+            if (m := _RUN.search(line)) is not None:
+                model = m.group(1)
+            if (m := _STAT.match(line)) is None:
+                continue
+            key = m.group(1)
+            if key in current or (key == "total duration" and current):  # the next answer's statistics
+                blocks.append((start, model, current))
+                current = {}
+            if not current:
+                start = n
+            current[key] = (n, m.group(2))
+        if current:
+            blocks.append((start, model, current))
+        blocks = [b for b in blocks if "eval count" in b[2] or "eval rate" in b[2]]
+        if not blocks:
+            raise conv.fail("(whole file)", "no 'eval count:' / 'eval rate:' lines of ollama run --verbose")
+        check_run_count(conv, len(blocks), "the statistics blocks")
+        runs = []
+        for i, (line_no, model_name, stats) in enumerate(blocks):
+            def count(key: str, stats: dict[str, tuple[int, str]] = stats) -> float | None:
+                return num(stats[key][1], f"line {stats[key][0]} ({key})", conv) if key in stats else None
+
+            def seconds(key: str, stats: dict[str, tuple[int, str]] = stats) -> float | None:
+                if key not in stats:
+                    return None
+                s = go_duration_s(stats[key][1])
+                if s is None:
+                    raise conv.fail(f"line {stats[key][0]} ({key})", f"{stats[key][1][:40]!r} is not a duration "
+                                    "as Ollama prints it (e.g. 1m2.5s, 97.8ms)")
+                return s
+
+            values = {"eval_count": count("eval count"), "prompt_eval_count": count("prompt eval count"),
+                      "eval_s": seconds("eval duration"), "prompt_eval_s": seconds("prompt eval duration"),
+                      "total_s": seconds("total duration"), "load_s": seconds("load duration"),
+                      "eval_rate": count("eval rate"), "prompt_eval_rate": count("prompt eval rate")}
+            runs.append(self._run(conv, i, f"line {line_no}", model_name, values, None))
+        return runs
+
+    # --- a table of the API's fields ------------------------------------------------------------
+    def _from_csv(self, conv: Conversion, text: str) -> list[dict[str, Any]]:
+        header, rows = read_csv(conv, text)
+        lower = [h.lower() for h in header]
+        check_run_count(conv, len(rows), "the table's rows")
+
+        def seconds(row: list[str], line: int, base: str) -> float | None:
+            for suffix, factor in CSV_UNITS_S.items():
+                if (name := base + suffix) in lower:
+                    v = num(cell(lower, row, name), f"line {line} ({header[lower.index(name)]})", conv)
+                    return v * factor if v is not None else None
+            return None
+
+        runs = []
+        for i, (line, row) in enumerate(rows):
+            def val(name: str, line: int = line, row: list[str] = row) -> float | None:
+                return num(cell(lower, row, name), f"line {line} ({name})", conv) if name in lower else None
+
+            values = {"eval_count": val("eval_count"), "prompt_eval_count": val("prompt_eval_count"),
+                      "eval_s": seconds(row, line, "eval_duration"), "prompt_eval_s": seconds(row, line,
+                                                                                              "prompt_eval_duration"),
+                      "total_s": seconds(row, line, "total_duration"), "load_s": seconds(row, line, "load_duration"),
+                      "eval_rate": None, "prompt_eval_rate": None}
+            energy = val("energy_j")
+            if energy is None and (mj := val("energy_mj")) is not None:
+                energy = mj / 1000.0
+            runs.append(self._run(conv, i, f"line {line}", clean_str(cell(lower, row, "model")), values, energy))
+        return runs
+
+    def _run(self, conv: Conversion, index: int, where: str, model: str | None, v: dict[str, float | None],
+             energy_j: float | None) -> dict[str, Any]:
+        out, prompt = positive(v["eval_count"]), positive(v["prompt_eval_count"])
+        eval_s, prompt_s = positive(v["eval_s"]), positive(v["prompt_eval_s"])
+        decode = positive(v["eval_rate"]) or (out / eval_s if out and eval_s else None)
+        prompt_rate = positive(v["prompt_eval_rate"]) or (prompt / prompt_s if prompt and prompt_s else None)
+        if decode is None and out is None:
+            raise conv.fail(where, "neither eval count nor eval rate: no generation figure to import")
+        total_s = positive(v["total_s"])
+        metrics: dict[str, Any] = {
+            "decode_tokens_per_s": decode, "prompt_tokens_per_s": prompt_rate,
+            "output_tokens": out, "output_tokens_mean": out, "prompt_tokens_mean": prompt,
+            "duration_s": total_s, "examples": 1, "sample_unit": "request", "requests_completed": 1,
+        }
+        flags: list[str] = []
+        if energy_j is not None:
+            metrics.update(energy_metrics(energy_j, examples=1, duration_s=total_s, boundary=conv.boundary(None),
+                                          method="reported", what="energy column", flags=flags))
+            if "energy_j" in metrics and out:
+                metrics["j_per_token"] = metrics["energy_j"] / out
+        else:
+            metrics["energy_missing_reason"] = NO_ENERGY
+        notes = ["Ollama timings of one request: eval rate = eval count / eval duration (decoding only, stored as "
+                 "decode tokens/s)"]
+        if v["load_s"] is not None:
+            notes.append(f"load duration {v['load_s'] * MS_PER_S:.1f} ms (in the total duration)")
+        if eval_s is not None:
+            notes.append(f"eval duration {eval_s * MS_PER_S:.1f} ms")
+        if prompt_s is not None:
+            notes.append(f"prompt eval duration {prompt_s * MS_PER_S:.1f} ms")
+        return {
+            "run_id": conv.run_id(index),
+            "status": "ok",
+            "flags": flags,
+            "device": conv.device(None, "gpu", where=f"({where}: Ollama's timings do not name the device)"),
+            "config": {
+                "workload": conv.hints.workload or (model or "unknown")[:200],
+                "model": model,
+                "task": "text-generation",
+                "mode": "infer",
+                "precision": conv.precision(None),
+                "batch_size": conv.hints.batch_size,
+                "engine": "ollama",
+                "prompt_tokens_requested": None,
+            },
+            "metrics": {k: val for k, val in metrics.items() if val is not None},
+            "notes": "; ".join(notes),
+        }

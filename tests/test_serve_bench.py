@@ -153,7 +153,10 @@ def test_rate_sweep_lands_in_the_database_with_the_servers_token_counts(server: 
         assert r["prompt_tokens_requested"] == 16 and r["output_tokens_requested"] == 8
         assert r["requests_completed"] >= 2 and r["requests_failed"] == 0
         assert r["tokens_per_s"] == pytest.approx(r["requests_per_s"] * 8)
-        assert r["j_per_token"] == pytest.approx(r["energy_j"] / (r["requests_completed"] * 8))
+        if r["energy_j"] is None:  # a steady state shorter than the sampler resolves (a loaded machine): missing
+            assert r["j_per_token"] is None and r["energy_missing_reason"], r
+        else:
+            assert r["j_per_token"] == pytest.approx(r["energy_j"] / (r["requests_completed"] * 8))
         assert r["goodput_slo"] == "ttft_p90<=2000ms,tpot_p90<=500ms"
     low, _, high = runs
     assert "overloaded" not in low["flags"] and low["ttft_p90_ms"] > 0 and low["itl_p50_ms"] > 0

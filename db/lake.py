@@ -40,8 +40,8 @@ from typing import ClassVar
 
 import duckdb
 
-from db.location import DEFAULT_QUERY_LIMIT_S, QUERY_LIMIT_ENV, TEAM, StoreLocation, locate
 from db.migrate import apply_migrations, latest_version
+from db.store_location import DEFAULT_QUERY_LIMIT_S, QUERY_LIMIT_ENV, TEAM, StoreLocation
 from joulebench.errors import DatabaseError
 from joulebench.metrics import ITL, TPOT
 
@@ -158,11 +158,6 @@ def is_lake(url: str | None) -> bool:
 
 READ_ONLY_MESSAGE = ("the team store is read-only in the explorer: runs, uploads, labels and catalog edits go into a "
                      "runner machine's own database, then `joulebench push` sends them")
-
-
-def refuse_write(store: str) -> None:
-    """DatabaseError when `store` names a team store: nothing writes to it but `joulebench push`."""
-    locate(store).refuse_write()
 
 
 def lake_data_path(given: str | None) -> str | None:

@@ -15,65 +15,18 @@ place the kinds differ:
 from __future__ import annotations
 
 import os
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import duckdb
 
 from db.connection import connect
+from db.lake import TeamStore, is_lake, lake_data_path
 from db.migrate import latest_version
+from db.store_location import LOCAL, StoreLocation
 from joulebench.errors import DatabaseError
 from joulebench.paths import resolve_db_path
-
-if TYPE_CHECKING:
-    from db.lake import TeamStore
-
-LOCAL, TEAM = "local", "team"  # the kind words: a store's, and its runners' own runs' as every page shows them
-QUERY_LIMIT_ENV = "JOULEBENCH_STORE_QUERY_LIMIT_S"  # seconds a query on a team store may take
-DEFAULT_QUERY_LIMIT_S = 120.0
-
-
-class StoreLocation(ABC):
-    """A store's location: a `LocalFile` or a `TeamStore`; `locate` makes one."""
-
-    kind: ClassVar[str]  # LOCAL or TEAM
-    read_only_reason: ClassVar[str | None] = None  # why only `joulebench push` writes it (None: it may be written)
-    # who pushed each source (content_sha256, machine, pushed_at): the view `source_pushes`
-    pushes_sql: ClassVar[str] = ("SELECT NULL::VARCHAR AS content_sha256, NULL::VARCHAR AS machine, "
-                                 "NULL::TIMESTAMPTZ AS pushed_at WHERE false")
-
-    @property
-    @abstractmethod
-    def shown(self) -> str:
-        """The location as it may be shown and logged: the file's path, or the URL without any password."""
-
-    @property
-    def file(self) -> Path:
-        """The DuckDB file (DatabaseError for a team store, which has none on this machine)."""
-        raise DatabaseError(f"{self.shown}: a {self.kind} store has no database file on this machine")
-
-    def refuse_write(self) -> None:
-        """DatabaseError when nothing but `joulebench push` may write this store."""
-        if self.read_only_reason:
-            raise DatabaseError(self.read_only_reason)
-
-    def query_limit_s(self) -> float | None:
-        """How long one query may run (None: as long as it takes)."""
-        return None
-
-    @abstractmethod
-    def connect_reading(self, as_of: int | None = None) -> tuple[duckdb.DuckDBPyConnection, int | None]:
-        """A read-only connection, and the snapshot it reads (None for a store without snapshots)."""
-
-    @abstractmethod
-    def schema_problem(self, version: int) -> str | None:
-        """What is wrong with a store at schema `version` for this JouleBench, and what to do (None: nothing)."""
-
-    def describe(self) -> str:
-        """'local file PATH' / 'team store URL': the kind word first, as every command and page says it."""
-        return f"{self.kind} {'file' if self.kind == LOCAL else 'store'} {self.shown}"
 
 
 @dataclass(frozen=True)
@@ -107,8 +60,6 @@ def locate(store: str | os.PathLike[str] | StoreLocation | None, data_path: str 
     """The one reading of a store's name: a team store's URL (ducklake:..., with `data_path`, default
     $JOULEBENCH_LAKE_DATA) parsed once into a TeamStore (DatabaseError for a password or a bad URL, naming
     neither), anything else a DuckDB file (None: $JOULEBENCH_DB or the per-user default)."""
-    from db.lake import TeamStore, is_lake, lake_data_path
-
     if isinstance(store, StoreLocation):
         return store
     text = os.fspath(store) if store is not None else None
@@ -128,6 +79,4 @@ def reading_views(con: duckdb.DuckDBPyConnection, location: StoreLocation) -> No
 
 def as_team_store(location: StoreLocation) -> TeamStore | None:
     """The location as a team store, or None for a file."""
-    from db.lake import TeamStore
-
     return location if isinstance(location, TeamStore) else None

@@ -29,8 +29,9 @@ import db.seed as seed
 from db.connection import connect, create_whole, damaged, first_row, interrupted, remove_abandoned_births
 from db.grading import derived_damage, grade_runs, rebuild_derived
 from db.lake import LAKE_NAME
-from db.location import QUERY_LIMIT_ENV, LocalFile, StoreLocation, locate, reading_views
+from db.location import LocalFile, locate, reading_views
 from db.migrate import apply_migrations
+from db.store_location import QUERY_LIMIT_ENV, StoreLocation
 from db.writes import IngestReport, ingest_loaded
 from joulebench.errors import DatabaseError, ResultFileError
 from joulebench.labels import LABELS

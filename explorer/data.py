@@ -28,8 +28,9 @@ import db.regrade as regrade
 from db import Store, labels, queries
 from db.connection import data_version
 from db.lake import AS_OF_ENV_VAR, DATA_ENV_VAR, STORE_ENV_VAR
-from db.location import StoreLocation, as_team_store, locate
+from db.location import as_team_store, locate
 from db.queries import HEADLINE, overview_counts, runs_for_chart
+from db.store_location import StoreLocation
 from decision.markdown import md
 from decision.money import CostSettings, Rates
 from decision.text import cite, cited

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from db.lake import refuse_write
+from db.location import locate
 from decision.text import count
 from joulebench import defaults, processes
 from joulebench.errors import FileWriteError, RunConfigError, RunInProgressError
@@ -285,7 +285,7 @@ def _alive(job: Job) -> bool:
 
 def start(db: Path, request: RunRequest | ServeBenchRequest) -> Job:
     """Start a run in its own process; refuse while another is going, or when the options are bad."""
-    refuse_write(str(db))
+    locate(str(db)).refuse_write()
     previous = current(db)
     if previous is not None and _alive(previous):
         raise RunInProgressError(

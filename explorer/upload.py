@@ -12,7 +12,7 @@ from typing import Any
 
 import importers
 from db import IngestReport
-from db.lake import refuse_write
+from db.location import locate
 from decision.text import as_fields
 from explorer import bounded
 from importers.archive import MLPERF_SUMMARY, sources_from_bytes
@@ -159,7 +159,7 @@ def import_upload(name: str, data: bytes, db: str, given: importers.Hints | None
     """Raises ResultFileError for a file that cannot be imported; nothing is imported from it. The
     import runs in a bounded child process (explorer.bounded), through the CLI's code; an archive
     gives one report per source in it."""
-    refuse_write(db)
+    locate(db).refuse_write()
     return bounded.call(import_here, name, data, db, given, log, name=name)
 
 

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from db import Store
 from db.lake import STORE_ENV_VAR, TeamStore, check_store
-from db.location import LocalFile, StoreLocation, as_team_store, locate
+from db.location import LocalFile, as_team_store, locate
 from db.push import push
+from db.store_location import StoreLocation
 from ingest.service import open_store
 from joulebench.errors import DatabaseError, JouleBenchError
 from joulebench.paths import resolve_db_path

@@ -10,7 +10,7 @@ from decision.inputs import DecideInputs
 from decision.markdown import md
 from decision.money import COST_FORMULA
 from decision.text import precision_name
-from explorer import charts, cost_inputs, data, grade_legend, nav, token_section
+from explorer import cost_inputs, data, decide_view, grade_legend, nav, token_section
 from explorer.params import UrlReader
 from explorer.tables import styled
 from tuning import GOALS
@@ -112,32 +112,8 @@ for line in decided.sentences:
 if decided.grade_warning:
     st.warning(decided.grade_warning)  # built with every name escaped (decision.markdown.md)
 
-if answer.gaps:
-    st.subheader("What the data cannot answer yet")
-    for gap in answer.gaps:
-        cols = st.columns([3, 2])
-        cols[0].markdown(f"**{md(gap.device)}**: {md(gap.what)}.")
-        if gap.fill == "run":
-            cols[1].page_link(nav.NEW_RUN, label="Measure it on this machine (New run, prefilled)",
-                              icon=":material/play_arrow:", query_params=gap.prefill)
-        elif gap.fill == "devices":
-            cols[1].page_link(nav.DEVICES, label="Enter a price (Devices)", icon=":material/memory:")
-    st.caption(inputs.ELSEWHERE)
-    st.page_link(nav.UPLOAD, label="Upload a result file", icon=":material/upload:")
-
-costed = answer.costed()
-bars = tables.device_bars(answer)
-if costed or not bars.is_empty():
-    left, right = st.columns(2)
-    if costed:
-        left.subheader("Cost per 1M samples as utilisation changes")
-        log_y = left.toggle("Log scale", key="log_cost")
-        left.plotly_chart(charts.cost_vs_utilisation(tables.cost_curve(answer), currency, settings.utilisation,
-                                                     answer.crossovers(), log_y), width="stretch")
-    if not bars.is_empty():
-        right.subheader("Throughput and energy per example")
-        right.caption("The figures each device's cost uses, with their input size and trust grade.")
-        right.plotly_chart(charts.device_figures(bars), width="stretch")
+decide_view.gaps(answer)
+decide_view.cost_and_figures(answer, settings)
 
 st.subheader("Every figure, with its basis")
 columns = {k: st.column_config.Column(help=v) for k, v in tables.FIGURE_COLUMN_HELP.items()}

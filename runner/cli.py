@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.stores import add_store_arguments, push_after_write, target
+from runner.energy_args import add_energy_arguments
 
 RUN_DESCRIPTION = (
     "Measure transformers training or inference on this machine. Comma lists on --workload, --mode, "
@@ -88,21 +89,6 @@ def add_run_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
                    help="record the power settings that would be applied and change nothing (the runs say the "
                         "setting was not applied); the only mode allowed on a machine whose settings must not "
                         "change, such as a lent GPU")
-
-
-def add_energy_arguments(p: argparse.ArgumentParser) -> None:
-    from joulebench import defaults
-    from joulebench.vocab import BOUNDARIES
-
-    g = p.add_argument_group("energy measurement")
-    g.add_argument("--power-log", type=Path,
-                   help="an external power log written during the run (wall meter CSV of time,watts; nvidia-smi, "
-                        "tegrastats or jtop log), aligned to each window by timestamp")
-    g.add_argument("--power-log-boundary", choices=BOUNDARIES,
-                   help="where the --power-log measures (default: wall for a meter CSV, else the log's own)")
-    g.add_argument("--tdp-w", type=float, help="CPU TDP in W for the estimate used when no sensor exists")
-    g.add_argument("--sample-hz", type=float, default=defaults.SAMPLE_HZ,
-                   help=f"power sampling rate, never faster than the sensor updates (default: {defaults.SAMPLE_HZ:g})")
 
 
 def add_subcommands(sub: Any, db_help: str) -> None:

@@ -14,8 +14,8 @@ import pytest
 from cli.main import main
 from db import Store
 from db.lake import LakeUrl
-from db.location import QUERY_LIMIT_ENV
 from db.push import push
+from db.store_location import QUERY_LIMIT_ENV
 from ingest.service import import_file
 from joulebench.errors import DatabaseError
 from joulebench.paths import REPO_ROOT

@@ -22,7 +22,7 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     from ingest.stores import add_store_arguments
-    from runner.cli import add_energy_arguments
+    from runner.energy_args import add_energy_arguments
     from runner.serve_bench.options import APIS, ARRIVALS
 
     p.add_argument("--target", required=True, help="the server's URL, e.g. http://localhost:8000")

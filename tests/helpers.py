@@ -171,3 +171,45 @@ def app_session(url: str, timeout_s: float) -> Iterator[AppSession]:
     with connect(url.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],  # type: ignore[list-item]
                  open_timeout=timeout_s, close_timeout=2, max_size=None, ping_interval=None) as ws:
         yield AppSession(ws)
+
+
+def ingest_runs(db: Path, template: Path, path: Path, **hints: Any) -> list[dict]:
+    """`path` imported into a copy of `template` at `db` through the real import service; each run as Run detail
+    reads it back from the store."""
+    import shutil
+
+    from db import Store
+    from db.queries import run_detail
+    from importers import Hints
+    from importers.archive import sources_from_path
+    from ingest import import_source
+
+    shutil.copy(template, db)
+    report, imported = import_source(sources_from_path(path)[0], db=db, hints=Hints(**hints))
+    assert report.status == "imported" and report.runs_added == len(imported.runs)
+    with Store.open(db, seed_reference=False) as store:
+        rows = [run_detail(store, r["run_id"]) for r in imported.runs]
+    return [r for r in rows if r is not None]
+
+
+def mutated(data: bytes, cut: float, at: float, junk: bytes) -> bytes:
+    """A file cut to 30-100 % of its length (`cut` 0-1) with `junk` inserted at fraction `at`: hypothesis input."""
+    data = data[: max(1, int(len(data) * (0.3 + 0.7 * cut)))]
+    i = int(len(data) * at)
+    return data[:i] + junk + data[i:]
+
+
+@contextmanager
+def local_http_server(handler: type) -> Iterator[str]:
+    """A threaded HTTP server on a free localhost port answering with `handler`; its URL, shut down after."""
+    import http.server
+    import threading
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -8,7 +8,6 @@ public repository commits these tools' outputs that we could find): tests/fixtur
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import importers
-from db import Store
-from db.queries import run_detail
-from importers import Hints, load
+from importers import load
 from importers.archive import sources_from_path
-from ingest import import_source
 from joulebench.errors import JouleBenchError, ResultFileError
+from tests.helpers import ingest_runs, mutated
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 GENAI_JSON = FORMATS / "genai_perf" / "profile_export_genai_perf.json"
@@ -29,19 +26,8 @@ AIPERF_CSV = FORMATS / "genai_perf" / "profile_export_aiperf.csv"
 GUIDELLM = FORMATS / "guidellm" / "benchmarks.json"
 
 
-def _ingest(tmp_path: Path, bare_template: Path, path: Path, **hints: object) -> list[dict]:
-    db = tmp_path / "llm.duckdb"
-    shutil.copy(bare_template, db)
-    source = sources_from_path(path)[0]
-    report, imported = import_source(source, db=db, hints=Hints(**hints))  # type: ignore[arg-type]
-    assert report.status == "imported" and report.runs_added == len(imported.runs)
-    with Store.open(db, seed_reference=False) as store:
-        rows = [run_detail(store, r["run_id"]) for r in imported.runs]
-    return [r for r in rows if r is not None]
-
-
 def test_genai_perf_json_into_duckdb(tmp_path: Path, bare_template: Path) -> None:
-    (row,) = _ingest(tmp_path, bare_template, GENAI_JSON, device="NVIDIA H100 80GB HBM3")
+    (row,) = ingest_runs(tmp_path / "llm.duckdb", bare_template, GENAI_JSON, device="NVIDIA H100 80GB HBM3")
     assert row["origin_format"] == "genai-perf"
     assert row["ttft_avg_ms"] == pytest.approx(41.52)  # time_to_first_token.avg, unit "ms"
     assert row["ttft_p90_ms"] == pytest.approx(51.3)  # time_to_first_token.p90
@@ -61,7 +47,7 @@ def test_genai_perf_json_into_duckdb(tmp_path: Path, bare_template: Path) -> Non
 
 
 def test_aiperf_csv_into_duckdb(tmp_path: Path, bare_template: Path) -> None:
-    (row,) = _ingest(tmp_path, bare_template, AIPERF_CSV)
+    (row,) = ingest_runs(tmp_path / "llm.duckdb", bare_template, AIPERF_CSV)
     assert row["ttft_p99_ms"] == pytest.approx(117.5)  # "Time to First Token (ms)" row, p99 column
     assert row["e2e_latency_avg_ms"] == pytest.approx(1742.31)  # "Request Latency (ms)", avg
     assert row["tpot_p50_ms"] == pytest.approx(8.39) and row["itl_p50_ms"] is None  # "Inter Token Latency (ms)", p50
@@ -82,7 +68,7 @@ def test_genai_perf_units_in_the_file_decide() -> None:
 
 
 def test_guidellm_one_run_per_benchmark_into_duckdb(tmp_path: Path, bare_template: Path) -> None:
-    sync, rate = _ingest(tmp_path, bare_template, GUIDELLM)
+    sync, rate = ingest_runs(tmp_path / "llm.duckdb", bare_template, GUIDELLM)
     assert sync["origin_format"] == "guidellm"
     assert sync["load_kind"] == "concurrency" and sync["max_concurrency"] == 1  # strategy type_ "synchronous"
     assert rate["load_kind"] == "rate" and rate["request_rate_per_s"] == pytest.approx(4.0)  # "constant", rate 4.0
@@ -133,9 +119,7 @@ SEEDS = [(p.name, p.read_bytes()) for p in (GENAI_JSON, AIPERF_CSV, GUIDELLM)]
 def test_mutated_inputs_import_or_refuse_naming_the_file(seed: tuple[str, bytes], cut: float, at: float,
                                                          junk: bytes) -> None:
     name, data = seed
-    data = data[: max(1, int(len(data) * (0.3 + 0.7 * cut)))]
-    i = int(len(data) * at)
-    data = data[:i] + junk + data[i:]
+    data = mutated(data, cut, at, junk)
     try:
         f, _ = load(data, name)
     except JouleBenchError as e:

@@ -7,21 +7,17 @@ expected figure was read off the file by hand (the comment names the key, line o
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from db import Store
 from db.grading import config_key
-from db.queries import run_detail
-from importers import Hints, load
-from importers.archive import sources_from_path
+from importers import load
 from importers.llama_bench import quantisation_of
-from ingest import import_source
 from joulebench.errors import JouleBenchError, ResultFileError
+from tests.helpers import ingest_runs, mutated
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FORMATS = FIXTURES / "formats"
@@ -40,20 +36,9 @@ LLAMA_LOG = LLAMA / "rx7900xtx-vulkan_benchmark_20251211_143639.txt"
 LLAMA_CSV_BAD = FIXTURES / "llama_bench_refused" / "llama.cpp-README-csv-41-cells-under-42-columns.csv"
 
 
-def _ingest(tmp_path: Path, bare_template: Path, path: Path, **hints: object) -> list[dict]:
-    db = tmp_path / "llm.duckdb"
-    shutil.copy(bare_template, db)
-    source = sources_from_path(path)[0]
-    report, imported = import_source(source, db=db, hints=Hints(**hints))  # type: ignore[arg-type]
-    assert report.status == "imported" and report.runs_added == len(imported.runs)
-    with Store.open(db, seed_reference=False) as store:
-        rows = [run_detail(store, r["run_id"]) for r in imported.runs]
-    return [r for r in rows if r is not None]
-
-
 # --- LLMPerf -------------------------------------------------------------------------------------------------
 def test_llmperf_summary_into_duckdb(tmp_path: Path, bare_template: Path) -> None:
-    (row,) = _ingest(tmp_path, bare_template, FIREWORKS)
+    (row,) = ingest_runs(tmp_path / "llm.duckdb", bare_template, FIREWORKS)
     assert row["origin_format"] == "llmperf" and row["device_name"] is None  # an endpoint: no GPU named
     # results_mean_output_throughput_token_per_s: all output tokens / the test's wall time (the system's rate)
     assert row["tokens_per_s"] == pytest.approx(162.86950633872)
@@ -70,7 +55,7 @@ def test_llmperf_summary_into_duckdb(tmp_path: Path, bare_template: Path) -> Non
 
 
 def test_llmperf_summary_with_refused_requests(tmp_path: Path, bare_template: Path) -> None:
-    (row,) = _ingest(tmp_path, bare_template, LEPTON_429)
+    (row,) = ingest_runs(tmp_path / "llm.duckdb", bare_template, LEPTON_429)
     # results_num_completed_requests 20, results_number_errors 130 (error_code_frequency {429.0: 130})
     assert row["requests_completed"] == 20 and row["requests_failed"] == 130 and row["status"] == "ok"
     assert row["tokens_per_s"] == pytest.approx(53.02189174249291)  # results_mean_output_throughput_token_per_s
@@ -78,7 +63,7 @@ def test_llmperf_summary_with_refused_requests(tmp_path: Path, bare_template: Pa
 
 
 def test_llmperf_individual_responses(tmp_path: Path, bare_template: Path) -> None:
-    (row,) = _ingest(tmp_path, bare_template, LEPTON_RESPONSES)
+    (row,) = ingest_runs(tmp_path / "llm.duckdb", bare_template, LEPTON_RESPONSES)
     responses = json.loads(LEPTON_RESPONSES.read_text())
     ok = sorted(r["ttft_s"] for r in responses if r["error_code"] is None)
     assert len(responses) == 150 and len(ok) == 20
@@ -90,7 +75,7 @@ def test_llmperf_individual_responses(tmp_path: Path, bare_template: Path) -> No
 
 # --- vLLM offline ----------------------------------------------------------------------------------------------
 def test_vllm_throughput_keeps_total_tokens_apart(tmp_path: Path, bare_template: Path) -> None:
-    (row,) = _ingest(tmp_path, bare_template, VLLM_THROUGHPUT, workload="llama-3-8b")
+    (row,) = ingest_runs(tmp_path / "llm.duckdb", bare_template, VLLM_THROUGHPUT, workload="llama-3-8b")
     assert row["requests_per_s"] == pytest.approx(2.781764499305893)  # requests_per_second
     assert row["duration_s"] == pytest.approx(71.89681227505207)  # elapsed_time
     assert row["requests_completed"] == 200  # num_requests
@@ -100,7 +85,7 @@ def test_vllm_throughput_keeps_total_tokens_apart(tmp_path: Path, bare_template:
 
 
 def test_vllm_latency_is_per_batch(tmp_path: Path, bare_template: Path) -> None:
-    (row,) = _ingest(tmp_path, bare_template, VLLM_LATENCY, workload="llama-3-8b")
+    (row,) = ingest_runs(tmp_path / "llm.duckdb", bare_template, VLLM_LATENCY, workload="llama-3-8b")
     doc = json.loads(VLLM_LATENCY.read_text())
     # percentiles["50"] 7.112779660150409 s: the 8th of the 15 sorted latencies, also NumPy's linear p50
     assert row["latency_p50_ms"] == pytest.approx(doc["percentiles"]["50"] * 1e3) == pytest.approx(7112.779660150409)
@@ -111,7 +96,7 @@ def test_vllm_latency_is_per_batch(tmp_path: Path, bare_template: Path) -> None:
 
 # --- SGLang --------------------------------------------------------------------------------------------------
 def test_sglang_bench_serving_bare_infinity(tmp_path: Path, bare_template: Path) -> None:
-    rows = _ingest(tmp_path, bare_template, SGLANG_OFFLINE)
+    rows = ingest_runs(tmp_path / "llm.duckdb", bare_template, SGLANG_OFFLINE)
     assert len(rows) == 7  # seven lines
     first = next(r for r in rows if r["run_id"].endswith(":0"))
     # line 1: "request_rate": Infinity (bare), output_throughput 4520.70, duration 341.72 s, completed 3000
@@ -127,7 +112,7 @@ def test_sglang_bench_serving_bare_infinity(tmp_path: Path, bare_template: Path)
 
 
 def test_sglang_one_batch_derivation_is_named(tmp_path: Path, bare_template: Path) -> None:
-    rows = _ingest(tmp_path, bare_template, SGLANG_ONE_BATCH)
+    rows = ingest_runs(tmp_path / "llm.duckdb", bare_template, SGLANG_ONE_BATCH)
     first = next(r for r in rows if r["run_id"].endswith(":0"))
     # line 1: batch_size 1, output_len 8192, total_latency 27.813683197950013 s -> 8192 / 27.81 = 294.53 tokens/s
     assert first["tokens_per_s"] == pytest.approx(1 * 8192 / 27.813683197950013) == pytest.approx(294.53, abs=0.01)
@@ -141,7 +126,7 @@ def test_sglang_one_batch_derivation_is_named(tmp_path: Path, bare_template: Pat
 # --- llama.cpp llama-bench -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", [LLAMA_JSON, LLAMA_JSONL])
 def test_llama_bench_json_and_jsonl(tmp_path: Path, bare_template: Path, path: Path) -> None:
-    rows = sorted(_ingest(tmp_path, bare_template, path), key=lambda r: r["run_id"])
+    rows = sorted(ingest_runs(tmp_path / "llm.duckdb", bare_template, path), key=lambda r: r["run_id"])
     pp, tg = rows
     assert pp["origin_format"] == "llama-bench" and pp["device_name"] == "NVIDIA GeForce RTX 4080"  # gpu_info
     # [0] n_prompt 512, n_gen 0, avg_ts 7100.002165: prompt tokens/s, never output tokens/s
@@ -158,7 +143,8 @@ def test_llama_bench_json_and_jsonl(tmp_path: Path, bare_template: Path, path: P
 
 
 def test_llama_bench_markdown_in_a_log_with_two_gpus(tmp_path: Path, bare_template: Path) -> None:
-    rows = sorted(_ingest(tmp_path, bare_template, LLAMA_LOG), key=lambda r: int(r["run_id"].rsplit(":", 1)[1]))
+    rows = sorted(ingest_runs(tmp_path / "llm.duckdb", bare_template, LLAMA_LOG),
+                  key=lambda r: int(r["run_id"].rsplit(":", 1)[1]))
     assert len(rows) == 6  # three tables of pp512 and tg128
     # 'ggml_vulkan: 0 = AMD Radeon RX 7900 XTX (RADV NAVI31) (radv) | ...': the device, its driver names dropped
     assert {r["device_name"] for r in rows} == {"AMD Radeon RX 7900 XTX"}
@@ -171,7 +157,7 @@ def test_llama_bench_markdown_in_a_log_with_two_gpus(tmp_path: Path, bare_templa
 
 
 def test_llama_bench_markdown_depth(tmp_path: Path, bare_template: Path) -> None:
-    rows = sorted(_ingest(tmp_path, bare_template, LLAMA_MD, device="NVIDIA GeForce RTX 4090"),
+    rows = sorted(ingest_runs(tmp_path / "llm.duckdb", bare_template, LLAMA_MD, device="NVIDIA GeForce RTX 4090"),
                   key=lambda r: r["run_id"])
     by_tag = {r["tag"].split(",")[0]: r for r in rows}
     assert by_tag["pp512 @ d512"]["prompt_tokens_per_s"] == pytest.approx(6425.91)  # 'pp512 @ d512 | 6425.91 ± 18.88'
@@ -256,9 +242,7 @@ SEEDS = [(p.name, p.read_bytes()) for p in (FIREWORKS, LEPTON_RESPONSES, VLLM_TH
 def test_mutated_inputs_import_or_refuse_naming_the_file(seed: tuple[str, bytes], cut: float, at: float,
                                                          junk: bytes) -> None:
     name, data = seed
-    data = data[: max(1, int(len(data) * (0.3 + 0.7 * cut)))]
-    i = int(len(data) * at)
-    data = data[:i] + junk + data[i:]
+    data = mutated(data, cut, at, junk)
     try:
         f, _ = load(data, name)
     except JouleBenchError as e:

@@ -6,7 +6,6 @@ the file by hand (the comment names the line or key). Attribution: tests/fixture
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import importers
-from db import Store
-from db.queries import run_detail
 from importers import Hints, load
 from importers.archive import sources_from_path
 from importers.ollama import go_duration_s
-from ingest import import_source
 from joulebench.errors import JouleBenchError, ResultFileError
+from tests.helpers import ingest_runs, mutated
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 TRT = FORMATS / "trtllm_bench" / "perf-overview-llama-report.txt"
@@ -49,13 +46,7 @@ eval rate:            51.25 tokens/s
 
 def _ingest(tmp_path: Path, bare_template: Path, path: Path, **hints: object) -> tuple[list[dict], Path]:
     db = tmp_path / "llm.duckdb"
-    shutil.copy(bare_template, db)
-    source = sources_from_path(path)[0]
-    report, imported = import_source(source, db=db, hints=Hints(**hints))  # type: ignore[arg-type]
-    assert report.status == "imported" and report.runs_added == len(imported.runs)
-    with Store.open(db, seed_reference=False) as store:
-        rows = [run_detail(store, r["run_id"]) for r in imported.runs]
-    return [r for r in rows if r is not None], db
+    return ingest_runs(db, bare_template, path, **hints), db
 
 
 def test_trtllm_bench_printed_report_into_duckdb(tmp_path: Path, bare_template: Path) -> None:
@@ -174,9 +165,7 @@ SEEDS = [(TRT.name, TRT.read_bytes()), (TPB_DS.name, TPB_DS.read_bytes()), ("oll
 def test_mutated_inputs_import_or_refuse_naming_file_and_field(seed: tuple[str, bytes], cut: float, at: float,
                                                                junk: bytes) -> None:
     name, data = seed
-    data = data[: max(1, int(len(data) * (0.3 + 0.7 * cut)))]
-    i = int(len(data) * at)
-    data = data[:i] + junk + data[i:]
+    data = mutated(data, cut, at, junk)
     try:
         f, _ = load(data, name)
     except JouleBenchError as e:

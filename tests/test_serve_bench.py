@@ -28,7 +28,7 @@ from runner.serve_bench import measure
 from runner.serve_bench.client import RequestResult
 from runner.serve_bench.load import gaps_s, schedule_s
 from runner.serve_bench.options import ServeBenchError, parse_slo
-from tests.helpers import free_port
+from tests.helpers import free_port, local_http_server
 
 TRANSFORMERS = Path(sys.executable).with_name("transformers")
 MODEL_SCRIPT = """
@@ -243,14 +243,8 @@ class _NotOpenAI(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def not_openai() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotOpenAI)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with local_http_server(_NotOpenAI) as url:
+        yield url
 
 
 def test_bad_input_is_refused_and_nothing_is_stored(server: Server, not_openai: str, tmp_path: Path,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ from decision.money import CostSettings, Rates
 from ingest import import_file
 from joulebench.resultfile import dump_bytes, new_document
 from runner.record import Fields, RunRecord
+from tests.helpers import local_http_server
 from tests.test_browser import page  # noqa: F401  (the real browser's fixture)
 
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -243,14 +243,8 @@ class _TinyOpenAI(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def tiny_server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _TinyOpenAI)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with local_http_server(_TinyOpenAI) as url:
+        yield url
 
 
 def test_serve_bench_measures_with_a_jetsons_module_power(tiny_server: str, tmp_path: Path) -> None:

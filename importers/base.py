@@ -298,6 +298,15 @@ class Conversion:
         self.from_folder.setdefault("device", named[:200])
         return {"name": named[:200], "kind": self.hints.device_kind or kind or kind_of_device(named)}
 
+    def generation_config(self, model: str | None, **fields: Any) -> dict[str, Any]:
+        """An LLM inference run's config: the workload named by the user or the model, text generation, the
+        precision and batch size the user gave (None: not stated), then `fields` (the file's own, which win)."""
+        config: dict[str, Any] = {"workload": self.hints.workload or (model or "unknown")[:200], "model": model,
+                                  "task": "text-generation", "mode": "infer"}
+        if "precision" not in fields:
+            config["precision"] = self.precision(None)
+        return {**config, "batch_size": self.hints.batch_size, **fields}
+
     def precision(self, from_file: str | None) -> str | None:
         if from_file:
             return from_file

@@ -163,9 +163,7 @@ class GenAiPerfImporter(Importer):
             "run_id": conv.run_id(0),
             "status": "ok",
             "device": conv.device(None, "gpu", where=f"(whole file; {tool} measures an endpoint and names no GPU)"),
-            "config": {"workload": conv.hints.workload or (model or "unknown")[:200], "model": model,
-                       "task": "text-generation", "mode": "infer", "precision": conv.precision(None),
-                       "batch_size": conv.hints.batch_size, **config},
+            "config": conv.generation_config(model, **config),
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "notes": "; ".join(notes),
         }

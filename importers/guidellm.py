@@ -162,10 +162,7 @@ class GuideLlmImporter(Importer):
             "status": status,
             "error": error,
             "device": conv.device(None, "gpu", where="(whole file; GuideLLM measures an endpoint and names no GPU)"),
-            "config": {"workload": conv.hints.workload or (model or "unknown")[:200],
-                       "model": model[:200] if model else None,
-                       "task": "text-generation", "mode": "infer", "precision": conv.precision(None),
-                       "batch_size": conv.hints.batch_size, **load},
+            "config": conv.generation_config(model[:200] if model else None, **load),
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "notes": "; ".join(notes)[:10_000],
         }

@@ -64,9 +64,7 @@ class LlmPerfImporter(Importer):
             "run_id": conv.run_id(0),
             "status": "ok",
             "device": conv.device(None, "gpu", where=f"{where} (LLMPerf measures an endpoint; it names no GPU)"),
-            "config": {"workload": conv.hints.workload or (model or "unknown")[:200], "model": model,
-                       "task": "text-generation", "mode": "infer", "precision": conv.precision(None),
-                       "batch_size": conv.hints.batch_size, **config},
+            "config": conv.generation_config(model, **config),
         }
 
     def _summary(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:

@@ -178,12 +178,7 @@ class OllamaImporter(Importer):
             "flags": flags,
             "device": conv.device(None, "gpu", where=f"({where}: Ollama's timings do not name the device)"),
             "config": {
-                "workload": conv.hints.workload or (model or "unknown")[:200],
-                "model": model,
-                "task": "text-generation",
-                "mode": "infer",
-                "precision": conv.precision(None),
-                "batch_size": conv.hints.batch_size,
+                **conv.generation_config(model),
                 "engine": "ollama",
                 "prompt_tokens_requested": None,
             },

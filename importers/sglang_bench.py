@@ -104,9 +104,7 @@ class SglangBenchImporter(Importer):
         return {
             "run_id": conv.run_id(index), "status": "ok",
             "device": conv.device(None, "gpu", where=f"{where} (SGLang's results do not name the GPU)"),
-            "config": {"workload": conv.hints.workload or (model or "unknown")[:200], "model": model,
-                       "task": "text-generation", "mode": "infer", "precision": conv.precision(None),
-                       "batch_size": conv.hints.batch_size, "engine": "sglang"},
+            "config": conv.generation_config(model, engine="sglang"),
         }
 
     def _serving(self, conv: Conversion, r: dict[str, Any], index: int, line: int) -> dict[str, Any]:

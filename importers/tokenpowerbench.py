@@ -128,11 +128,7 @@ class TokenPowerBenchImporter(Importer):
             "device": conv.device(None, "gpu", where=f"({where}: TokenPowerBench does not name the GPU"
                                   + (f"; {memory_mb:g} MB of GPU memory" if memory_mb else "") + ")"),
             "config": {
-                "workload": conv.hints.workload or (model or "unknown")[:200],
-                "model": model,
-                "task": "text-generation",
-                "mode": "infer",
-                "precision": conv.precision(None),
+                **conv.generation_config(model),
                 "batch_size": pos_int(r.get("batch_size")) or conv.hints.batch_size,
                 "load_kind": "batch",
                 "engine": engine,

@@ -196,12 +196,7 @@ class TrtllmBenchImporter(Importer):
             "status": "ok",
             "device": device,
             "config": {
-                "workload": conv.hints.workload or (model or "unknown")[:200],
-                "model": model,
-                "task": "text-generation",
-                "mode": "infer",
-                "precision": precision_of(conv, labels["dtype"], labels["quant"], where),
-                "batch_size": conv.hints.batch_size,
+                **conv.generation_config(model, precision=precision_of(conv, labels["dtype"], labels["quant"], where)),
                 "gpu_count": gpus,
                 "engine": "tensorrt-llm",
                 "engine_version": labels["version"],

@@ -124,13 +124,8 @@ class VllmBenchImporter(Importer):
             "error": error,
             "device": conv.device(None, "gpu", where=f"{where} (vLLM's result file does not name the GPU)"),
             "config": {
-                "workload": conv.hints.workload or (model or "unknown")[:200],
-                "model": model,
-                "task": "text-generation",
-                "mode": "infer",
-                "precision": conv.precision(None),
-                # max_num_seqs is the server's cap on running requests, not the batch that ran (as ML.ENERGY v3)
-                "batch_size": conv.hints.batch_size,
+                # batch: the user's (max_num_seqs is the server's cap on running requests, not the batch that ran)
+                **conv.generation_config(model),
                 "load_kind": "rate" if rate_per_s is not None else ("concurrency" if concurrency else None),
                 "request_rate_per_s": rate_per_s, "max_concurrency": concurrency,
                 "arrival": "poisson" if rate_per_s is not None and r.get("burstiness") in (None, 1, 1.0) else None,

@@ -189,8 +189,9 @@ def in_browser(db: Path, wait_s: float, run_id: str, *, ungraded: bool = False, 
     port = waits.free_port()
     url = f"http://localhost:{port}"
     started = time.perf_counter()
+    log = tempfile.TemporaryFile()  # the app's output: its line saying what it warmed (explorer.warm), and when
     proc = waits.popen([sys.executable, "-m", "cli", "app", "--port", str(port)], cwd=REPO, env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       stdout=log, stderr=subprocess.STDOUT)
     try:
         waits.wait_http(f"{url}/_stcore/health", wait_s, "the app's health check (/_stcore/health)", proc)
         print(f"app started (health check answers) in {time.perf_counter() - started:.2f} s", flush=True)
@@ -210,7 +211,16 @@ def in_browser(db: Path, wait_s: float, run_id: str, *, ungraded: bool = False, 
             finally:
                 browser.close()
     finally:
+        ended = proc.poll()  # the app ended on its own (not stopped here): its last lines say why
         waits.stop(proc)
+        log.seek(0)
+        lines = log.read().decode(errors="replace").splitlines()
+        log.close()
+        for line in lines:
+            if "warmed in" in line:
+                print(f"{label}{line.strip()} (started in the background with the server)", flush=True)
+        if ended is not None:
+            print("the app ended by itself; its last lines:\n" + "\n".join(lines[-15:]), file=sys.stderr, flush=True)
     if ungraded:  # the grader the app started ends when its write is done
         import db.regrade as regrade
         from db import Store

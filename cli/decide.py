@@ -173,7 +173,7 @@ def _lines(lines: list[str]) -> None:
 def print_decision(decided: Any) -> None:
     """The answer as the page gives it: sentences, then the costs, every figure with its basis, what is
     missing, and the per-token answer."""
-    from decision import inputs
+    from decision import inputs, tables
     from joulebench.text import table
 
     print(f"The answer for {decided.job.describe()}")
@@ -187,6 +187,8 @@ def print_decision(decided: Any) -> None:
     print("\nEvery figure, with its basis (--json has each figure's source or derivation)")
     shown_columns = [c for c in figures.columns if c != "Source or derivation"]
     print(table(shown_columns, figures.select(shown_columns).rows()))
+    print("\nCost per 1M samples: electricity + hardware, each with its numbers")
+    _lines(tables.cost_workings(decided.answer))
     if decided.answer.gaps:
         print("\nWhat the data cannot answer yet")
         for gap in decided.answer.gaps:

@@ -351,7 +351,8 @@ def cmd_app(args: argparse.Namespace) -> int:
     # the server believes X-Forwarded-For from these proxies only (uvicorn's own default believes 127.0.0.1:
     # every local client could then claim a new address per guess); empty: from nobody
     env[TRUSTED_PROXIES_ENV] = env[FORWARDED_ENV] = ",".join(map(str, proxies))
-    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
+    # explorer.warm: Streamlit's server, with a thread that imports and reads before the first browser arrives
+    cmd = [sys.executable, "-m", "explorer.warm", "run", str(REPO_ROOT / "explorer" / "streamlit_main.py"),
            "--server.port", str(args.port), "--server.address", args.address,
            "--server.headless", "true", "--server.fileWatcherType", "none"]
     where = chosen.reads.describe()
@@ -553,6 +554,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.decide import add_subcommand as add_decide
 
     add_decide(sub, db_help)
+    from cli.device_name import add_subcommand as add_device_name
+
+    add_device_name(sub, db_help)
     return parser
 
 

@@ -282,8 +282,18 @@ def _store_grades(con: duckdb.DuckDBPyConnection, graded: pl.DataFrame, *, every
                                               ("trust_reasons", pa.list_(pa.string())),
                                               ("config_key", pa.string())]))
     con.register("_grades", table)
+    many = graded.height >= REWRITE_AT
     try:
-        if (everything or graded.height >= REWRITE_AT) and _rewritable(con):
+        if everything:  # a regrade of every run: only the runs whose grade changed are written (often none)
+            con.register("_grades", con.sql(
+                "SELECT g.* FROM _grades g JOIN runs r USING (run_id) WHERE g.config_key IS DISTINCT FROM r.config_key "
+                "OR g.trust_grade IS DISTINCT FROM r.trust_grade OR g.trust_reasons IS DISTINCT FROM r.trust_reasons"
+            ).to_arrow_table())  # whole: a stream would read through the connection its query holds (a deadlock)
+            changed = int(con.execute("SELECT count(*) FROM _grades").fetchone()[0])  # type: ignore[index]
+            if not changed:
+                return
+            many = changed >= REWRITE_AT
+        if many and _rewritable(con):
             _rewrite(con, "runs", [
                 "SELECT r.* REPLACE (coalesce(g.config_key, r.config_key) AS config_key, CASE WHEN g.run_id IS NULL "
                 "THEN r.trust_grade ELSE g.trust_grade END AS trust_grade, CASE WHEN g.run_id IS NULL THEN "
@@ -406,6 +416,8 @@ def _store_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str], c
                                     ("config_stats", stats, _STAT_SCHEMA)):
             con.register("_config_rows", rows.to_arrow().cast(schema))
             try:
+                if everything and _unchanged(con, table):
+                    continue  # a regrade that changed nothing here writes nothing (graded_at: when it last changed)
                 if (everything or len(keys) >= REWRITE_AT) and _rewritable(con):
                     _rewrite(con, table, ["SELECT * FROM _config_rows"] if everything else
                              [f"SELECT * FROM {table} ANTI JOIN _config_keys USING (config_key)",
@@ -420,6 +432,14 @@ def _store_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str], c
                 con.unregister("_config_rows")
     finally:
         con.unregister("_config_keys")
+
+
+def _unchanged(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Whether `table` holds exactly the rows of _config_rows (graded_at aside): nothing to write."""
+    columns = "* EXCLUDE (graded_at)" if table == "configurations" else "*"
+    row = con.execute(f"SELECT (SELECT count(*) FROM {table}) = (SELECT count(*) FROM _config_rows) AND NOT EXISTS "
+                      f"(SELECT {columns} FROM _config_rows EXCEPT ALL SELECT {columns} FROM {table})").fetchone()
+    return bool(row and row[0])
 
 
 # --- the derived tables: checked, and rebuilt from the runs when damaged ------------------------------

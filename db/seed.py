@@ -71,7 +71,11 @@ def devices_document(path: Path) -> LoadedResultFile:
     return _loaded(path.name, data, doc)
 
 
-def runs_document(path: Path, device_kinds: dict[str, str]) -> LoadedResultFile:
+def runs_document(path: Path, device_kinds: dict[str, str],
+                  catalog: dict[str, dict[str, Any]] | None = None) -> LoadedResultFile:
+    """One runs file as a result document. With `catalog` (devices.csv's entries by name) the document carries
+    the catalog entries of the devices its runs name, so a database seeded before those devices joined
+    devices.csv gets them with the runs (db.writes adds a device the catalog lacks, never overwrites one)."""
     data, rows = _read_csv(path)
     config_t, metric_t, env_t = columns.config_fields(), columns.metric_fields(), columns.environment_fields()
     types: dict[str, pa.DataType] = {**config_t, **metric_t, **env_t, "ref_id": pa.string(),
@@ -100,7 +104,9 @@ def runs_document(path: Path, device_kinds: dict[str, str]) -> LoadedResultFile:
         if row.get("notes"):
             run["notes"] = row["notes"]
         runs.append(run)
-    doc = new_document(runs, producer_version=__version__, created_at=CREATED_AT)
+    named = sorted({r["device"]["name"] for r in runs})
+    devices = [catalog[n] for n in named if n in catalog] if catalog else []
+    doc = new_document(runs, producer_version=__version__, created_at=CREATED_AT, devices=devices or None)
     return _loaded(path.name, data, doc)
 
 
@@ -146,9 +152,10 @@ def power_mode_rows(path: Path) -> list[dict[str, Any]]:
 def reference_documents(folder: Path) -> list[LoadedResultFile]:
     """Devices first, then runs, then findings (findings point at runs)."""
     devices = devices_document(folder / "devices.csv")
-    kinds = {d["name"]: d["kind"] for d in devices.document["devices"]}
+    catalog = {d["name"]: d for d in devices.document["devices"]}
+    kinds = {name: d["kind"] for name, d in catalog.items()}
     docs = [devices]
-    docs += [runs_document(p, kinds) for p in sorted(folder.glob(RUN_FILE_GLOB))]
+    docs += [runs_document(p, kinds, catalog) for p in sorted(folder.glob(RUN_FILE_GLOB))]
     if (folder / "findings.csv").exists():
         docs.append(findings_document(folder / "findings.csv"))
     return docs

@@ -1,7 +1,8 @@
 """Ingest a validated result document into the database: all or nothing, idempotent.
 
 The same bytes twice add nothing (sources.content_sha256 is unique); a run whose run_id is
-already stored (say, an exported file imported back) is counted as a duplicate and skipped.
+already stored (say, an exported file imported back), or whose measurement another source already holds
+(`db.same_measurement`), is counted as a duplicate and skipped.
 Everything a file adds commits in one transaction, with the trust grades of its runs and the
 aggregates of the configurations they belong to (`db.grading`); the files of one user action (an
 archive, a folder, an upload, the inbox) commit together in one transaction (`Batch`), so a stopped
@@ -25,6 +26,7 @@ import pyarrow as pa
 
 import db.columns as columns
 import db.labels as labels
+import db.same_measurement as same_measurement
 from db.connection import damaged, first_row, interrupted
 from db.grading import grade_runs
 from energy.figures import FLAG_POWER_IMPLAUSIBLE, implausible_power_reason
@@ -178,6 +180,12 @@ class Batch:
                 raise MixedBatchError(files) from e
             self._raise(e, files[0] if files else None)
 
+    def fail(self, e: BaseException, file_name: str | None = None) -> NoReturn:
+        """Spoil the batch for an error met beside it in its transaction (a file's device names being
+        recorded), raised as `add` raises its own."""
+        self.spoiled = True
+        self._raise(e, file_name)
+
     def _check_open(self) -> None:
         if self.spoiled or self.done:
             raise RuntimeError("this batch was rolled back or committed; start a new one")
@@ -274,6 +282,10 @@ def _write(rows: _Rows, loaded: LoadedResultFile, *, source_kind: str, file_form
     producer = doc.get("producer") or {}
     runs, findings = doc.get("runs", []), doc.get("findings", [])
     stored_runs = rows.existing("runs", "run_id", [r["run_id"] for r in runs])
+    # a JouleBench result file's runs carry the runner's own ids (checked above); other tools' files do not
+    elsewhere = {} if file_format == FORMAT_NAME else same_measurement.already_stored(
+        con, [r for r in runs if r["run_id"] not in stored_runs], loaded.content_sha256)
+    stored_runs |= set(elsewhere)
     stored_findings = rows.existing("findings", "finding_id", [f["finding_id"] for f in findings])
     # the counts go in with the row (ids repeat neither in a file, by validation, nor in the database)
     duplicates = sum(1 for r in runs if r["run_id"] in stored_runs)
@@ -287,6 +299,10 @@ def _write(rows: _Rows, loaded: LoadedResultFile, *, source_kind: str, file_form
     rows.sources[loaded.content_sha256] = source_id
     rows.files.append(name)
     report.source_id = source_id
+    if elsewhere:
+        places = sorted(set(elsewhere.values()))
+        report.message = (f"{len(elsewhere)} of its {len(runs)} runs are already stored from {', '.join(places)}: "
+                          "the same device, settings and figures, so they were not added twice")
     report.devices_added = _add_devices(con, doc, name)
     _add_runs(rows, doc, name, report, source_id, source_kind, file_format, producer, imported_at, stored_runs)
     _record_supplied(con, doc, report, loaded.supplied, imported_at)

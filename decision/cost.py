@@ -14,22 +14,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import polars as pl
 
 from decision.aggregates import NOT_GRADED, low_grade_warning
 from decision.money import (
     J_PER_KWH,
+    NO_PRICE,
     SECONDS_PER_YEAR,
     CostSettings,
+    CostSplit,
     CostTerms,
     Rates,
+    cost_split,
     cost_terms,
     crossover,
     price_covers,
     price_origin,
 )
-from decision.text import BASIS_NAMES, BOUNDARY_NAMES
+from decision.text import BASIS_NAMES, BOUNDARY_NAMES, batch_label, precision_name
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ def converted_prices(catalog: pl.DataFrame, rates: Rates, currency: str,
             prices[name] = float(given)
         else:
             reason = conv.missing_reason if conv.amount is None else "price set to 0 (unknown) on this page"
-            missing[name] = reason or "no price"
+            missing[name] = NO_PRICE if reason in (None, "no price in the catalog") else reason
     return prices, missing
 
 
@@ -151,6 +155,8 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
         .alias("idle_cost_per_1m"),
         (pl.col("price") / (pl.col("throughput_used") * lifetime_s * u) * 1e6).alias("hardware_cost_per_1m"),
     ).with_columns(
+        # the electricity part needs no price: known whenever the energy and the throughput are
+        (pl.col("energy_cost_per_1m") + pl.col("idle_cost_per_1m")).alias("electricity_cost_per_1m"),
         (pl.col("energy_cost_per_1m") + pl.col("idle_cost_per_1m") + pl.col("hardware_cost_per_1m"))
         .alias("cost_per_1m_samples"),
         pl.when(pl.col("throughput_used").is_null())
@@ -166,8 +172,12 @@ def with_cost(runs: pl.DataFrame, prices: Mapping[str, float], price_missing: Ma
         tokens_s = pl.col("tokens_per_s")
         frame = frame.with_columns(
             (pl.col("j_per_token") * per_joule
-             + pl.col("idle_power_used_w").fill_null(0) / tokens_s * (1 - u) / u * per_joule
-             + pl.col("price") / (tokens_s * lifetime_s * u) * 1e6).alias("cost_per_1m_tokens"))
+             + pl.col("idle_power_used_w").fill_null(0) / tokens_s * (1 - u) / u * per_joule)
+            .alias("electricity_cost_per_1m_tokens"),
+            (pl.col("price") / (tokens_s * lifetime_s * u) * 1e6).alias("hardware_cost_per_1m_tokens"),
+        ).with_columns(
+            (pl.col("electricity_cost_per_1m_tokens") + pl.col("hardware_cost_per_1m_tokens"))
+            .alias("cost_per_1m_tokens"))
     return frame
 
 
@@ -207,26 +217,90 @@ def rank(runs: pl.DataFrame, constraints: Constraints) -> tuple[pl.DataFrame, pl
     return ranked, reasons
 
 
+def electricity_only(runs: pl.DataFrame, constraints: Constraints) -> pl.DataFrame:
+    """Devices with an electricity cost but no device price (so no total, never ranked): per device the
+    qualifying configuration with the least electricity per 1M samples (the budget cannot be checked
+    without a price, so it is not applied), least first."""
+    ok = runs.filter((pl.col("status") == "ok") & pl.col("price").is_null()
+                     & pl.col("electricity_cost_per_1m").is_not_null())
+    found = _qualifying(ok, replace(constraints, budget=None))
+    return (found.sort(["electricity_cost_per_1m", "throughput_used"], descending=[False, True])
+            .group_by("device_name", maintain_order=True).first())
+
+
+def setting_text(row: Mapping[str, Any]) -> str:
+    """'BF16, batch not stated, max_num_seqs 2048': what was set for a costed row, for a sentence."""
+    parts = [precision_name(row.get("precision")), batch_label(row.get("batch_size"), row.get("grad_accum_steps"))]
+    if row.get("seq_len"):
+        parts.append(f"seq {row['seq_len']}")
+    parts += [str(row[k]) for k in ("tag", "power_setting") if row.get(k) and row[k] != "default"]
+    return ", ".join(parts)
+
+
+def split_of(row: Mapping[str, object], settings: CostSettings, per: str = "samples") -> CostSplit:
+    """A costed row's cost per 1M samples (or output tokens) as electricity + hardware, with the workings."""
+    def num(key: str) -> float | None:
+        value = row.get(key)
+        return None if value is None else float(value)  # type: ignore[arg-type]
+
+    j, rate = ((num("j_per_sample_used"), num("throughput_used")) if per == "samples"
+               else (num("j_per_token"), num("tokens_per_s")))
+    idle = num("idle_power_used_w")
+    missing = str(row.get("cost_missing") or NO_PRICE)
+    return cost_split(j, rate, idle if idle is not None and rate else None, num("price"), settings, per,
+                      price_missing=missing)
+
+
+def _tag(frame: pl.DataFrame) -> pl.Expr:
+    """What the source names the configuration by (a server setting such as 'max_num_seqs 2048'), if any."""
+    return pl.col("tag") if "tag" in frame.columns else pl.lit(None, pl.String)
+
+
+def electricity_table(found: pl.DataFrame, currency: str) -> pl.DataFrame:
+    """The devices without a price: their electricity per 1M samples (and output tokens), the hardware part
+    saying how to get it."""
+    money = f"({currency} per 1M samples)"
+    tokens = []
+    if "electricity_cost_per_1m_tokens" in found.columns and found["j_per_token"].drop_nulls().len():
+        tokens = [pl.col("tokens_per_s").alias("Output tokens/s"), pl.col("j_per_token").alias("J per output token"),
+                  pl.col("electricity_cost_per_1m_tokens").alias(f"Electricity ({currency} per 1M output tokens)")]
+    return found.select(
+        pl.col("device_name").alias("Device"), pl.col("precision").alias("Precision"),
+        pl.col("batch_size").alias("Batch"), _tag(found).alias("Configuration"),
+        pl.col("power_setting").alias("Power setting"),
+        pl.col("throughput_used").alias("Throughput (samples/s)"),
+        pl.col("j_per_sample_used").alias("Energy per example (J)"), pl.col("energy_basis").alias("Energy basis"),
+        pl.col("electricity_cost_per_1m").alias(f"Electricity {money}"), *tokens,
+        pl.coalesce("cost_missing", pl.lit(NO_PRICE)).alias("Hardware"),
+        pl.col("trust_grade").fill_null(NOT_GRADED).alias("Trust grade"), pl.col("run_id").alias("Run"),
+    )
+
+
 def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
     """The ranking with human headers and units (numbers stay numbers, for sorting); for generation
     runs also their output tokens/s, J per output token and cost per 1M output tokens."""
     money = f"({currency} per 1M samples)"
     tokens = []
     if "cost_per_1m_tokens" in ranked.columns and ranked["j_per_token"].drop_nulls().len():
+        per = f"({currency} per 1M output tokens)"
         tokens = [pl.col("tokens_per_s").alias("Output tokens/s"), pl.col("j_per_token").alias("J per output token"),
-                  pl.col("cost_per_1m_tokens").alias(f"Cost ({currency} per 1M output tokens)")]
+                  pl.col("electricity_cost_per_1m_tokens").alias(f"Electricity {per}"),
+                  pl.col("hardware_cost_per_1m_tokens").alias(f"Hardware {per}"),
+                  pl.col("cost_per_1m_tokens").alias(f"Cost {per}")]
     return ranked.select(
         pl.col("rank").alias("Rank"), pl.col("device_name").alias("Device"),
         pl.col("precision").alias("Precision"), pl.col("batch_size").alias("Batch"),
-        pl.col("seq_len").alias("Sequence length"), pl.col("power_setting").alias("Power setting"),
+        pl.col("seq_len").alias("Sequence length"), _tag(ranked).alias("Configuration"),
+        pl.col("power_setting").alias("Power setting"),
         pl.col("throughput_used").alias("Throughput (samples/s)"), pl.col("throughput_basis").alias("Throughput basis"),
         pl.col("j_per_sample_used").alias("Energy per example (J)"), pl.col("energy_basis").alias("Energy basis"),
         pl.col("idle_power_used_w").alias("Idle power (W)"),
         pl.col("price").alias(f"Price ({currency})"),
-        pl.col("energy_cost_per_1m").alias(f"Electricity while busy {money}"),
-        pl.col("idle_cost_per_1m").alias(f"Electricity while idle {money}"),
+        pl.col("electricity_cost_per_1m").alias(f"Electricity {money}"),
         pl.col("hardware_cost_per_1m").alias(f"Hardware {money}"),
         pl.col("cost_per_1m_samples").alias(f"Cost {money}"),
+        pl.col("energy_cost_per_1m").alias(f"of the electricity, while busy {money}"),
+        pl.col("idle_cost_per_1m").alias(f"of the electricity, while idle {money}"),
         *tokens,
         pl.col("trust_grade").fill_null(NOT_GRADED).alias("Trust grade"),
         pl.col("latency_p99_ms").alias("p99 latency (ms)"), pl.col("memory_gb").alias("Memory (GB)"),

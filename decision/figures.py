@@ -24,7 +24,7 @@ import polars as pl
 
 from decision.money import CostSettings, CostTerms, Rates, cost_terms, price_covers, price_entered, price_origin
 from decision.scope import Job, idle_rows, job_rows
-from decision.text import basis_of, batch_label, boundary_name, precision_name, sig
+from decision.text import ENERGY_ESTIMATED, basis_of, batch_label, boundary_name, energy_estimate, precision_name, sig
 from energy.stats import aggregate
 
 ESTIMATE = "estimate"
@@ -106,10 +106,13 @@ def _repeats(rows: pl.DataFrame, row: dict[str, Any], column: str) -> list[float
 def figure_basis(row: dict[str, Any], *, energy: bool = False) -> str:
     """A figure's basis computed from how it was made: an energy figure estimated (energy method
     or boundary 'estimated', e.g. TDP x time) is an 'estimate' wherever the run was made; else
-    where the run comes from (measured here, imported, reference table)."""
-    if energy and "estimated" in (row.get("energy_method"), row.get("energy_boundary")):
+    where the run comes from (measured here, imported, reference table), 'energy partly estimated' where
+    the tool that wrote it modelled part of the energy (decision.text.energy_estimate)."""
+    estimate = (energy_estimate(row.get("energy_method"), row.get("energy_boundary"), row.get("flags"))
+                if energy else None)
+    if estimate == ENERGY_ESTIMATED:
         return ESTIMATE
-    return basis_of(row.get("source_kind"))
+    return basis_of(row.get("source_kind"), estimate)
 
 
 def _from_row(device: str, what: str, column: str, unit: str, row: dict[str, Any], *, energy: bool = False,

@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
+from decision.text import money, sig
+
 J_PER_KWH = 3.6e6
 SECONDS_PER_YEAR = 365.25 * 24 * 3600
 
@@ -30,8 +32,11 @@ COST_FORMULA = (
     "electricity while busy = J/example ÷ 3,600,000 × price per kWh × PUE\n"
     "electricity while idle = idle power (W) × (1 − u) ÷ u ÷ throughput ÷ 3,600,000 × price per kWh × PUE\n"
     "hardware = device price ÷ (throughput × lifetime in seconds × u)\n"
-    "cost per 1M samples = 1,000,000 × cost per sample, in the display currency"
+    "cost per 1M samples = 1,000,000 × cost per sample, in the display currency\n"
+    "shown as electricity (busy + idle) + hardware = total; the electricity price, PUE, lifetime and "
+    "utilisation are your numbers"
 )
+NO_PRICE = "no price: add one on Devices"  # the hardware part of a device without a price, and how to get it
 
 
 @dataclass(frozen=True)
@@ -158,8 +163,78 @@ class CostSettings:
         return replace(self, utilisation=u)
 
     def describe(self) -> str:
-        return (f"{self.electricity_per_kwh:g} {self.currency} per kWh, PUE {self.pue:g}, "
-                f"{self.lifetime_years:g} years, {self.utilisation * 100:.0f}% utilisation")
+        return (f"your {self.electricity_per_kwh:g} {self.currency} per kWh, PUE {self.pue:g}, "
+                f"{self.lifetime_years:g} years, {busy_text(self.utilisation)}")
+
+
+def busy_text(u: float) -> str:
+    """'50% utilisation (12 hours a day)': the share busy as a percentage and as the hours a day it means."""
+    return f"{u * 100:.0f}% utilisation ({sig(u * 24)} hours a day)"
+
+
+@dataclass(frozen=True)
+class CostSplit:
+    """A cost per 1M samples or output tokens as electricity + hardware = total, in one currency. The
+    electricity part (busy, plus idle where the idle power is known) needs no device price and is known
+    whenever the energy figure is; the hardware part needs the price (else `hardware_missing` says how to
+    get it). `workings` are the two formulas with their numbers, to check the figure by hand."""
+
+    electricity: float | None
+    hardware: float | None
+    currency: str
+    per: str = "samples"  # what the 1M counts: samples | output tokens
+    hardware_missing: str = NO_PRICE
+    electricity_missing: str = ""
+    workings: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> float | None:
+        return None if self.electricity is None or self.hardware is None else self.electricity + self.hardware
+
+    def text(self) -> str:
+        """'0.00195 USD electricity + 0.41 USD hardware = 0.412 USD per 1M samples', or with the hardware
+        part missing, the electricity alone and how to get the rest."""
+        c = self.currency
+        if self.electricity is None:
+            return f"not known per 1M {self.per} ({self.electricity_missing or 'no energy figure'})"
+        if self.hardware is None:
+            return (f"{money(self.electricity, c)} electricity + hardware not known ({self.hardware_missing}) "
+                    f"per 1M {self.per}")
+        return (f"{money(self.electricity, c)} electricity + {money(self.hardware, c)} hardware = "
+                f"{money(self.total, c)} per 1M {self.per}")
+
+
+def cost_split(j_per_unit: float | None, per_s: float | None, idle_power_w: float | None, price: float | None,
+               settings: CostSettings, per: str = "samples", *, price_missing: str = NO_PRICE,
+               energy_missing: str = "") -> CostSplit:
+    """Cost per 1M samples (or output tokens: `j_per_unit` J/token, `per_s` tokens/s) as electricity +
+    hardware, each part with its formula and numbers; the same sums as `cost_terms` at the utilisation."""
+    u, cur = settings.utilisation, settings.currency
+    unit = "example" if per == "samples" else per.removesuffix("s")
+    rate = "samples/s" if per == "samples" else f"{per}/s"
+    kwh = f"{settings.electricity_per_kwh:g} {cur} per kWh (your price) × PUE {settings.pue:g}"
+    per_joule = settings.electricity_per_kwh * settings.pue / J_PER_KWH * 1e6
+    workings: list[str] = []
+    electricity = None
+    if j_per_unit is not None:
+        electricity = j_per_unit * per_joule
+        text = f"electricity = {sig(j_per_unit)} J/{unit} × 1,000,000 ÷ 3,600,000 × {kwh}"
+        if idle_power_w is not None and per_s and u < 1:
+            electricity += idle_power_w / per_s * (1 - u) / u * per_joule
+            text += (f" + idle {sig(idle_power_w)} W ÷ {sig(per_s)} {rate} × (1 − {sig(u)}) ÷ {sig(u)} × 1,000,000 "
+                     "÷ 3,600,000 × the same price and PUE")
+        elif idle_power_w is not None and not per_s:
+            text += " (idle electricity not counted: no throughput to spread it over)"
+        workings.append(f"{text} = {money(electricity, cur)} per 1M {per}")
+    hardware = None
+    if price is not None and per_s:
+        lifetime_s = settings.lifetime_years * SECONDS_PER_YEAR
+        hardware = price / (per_s * lifetime_s * u) * 1e6
+        workings.append(f"hardware = {money(price, cur)} ÷ ({sig(per_s)} {rate} × {settings.lifetime_years:g} years "
+                        f"× {SECONDS_PER_YEAR:,.0f} s a year × {sig(u)} busy) × 1,000,000 = {money(hardware, cur)} "
+                        f"per 1M {per}")
+    missing_hw = price_missing if price is None else "" if per_s else f"no {rate} to spread the price over"
+    return CostSplit(electricity, hardware, cur, per, missing_hw, energy_missing, tuple(workings))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from decision.figures import ENTERED, ESTIMATE, STATED, DeviceAnswer
 from decision.like_for_like import Comparison, leader_of
 from decision.markdown import md
 from decision.money import CostTerms, price_covers
+from decision.tables import device_split
 from decision.text import money, pct, ratio, sig
 
 
@@ -127,7 +128,7 @@ def cost_sentences(answer: Answer) -> list[str]:
         entered = ans.price.source.rsplit("; ", 1)[-1] if ans.price.basis == ENTERED else ""
         price = f"; price {md(entered)}" if entered else ""
         parts.append(f"{_name(d)} {md(money(ans.cost_at(u), cur))} (*{md(' and '.join(bases))}*{price})")
-    lines = [head + " " + "; ".join(parts) + "."]
+    lines = [head + " " + "; ".join(parts) + ".", split_sentence(answer)]
     used = [f"{_name(d)} {md(answer.per_device[d].cost_throughput.shown())} ({_throughput_why(answer.per_device[d])})"
             for d in costed]
     if used:
@@ -145,6 +146,19 @@ def cost_sentences(answer: Answer) -> list[str]:
     lines.extend(duty_cycle_sentences(answer))
     lines.extend(estimate_caveats(answer))
     return lines
+
+
+def split_sentence(answer: Answer) -> str:
+    """Each cost per 1M samples as electricity + hardware: the electricity even where no price is known (the
+    hardware part then says where to add one), at the user's own price, never a source's."""
+    s = answer.settings
+    parts = []
+    for d in answer.devices:
+        split = device_split(answer.per_device[d], s)
+        parts.append(f"{_name(d)} " + (md(split.text().removesuffix(" per 1M samples")) if split.electricity is not None
+                                       else f"not known ({md(split.electricity_missing)})"))
+    return (f"**Electricity + hardware** per 1M samples, at your electricity price of {s.electricity_per_kwh:g} "
+            f"{s.currency} per kWh: " + "; ".join(parts) + ".")
 
 
 def _throughput_why(ans: DeviceAnswer) -> str:

@@ -10,7 +10,8 @@ import polars as pl
 
 from decision.aggregates import NOT_GRADED, worst_grade
 from decision.decide import Answer
-from decision.figures import Figure
+from decision.figures import DeviceAnswer, Figure
+from decision.money import NO_PRICE, CostSettings, CostSplit, cost_split
 from decision.text import count, in_sentence, sig
 
 N_COLUMN, CI_COLUMN, GRADE_COLUMN = "Repeats (n)", "95% interval", "Trust grade"
@@ -58,11 +59,19 @@ def figure_table(answer: Answer) -> pl.DataFrame:
         if ans.cost_energy is not ans.j_per_sample:
             figs.insert(2, replace(ans.cost_energy, what="Energy per example used for cost"))
         cost = ans.cost_at(u)
-        bases = sorted({ans.cost_throughput.basis, ans.cost_energy.basis}) if cost is not None else []
+        split = device_split(ans, answer.settings)
+        basis = " and ".join(sorted({ans.cost_throughput.basis, ans.cost_energy.basis}))
+        electricity, hardware = (*split.workings, "", "")[:2] if split.electricity is not None else ("", "")
+        figs.append(Figure(d, "Electricity per 1M samples", split.electricity, cur,
+                           basis if split.electricity is not None else "not measured",
+                           source=electricity, missing_reason=split.electricity_missing,
+                           grade=ans.cost_energy.grade))
+        figs.append(Figure(d, "Hardware per 1M samples", split.hardware, cur,
+                           ans.price.basis if split.hardware is not None else "not measured", source=hardware,
+                           missing_reason=split.hardware_missing, grade=ans.cost_throughput.grade))
         figs.append(Figure(d, f"Cost per 1M samples at {u * 100:.0f}% utilisation", cost, cur,
-                           " and ".join(bases) if cost is not None else "not measured",
-                           source="electricity while busy and idle + hardware (formula below); its grade is the "
-                                  "lower of the throughput's and the energy's",
+                           basis if cost is not None else "not measured",
+                           source=f"{split.text()}; its grade is the lower of the throughput's and the energy's",
                            missing_reason=ans.cost_missing,
                            grade=worst_grade([ans.cost_throughput.grade, ans.cost_energy.grade])))
         for f in figs:
@@ -81,6 +90,33 @@ def figure_table(answer: Answer) -> pl.DataFrame:
                                        GRADE_COLUMN: pl.String})
     empty = [c for c in OPTIONAL_COLUMNS if frame[c].is_null().all()]
     return frame.drop(empty)
+
+
+def device_split(ans: DeviceAnswer, settings: CostSettings) -> CostSplit:
+    """A candidate's cost per 1M samples as electricity + hardware, from the figures its cost uses: the
+    electricity whenever its energy figure is known, even without a price; the hardware with a price."""
+    if not ans.cost_energy.known:
+        return CostSplit(None, None, settings.currency, electricity_missing=ans.cost_energy.missing_reason
+                         or ans.cost_missing or "no energy figure")
+    reason = ans.price.missing_reason or ""
+    price_missing = NO_PRICE if not reason or reason.startswith("no price in the catalog") else reason
+    if ans.price.known and not ans.cost_throughput.known:
+        price_missing = ans.cost_missing
+    return cost_split(ans.cost_energy.value, ans.cost_throughput.value, ans.idle_power.value, ans.price.value,
+                      settings, price_missing=price_missing)
+
+
+def cost_workings(answer: Answer) -> list[str]:
+    """Each candidate's cost per 1M samples split as electricity + hardware, with both formulas and their
+    numbers (plain text, names as stored): what the page and `joulebench decide` print beside the formula."""
+    lines = []
+    for d in answer.devices:
+        split = device_split(answer.per_device[d], answer.settings)
+        lines.append(f"{d}: {split.text()}")
+        lines += [f"  {w}" for w in split.workings]
+        if split.hardware is None and split.electricity is not None:
+            lines.append(f"  hardware: {split.hardware_missing}")
+    return lines
 
 
 def cost_curve(answer: Answer, start_pct: int = 5) -> pl.DataFrame:

@@ -101,24 +101,62 @@ ESTIMATED_BASIS_NAMES = {"local": "run here, energy estimated (not measured)",
                          "upload": "imported, energy estimated (not measured)",
                          "reference": "reference table, energy estimated (not measured)",
                          "team": "run by a team runner, energy estimated (not measured)"}
+# And for a run whose energy the tool that wrote it partly modelled (flag energy_partly_estimated: CodeCarbon's
+# CPU power from TDP, RAM power from its size): graded at most C, and said so wherever its energy is shown.
+PARTLY_ESTIMATED_BASIS_NAMES = {"local": "run here, energy partly estimated",
+                                "upload": "imported, energy partly estimated",
+                                "reference": "reference table, energy partly estimated",
+                                "team": "run by a team runner, energy partly estimated"}
+ENERGY_ESTIMATED = "estimated"  # the whole energy modelled (utilisation x TDP)
+ENERGY_PARTLY_ESTIMATED = "partly estimated"  # part of it modelled by the tool that wrote it
+_ESTIMATE_NAMES = {ENERGY_ESTIMATED: ESTIMATED_BASIS_NAMES, ENERGY_PARTLY_ESTIMATED: PARTLY_ESTIMATED_BASIS_NAMES}
+FLAG_PARTLY_ESTIMATED = "energy_partly_estimated"  # energy.grades.FLAG_PARTLY_ESTIMATED (decision reads no energy)
 
 
-def basis_of(source_kind: str | None, energy_estimated: bool = False) -> str:
+def energy_estimate(energy_method: str | None, energy_boundary: str | None, flags: object = ()) -> str | None:
+    """How much of a run's energy was modelled rather than measured, from its own fields: 'estimated' (method or
+    boundary 'estimated'), 'partly estimated' (flagged energy_partly_estimated), else None (measured). The one
+    rule behind every Basis a page shows (`basis_of`, `basis_expr`, `energy_estimate_expr`)."""
+    if "estimated" in (energy_method, energy_boundary):
+        return ENERGY_ESTIMATED
+    if isinstance(flags, (list, tuple, set)) and FLAG_PARTLY_ESTIMATED in flags:
+        return ENERGY_PARTLY_ESTIMATED
+    return None
+
+
+def energy_estimate_expr() -> pl.Expr:
+    """`energy_estimate` over a runs frame (columns energy_method, energy_boundary, flags): a string column,
+    null where the energy was measured. Of several runs, `.drop_nulls().min()` is the most estimated
+    ('estimated' sorts before 'partly estimated')."""
+    method = pl.col("energy_method").cast(pl.String)
+    boundary = pl.col("energy_boundary").cast(pl.String)
+    partly = pl.col("flags").list.contains(FLAG_PARTLY_ESTIMATED).fill_null(False)
+    return (pl.when(((method == "estimated") | (boundary == "estimated")).fill_null(False))
+            .then(pl.lit(ENERGY_ESTIMATED)).when(partly).then(pl.lit(ENERGY_PARTLY_ESTIMATED))
+            .otherwise(pl.lit(None, pl.String)))
+
+
+def basis_of(source_kind: str | None, energy_estimated: bool | str | None = False) -> str:
     """How a run's number came to be: measured here (a local run), imported (an upload), or a
-    reference table shipped with the app; with `energy_estimated`, said so (never 'measured')."""
-    names = ESTIMATED_BASIS_NAMES if energy_estimated else BASIS_NAMES
+    reference table shipped with the app; with `energy_estimated` (True or 'estimated', or 'partly
+    estimated': `energy_estimate`), said so (never 'measured')."""
+    estimate = ENERGY_ESTIMATED if energy_estimated is True else (energy_estimated or None)
+    names = _ESTIMATE_NAMES.get(str(estimate), BASIS_NAMES) if estimate else BASIS_NAMES
     return names.get(source_kind or "", source_kind or "unknown")
 
 
 def basis_expr(source_kind: str = "source_kind", energy_estimated: str | None = None) -> pl.Expr:
-    """basis_of over a frame's columns: `source_kind` named, and said to be estimated where the boolean column
-    `energy_estimated` is true."""
+    """basis_of over a frame's columns: `source_kind` named, and said to be estimated or partly estimated where
+    the column `energy_estimated` says so (a string column from `energy_estimate_expr`; a boolean column
+    means wholly estimated)."""
     kind = pl.col(source_kind)
     named = kind.replace_strict(BASIS_NAMES, default=kind)
     if energy_estimated is None:
         return named
-    return (pl.when(pl.col(energy_estimated).fill_null(False))
-            .then(kind.replace_strict(ESTIMATED_BASIS_NAMES, default=kind)).otherwise(named))
+    estimate = pl.col(energy_estimated).cast(pl.String).replace({"true": ENERGY_ESTIMATED, "false": None})
+    return (pl.when(estimate == ENERGY_ESTIMATED).then(kind.replace_strict(ESTIMATED_BASIS_NAMES, default=kind))
+            .when(estimate == ENERGY_PARTLY_ESTIMATED)
+            .then(kind.replace_strict(PARTLY_ESTIMATED_BASIS_NAMES, default=kind)).otherwise(named))
 
 
 def boundary_name(boundary: str | None) -> str:

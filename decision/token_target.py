@@ -308,6 +308,8 @@ def table(answers: list[DeviceAnswer], currency: str, settings: CostSettings | N
     frame = pl.DataFrame(rows, infer_schema_length=None)
     if frame.is_empty():
         return frame
+    # a column no row has a value in (no device priced) is typed as numbers, shown empty, not as "None"
+    frame = frame.with_columns(pl.col(pl.Null).cast(pl.Float64))
     return frame.drop([c for c in ("Requests/s", "Decode J per token") if not frame[c].drop_nulls().len()])
 
 

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 import polars as pl
 
 from decision.text import sig
+from explorer import memo
 
 
 def _render(frame: pl.DataFrame) -> str:
@@ -62,6 +63,7 @@ def runs_per_device(counts: pl.DataFrame) -> go.Figure:
     return fig
 
 
+@memo.shared(max_entries=32)
 def metric_bars(bar_frame: pl.DataFrame, metric_label: str, higher_is_better: bool, log_y: bool = False,
                 title: str | None = None) -> go.Figure:
     """Grouped bars of a metric by configuration (x), one colour per series; n, the 95 % interval,
@@ -109,6 +111,7 @@ def stated_ratios(frame: pl.DataFrame, log_y: bool = False) -> go.Figure:
     return _legend_below(fig)
 
 
+@memo.shared(max_entries=32)
 def power_vs_throughput(runs: pl.DataFrame, log: bool = False) -> go.Figure:
     """Average power against throughput (the blog's wall-power-vs-speed plot)."""
     frame = _literal(runs.drop_nulls(["avg_power_w", "throughput_sps"]), "series", "config")
@@ -119,6 +122,7 @@ def power_vs_throughput(runs: pl.DataFrame, log: bool = False) -> go.Figure:
     return _legend_below(fig)
 
 
+@memo.shared(max_entries=32)
 def energy_vs_time(points: pl.DataFrame, front: pl.DataFrame, log: bool = False) -> go.Figure:
     """Energy per example against time per example, with the Pareto front (the Jetson paper's Fig. 8)."""
     frame = _literal(points, "series", "config")

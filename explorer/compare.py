@@ -24,10 +24,12 @@ from decision.text import (
     basis_of,
     batch_label,
     count,
+    energy_estimate_expr,
     in_sentence,
     precision_name,
 )
 from energy.stats import aggregate
+from explorer import memo
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -71,6 +73,8 @@ METRICS: dict[str, Metric] = {
                     missing="not measured: no power measurement for this run"),
     "cost": Metric("cost_per_1m_samples", "Cost per 1M samples", False, energy=True,
                    missing="not known: needs throughput, energy and a price convertible to the display currency"),
+    "electricity": Metric("electricity_cost_per_1m", "Electricity per 1M samples", False, energy=True,
+                          missing="not known: needs throughput and energy (no device price is needed)"),
     "tokens": Metric("tokens_per_s", "Output tokens/s", True,
                      missing="not measured: not a generation run, or the source gives no token rate"),
     "j_per_token": Metric("j_per_token", "Energy per output token (J)", False, energy=True,
@@ -82,7 +86,9 @@ METRICS: dict[str, Metric] = {
     "ttft_p90": Metric("ttft_p90_ms", "Time to first token p90 (ms)", False,
                        missing="not measured: not a generation run, or the source gives no TTFT p90"),
 }
-TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "cost", "tokens", "j_per_token",
+MONEY_COLUMNS = frozenset({"cost_per_1m_samples", "electricity_cost_per_1m"})  # labelled with the currency
+TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "electricity", "cost", "tokens",
+                 "j_per_token",
                  "tpot_p90", "itl_p90")
 TOKEN_METRICS = ("tokens", "j_per_token", "tpot_p90", "itl_p90", "ttft_p90")  # in the table only when a row has them
 
@@ -115,8 +121,9 @@ class Selection:
         return out
 
 
-# a run whose energy the tool modelled (CPU utilisation x TDP), not measured: its Basis says so
-_ESTIMATED = (pl.col("energy_method") == "estimated").fill_null(False)
+# a run whose energy was modelled (CPU utilisation x TDP), or partly modelled by the tool that wrote it
+# (CodeCarbon's CPU and RAM power): its Basis says so (decision.text.energy_estimate, one rule for every page)
+_ESTIMATED = energy_estimate_expr()
 
 MAX_SERIES = 20
 MAX_CONFIGS = 40
@@ -127,6 +134,7 @@ def _text(column: str) -> pl.Expr:
     return pl.col(column).cast(pl.String)
 
 
+@memo.shared(max_entries=32)
 def options(runs: pl.DataFrame, key: str) -> list[str]:
     values = runs[FILTERS[key]].drop_nulls().unique().to_list()
     numeric = all(isinstance(v, (int, float)) for v in values)
@@ -155,6 +163,7 @@ def unknown_values(runs: pl.DataFrame, params: Mapping[str, list[str]]) -> list[
     return problems
 
 
+@memo.shared(max_entries=32)
 def devices_of(chosen: pl.DataFrame, selection: Selection) -> tuple[list[str], list[str]]:
     """The devices the selection measured (for "Relative to"), and those whose stated findings to
     show: the ones the filter names, else all of them."""
@@ -189,6 +198,7 @@ def run_labels(runs: pl.DataFrame) -> dict[str, str]:
 
 # --- coverage ------------------------------------------------------------------------------
 
+@memo.shared(max_entries=32)
 def coverage(runs: pl.DataFrame, findings: pl.DataFrame) -> pl.DataFrame:
     """What exists: per device, workload and mode, how many runs and how many measured each metric."""
     measured = runs.filter(pl.col("mode") != "idle")
@@ -277,6 +287,7 @@ def _shared_text(col: str, row: dict) -> str:
     return str(value)
 
 
+@memo.shared(max_entries=8)  # a frame of up to one row per run: kept for a few selections
 def chart_runs(measured: pl.DataFrame) -> tuple[pl.DataFrame, str, str | None]:
     """The runs the charts draw, labelled (`with_labels`) and cut to MAX_SERIES series and
     MAX_CONFIGS configurations with the most runs; the fields all share; what was left out, if any."""
@@ -299,6 +310,7 @@ def limit(runs: pl.DataFrame, column: str, most: int) -> tuple[pl.DataFrame, int
     return runs.filter(pl.col(column).is_in(keep.to_list())), counts.height - most
 
 
+@memo.shared(max_entries=32)
 def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     """One bar per series and configuration over the ok runs that measured the metric: the mean of
     its repeats (`value`), n, the 95 % interval (`ci_low`, `ci_high`; None for a single run), the
@@ -307,7 +319,7 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     measured = runs.filter(pl.col(metric.column).is_not_null() & pl.col(metric.column).is_finite()
                            & (pl.col("status") == "ok"))
     grades = pl.col("config_grade") if "config_grade" in measured.columns else pl.lit(None, pl.String)
-    estimated = _ESTIMATED if metric.energy else pl.lit(False)  # a throughput is measured either way
+    estimated = _ESTIMATED if metric.energy else pl.lit(None, pl.String)  # a throughput is measured either way
     grouped = (measured.with_columns(grades.alias("_grade"), estimated.alias("_estimated"))
                .with_columns(basis_expr("source_kind", "_estimated").alias("_basis")).group_by(["series", "config"])
                .agg(pl.col(metric.column).alias("values"), pl.len().alias("n"),
@@ -366,7 +378,7 @@ STATED_CAPTION = ("Ratios and percentages the sources give where they give no ab
 
 def chart_label(metric: Metric, currency: str) -> str:
     """The chart's axis label: a cost names its currency."""
-    return metric.label if metric.column != "cost_per_1m_samples" else f"{metric.label} ({currency})"
+    return metric.label if metric.column not in MONEY_COLUMNS else f"{metric.label} ({currency})"
 
 
 def mixed_boundaries_warning(runs: pl.DataFrame, metric: Metric) -> str | None:
@@ -406,6 +418,7 @@ def energy_time_points(runs: pl.DataFrame) -> pl.DataFrame:
 
 # --- the all-devices table -------------------------------------------------------------------
 
+@memo.shared(max_entries=8)  # a frame of up to one row per run: kept for a few selections
 def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, currency: str) -> pl.DataFrame:
     """One row per configuration (device, system, power setting, source, tag and setup: a
     configuration's repeats pool, nothing else does), several metrics at once (means over
@@ -419,7 +432,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in numeric])
                .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
                                    pl.col("energy_boundary").drop_nulls().first(),
-                                   _ESTIMATED.any().alias("_estimated"),
+                                   _ESTIMATED.drop_nulls().min().alias("_estimated"),  # the most estimated
                                    pl.col("config_grade").alias("_grades"))
                .with_columns([pl.col(c).replace(-1, None) for c in numeric]))
     grouped = grouped.with_columns(
@@ -454,7 +467,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                "power_setting": "Power setting", "tag": "Tag", "source_kind": "Basis", "n": "Runs",
                "energy_boundary": "Energy measured at", "grade": "Trust grade"}
     for m in cols:
-        renames[m.column] = m.label if m.column != "cost_per_1m_samples" else f"{m.label} ({currency})"
+        renames[m.column] = m.label if m.column not in MONEY_COLUMNS else f"{m.label} ({currency})"
     tagged = ["tag"] if named["tag"].drop_nulls().len() else []
     generated = [c for c in ("max_new_tokens", "request_rate_per_s") if named[c].drop_nulls().len()]
     shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", *generated, "gpu_count",
@@ -480,11 +493,17 @@ def table_help(currency: str) -> dict[str, str]:
     out = {m.label: f"{m.title()}. Empty cells: {m.missing}." for m in (METRICS[k] for k in TABLE_METRICS)}
     out["Output tokens per request"] = "Generation runs: tokens generated per request (the prompt: sequence length)"
     cost = METRICS["cost"]
-    out[f"{cost.label} ({currency})"] = (f"{cost.title()}, at the Cost page's default settings in {currency}. "
-                                         f"Empty cells: {cost.missing}.")
+    out[f"{cost.label} ({currency})"] = (f"{cost.title()}: electricity + hardware, at the Cost page's default "
+                                         f"settings in {currency}. Empty cells: {cost.missing}.")
+    power = METRICS["electricity"]
+    out[f"{power.label} ({currency})"] = (f"{power.title()}: the electricity part of the cost, at your electricity "
+                                          f"price (the Cost page's settings); shown without a device price. "
+                                          f"Empty cells: {power.missing}.")
     out["Runs"] = "Runs averaged in this row (repeats of the same configuration)"
     out["Trust grade"] = ("How far the row's figures can be trusted, A (decision grade) to D (unreliable): the "
                           "weakest grade of the configurations behind the row (the legend below says what each means)")
     out["Basis"] = ("measured here (a run on this machine), imported (an uploaded file), or reference table; "
-                    "'energy estimated' where the energy was modelled (CPU utilisation × TDP), not measured")
+                    "'energy estimated' where the energy was modelled (CPU utilisation × TDP), not measured; "
+                    "'energy partly estimated' where the tool that wrote it modelled part of it (CodeCarbon's CPU "
+                    "or RAM power)")
     return out

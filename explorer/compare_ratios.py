@@ -13,12 +13,14 @@ from decision.markdown import md
 from decision.text import count, in_sentence, ratio, sig
 from energy.grades import GRADE_MEANINGS
 from energy.stats import RatioInterval, ratio_interval
+from explorer import memo
 from explorer.compare import Metric
 
 GROUP_LOW_PAIRS_OVER = 6  # more low-grade ratios than this: the warning groups them by grade
 NAMED_DEVICES = 8  # devices a grouped warning names per grade
 
 
+@memo.shared(max_entries=32)
 def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     """Each series against each other over the configurations both measured: only like for like,
     never across sequence lengths, precisions or batch sizes. On one configuration the ratio of the

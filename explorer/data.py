@@ -23,6 +23,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import polars as pl
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import db.regrade as regrade
 from db import Store, labels, queries
@@ -94,7 +95,7 @@ def version(path: str) -> str:
     store = location(path)
     if as_team_store(store) is None:
         return data_version(store.file)
-    pinned = st.session_state.get(_PINNED)
+    pinned = st.session_state.get(_PINNED) if get_script_run_ctx(suppress_warning=True) else None  # explorer.warm: None
     snapshot = pinned[1] if pinned and pinned[0] == path else team_snapshot(path)[0]
     return f"{_SNAPSHOT}{snapshot}"
 
@@ -193,6 +194,13 @@ def regrade_note(path: str) -> None:
     (st.info if waiting.running else st.warning)(md(waiting.note()), icon=":material/pending:")
 
 
+def made_ready(path: str) -> None:
+    """The store `path` made ready once per server (a file: created, migrated, seeded; a team store is only
+    read); for explorer.warm, before any page runs."""
+    if as_team_store(location(path)) is None:
+        _prepared(path)
+
+
 def prepare() -> None:
     """Create/migrate/seed once per server; ingest waiting files whenever there are some. A team store
     is only read: the snapshot this rerun reads is pinned."""
@@ -288,7 +296,7 @@ def configuration(store: Store, config_key: str) -> dict | None:
     return frame.row(0, named=True) if frame.height else None
 
 
-@reads(max_entries=4)
+@reads(max_entries=4, shared=True)
 def findings(store: Store) -> pl.DataFrame:
     return cited(queries.findings(store))
 
@@ -334,7 +342,7 @@ def source_gaps(store: Store, source_id: int) -> SourceGaps | None:
     return SourceGaps(ref.source_id, ref.file_name, ref.format, ref.runs, labels.gaps(store.con, ref.source_id))
 
 
-@reads(max_entries=4)
+@reads(max_entries=4, shared=True)
 def devices(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
     return cited(queries.devices(store)), cited(queries.power_modes(store))
 
@@ -354,7 +362,7 @@ def device_history(store: Store) -> pl.DataFrame:
     return queries.device_edits(store)
 
 
-@reads(max_entries=4)
+@reads(max_entries=4, shared=True)
 def exchange_rates(store: Store) -> pl.DataFrame:
     return queries.exchange_rates(store)
 

@@ -68,7 +68,7 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
             text = NOT_MEASURED if key in measured else NOT_STATED
         else:
             text = sig(value, 4) if isinstance(value, float) else when(value) if isinstance(value, datetime) \
-                else str(value)
+                else ("yes" if value else "no") if isinstance(value, bool) else str(value)
         if label in by_label:
             text += f" ({supplied_note(by_label[label])})"
         printed = run.get(AS_PRINTED.get(key, ""))

@@ -73,3 +73,25 @@ def catalog_matches(name: str, catalog_names: list[str], limit: int = 5) -> list
         lowered = {c.lower(): c for c in catalog_names}
         found = [lowered[m] for m in difflib.get_close_matches(name.lower(), list(lowered), n=limit, cutoff=0.75)]
     return found[:limit]
+
+
+DECIDED = {"rule": "the same part", "added": "added as its own device", "ambiguous": "waits for your choice",
+           "user": "chosen by you"}
+
+
+def names_view(mapping: pl.DataFrame) -> pl.DataFrame:
+    """The device names met in imports as the Devices page lists them: the name as the files state it, the
+    catalog entry its runs are stored under, how that was decided, what else it could be, and its runs."""
+    rows = [{"Name in the files": r["source_name"], "Stored as": r["device_name"],
+             "Decided": DECIDED.get(r["decided_by"], r["decided_by"]),
+             "Could be": ", ".join(r["candidates"] or []) if r["decided_by"] == "ambiguous" else "",
+             "Runs": str(r["runs"]), "Why": r["reason"] or ""} for r in mapping.iter_rows(named=True)]
+    return pl.DataFrame(rows, schema={c: pl.String for c in ("Name in the files", "Stored as", "Decided",
+                                                               "Could be", "Runs", "Why")})
+
+
+def name_choices(source_name: str, candidates: list[str], catalog_names: list[str]) -> list[str]:
+    """What a device string can be mapped to: the entries it could be first, then the string itself (its own
+    device), then the rest of the catalog."""
+    first = [c for c in candidates if c in catalog_names]
+    return [*first, source_name, *[c for c in catalog_names if c not in first and c != source_name]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import polars as pl
 
 import db.catalog_edits as catalog_edits
+import db.device_names as device_names
 from db import Store, labels
 from decision.text import cited
 from ingest.labels import label_source, label_values
@@ -39,3 +40,14 @@ def save_device_edits(path: str, edits: pl.DataFrame) -> int:
 def save_exchange_rates(path: str, table: pl.DataFrame) -> int:
     with Store.open(path) as store:
         return catalog_edits.replace_exchange_rates(store, table)
+
+
+def save_device_name(path: str, source_name: str, device_name: str) -> str:
+    """Map a device string met in imports to a catalog entry (or keep it as its own): its runs are re-pointed
+    and regraded in one transaction (db.device_names.change); what changed, for a person."""
+    with Store.open(path) as store:
+        done = device_names.change(store, source_name, device_name)
+    text = (f"{done.source_name!r} is now stored as {done.after!r}: {done.runs} run(s) re-pointed"
+            if done.after != done.before else f"{done.source_name!r} stays {done.after!r}, now as you chose")
+    return text + (f"; {done.before!r}, added by an import and now unused, left the catalog." if done.removed
+                   else ".")

@@ -238,7 +238,8 @@ def _import(db: str, folder: Path, item: Upload) -> None:
     item.runs_duplicate = sum(r.runs_duplicate for r in done)
     item.source_ids = [r.source_id for r in done if r.source_id is not None]
     item.run_ids = [run for r in done for run in r.run_ids][:RUN_LINKS]
-    item.reason = "; ".join(f"{r.file_name} skipped: {r.message}" for r in skipped[:5])
+    item.reason = "; ".join([*(f"{r.file_name} skipped: {r.message}" for r in skipped[:5]),
+                             *(r.message for r in done if r.status == "imported" and r.message)][:5])
     if any(r.status == "queued" for r in reports):
         item.state = INBOX
         item.reason = ("another process held the database, so it waits in the inbox; the app imports it as soon "

@@ -43,7 +43,9 @@ from importers.powerlogs.standalone import (
     TegrastatsImporter,
     TegrastatsJsonImporter,
 )
+from importers.powerlogs.summary import PowerSummaryImporter
 from importers.sglang_bench import SglangBenchImporter
+from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
 from importers.tqdm_log import TqdmImporter
 from importers.trtllm_bench import TrtllmBenchImporter
@@ -80,6 +82,7 @@ IMPORTERS: tuple[Importer, ...] = (
     LlamaBenchImporter(),  # n_prompt, n_gen, avg_ts in json/jsonl/csv, or the md table '| model | ... | t/s |'
     TrtllmBenchImporter(),  # its JSON report's keys, or the printed '= PERFORMANCE OVERVIEW'
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
+    TgiBenchImporter(),  # inference-benchmarker results[].token_throughput_secs, or TGI's '| Decode (token) |' tables
     GuideLlmImporter(),  # benchmarks[].metrics with status distributions (time_to_first_token_ms)
     TokenPowerBenchImporter(),
     ZeusImporter(),
@@ -94,6 +97,7 @@ IMPORTERS: tuple[Importer, ...] = (
     TegrastatsJsonImporter(),
     GpuPowerCsvImporter(),
     OllamaImporter(),  # --verbose statistics or eval_count/eval_duration columns: before the home-grown tables
+    PowerSummaryImporter(),  # end-of-run power summaries (stated totals, unit-less rail means): before the tables
     ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
     TqdmImporter(),
 )

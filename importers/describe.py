@@ -29,6 +29,7 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "llmperf": ("LLM serving", "LLMPerf"), "sglang-bench": ("LLM serving", "SGLang"),
     "llama-bench": ("LLM serving", "llama-bench"), "trtllm-bench": ("LLM serving", "trtllm-bench"),
     "genai-perf": ("LLM serving", "GenAI-Perf/AIPerf"), "guidellm": ("LLM serving", "GuideLLM"),
+    "tgi-bench": ("LLM serving", "TGI"),
     "tokenpowerbench": ("LLM serving", "TokenPowerBench"), "ollama": ("LLM serving", "Ollama"),
     "mlenergy-leaderboard": ("ML.ENERGY", "leaderboard"), "zeus": ("ML.ENERGY", "Zeus"),
     "perseus": ("ML.ENERGY", "Perseus"),

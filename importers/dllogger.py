@@ -3,8 +3,13 @@ METADATA lines declaring units), the same JSON without the prefix, stdout text
 (`DLL <time> - <step> key : value unit ...`) and the older (NVLOGGER 0.2.x, 2019) column-oriented
 nvlog JSON (`{"run": {gpu_info, args}, "epoch": {x, metric: [...]}, "iter": {x, metric: [[...]]}}`).
 
-Throughput is the final summary figure: the step `[]`, or the string steps of inference scripts
-(`"avg"`, with `"90%"`, `"95%"`, `"99%"` for latency percentiles). The unit comes from METADATA
+Throughput is the final summary figure: the step `[]` (printed `()` or `Summary:` on stdout), or the string
+steps of inference scripts (`"avg"`, with `"90%"`, `"95%"`, `"99%"` for latency percentiles). A log without a
+summary (a training run cut short) whose iterations each give a rate and their own time (FastPitch's
+`train_frames/s` with `took`) gets the rate over those iterations, as the script's own epoch average computes
+it: frames / time = sum(rate x took) / sum(took); the run's duration is then the iterations' time. The
+duration of a run with a summary is its stated run time (`e2e_train_time`, Tacotron2's `run_time`, SSD's
+`total time`). The unit comes from METADATA
 (`images/s` -> images) or the metric's name (`sequences_per_second`; FastPitch `frames/s` are mel
 frames); items of unknown kind are kept as "unit not stated". Precision: `amp`/`fp16` true -> fp16;
 otherwise unknown (fp32 and TF32 look the same). Only the old nvlog records the GPUs (`gpu_info`,
@@ -22,6 +27,7 @@ from importers.base import Conversion, Importer, Source, as_dict, as_list, clean
 
 _STDOUT = re.compile(r"^DLLL? \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+ - (.*)$")  # prefix DLL (or DLLL)
 _PAIR = re.compile(r"([A-Za-z_][\w.]*) : (\S+)(?: (img/s|seq/s|tok/s|samples/s|s|ms))?")
+_SPACED_PAIR = re.compile(r"([A-Za-z_][\w./ ]*?) : (\S+)")  # keys with spaces ('total time'), as SSD logs them
 _STEPLESS = re.compile(r"^[A-Za-z_][\w.]* : \S")  # the body begins with a figure: no step printed
 _NAMESPACE = re.compile(r"(\w+)=('[^']*'|[^,()]+)")
 THROUGHPUT_KEYS = (
@@ -36,10 +42,13 @@ THROUGHPUT_KEYS = (
     "val.total_ips",
     "inference_throughput",
     "generator_frames/s",
+    "train_frames/s",
     "frames/s",
     "train_epoch_avg_items/sec",
     "train_epoch_items/sec",
     "tacotron2_items_per_sec",
+    "train_items_per_sec",
+    "train.throughput",
     "waveglow_samples/s",
     "hifigan_samples/s",
     "samples/s",
@@ -49,6 +58,10 @@ THROUGHPUT_KEYS = (
 STAGES = ("generator", "fastpitch", "tacotron2", "waveglow", "hifigan")
 # the unit of a throughput metric named without METADATA: sample unit, or None for "unit not stated"
 NAME_UNITS = {"sequences_per_second": "sequence", "_ips": "image", "frames/s": "frame", "items": None}
+DURATION_KEYS = ("e2e_train_time", "e2e_inference_time", "run_time", "total time", "train_time", "training_time")
+# per-iteration rates an iteration's own time ('took', seconds) turns into a count: a cut-short log's throughput
+ITERATION_RATES = ("train_frames/s", "train_items_per_sec", "train_samples/s", "frames/s")
+ITERATION_TIMES = ("took", "train_iter_time", "iter_time")
 PERCENTILE_STEPS = {"90%": "latency_p90_ms", "95%": "latency_p95_ms", "99%": "latency_p99_ms"}
 
 
@@ -96,6 +109,7 @@ class DlloggerImporter(Importer):
         summary: dict[str, Any] = {}
         units: dict[str, str] = {}
         percentiles: dict[str, dict[str, Any]] = {}
+        iterations: list[dict[str, Any]] = []
         first_ts = last_ts = None
         for lineno, line in enumerate(text.splitlines(), 1):
             line = line.strip()
@@ -137,6 +151,10 @@ class DlloggerImporter(Importer):
                         params.setdefault(key, value)
             elif step == [] or step == "" or (isinstance(step, list) and not step):
                 summary.update(data)
+            elif isinstance(step, list) and len(step) >= 2:
+                iterations.append(data)
+        if not any(k in summary for k in THROUGHPUT_KEYS):
+            summary.update(_over_iterations(iterations))
         if not params and not summary:
             raise conv.fail("(whole file)", "no dllogger PARAMETER or summary entries")
         return conv.document([self._run(conv, params, part, first_ts, last_ts, units, part_percentiles, stage=stage)
@@ -159,6 +177,9 @@ class DlloggerImporter(Importer):
                 # an empty step prints 'Summary:' with dllogger's default step format and nothing with
                 # DeepLearningExamples' BERT format_step: 'DLL <ts> - e2e_train_time : 1.2 ...'
                 summary.update({k: v for k, v, _ in _PAIR.findall(body)})
+            elif body.startswith("() "):
+                # the empty step as str(()) prints it (Tacotron2, WaveGlow, SSD, nnU-Net): '- () run_time : 56.5'
+                summary.update({k.strip(): v for k, v in _SPACED_PAIR.findall(body[3:])})
         if not summary:
             conv.warn("no 'Summary:' line (the run may have been cut short); throughput stays missing")
         return conv.document([self._run(conv, params, summary, None, None)])
@@ -224,7 +245,7 @@ class DlloggerImporter(Importer):
                 throughput = num(summary[key], f"summary {key}", conv)
                 source_key = key
                 break
-        amp = _bool(params.get("amp"))
+        amp = _bool(params.get("amp", params.get("amp_run")))  # FastPitch and Tacotron2 name it amp_run
         fp16 = _bool(params.get("fp16"))
         precision = "fp16" if (amp or fp16) else None
         if "bf16" in params and _bool(params.get("bf16")):
@@ -234,6 +255,7 @@ class DlloggerImporter(Importer):
                 k in summary
                 for k in ("training_sequences_per_second", "train.total_ips", "throughput_train", "e2e_train_time")
             )
+            or (source_key or "").startswith("train")
             or _bool(params.get("do_train"))
             or _bool(params.get("training_only"))
         )
@@ -253,8 +275,11 @@ class DlloggerImporter(Importer):
         accum = pos_int(params.get("gradient_accumulation_steps"))
         seq = pos_int(params.get("max_seq_length") or params.get("seq_length"))
         gpus = pos_int(params.get("n_gpu") or params.get("world_size") or params.get("num_gpus"))
-        duration = positive(num(summary.get("e2e_train_time") or summary.get("e2e_inference_time")))
+        duration_key = next((k for k in DURATION_KEYS if k in summary), None)
+        duration = positive(num(summary.get(duration_key))) if duration_key else None
         metrics: dict[str, Any] = {"duration_s": duration}
+        if DERIVED in summary and throughput is not None:
+            metrics["throughput_derivation"] = str(summary[DERIVED])[:200]
         unit = self._unit(source_key, units)
         if unit == "not stated":
             metrics["throughput_unit_not_stated"] = positive(throughput)
@@ -290,9 +315,10 @@ class DlloggerImporter(Importer):
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "notes": (f"stage '{stage}': its own throughput and latency; " if stage else "")
+            + (f"{summary[DERIVED]}; " if DERIVED in summary else "")
             + (f"throughput from '{source_key}' ({units.get(source_key or '', 'unit from its name')}); "
                if source_key else "") + "dllogger summary: "
-            + ", ".join(f"{k}={v}" for k, v in list(summary.items())[:12]),
+            + ", ".join(f"{k}={v}" for k, v in list(summary.items())[:12] if k != DERIVED),
         }
         if first_ts is not None and last_ts is not None and last_ts > first_ts:
             run["started_at"] = datetime.fromtimestamp(first_ts, UTC).isoformat()
@@ -345,3 +371,25 @@ def _flatten(values: Any) -> list[Any]:
             out.extend(_flatten(v) if isinstance(v, list) else [v])
         return [v for v in out if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return []
+
+
+DERIVED = "(throughput over the iterations)"  # the summary key that says how a cut-short log's rate was derived
+
+
+def _over_iterations(iterations: list[dict[str, Any]]) -> dict[str, Any]:
+    """A cut-short log's throughput from iterations that each give a rate and their own time: the items they
+    processed (rate x time) over the time they took, as the training script's own epoch average computes it;
+    {} when the iterations do not all give both."""
+    for rate_key in ITERATION_RATES:
+        time_key = next((t for t in ITERATION_TIMES if iterations and all(t in d for d in iterations)), None)
+        if time_key is None or not iterations or not all(rate_key in d for d in iterations):
+            continue
+        pairs = [(num(d[rate_key]), num(d[time_key])) for d in iterations]
+        if not all(r is not None and t is not None and r >= 0 and t > 0 for r, t in pairs):
+            continue
+        took = sum(t for _, t in pairs if t is not None)
+        items = sum(r * t for r, t in pairs if r is not None and t is not None)
+        return {rate_key: items / took, "run_time": took,
+                DERIVED: f"{rate_key} over the {len(pairs)} logged iterations: sum({rate_key} x {time_key}) / "
+                         f"sum({time_key}) = {items:,.0f} / {took:.2f} s (no summary: the run was cut short)"}
+    return {}

@@ -33,15 +33,16 @@ from importers.base import (
     positive,
     read_csv,
 )
+from importers.table_units import canonical_header, with_header_units
 
 J_PER_WH = 3600.0
 ENERGY_UNITS = {"j": 1.0, "joules": 1.0, "wh": J_PER_WH, "kwh": J_PER_KWH, "mj": 1e-3}
 DEVICE_COLUMNS = ("gpu_model", "gpu_name", "device", "device_name", "gpu", "accelerator")
-MODEL_COLUMNS = ("model", "model_name", "models", "network", "arch")
+MODEL_COLUMNS = ("model", "model_name", "models", "network", "arch", "modelo", "modell", "modèle", "modello")
 _SECONDS = r"(?:_s|_sec|_secs|_seconds)"
 DURATION = re.compile(r"^(?:duration|(?:duration|runtime|elapsed|elapsed_time|time_elapsed|wall_time"
                       r"|monitoring_duration|(?:mean_)?(?:training|generation|inference|total|run)_time|time)"
-                      + _SECONDS + r"|measure_seconds_actual)$")
+                      + _SECONDS + r"|measure_seconds_actual|duration_(?:generate|generation|inference|training))$")
 ENERGY_TOTAL = re.compile(r"^(?:total_energy|energy_total|energy|energy_consumed|total_energy_consumed)_(j|wh|kwh|mj)$")
 ENERGY_PART = re.compile(r"^(cpu|gpu|ram|dram|mem)_energy(?:_hw)?_(j|wh|kwh|mj)$")
 ENERGY_PER = re.compile(r"^energy_per_(inf|inference|sample|image|token|request|query|run)_(j|wh|kwh|mj)$")
@@ -50,12 +51,14 @@ POWER = re.compile(r"^(?:avg_power_w|mean_power_w|power_avg_w|average_power_w|po
 UNITLESS_POWER = re.compile(r"(?i)^(pwr|power|energy|latency)[_a-z]*$|_(pwr|power|energy|latency)(_[a-z]+)?$")
 UNIT_TOKENS = {"w", "mw", "watts", "j", "wh", "kwh", "mj", "kg", "g", "pct", "percent", "ratio", "score", "var", "va",
                "available", "enabled", "efficiency", "mode", "s", "ms", "us", "ns", "sec", "seconds"}
-PHASE_TIME = re.compile(r"^(?:mean_)?(training|generation|inference)_time" + _SECONDS + "$")
+PHASE_TIME = re.compile(r"^(?:mean_)?(training|generation|inference)_time" + _SECONDS
+                        + r"$|^duration_(generate|generation|inference|training)$")
 # a count of the output's frames: beside it, a bare 'fps' is the output video's playback rate
 OUTPUT_FRAMES = ("num_frames", "n_frames", "frames", "frame_count", "num_output_frames", "video_frames")
 LATENCY = {"median_ms": "latency_p50_ms", "mean_ms": "latency_avg_ms", "p50_ms": "latency_p50_ms",
            "p90_ms": "latency_p90_ms", "p95_ms": "latency_p95_ms", "p99_ms": "latency_p99_ms",
-           "inference_latency_ms": "latency_avg_ms", "latency_ms": "latency_avg_ms"}
+           "inference_latency_ms": "latency_avg_ms", "latency_ms": "latency_avg_ms",
+           "tpot_ms": "tpot_avg_ms", "ttft_ms": "ttft_avg_ms", "itl_ms": "itl_avg_ms"}
 THROUGHPUT = {"throughput_inf_s": ("throughput_sps", "sample"), "inference_throughput_fps": ("throughput_sps", "frame"),
               "fps": ("throughput_sps", "frame"), "samples_per_second": ("throughput_sps", "sample"),
               "samples_per_s": ("throughput_sps", "sample"), "images_per_second": ("throughput_sps", "image"),
@@ -216,7 +219,7 @@ class ExperimentTableImporter(Importer):
         if not head or head.lstrip()[:1] in ("{", "["):
             return False
         first = head.split("\n", 1)[0]
-        cols = _columns([c.strip().strip('"') for c in first.split(_delimiter(head))])
+        cols = _columns(canonical_header([c.strip().strip('"') for c in first.split(_delimiter(head))]))
         if LONG_COLUMNS <= set(cols):
             return True
         if len(cols) < 3:
@@ -232,6 +235,7 @@ class ExperimentTableImporter(Importer):
         if LONG_COLUMNS <= set(_columns(header)):
             header, rows = _from_long(conv, header, rows)
         header, rows = _with_user_units(conv, header, rows)
+        header, rows = with_header_units(conv, header, rows)
         cols = _columns(header)
         kinds = _recognised(cols)
         usable = (kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["rate"]
@@ -306,8 +310,8 @@ class ExperimentTableImporter(Importer):
                 metrics["avg_power_w"] = power  # the table's own average, kept over energy / duration
             elif phase and duration:
                 metrics["avg_power_missing_reason"] = (
-                    f"{cols[duration_col or '']} times the {phase.group(1)} only and the table does not say its "
-                    "energy was measured over the same window, so no average power is derived from them")
+                    f"{cols[duration_col or '']} times the {phase.group(1) or phase.group(2)} only and the table does "
+                    "not say its energy was measured over the same window, so no average power is derived from them")
         elif power is not None:
             metrics["avg_power_w"] = power
             metrics["energy_missing_reason"] = f"{cols[power_col or '']} is given without a duration"
@@ -331,6 +335,8 @@ class ExperimentTableImporter(Importer):
             metrics[field] = v * ENERGY_UNITS[m.group(2)]
             metrics.setdefault("energy_boundary", conv.boundary(boundary))
             metrics.setdefault("energy_method", "reported")
+        if prompt := clean_str(values.get("prompt")):
+            notes.append(f"prompt {prompt[:200]!r}")
         mode = "train" if any(c.startswith("training") for c in cols) else (
             "infer" if any(c.startswith(("inference", "throughput_inf", "generation", "mean_generation")) for c in cols)
             else None)
@@ -344,6 +350,7 @@ class ExperimentTableImporter(Importer):
                 "mode": conv.mode(mode, f"{where} (the table does not say whether it trained or inferred)"),
                 "precision": conv.precision(None),
                 "batch_size": pos_int(values.get("batch_size")) or conv.hints.batch_size,
+                "gpu_count": pos_int(values.get("gpu_count")),
                 "tag": clean_str(values.get("tag") or values.get("framework") or values.get("dataset")),
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},

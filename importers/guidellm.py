@@ -16,6 +16,11 @@ distribution `{"successful": {"mean", "median", "percentiles": {"p50", "p90", "p
 - `time_per_output_token_ms` is (last token - request start) / output tokens, TTFT included: neither
   TPOT nor ITL, notes only.
 GuideLLM names no GPU and measures no energy.
+
+`benchmarks.csv` (src/guidellm/benchmark/outputs/csv.py) is one row per benchmark under three header rows
+(group, "<Status> <unit>" or field, statistic): each distribution gives Mean, Median, Std Dev and Percentiles,
+the text "[min, p001, p01, p05, p10, p25, p75, p90, p95, p99, max]". Its rows are read into the JSON's shape
+(the same figures, the same rules); the CSV keeps the strategy's type but not its rate.
 """
 
 from __future__ import annotations
@@ -54,6 +59,74 @@ def _benchmarks(doc: Any) -> list[Any] | None:
     return None
 
 
+# CSV group and unit (status "Successful") -> the JSON metric key
+_CSV_METRICS = {("Request Latency", "Sec"): "request_latency", ("Time to First Token", "ms"): "time_to_first_token_ms",
+                ("Inter Token Latency", "ms"): "inter_token_latency_ms",
+                ("Time per Output Token", "ms"): "time_per_output_token_ms",
+                ("Server Throughput", "Requests/Sec"): "requests_per_second",
+                ("Token Throughput", "Output Tokens/Sec"): "output_tokens_per_second",
+                ("Token Throughput", "Total Tokens/Sec"): "tokens_per_second",
+                ("Token Metrics", "Input Tokens"): "prompt_token_count",
+                ("Token Metrics", "Output Tokens"): "output_token_count"}
+_CSV_PCTS = {"p90": 7, "p95": 8, "p99": 9}  # places in the Percentiles text
+
+
+def _is_csv(head: str) -> bool:
+    return head.startswith("Run Info,") and "Time to First Token" in head.split("\n", 1)[0]
+
+
+def _csv_benchmarks(conv: Conversion) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The CSV's rows as benchmark objects of the JSON's shape, and the report's arguments."""
+    import csv
+    import io
+    import json
+
+    try:
+        table = [row for row in csv.reader(io.StringIO(conv.source.text or "")) if any(c.strip() for c in row)]
+    except csv.Error as e:
+        raise conv.fail("CSV", f"cannot be read: {e}") from e
+    if len(table) < 4:
+        raise conv.fail("line 4", "no benchmark row under the three header rows: import benchmarks.csv as GuideLLM "
+                        "wrote it")
+    check_run_count(conv, len(table) - 3, "the benchmark rows")
+    heads = list(zip(*(r + [""] * (len(table[0]) - len(r)) for r in table[:3]), strict=False))
+    benchmarks: list[dict[str, Any]] = []
+    args: dict[str, Any] = {}
+    for n, row in enumerate(table[3:]):
+        line = n + 4
+        cells = {h: (row[j].strip() if j < len(row) else "") for j, h in enumerate(heads)}
+        metrics: dict[str, Any] = {}
+        for (group, unit), key in _CSV_METRICS.items():
+            sub = f"Successful {unit}"
+            entry: dict[str, Any] = {"mean": cells.get((group, sub, "Mean")) or None,
+                                     "median": cells.get((group, sub, "Median")) or None}
+            text = cells.get((group, sub, "Percentiles")) or ""
+            if text:
+                parts = [p.strip() for p in text.strip("[]").split(",")]
+                if len(parts) != 11:
+                    raise conv.fail(f"line {line}: {group} {sub} Percentiles", f"{text[:60]!r} is not the 11 values "
+                                    "[min, p001, p01, p05, p10, p25, p75, p90, p95, p99, max] GuideLLM writes")
+                entry["percentiles"] = {"p50": entry["median"], **{k: parts[i] for k, i in _CSV_PCTS.items()}}
+            if any(v is not None for v in entry.values()):
+                metrics[key] = {"successful": entry}
+        metrics["request_totals"] = {k.lower(): cells.get(("Request Counts", k, "")) or None
+                                     for k in ("Successful", "Errored")}
+        backend: dict[str, Any] = {}
+        for where, field in ((("Run Info", "Backend", ""), "backend"), (("Runtime Info", "Arguments", ""), "args")):
+            try:
+                value = json.loads(cells.get(where) or "null")
+            except (ValueError, RecursionError):
+                conv.warn(f"line {line}: {where[0]} {where[1]} is not JSON; left out")
+                continue
+            if field == "backend":
+                backend = as_dict(value)
+            else:
+                args = args or as_dict(value)
+        benchmarks.append({"metrics": metrics, "config": {
+            "strategy": {"type_": cells.get(("Benchmark", "Strategy", "")) or None}, "backend": backend}})
+    return benchmarks, args
+
+
 def _yaml(source: Source) -> Any:
     head = source.head
     if "benchmarks:" not in head or "time_to_first_token_ms" not in (source.text or ""):
@@ -69,15 +142,25 @@ def _yaml(source: Source) -> Any:
 class GuideLlmImporter(Importer):
     NAME = "guidellm"
     TOOL = "GuideLLM"
-    DESCRIPTION = "GuideLLM benchmarks.json / .yaml (one run per benchmark of the sweep)"
+    DESCRIPTION = "GuideLLM benchmarks.json / .yaml / .csv (one run per benchmark of the sweep)"
 
     def sniff(self, source: Source) -> bool:
+        if _is_csv(source.head):
+            return True
         doc = source.json
         if doc is None and source.text is not None and source.text.lstrip()[:1] not in ("{", "["):
             doc = _yaml(source)
         return _benchmarks(doc) is not None
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
+        if _is_csv(conv.source.head):
+            rows, csv_args = _csv_benchmarks(conv)
+            runs = [self._run(conv, i, b, csv_args) for i, b in enumerate(rows)]
+            conv.warn("GuideLLM's CSV keeps each benchmark's strategy but not its rate: rate-based loads are "
+                      "stored without the rate (import benchmarks.json for it)")
+            if conv.hints.device is None:
+                conv.warn("GuideLLM names neither the GPU nor the serving engine (it measures an endpoint)")
+            return conv.document(runs)
         doc = conv.source.json
         if doc is None:
             doc = _yaml(conv.source)

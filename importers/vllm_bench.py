@@ -8,8 +8,10 @@ tokens; every `*_ms` is milliseconds: time to first token (ttft), time per outpu
 first (tpot, per request: (e2el - ttft) / (output tokens - 1)), inter-token latency (itl: every
 gap between streamed chunks, pooled; with multi-token chunks it is not TPOT) and end-to-end
 latency (`e2el`, older `latency`), each in its own column (joulebench.metrics). A run whose
-requests all failed writes 0.0 everywhere: it is a failed run, not zeros. The file names neither
-the GPU nor its count, and vLLM measures no energy.
+requests all failed writes 0.0 everywhere: it is a failed run, not zeros. The file names no GPU and
+vLLM measures no energy; a file that states the tensor-parallel size (`tensor_parallel_size`, as `vllm bench
+sweep` records the server's settings) or a GPU energy whose key names its unit (`gpu_energy_j`,
+`gpu_energy_mj`: milli-joules, converted) has them stored, and nothing is derived where it does not.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from importers.base import (
     Importer,
     Source,
     clean_str,
+    energy_metrics,
     num,
     pos_int,
     positive,
 )
 from joulebench.metrics import E2E, ITL, LATENCY, TPOT, TTFT
 
+# energy keys that name their unit -> factor to J (the GPUs' energy over the benchmark's duration)
+ENERGY_KEYS = (("gpu_energy_j", 1.0), ("total_gpu_energy_j", 1.0), ("gpu_energy_mj", 1e-3), ("energy_j", 1.0))
+TP_KEYS = ("tensor_parallel_size", "tp_size", "tensor_parallel")
 RESULT_KEYS = ("request_throughput", "output_throughput", "mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms")
 # vLLM's field -> our column; e2el (older: latency) also fills the latency_* columns, as before schema 14
 LATENCIES = (
@@ -81,6 +87,7 @@ class VllmBenchImporter(Importer):
         completed, failed = val("completed"), val("failed")
         duration = positive(val("duration"))
         metrics: dict[str, Any] = {"energy_missing_reason": "vLLM's serving benchmark does not measure energy"}
+        energy = next(((v * f, k) for k, f in ENERGY_KEYS if (v := positive(val(k))) is not None), None)
         status, error = "ok", None
         if completed is not None and completed <= 0:
             status = "failed"
@@ -107,6 +114,12 @@ class VllmBenchImporter(Importer):
                 v = val(key)
                 if v is not None and v >= 0 and column.name not in metrics:
                     metrics[column.name] = v
+            if energy is not None:
+                del metrics["energy_missing_reason"]
+                metrics.update(energy_metrics(energy[0], duration_s=duration, boundary=conv.boundary("gpu_board"),
+                                              method="reported", what=energy[1]))
+                if metrics.get("tokens_per_s") and duration:
+                    metrics["j_per_token"] = energy[0] / (metrics["tokens_per_s"] * duration)
         rate = r.get("request_rate")
         concurrency = pos_int(r.get("max_concurrency"))
         backend = clean_str(r.get("backend")) or "?"
@@ -126,6 +139,7 @@ class VllmBenchImporter(Importer):
             "config": {
                 # batch: the user's (max_num_seqs is the server's cap on running requests, not the batch that ran)
                 **conv.generation_config(model),
+                "gpu_count": next((n for k in TP_KEYS if (n := pos_int(r.get(k)))), None),
                 "load_kind": "rate" if rate_per_s is not None else ("concurrency" if concurrency else None),
                 "request_rate_per_s": rate_per_s, "max_concurrency": concurrency,
                 "arrival": "poisson" if rate_per_s is not None and r.get("burstiness") in (None, 1, 1.0) else None,

@@ -27,6 +27,7 @@ from db import IngestReport, Store
 from db.writes import Batch, MixedBatchError
 from importers.archive import read_zip
 from ingest.attach import PowerLogFile, load_with_power_log
+from ingest.device_map import name_devices
 from joulebench.errors import DatabaseBusyError, DatabaseError, JouleBenchError, ResultFileError, os_reason
 from joulebench.paths import resolve_db_path
 
@@ -113,7 +114,7 @@ def _drain_together(store: Store, items: list[inbox.QueuedFile], rejected: list[
                 _reject(item, rejected, skip, _file_reason(e))
                 continue
             try:
-                report = batch.add(loaded, source_kind=item.source_kind, file_format=fmt)
+                report, _ = _add_named(batch, store, loaded, item.source_kind, fmt)
             except (OSError, duckdb.IOException, DatabaseError, MixedBatchError):
                 raise
             except Exception as e:  # noqa: BLE001 - a value that breaks a database rule must not block the rest
@@ -210,7 +211,7 @@ def import_source(source: importers.Source, *, db: str | os.PathLike[str] | None
     path = resolve_db_path(db)
     try:
         with open_store(path) as store:
-            return store.ingest(loaded, source_kind, fmt), loaded
+            return _ingest_named(store, loaded, source_kind, fmt)
     except DatabaseBusyError:
         with inbox.Together(path) as together:
             report = _queue(together, source, loaded, fmt, source_kind, hints, power_log)
@@ -259,6 +260,28 @@ def import_sources(pairs: Sequence[tuple[importers.Source, PowerLogFile | None]]
                     pairs[int(e.item)][0].name, [_file_reason(e.error)])
 
 
+def _add_named(batch: Batch, store: Store, loaded: importers.ImportedFile, source_kind: str, fmt: str
+               ) -> tuple[IngestReport, importers.ImportedFile]:
+    """Add one document to the batch with its devices under their catalog names (`ingest.device_map`: the
+    mapping decided and recorded in the batch's transaction; an ambiguous name is said in the warnings)."""
+    try:
+        named = name_devices(store.con, loaded, fmt)
+    except duckdb.Error as e:
+        batch.fail(e, loaded.name)
+    report = batch.add(named.loaded, source_kind=source_kind, file_format=fmt)
+    named.record_runs(store.con, report.run_ids)
+    return report, named.loaded  # type: ignore[return-value]  # an ImportedFile stays one
+
+
+def _ingest_named(store: Store, loaded: importers.ImportedFile, source_kind: str, fmt: str
+                  ) -> tuple[IngestReport, importers.ImportedFile]:
+    """One document in a transaction of its own (`_add_named`)."""
+    with Batch(store.con, store.path) as batch:
+        report, loaded = _add_named(batch, store, loaded, source_kind, fmt)
+        batch.commit()
+    return report, loaded
+
+
 def _convert(source: importers.Source, power_log: PowerLogFile | None, hints: importers.Hints | None
              ) -> tuple[importers.ImportedFile, str]:
     try:
@@ -294,7 +317,7 @@ def _write_together(store: Store, pairs: Sequence[tuple[importers.Source, PowerL
                 outcomes.append(Outcome(source, error=e))
                 continue
             try:
-                report = batch.add(loaded, source_kind=source_kind, file_format=fmt)
+                report, loaded = _add_named(batch, store, loaded, source_kind, fmt)
             except ResultFileError as e:
                 raise _Refused(i, e) from e
             outcomes.append(Outcome(source, report, _written(loaded)))
@@ -372,7 +395,7 @@ def recover_killed_sweeps(store: Store) -> list[IngestReport]:
                 recover.forget(orphan)
                 continue
             loaded, fmt = importers.load(data, orphan.out_path.name)
-            report = store.ingest(loaded, "local", fmt)
+            report, _ = _ingest_named(store, loaded, "local", fmt)
         except (OSError, duckdb.IOException, DatabaseError):
             break  # the disk or the database, not the file: try again at the next open
         except Exception as e:  # noqa: BLE001 - a damaged file must not block the database

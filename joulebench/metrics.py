@@ -297,6 +297,12 @@ _define("goodput_requests_per_s", "requests/s", W, HIGH, "Goodput (requests/s)",
 _define("goodput_slo", None, RUN, NONE, "Goodput SLO",
         "the service-level objective goodput counts against, e.g. ttft_p90<=500ms,tpot_p90<=50ms (each request "
         "held to each limit)")
+_define("goodput_requests_per_j", "requests/J", W, HIGH, "Goodput per joule (requests/J)",
+        "requests that met the service-level objective in goodput_slo per joule of the measured window's (a serving "
+        "run: its steady state's) energy")
+_define("latency_missing_reason", None, RUN, NONE, "Why no latency percentiles",
+        "why the TTFT, ITL, TPOT and end-to-end latency figures are null while requests completed (an overloaded "
+        "point, too few requests in the steady state)")
 _define("prompt_tokens_mean", "tokens", REQ, NONE, "Prompt tokens (mean)",
         "actual prompt length per request, mean over the requests, tokens")
 _define("output_tokens_mean", "tokens", REQ, NONE, "Output tokens (mean)",

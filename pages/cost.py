@@ -5,8 +5,8 @@ import streamlit as st
 
 from decision import aggregates, cost
 from decision.markdown import md
-from decision.money import COST_FORMULA
-from decision.text import batch_label, money, precision_name
+from decision.money import COST_FORMULA, busy_text
+from decision.text import money
 from explorer import charts, compare, cost_inputs, data, grade_legend, nav
 from explorer.params import UrlReader
 from explorer.tables import styled
@@ -68,9 +68,12 @@ with st.expander(f"Device prices ({currency})", expanded=False):
         overrides[name] = base_prices.get(name) if value == start else (value or None)
         if name in base_prices:
             grid[i % 3].caption(md(cost.price_help(row, None)))
-prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
-costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate, budgets)
-ranked, not_ranked = cost.rank(costed, limits)
+with st.spinner("Costing every configuration…", show_time=True):  # a visible working state while it computes
+    prices, price_missing = cost.converted_prices(in_use, data.rates(path), currency, overrides)
+    costed = cost.with_cost(chosen, prices, price_missing, cost.idle_power_by_device(runs), settings, estimate,
+                            budgets)
+    ranked, not_ranked = cost.rank(costed, limits)
+    unpriced = cost.electricity_only(costed, limits)
 
 mode_word = "training" if mode == "train" else "inference"
 st.subheader(f"Ranking for {md(workload)}, {mode_word}")
@@ -80,12 +83,13 @@ if ranked.is_empty():
             + ", so nothing can be ranked. See why below; enter prices above, or fill gaps with labelled estimates.")
 else:
     best = ranked.row(0, named=True)
-    st.markdown(f"**Cheapest: {md(best['device_name'])}** at {md(money(best['cost_per_1m_samples'], currency))} "
-                f"per 1M samples ({md(precision_name(best['precision']))}, "
-                f"{md(batch_label(best['batch_size'], best['grad_accum_steps']))}, "
-                f"{md(best['power_setting'])}; throughput {md(best['throughput_basis'])}, energy "
+    split = cost.split_of(best, settings)
+    st.markdown(f"**Cheapest: {md(best['device_name'])}** at {md(money(split.total, currency))} per 1M samples = "
+                f"{md(split.text().split(' = ')[0])} "
+                f"({md(cost.setting_text(best))}; throughput {md(best['throughput_basis'])}, energy "
                 f"{md(best['energy_basis'])}; trust grade {md(best['trust_grade'] or aggregates.NOT_GRADED)}) "
-                f"at {round(settings.utilisation * 100)}% utilisation.")
+                f"at {md(busy_text(settings.utilisation))}.")
+    st.caption(md("; ".join(split.workings)))
     st.dataframe(styled(cost.ranking_table(ranked, currency)), hide_index=True, column_config={
         "Trust grade": st.column_config.TextColumn("Trust grade", help="the lower of the grades of the throughput "
                                                    "and the energy figure the cost uses (A best .. D unreliable; an "
@@ -118,6 +122,19 @@ else:
                                  estimate, [0.05 * i for i in range(1, 11)], budgets)
         st.plotly_chart(charts.cost_sensitivity(moves, f"electricity price ({currency} per kWh)", currency),
                         width="stretch")
+if not unpriced.is_empty():
+    st.subheader("Electricity only: no device price")
+    st.caption(f"Without a device price there is no total to rank, but the electricity part is known: at "
+               f"{md(settings.describe())}.")
+    for row in unpriced.iter_rows(named=True):
+        parts = [cost.split_of(row, settings)]
+        if row.get("electricity_cost_per_1m_tokens") is not None:
+            parts.append(cost.split_of(row, settings, "output tokens"))
+        st.markdown(f"**{md(row['device_name'])}** ({md(cost.setting_text(row))}): "
+                    + "; ".join(md(p.text()) for p in parts) + ".")
+        st.caption(md("; ".join(w for p in parts for w in p.workings)))
+    st.dataframe(styled(cost.electricity_table(unpriced, currency)), hide_index=True)
+    st.page_link(nav.DEVICES, label="Add a price (Devices) for the hardware part", icon=":material/memory:")
 if not not_ranked.is_empty():
     st.subheader("Not ranked, and why")
     st.dataframe(styled(not_ranked.rename({"device_name": "Device", "why": "Why not ranked", "runs": "Runs"})),

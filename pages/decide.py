@@ -97,7 +97,8 @@ if best_on:
     profiled = tuple((d, w) for d, w in profile_workloads(runs, devices, job).items() if w)
     best = data.or_stop(data.best_settings, path, profiled, goal, 0.5,
                         settings, constraints.max_power_w, mode, job.precision)
-decided = decision.answer(asked, decision.DecideData(runs, findings, catalog, modes, rates, best=best))
+with st.spinner("Working out the answer…", show_time=True):  # a visible working state while it computes
+    decided = decision.answer(asked, decision.DecideData(runs, findings, catalog, modes, rates, best=best))
 answer = decided.answer
 
 st.subheader(f"The answer for {md(job.describe())}")
@@ -124,6 +125,8 @@ grade_legend.legend("Every measured figure carries its configuration's trust gra
                     "too, at most C); a ratio a source states has none.")
 st.subheader("Formula")
 st.code(COST_FORMULA, language=None)
+st.caption("Each device's cost with its numbers (check it by hand):")
+st.code("\n".join(tables.cost_workings(answer)), language=None)
 
 if mode == "infer":
     token_section.render(path, asked, catalog, rates, url, query, sfx)

@@ -7,6 +7,7 @@ from db.catalog_edits import EDITABLE_DEVICE_COLUMNS
 from decision.markdown import md
 from decision.text import count, human_field
 from explorer import data, edits
+from explorer.device_names_section import mapping_section
 from explorer.devices import catalog_view, history_view, rates_view
 from explorer.tables import styled
 from joulebench.errors import JouleBenchError
@@ -67,6 +68,8 @@ else:
                                                      + md(", ".join(changed["device_name"].to_list()))
                                                      + ". The change is in the edit history below.")
                 st.rerun()
+
+mapping_section(path, read_only, catalog["device_name"].to_list())
 
 st.subheader("Exchange rates")
 st.caption("Prices are converted into the display currency with these rates, never added across currencies. "

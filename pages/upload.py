@@ -7,6 +7,7 @@ import importers
 from decision.markdown import md
 from decision.text import count
 from explorer import data, nav, upload, upload_queue
+from explorer.device_names_section import choices_section
 from explorer.label_form import label_form
 from explorer.tables import styled
 from joulebench.errors import JouleBenchError
@@ -78,6 +79,9 @@ def review(items: list[upload_queue.Upload]) -> None:
                 if not gaps.not_stated:
                     st.caption("States everything it needs (or it has been filled in).")
                 label_form(gaps, key=f"label_source_{gaps.source_id}", via="upload_page")
+    if sources:  # a device name that could be several catalog entries: the person picks
+        choices_section(data.db_path(), sources[:upload_queue.SHOWN_ITEMS],
+                        data.devices(data.db_path())[0]["device_name"].to_list())
 
 
 upload_queue.start(data.db_path())  # files a stopped server left queued are imported now

@@ -41,10 +41,36 @@ def fixture_file() -> Path:
 
 @pytest.fixture(scope="session")
 def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database seeded with the reference data of the design sources, without the public LLM results
+    (sample_data/runs_llm_*.csv): the tests that import the ML.ENERGY leaderboard file check its reader and
+    what the pages make of it, which the same figures already stored as reference rows would turn into a
+    duplicate (db.same_measurement). `full_seeded_db` is a fresh install's database, with every file."""
+    from db import Store
+    from joulebench.paths import SAMPLE_DATA_DIR
+
+    folder = tmp_path_factory.mktemp("sample_data")
+    for item in SAMPLE_DATA_DIR.iterdir():
+        if item.is_file() and not item.name.startswith("runs_llm_"):
+            shutil.copy(item, folder / item.name)
+    path = tmp_path_factory.mktemp("seeded") / "template.duckdb"
+    Store.open(path, sample_data=folder).close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def full_seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from db import Store
 
-    path = tmp_path_factory.mktemp("seeded") / "template.duckdb"
+    path = tmp_path_factory.mktemp("full") / "template.duckdb"
     Store.open(path).close()
+    return path
+
+
+@pytest.fixture
+def full_seeded_db(full_seeded_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the database a fresh install makes: every reference file, the LLM results included."""
+    path = tmp_path / "full.duckdb"
+    shutil.copy(full_seeded_template, path)
     return path
 
 

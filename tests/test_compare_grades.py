@@ -18,7 +18,7 @@ from tests.helpers import shown
 
 REPO = Path(__file__).resolve().parent.parent
 H100 = Path(__file__).parent / "fixtures" / "h100"
-DEVICE = "NVIDIA H100 80GB HBM3"
+DEVICE = "H100 SXM"  # the catalog entry of nvidia-smi's "NVIDIA H100 80GB HBM3" (HBM3: the SXM part)
 
 
 def _file_values(name: str, metric: str) -> list[float]:

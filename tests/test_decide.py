@@ -295,13 +295,14 @@ def test_markdown_in_a_device_name_is_shown_as_text_never_rendered(db: Path) -> 
 
 # --- trust grades, repeats and the noise -------------------------------------------------------
 
-H100 = "NVIDIA H100 80GB HBM3"
+STATED = "NVIDIA H100 80GB HBM3"  # as nvidia-smi names it in the file
+H100 = "H100 SXM"  # its catalog entry (ingest.device_names: HBM3 is the SXM part)
 
 
 def _h100_as(db: Path, name: str, new_device: str) -> None:
     """A real H100 result file imported under another device name (its measurements unchanged)."""
     doc = json.loads((FIXTURES / "h100" / name).read_text())
-    doc = json.loads(json.dumps(doc).replace(H100, new_device))
+    doc = json.loads(json.dumps(doc).replace(STATED, new_device))
     for run in doc["runs"]:
         run["run_id"] += f"-{new_device.replace(' ', '-')}"
     path = db.parent / f"{new_device.replace(' ', '-')}.json"
@@ -313,8 +314,8 @@ def test_decide_figures_carry_n_interval_and_grade_and_a_ratio_within_the_noise_
     from decision.aggregates import by_configuration
 
     assert import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db).status == "imported"
-    _h100_as(db, "repeats-10s-windows.json", "H100 twin")  # the same three 10 s repeats under a second name
-    at = _page(device=[H100, "H100 twin"], mode="infer", job="workload:bert-large-squad")
+    _h100_as(db, "repeats-10s-windows.json", "GPU twin")  # the same three 10 s repeats under a second name
+    at = _page(device=[H100, "GPU twin"], mode="infer", job="workload:bert-large-squad")
     table = at.dataframe[0].value
     assert {"Repeats (n)", "95% interval", "Trust grade"} <= set(table.columns)
     with Store.open_read_only(db) as store:
@@ -328,7 +329,7 @@ def test_decide_figures_carry_n_interval_and_grade_and_a_ratio_within_the_noise_
     assert (table[table["Basis"] == "catalog"]["Trust grade"].fillna("") == "").all()  # the catalog is not graded
     said = _said(at)
     assert "no difference in speed shown (within the noise, or about 1.0x)" in said
-    assert (f"**Faster:** **{H100}** vs **H100 twin**: 1.00x (" in said
+    assert (f"**Faster:** **{H100}** vs **GPU twin**: 1.00x (" in said
             and "**within the noise**: the interval includes 1x, so the data does not show that either is faster "
                 "at inference (*imported*, grade A on both sides" in said)
     assert not [w for w in at.warning if "Low trust grades" in w.value]  # grade A on both sides: no warning
@@ -337,15 +338,15 @@ def test_decide_figures_carry_n_interval_and_grade_and_a_ratio_within_the_noise_
 
 def test_decide_warns_when_the_answer_rests_on_low_grades(db: Path) -> None:
     assert import_file(FIXTURES / "h100" / "repeats-10s-windows.json", db=db).status == "imported"
-    _h100_as(db, "repeats-short-windows.json", "H100 short")  # 30-step windows: grade D
-    at = _page(device=[H100, "H100 short"], mode="infer", job="workload:bert-large-squad")
+    _h100_as(db, "repeats-short-windows.json", "GPU short")  # 30-step windows: grade D
+    at = _page(device=[H100, "GPU short"], mode="infer", job="workload:bert-large-squad")
     table = at.dataframe[0].value
-    short = table[(table["Device"] == "H100 short") & (table["Figure"] == "Throughput")].iloc[0]
+    short = table[(table["Device"] == "GPU short") & (table["Figure"] == "Throughput")].iloc[0]
     assert (short["Repeats (n)"], short["Trust grade"]) == (5, "D")
     said = _said(at)
     assert "(*imported*, grades A vs D:" in said or "(*imported*, grades D vs A:" in said
     (warned,) = [shown(w.value) for w in at.warning if "Low trust grades" in w.value]
-    assert "This answer rests on figures graded D: **H100 short** (grade D)" in warned
+    assert "This answer rests on figures graded D: **GPU short** (grade D)" in warned
     assert H100 + "** (grade" not in warned  # the decision-grade side is not blamed
     assert "windows of at least 10 s, 3 repeats" in warned
 

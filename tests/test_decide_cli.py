@@ -87,7 +87,7 @@ def test_the_page_and_the_command_agree_on_other_inputs(db: Path) -> None:
     """Inference at FP16, five devices (two from an imported ML.ENERGY file), other cost numbers, a power cap
     and a budget, and an ITL limit for the per-token answer."""
     assert import_file(LEADERBOARD, db=db).status == "imported"
-    devices = ["A100 40GB", "Tesla V100 32GB", "GeForce RTX 3060", "B200", "H100"]
+    devices = ["A100 40GB", "Tesla V100 32GB", "GeForce RTX 3060", "B200", "H100 SXM"]
     at = open_page("decide", {"device": devices, "mode": "infer", "precision": "fp16", "kwh": "0.3", "util": "0.2",
                               "years": "5", "pue": "1.2", "max_w": "300", "budget": "20000", "itl": "50"})
     said = _command(db, *[f for d in devices for f in ("--device", d)], "--mode", "infer", "--precision", "fp16",

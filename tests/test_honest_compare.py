@@ -40,14 +40,14 @@ def test_mlenergy_servers_settings_are_compared_at_each_devices_best_never_poole
         == pytest.approx(h100)
     with Store.open_reading(db) as store:
         findings, catalog, modes = queries.findings(store), queries.devices(store), queries.power_modes(store)
-    answer = decide_mod.decide(runs, findings, catalog, modes, Rates([]), ["B200", "H100"],
+    answer = decide_mod.decide(runs, findings, catalog, modes, Rates([]), ["B200", "H100 SXM"],
                                Job("infer", workload="meta-llama/Llama-3.1-8B-Instruct:lm-arena-chat"),
                                CostSettings(), Constraints())
-    (speed,) = answer.speed[("B200", "H100")]
+    (speed,) = answer.speed[("B200", "H100 SXM")]
     assert speed.winner == "B200" and speed.factor == pytest.approx(b200 / h100)  # 1.51x, not 1.06x
     assert "B200 at max_num_seqs 2048 (its best of 9 configurations measured)" in speed.detail
-    assert "H100 at max_num_seqs 512 (its best of 11 configurations measured)" in speed.detail
-    (energy,) = answer.energy[("B200", "H100")]
+    assert "H100 SXM at max_num_seqs 512 (its best of 11 configurations measured)" in speed.detail
+    (energy,) = answer.energy[("B200", "H100 SXM")]
     j_b200, j_h100 = by[("B200", 2048)]["energy_per_request_joules"], by[("H100", 512)]["energy_per_request_joules"]
     assert energy.winner == "B200" and energy.factor == pytest.approx(j_h100 / j_b200)  # 27.84 / 18.47 = 1.51x
     assert speed.within_noise is None  # single runs: no interval, never "within the noise" from pooled settings

@@ -384,7 +384,9 @@ def test_every_fixture_ingests_once(tmp_path: Path) -> None:
     for source in sources:
         report, imported = import_source(source, db=db, hints=hints)
         assert report.status == "imported", source.name
-        assert report.runs_added == len(imported.runs)
+        # a file holding the same measurements as one imported before (guidellm's csv beside its json) adds
+        # none of them twice (db.same_measurement)
+        assert report.runs_added + report.runs_duplicate == len(imported.runs)
         total += report.runs_added
     for source in sources[:3]:
         again, _ = import_source(source, db=db, hints=hints)
@@ -395,6 +397,6 @@ def test_every_fixture_ingests_once(tmp_path: Path) -> None:
         assert len(formats) >= 11
         orin = store.query(
             "SELECT origin_format, origin_tool, power_w FROM runs JOIN power_samples USING (run_id) "
-            "WHERE device_name = 'NVIDIA Jetson AGX Orin' LIMIT 1"
+            "WHERE device_name = 'Jetson AGX Orin' LIMIT 1"  # the catalog's name (ingest.device_names)
         ).row(0, named=True)
         assert orin["origin_format"] == "mlperf-inference" and orin["origin_tool"] == "mlperf-loadgen"

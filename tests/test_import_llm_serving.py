@@ -128,7 +128,7 @@ def test_sglang_one_batch_derivation_is_named(tmp_path: Path, bare_template: Pat
 def test_llama_bench_json_and_jsonl(tmp_path: Path, bare_template: Path, path: Path) -> None:
     rows = sorted(ingest_runs(tmp_path / "llm.duckdb", bare_template, path), key=lambda r: r["run_id"])
     pp, tg = rows
-    assert pp["origin_format"] == "llama-bench" and pp["device_name"] == "NVIDIA GeForce RTX 4080"  # gpu_info
+    assert pp["origin_format"] == "llama-bench" and pp["device_name"] == "GeForce RTX 4080"  # gpu_info
     # [0] n_prompt 512, n_gen 0, avg_ts 7100.002165: prompt tokens/s, never output tokens/s
     assert pp["prompt_tokens_per_s"] == pytest.approx(7100.002165) and pp["tokens_per_s"] is None
     # [1] n_prompt 0, n_gen 128, avg_ts 118.881588: generated tokens/s of one sequence

@@ -23,24 +23,22 @@ FORMATS = Path(__file__).parent / "fixtures" / "formats"
 NANO = FORMATS / "experiment_csv" / "CSC2231_Project-jetson-nano-per-run-power-mW.csv"
 
 
-def test_a_table_without_units_is_refused_with_the_flag_that_supplies_them() -> None:
-    with pytest.raises(ResultFileError) as e:
-        load(NANO.read_bytes(), NANO.name)
-    message = e.value.format_message()
-    assert "PWR_IN_AVG" in message and "do not state their unit" in message
-    assert "--unit PWR_IN_MAX=<unit>" in message and "Units of columns" in message
+def test_a_table_without_units_is_read_by_its_rail_names_and_magnitudes() -> None:
+    """Issue 28 item 9: PWR_IN_AVG reaches 3,812, which no Jetson draws in W: mW, said in the notes."""
+    f, fmt = load(NANO.read_bytes(), NANO.name)
+    assert fmt == "power-summary" and len(f.runs) == 10
+    assert f.runs[0]["metrics"]["avg_power_w"] == pytest.approx(3.7479943)  # RUN 0: PWR_IN_AVG 3747.9943 mW
+    assert "so it is read as mW, as tegrastats writes them" in f.runs[0]["notes"]
 
 
 def test_units_stated_by_the_user_read_the_columns() -> None:
     f, fmt = load(NANO.read_bytes(), NANO.name, hints=Hints(
         device="Jetson Nano", units=(("PWR_IN_AVG", "mW"), ("pwr_gpu_avg", "mW"), ("PWR_IN_MAX", "mW"))))
-    assert fmt == "experiment-table" and len(f.runs) == 10
+    assert fmt == "power-summary" and len(f.runs) == 10
     first = f.runs[0]["metrics"]  # RUN 0: PWR_IN_AVG 3747.9943 mW
     assert first["avg_power_w"] == pytest.approx(3.7479943)
     assert "energy_j" not in first  # a power without a duration is no energy
-    assert any(w.startswith("PWR_IN_AVG read in mW, as you stated (--unit), and stored as avg_power_w")
-               for w in f.warnings)
-    assert any(w.startswith("PWR_IN_MAX (mW, as you stated) is left out") for w in f.warnings)
+    assert "read in mW, as you stated (--unit)" in f.runs[0]["notes"]
 
 
 def test_a_unit_for_a_column_the_file_does_not_have_names_its_columns() -> None:

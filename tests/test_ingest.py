@@ -69,10 +69,10 @@ def _content(doc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in doc.items() if k != "created_at"}
 
 
-def test_export_import_export_gives_the_same_content(seeded_db: Path, fixture_file: Path, tmp_path: Path) -> None:
-    import_file(fixture_file, db=seeded_db)
+def test_export_import_export_gives_the_same_content(full_seeded_db: Path, fixture_file: Path, tmp_path: Path) -> None:
+    import_file(fixture_file, db=full_seeded_db)  # a fresh install's database: the same references as `other`
     first = tmp_path / "first.json.gz"
-    with Store.open(seeded_db) as store:
+    with Store.open(full_seeded_db) as store:
         n = write_result_file(store, first)
         doc1 = build_document(store)
     assert n == len(doc1["runs"]) and n > 150

@@ -85,7 +85,7 @@ def test_a_supplied_label_can_be_changed_but_a_stated_one_never(seeded_db: Path)
     first = label_source(sid, values, kind, db=seeded_db, via="cli")
     assert first.filled == {"device": 0, "mode": 1} and first.replaced == {"device": 0, "mode": 0}
     run = _run(seeded_db, sid)
-    assert run["device_name"] == "NVIDIA GeForce GTX 1650"  # the log names it: never overwritten
+    assert run["device_name"] == "GeForce GTX 1650"  # the log names it (catalog spelling): kept
     assert not first.device_added  # nothing took the device, so it was not catalogued
     values, kind = label_values(mode="infer")
     second = label_source(sid, values, kind, db=seeded_db, via="run_detail_page")

@@ -164,3 +164,77 @@ def test_many_low_grade_ratios_are_grouped_and_settings_are_not_called_devices()
                          "config": ["a"] * 20, "value": [float(i) for i in range(20)]})
     _, cut = compare.readable_bars(bars, True, False)
     assert cut is not None and "20 devices" not in cut and "of 20 series (2 devices" in cut, cut
+
+
+# --- every page on a store with the hard cases (issue 28 item 8) ---------------------------------------------
+
+PYTHON_VALUES = {**LEFTOVERS, "nan": r"\bnan\b", "a Python bool": r"(?<![=\w])(True|False)\b",
+                 "an empty list or dict": r"(?<!\w)(\[\]|\{\})(?!\w)"}
+MLENERGY = FIXTURES / "formats" / "zeus_mlenergy" / "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
+
+
+def contradictory_counts(texts: list[str]) -> list[str]:
+    """'2 runs recorded (1 measured, 1 idle baseline, 1 interrupted)': parts in brackets that do not add up to
+    the count before them; 'the best 12 of 19 devices' where fewer devices are named."""
+    found = []
+    for t in texts:
+        for m in re.finditer(r"\b(\d+) runs? recorded \(([^)]*)\)", t):
+            parts = [int(p.split()[0]) for p in m.group(2).split(", ") if p.split() and p.split()[0].isdigit()]
+            if parts and sum(parts) != int(m.group(1)):
+                found.append(f"counts that do not add up: {m.group(0)}")
+        for m in re.finditer(r"\bthe best (\d+) of (\d+) devices\b", t):
+            if int(m.group(1)) > int(m.group(2)):
+                found.append(f"more shown than there are: {m.group(0)}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def hard_db(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[str]]:
+    """Imported ML.ENERGY (20 server settings of 2 GPUs, no batch, no price), CodeCarbon (jobs partly modelled)
+    and a run cancelled part way (status interrupted, beside its measured and idle runs)."""
+    import json
+
+    from db import Store, queries
+
+    folder = tmp_path_factory.mktemp("hard")
+    path = folder / "hard.duckdb"
+    shutil.copy(seeded_template, path)
+    doc = json.loads((FIXTURES / "result_v1_cpu_runs.json").read_text())
+    cancelled = json.loads(json.dumps(doc["runs"][0]))
+    cancelled.update(run_id="cancelled-part-way", status="interrupted", error="stopped by the user (Cancel)")
+    doc["runs"].append(cancelled)
+    (folder / "cancelled.json").write_text(json.dumps(doc))
+    assert import_file(folder / "cancelled.json", db=path, source_kind="local").status == "imported"
+    import_file(FIXTURES / "formats" / "codecarbon" / "lightspec-a100sxm4_emissions.csv", db=path)
+    mlenergy = import_file(MLENERGY, db=path)
+    with Store.open_reading(path) as store:
+        runs = queries.runs_table(store)
+    mine = runs.filter(runs["run_id"].is_in(mlenergy.run_ids))
+    b200 = mine.filter(mine["tag"] == "max_num_seqs 2048")["device_name"][0]  # only the B200 ran 2048
+    return path, "cancelled-part-way", [b200, mine.filter(mine["device_name"] != b200)["device_name"][0]]
+
+
+@pytest.mark.parametrize("page", ["overview", "compare", "run_detail", "new_run", "upload", "cost",
+                                  "power_settings", "devices", "decide"])
+def test_every_page_on_the_hard_cases_shows_no_flag_python_value_or_contradictory_count(
+        hard_db: tuple[Path, str, list[str]], page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, cancelled, gpus = hard_db
+    monkeypatch.setenv("JOULEBENCH_DB", str(path))
+    at = open_page(page, {"run_detail": {"run_id": cancelled},
+                          "cost": {"workload": "meta-llama/Llama-3.1-8B-Instruct:lm-arena-chat", "mode": "infer"},
+                          "compare": {"metric": "cost"},
+                          "decide": {"device": gpus, "mode": "infer"}}.get(page, {}))
+    shown = [t.replace("\\", "") for t in page_texts(at)] + shown_cells(at)
+    found = [f"{what}: ...{t[max(0, m.start() - 60):m.end() + 30]}..." for t in shown
+             for what, pattern in PYTHON_VALUES.items() for m in re.finditer(pattern, t)]
+    found += contradictory_counts(shown)
+    assert not found, "\n".join(found[:10])
+
+
+def test_pages_that_compute_show_that_they_are_working() -> None:
+    """A visible working state while a page computes (Streamlit's spinner), on the pages with a chart or a
+    costed answer."""
+    pages = Path(__file__).resolve().parent.parent / "pages"
+    for name in ("compare", "cost", "decide"):
+        source = (pages / f"{name}.py").read_text()
+        assert "st.spinner(" in source or "st.status(" in source, name

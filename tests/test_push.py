@@ -68,7 +68,8 @@ def test_a_push_sends_every_source_once_with_its_grades(seeded_template: Path, t
     assert _query(lake, "SELECT count(*) FROM configurations")[0][0] > 0
     assert _query(lake, "SELECT DISTINCT machine FROM pushes") == [("box-a",)]
     # the token figures of the imported leaderboard arrive with the runs
-    assert _query(lake, "SELECT count(*) FROM runs WHERE j_per_token IS NOT NULL AND device_name = 'H100'")[0][0] == 11
+    tokens = "SELECT count(*) FROM runs WHERE j_per_token IS NOT NULL AND device_name = 'H100 SXM'"
+    assert _query(lake, tokens)[0][0] == 11
 
 
 def test_two_machines_share_the_reference_data_and_add_their_own(seeded_template: Path, tmp_path: Path) -> None:
@@ -156,11 +157,11 @@ def test_the_explorer_reads_the_team_store(seeded_template: Path, tmp_path: Path
     monkeypatch.setenv("JOULEBENCH_DB", str(tmp_path / "never-created.duckdb"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    decide = open_page("decide", {"device": ["B200", "H100"], "mode": "infer", "itl": "20"})
+    decide = open_page("decide", {"device": ["B200", "H100 SXM"], "mode": "infer", "itl": "20"})
     said = "\n".join(shown(m.value) for m in decide.markdown)
-    assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
+    assert "**H100 SXM** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
     assert "imported" in said  # the leaderboard was an upload on box-a: still imported, whoever pushed it
-    run_id = _query(LakeUrl.parse(url), "SELECT run_id FROM runs WHERE device_name = 'H100' LIMIT 1")[0][0]
+    run_id = _query(LakeUrl.parse(url), "SELECT run_id FROM runs WHERE device_name = 'H100 SXM' LIMIT 1")[0][0]
     detail = open_page("run_detail", {"run_id": run_id})
     cells = " ".join(str(v) for df in detail.dataframe for v in df.value.to_numpy().ravel())
     assert "box-a" in cells
@@ -196,7 +197,7 @@ def test_db_info_and_export_read_a_team_store(bare_template: Path, tmp_path: Pat
     assert f"database:        {url}" in out and f"runs:            {report.runs_pushed}" in out
     assert "snapshot:        " in out and "inbox:" not in out
     exported = tmp_path / "team.json"
-    assert main(["export", str(exported), "--store", url, "--device", "H100"]) == 0
+    assert main(["export", str(exported), "--store", url, "--device", "H100 SXM"]) == 0
     assert "wrote 11 runs" in capsys.readouterr().out
     assert main(["db", "info", "--store", str(local)]) == 0  # a file path is a store too: the same as --db
     assert f"database:        {local}" in capsys.readouterr().out

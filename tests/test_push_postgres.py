@@ -133,12 +133,12 @@ def test_a_team_decides_in_a_real_browser_from_what_two_runners_pushed(
         push(_local(bare_template, tmp_path, machine, upload), LakeUrl.parse(lake_url, data), machine=machine)
     with Store.open_team_store(reader, data_path=data) as store:
         snapshot = store.snapshot_id
-        h100_run = store.query("SELECT run_id FROM runs WHERE device_name = 'H100' ORDER BY run_id LIMIT 1").item()
+        h100_run = store.query("SELECT run_id FROM runs WHERE device_name = 'H100 SXM' ORDER BY run_id LIMIT 1").item()
     env = dict(os.environ, HF_HUB_OFFLINE="1", JOULEBENCH_DB=str(tmp_path / "never-created.duckdb"))
     with app_server(["--store", reader, "--data-path", data], env, tmp_path) as url:
-        page.goto(f"{url}/decide?device=B200&device=H100&mode=infer&itl=20")
+        page.goto(f"{url}/decide?device=B200&device=H100+SXM&mode=infer&itl=20")
         _wait_text(page, "Fewest joules per output token with ITL p90 ≤ 20 ms")
-        assert re.search(r"Fewest joules per output token with ITL p90 ≤ 20 ms \(.+?\): H100 at .+?: 0\.103 "
+        assert re.search(r"Fewest joules per output token with ITL p90 ≤ 20 ms \(.+?\): H100 SXM at .+?: 0\.103 "
                          r"J/token", _body(page))
         page.goto(url)
         _wait_text(page, f"as of snapshot {snapshot}")

@@ -12,10 +12,7 @@ import os
 import random
 import signal
 import statistics
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,86 +26,7 @@ from runner.serve_bench.client import RequestResult
 from runner.serve_bench.load import gaps_s, schedule_s
 from runner.serve_bench.options import ServeBenchError, parse_slo
 from tests.helpers import free_port, local_http_server
-
-TRANSFORMERS = Path(sys.executable).with_name("transformers")
-MODEL_SCRIPT = """
-import sys, torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-out = sys.argv[1]
-tok = Tokenizer(models.BPE())
-tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-tok.decoder = decoders.ByteLevel()
-text = ["the quick brown fox jumps over the lazy dog", "energy per token on a small model", "hello world"] * 20
-tok.train_from_iterator(text, trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "</s>", "<unk>"],
-                                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
-fast.chat_template = "{% for m in messages %}{{ m['content'] }}\\n{% endfor %}"
-fast.save_pretrained(out)
-torch.manual_seed(0)
-LlamaForCausalLM(LlamaConfig(vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                             num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=2048,
-                             bos_token_id=0, eos_token_id=1)).save_pretrained(out)
-"""
-
-
-class Server:
-    def __init__(self, model: Path, log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-        self.log = log.open("wb")
-        self.proc = subprocess.Popen([str(TRANSFORMERS), "serve", str(model), "--continuous-batching", "--device",
-                                      "cpu", "--host", "127.0.0.1", "--port", str(self.port)], env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, log.read_text()[-2000:]
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            self.stop()
-            raise AssertionError("transformers serve did not start in 90 s")
-        # the first request starts the batching loop (seconds; tens of seconds on a loaded machine, where the
-        # server may drop it once): outside every test's timing
-        for attempt in range(3):
-            try:
-                httpx.post(self.url + "/v1/completions", json={"model": str(model), "prompt": "hello",
-                                                               "max_tokens": 2}, timeout=120).raise_for_status()
-                break
-            except httpx.HTTPError:
-                if attempt == 2:
-                    self.stop()
-                    raise
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(3)
-            except subprocess.TimeoutExpired:  # it does not always exit on SIGTERM: kill it by its PID
-                self.proc.kill()
-                self.proc.wait(10)
-        self.log.close()
-
-
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("tiny-llama")
-    subprocess.run([sys.executable, "-c", MODEL_SCRIPT, str(out)], check=True, capture_output=True, timeout=120)
-    return out
-
-
-@pytest.fixture(scope="session")
-def server(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(model_dir, tmp_path_factory.mktemp("serve-log") / "serve.log")
-    try:
-        yield s
-    finally:
-        s.stop()
+from tests.serve_engine import Server, model_dir, server  # noqa: F401 - the session's engine, shared
 
 
 def bench(*args: str, db: Path) -> int:
@@ -131,7 +49,7 @@ def runs_in(db: Path) -> list[dict]:
 # --- against the engine -------------------------------------------------------------------------------
 
 
-def test_rate_sweep_lands_in_the_database_with_the_servers_token_counts(server: Server, model_dir: Path,
+def test_rate_sweep_lands_in_the_database_with_the_servers_token_counts(server: Server, model_dir: Path,  # noqa: F811
                                                                         tmp_path: Path) -> None:
     # the server generates exactly max_tokens (a random model that never stops early): its own usage says so
     reply = httpx.post(server.url + "/v1/completions", json={"model": str(model_dir), "prompt": "the fox",
@@ -167,7 +85,7 @@ def test_rate_sweep_lands_in_the_database_with_the_servers_token_counts(server: 
     assert "overloaded: arrivals outpaced completions" in high["notes"]
 
 
-def test_a_refused_request_is_counted(server: Server, model_dir: Path) -> None:
+def test_a_refused_request_is_counted(server: Server, model_dir: Path) -> None:  # noqa: F811
     import torch
 
     from runner.environment import capture
@@ -197,7 +115,7 @@ def test_a_refused_request_is_counted(server: Server, model_dir: Path) -> None:
     assert "1 refused" in run["notes"]
 
 
-def test_length_distribution_is_honoured_and_seeded(server: Server, model_dir: Path) -> None:
+def test_length_distribution_is_honoured_and_seeded(server: Server, model_dir: Path) -> None:  # noqa: F811
     from runner.sensors import detect
     from runner.serve_bench.bench import measure_point, plan_requests
     from runner.serve_bench.cli import options_from
@@ -247,7 +165,7 @@ def not_openai() -> Iterator[str]:
         yield url
 
 
-def test_bad_input_is_refused_and_nothing_is_stored(server: Server, not_openai: str, tmp_path: Path,
+def test_bad_input_is_refused_and_nothing_is_stored(server: Server, not_openai: str, tmp_path: Path,  # noqa: F811
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "jb.duckdb"
     ok = ["--target", server.url, "--rate", "1", "--requests", "3"]
@@ -274,7 +192,7 @@ def test_bad_input_is_refused_and_nothing_is_stored(server: Server, not_openai: 
     assert not db.exists() and not (tmp_path / "results").exists()
 
 
-def test_a_server_killed_mid_run_gives_an_interrupted_run(model_dir: Path, tmp_path: Path) -> None:
+def test_a_server_killed_mid_run_gives_an_interrupted_run(model_dir: Path, tmp_path: Path) -> None:  # noqa: F811
     own = Server(model_dir, tmp_path / "serve.log")
     try:
         threading.Timer(4.0, lambda: os.kill(own.proc.pid, signal.SIGKILL)).start()
@@ -310,8 +228,10 @@ def _request(i: int, sent: float, tokens: list[float], output_tokens: int) -> Re
     return r
 
 
-def test_latency_definitions_are_vllms() -> None:
+def test_latency_definitions_are_vllms(monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
+
+    monkeypatch.setattr(measure, "MIN_LATENCY_REQUESTS", 2)  # the definitions, on two requests
 
     a = _request(0, 0.0, [0.1, 0.15, 0.35], 3)  # TTFT 100, gaps 50 and 200, e2e 350, TPOT (350-100)/2
     b = _request(1, 1.0, [1.3, 1.32, 1.34, 1.36, 1.38], 9)  # 5 events for 9 tokens: TPOT uses the usage

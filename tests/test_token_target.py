@@ -22,7 +22,7 @@ from tests.helpers import open_page, shown
 
 LEADERBOARD = Path(__file__).parent / "fixtures" / "formats" / "zeus_mlenergy" / \
     "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
-GPUS = ["B200", "H100"]
+GPUS = ["B200", "H100 SXM"]  # ML.ENERGY's "H100" is the 700 W SXM part (ingest.device_names)
 SHAPE = "llama-3.1-8b, prompt not stated + output length not stated"
 
 
@@ -44,14 +44,14 @@ def _answers(db: Path, target: token_target.Target) -> list[token_target.DeviceA
 def test_the_winner_depends_on_the_latency_target(lake: Path) -> None:
     tight = _answers(lake, token_target.Target(itl_p90_ms=20))
     assert [(a.device, a.status, a.best["tag"]) for a in tight if a.best] == [
-        ("H100", "meets", "max_num_seqs 96"), ("B200", "meets", "max_num_seqs 32")]
+        ("H100 SXM", "meets", "max_num_seqs 96"), ("B200", "meets", "max_num_seqs 32")]
     assert tight[0].best is not None and tight[0].best["j_per_token_mean"] == pytest.approx(0.10287, abs=1e-5)
     loose = _answers(lake, token_target.Target(itl_p90_ms=50))
     assert [(a.device, a.best["tag"]) for a in loose if a.best] == [("B200", "max_num_seqs 256"),
-                                                                     ("H100", "max_num_seqs 384")]
+                                                                     ("H100 SXM", "max_num_seqs 384")]
     lines = token_target.sentences(loose, SHAPE, token_target.Target(itl_p90_ms=50), "USD")
     assert "**B200**" in lines[0] and "0.0705 J/token" in lines[0] and "imported" in lines[0]
-    assert "H100 also meets it, at 1.05× the energy per token" in lines[1]
+    assert "H100 SXM also meets it, at 1.05× the energy per token" in lines[1]
 
 
 def test_a_limit_no_configuration_meets_and_a_figure_the_file_lacks(lake: Path) -> None:
@@ -79,9 +79,9 @@ def test_decide_page_answers_the_token_question(lake: Path) -> None:
     at = open_page("decide", {"device": GPUS, "mode": "infer", "itl": "20"})
     said = "\n".join(shown(m.value) for m in at.markdown)
     assert "Fewest joules per output token with ITL p90 ≤ 20 ms" in said
-    assert "**H100** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
+    assert "**H100 SXM** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
     table = next(df.value for df in at.dataframe if "J per output token" in df.value.columns)
-    assert table["Device"].tolist()[:2] == ["H100", "B200"] and set(table["Basis"]) == {"imported"}
+    assert table["Device"].tolist()[:2] == ["H100 SXM", "B200"] and set(table["Basis"]) == {"imported"}
     at.number_input(key="itl").set_value(50).run()
     said = "\n".join(shown(m.value) for m in at.markdown)
     assert "**B200** at batch not stated, bf16, max_num_seqs 256: 0.0705 J/token" in said
@@ -117,7 +117,7 @@ def test_cost_per_million_output_tokens(lake: Path) -> None:
     with Store.open(lake) as store:
         runs = queries.runs_table(store)
     settings = CostSettings(electricity_per_kwh=0.30, utilisation=0.5, lifetime_years=3.0)
-    costed = cost.with_cost(runs.filter(runs["device_name"] == "H100"), {"H100": 25_000.0}, {}, {}, settings)
+    costed = cost.with_cost(runs.filter(runs["device_name"] == "H100 SXM"), {"H100 SXM": 25_000.0}, {}, {}, settings)
     row = costed.filter(costed["tag"] == "max_num_seqs 384").row(0, named=True)
     # 0.07423 J/token x 1e6 / 3.6e6 x 0.30 + 25,000 / (9,248 tokens/s x 3 years x 0.5) x 1e6
     energy = 0.074234 * 1e6 / 3.6e6 * 0.30

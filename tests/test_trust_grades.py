@@ -235,13 +235,13 @@ def test_explorer_aggregates_per_configuration_stored_and_computed(seeded_db: Pa
     with Store.open_read_only(seeded_db) as store:
         configs = queries.configurations(store)
         runs = queries.runs_table(store)
-    h100 = runs.filter(runs["device_name"] == "NVIDIA H100 80GB HBM3")
+    h100 = runs.filter(runs["device_name"] == "H100 SXM")
     points = by_configuration(h100, "j_per_sample").sort("n")
     assert points["n"].to_list() == [3, 5] and points["grade"].to_list() == ["A", "D"]
     assert points["mean"].to_list() == [pytest.approx(0.6430, abs=1e-4), pytest.approx(0.5789, abs=1e-4)]
     assert all(lo < m < hi for lo, m, hi in zip(points["ci95_low"], points["mean"], points["ci95_high"]))
     saved = stored(configs, "j_per_sample").filter(stored(configs, "j_per_sample")["device_name"]
-                                                   == "NVIDIA H100 80GB HBM3").sort("n")
+                                                   == "H100 SXM").sort("n")
     assert saved["n"].to_list() == [3, 5] and saved["grade"].to_list() == ["A", "D"]
     assert saved["ci95_low"].to_list() == pytest.approx(points["ci95_low"].to_list())  # one module, same numbers
     assert "throughput_sps_mean" not in saved.columns and "mean" in saved.columns

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from energy import energy_figures
+from energy.rails import board_for_device, modules_for
 from importers.base import Conversion, Importer, Source, iso_utc
 from importers.powerlogs.detect import sniff
 from importers.powerlogs.gpu_power_csv import parse_gpu_power_csv
@@ -26,10 +27,10 @@ from importers.powerlogs.tegrastats import parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json
 
 
-def _parse(conv: Conversion, parse: Any, jetson: bool = False) -> PowerLog:
+def _parse(conv: Conversion, parse: Any, jetson: bool = False, device: str | None = None) -> PowerLog:
     try:
         if jetson:
-            log: PowerLog = parse(conv.source.data, conv.hints.boundary, conv.hints.device)
+            log: PowerLog = parse(conv.source.data, conv.hints.boundary, device or conv.hints.device)
         else:
             log = parse(conv.source.data, conv.hints.boundary)
     except PowerLogError as e:
@@ -109,9 +110,31 @@ def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics
     return conv.document([run])
 
 
-def _jetson_run(conv: Conversion, log: PowerLog, unnamed: str) -> dict[str, Any]:
+def _board_of_fits(log: PowerLog) -> str | None:
+    """The module whose board's rail rule applies when the log's rails do not tell the board but its CPU cores
+    and RAM total do: every module they fit on one board (an AGX Orin 64GB's 12 cores and 62,841 MB fit that
+    module alone; 6 cores and 7.6 GB fit an Orin NX 8GB or an Orin Nano 8GB, both with the input rail VDD_IN);
+    None when they fit none, or modules of boards whose rails differ."""
+    fits = modules_for(log.cpu_cores, log.ram_total_mb, [t.domain for t in log.traces])
+    boards = [board_for_device(name) for name in fits]
+    if not fits or None in boards or len({b.name for b in boards if b is not None}) != 1:
+        return None
+    return fits[0]
+
+
+def _jetson_run(conv: Conversion, log: PowerLog, unnamed: str,
+                parse: Any = None) -> dict[str, Any]:
     """A Jetson log as one standalone run: the module's energy (or why there is none) and the module
-    the log's cores and RAM fit, offered, never stated."""
+    the log's cores and RAM fit, offered, never stated. A log whose rails do not tell the board is read by
+    the rail rule of the board its CPU cores and RAM total fit, when they fit one board only (`_board_of_fits`)."""
+    module = _board_of_fits(log) if parse is not None and not log.totals and not conv.hints.device else None
+    if module is not None:
+        offer = log.module_offer()
+        ruled = _parse(conv, parse, jetson=True, device=module)
+        if ruled.totals:
+            ruled.notes.insert(1, f"the rails do not tell the board, so its rail rule is taken from {module} "
+                                  f"({offer}; the device is left for you to confirm)")
+            log = ruled
     flags: list[str] = []
     metrics = _metrics(log, flags, _no_module(log))
     device = _jetson_device(conv, log, unnamed)
@@ -147,7 +170,8 @@ class TegrastatsImporter(Importer):
         return sniff(source.head) == self.NAME
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        return _jetson_run(conv, _parse(conv, parse_tegrastats, jetson=True), "tegrastats does not name the module")
+        return _jetson_run(conv, _parse(conv, parse_tegrastats, jetson=True), "tegrastats does not name the module",
+                           parse_tegrastats)
 
 
 class JtopImporter(Importer):
@@ -163,7 +187,7 @@ class JtopImporter(Importer):
         if log.fmt != "jtop":
             conv.tool_version = None
             conv.warn(f"a Jetson telemetry CSV ({log.notes[0]}), not written by jtop itself")
-        return _jetson_run(conv, log, "the jtop log does not name the module")
+        return _jetson_run(conv, log, "the jtop log does not name the module", parse_jtop)
 
 
 class TegrastatsJsonImporter(Importer):
@@ -177,7 +201,7 @@ class TegrastatsJsonImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         conv.tool_version = None
         return _jetson_run(conv, _parse(conv, parse_tegrastats_json, jetson=True),
-                           "parsed tegrastats records do not name the module")
+                           "parsed tegrastats records do not name the module", parse_tegrastats_json)
 
 
 class GpuPowerCsvImporter(Importer):

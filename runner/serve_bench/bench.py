@@ -14,7 +14,7 @@ import asyncio
 import random
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 import httpx
@@ -28,7 +28,7 @@ from runner.record import Fields, RunRecord, now_iso
 from runner.serve_bench import measure
 from runner.serve_bench.client import RequestResult, ServerInfo, alive, base_url, request_body, stream_request
 from runner.serve_bench.lengths import LengthPlan, PromptBuilder
-from runner.serve_bench.load import drive_concurrency, drive_rate, schedule_s
+from runner.serve_bench.load import drive_concurrency, drive_rate, frozen_heap, schedule_s
 from runner.serve_bench.options import ServeBenchOptions, slo_text
 
 WORKLOAD = "serve-bench"
@@ -134,7 +134,7 @@ def measure_point(opts: ServeBenchOptions, info: ServerInfo, point: float, seed:
     """Warm up, then drive the point's load inside one meter window."""
     planned = planned if planned is not None else plan_requests(opts, point, seed, builder)
     state: dict[str, Any] = {"sent": []}
-    with meter.window() as reading:
+    with frozen_heap(), meter.window() as reading:
         mono0, wall0 = clock.now(), clock.wall()
         try:
             asyncio.run(_load(opts, info, point, seed, planned, clock, guard, state))
@@ -159,7 +159,7 @@ def config(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int, r
         "engine": info.engine, "engine_version": info.engine_version,
         "prompt_tokens_requested": round(prompt_mean), "output_tokens_requested": round(output_mean),
         "length_distribution": lengths.describe(), "repeat_index": repeat, "tag": opts.tag,
-        "gpu_count": 1 if (opts.device or "").startswith("cuda") else None,
+        "gpu_count": len(opts.gpus) if opts.gpus else 1 if (opts.device or "").startswith("cuda") else None,
     }
     return {k: v for k, v in out.items() if v is not None}
 
@@ -236,30 +236,96 @@ def _energy(measured: Point, steady: measure.Steady, metrics: dict[str, Any], fl
             out["j_per_token"] = out["energy_j"] / metrics["output_tokens"]
         if metrics.get("requests_completed"):
             out["j_per_request"] = out["energy_j"] / metrics["requests_completed"]
+        if metrics.get("goodput_requests_per_s") is not None:  # the good requests over the same interval's energy
+            out["goodput_requests_per_j"] = metrics["goodput_requests_per_s"] * steady.duration_s / out["energy_j"]
     return out
+
+
+def sweep_rates(single_rps: float, saturation_rps: float, points: int) -> list[float]:
+    """--rate sweep's rates: `points` evenly spaced from one stream's rate to saturation, the first above one
+    stream's and the last at saturation (GuideLLM's sweep), 4 significant digits, each once, all above 0."""
+    top = max(single_rps, saturation_rps)
+    out: list[float] = []
+    for k in range(1, points + 1):
+        rate = float(f"{single_rps + (top - single_rps) * k / points:.4g}")
+        if rate > 0 and rate not in out:
+            out.append(rate)
+    return out
+
+
+def _measure(opts: ServeBenchOptions, info: ServerInfo, point: float, repeat: int, meter: PowerMeter,
+             builder: PromptBuilder, captured: Any, guard: InterruptGuard, stream: TextIO) -> tuple[dict[str, Any],
+                                                                                                     str | None]:
+    """One point x repeat: warm-up, the load, the run; with why the sweep must stop (None: go on)."""
+    seed = opts.seed + repeat
+    started = now_iso()
+    errors = asyncio.run(_warm_up(opts, info, builder, REAL_CLOCK)) if opts.warmup_requests else []
+    if errors and len(errors) == opts.warmup_requests:
+        print(f"warning: every warm-up request failed ({errors[0]})", file=stream, flush=True)
+    print(f"{opts.load_kind} {point:g} (repeat {repeat}, seed {seed}): sending "
+          f"{opts.request_count(point)} requests", file=stream, flush=True)
+    measured = measure_point(opts, info, point, seed, builder, meter, guard=guard)
+    return point_run(opts, info, point, seed, repeat, measured, captured, started), measured.stopped
+
+
+def _probe_rate(run: dict[str, Any], what: str) -> tuple[float | None, str | None]:
+    """A sweep probe's requests/s, or why it gave none."""
+    rate = run.get("metrics", {}).get("requests_per_s")
+    if run["status"] == "ok" and rate:
+        return float(rate), None
+    return None, (f"--rate sweep: the {what} probe measured no requests/s ({run['status']}: "
+                  f"{run.get('error') or 'no steady state'}); the sweep stops, its probes kept")
 
 
 def run_points(opts: ServeBenchOptions, info: ServerInfo, meter: PowerMeter, builder: PromptBuilder,
                captured: Any, sink: Any, guard: InterruptGuard, stream: TextIO | None = None) -> list[dict[str, Any]]:
-    """Every point x repeat, each run added to the sink as it ends; stops at a dead server or a signal."""
+    """Every point x repeat, each run added to the sink as it ends; stops at a dead server or a signal.
+
+    --rate sweep: first one stream (concurrency 1) and the throughput probe (concurrency
+    `opts.probe_concurrency`), each a run, then `opts.sweep_points` rates between their requests/s
+    (`sweep_rates`), each a run (repeats: the rates again, new seeds). The runs share the result file (one
+    source) and each one's notes name the sweep's single-stream and saturation rates."""
     stream = stream or sys.stderr
     runs: list[dict[str, Any]] = []
-    for repeat in range(opts.repeats):
-        seed = opts.seed + repeat
-        for point in opts.points():
+
+    def one(point_opts: ServeBenchOptions, point: float, repeat: int, note: str | None = None) -> bool:
+        run, stopped = _measure(point_opts, info, point, repeat, meter, builder, captured, guard, stream)
+        if note:
+            run["notes"] = f"{run['notes']}; {note}"[:10_000]
+        runs.append(run)
+        sink.add(run)
+        if stopped is not None:
+            print(f"stopped: {stopped}", file=stream, flush=True)
+        return stopped is None
+
+    plan: list[tuple[ServeBenchOptions, float, str | None]] = [(opts, p, None) for p in opts.points()]
+    if opts.rate_sweep:
+        closed = replace(opts, rates=[], concurrencies=[1], rate_sweep=False)
+        found: dict[str, float] = {}
+        for what, streams in (("single-stream", 1), ("saturation", opts.probe_concurrency)):
             if guard.pending is not None:
                 return runs
-            started = now_iso()
-            errors = asyncio.run(_warm_up(opts, info, builder, REAL_CLOCK)) if opts.warmup_requests else []
-            if errors and len(errors) == opts.warmup_requests:
-                print(f"warning: every warm-up request failed ({errors[0]})", file=stream, flush=True)
-            print(f"{opts.load_kind} {point:g} (repeat {repeat}, seed {seed}): sending "
-                  f"{opts.request_count(point)} requests", file=stream, flush=True)
-            measured = measure_point(opts, info, point, seed, builder, meter, guard=guard)
-            run = point_run(opts, info, point, seed, repeat, measured, captured, started)
-            runs.append(run)
-            sink.add(run)
-            if measured.stopped is not None:
-                print(f"stopped: {measured.stopped}", file=stream, flush=True)
+            probe_opts = replace(closed, concurrencies=[streams], max_concurrency=None)
+            if not one(probe_opts, float(streams), 0, f"rate sweep: the {what} probe (concurrency {streams})"):
+                return runs
+            rate, why = _probe_rate(runs[-1], what)
+            if rate is None:
+                print(why, file=stream, flush=True)
+                return runs
+            found[what] = rate
+        rates = sweep_rates(found["single-stream"], found["saturation"], opts.sweep_points)
+        print(f"rate sweep: one stream {found['single-stream']:.4g} requests/s, saturation "
+              f"{found['saturation']:.4g} requests/s; rates {', '.join(f'{r:g}' for r in rates)}", file=stream,
+              flush=True)
+        rate_opts = replace(opts, rates=rates, rate_sweep=False)
+        plan = [(rate_opts, r, f"rate sweep: rate {k} of {len(rates)} between one stream "
+                               f"({found['single-stream']:.4g} requests/s) and saturation "
+                               f"({found['saturation']:.4g} requests/s, concurrency {opts.probe_concurrency})")
+                for k, r in enumerate(rates, 1)]
+    for repeat in range(opts.repeats):
+        for point_opts, point, note in plan:
+            if guard.pending is not None:
+                return runs
+            if not one(point_opts, point, repeat, note):
                 return runs
     return runs

@@ -29,7 +29,12 @@ def add_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--model", help="the model id to request (default: the server's only model)")
     p.add_argument("--api", choices=APIS, default="completions",
                    help="/v1/completions or /v1/chat/completions (default: completions)")
-    p.add_argument("--rate", help="open-loop arrival rate(s), requests/s, e.g. 0.5,1,2,4")
+    p.add_argument("--rate", help="open-loop arrival rate(s), requests/s, e.g. 0.5,1,2,4; or 'sweep': measure one "
+                                  "stream (concurrency 1) and the saturation throughput (concurrency "
+                                  "--max-concurrency, default 16), then --sweep-points rates evenly between them, "
+                                  "the last at saturation (as GuideLLM's sweep)")
+    p.add_argument("--sweep-points", type=float, help="with --rate sweep: the rates between one stream and "
+                                                      "saturation (default 4)")
     p.add_argument("--concurrency", help="fixed concurrency (closed loop), e.g. 1,4,16")
     p.add_argument("--max-concurrency", type=float, help="with --rate: at most this many requests in flight")
     p.add_argument("--arrival", choices=ARRIVALS, default="poisson", help="arrival process (default: poisson)")
@@ -51,6 +56,8 @@ def add_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--request-timeout", type=float, default=300.0, help="seconds before a request counts as "
                                                                         "timed out (default 300)")
     p.add_argument("--device", help="the device the server runs on, whose power is sampled: cpu, cuda or cuda:N")
+    p.add_argument("--gpus", help="the GPUs the server runs on, e.g. 0,1: their power summed into one energy figure, "
+                                  "each GPU's trace kept (NVML; on a Jetson, 0: the module's power)")
     add_store_arguments(p, db_help, reads=False)
     p.add_argument("--out", type=Path, help="result file to write (default: results/ next to the database)")
     p.add_argument("--tag", help="a label stored with every run")
@@ -64,7 +71,15 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
     """ServeBenchOptions from the arguments; ServeBenchError listing every problem."""
     from joulebench.ranges import RangeError, check_text
     from runner.serve_bench.lengths import LengthPlan, parse_lengths, read_lengths_csv
-    from runner.serve_bench.options import ServeBenchError, ServeBenchOptions, number_problem, parse_numbers, parse_slo
+    from runner.serve_bench.options import (
+        SWEEP_POINTS,
+        SWEEP_PROBE_CONCURRENCY,
+        ServeBenchError,
+        ServeBenchOptions,
+        number_problem,
+        parse_numbers,
+        parse_slo,
+    )
 
     problems: list[str] = []
 
@@ -75,7 +90,10 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
             problems.extend(e.problems)
             return None
 
-    rates = parse_numbers("--request-rate", args.rate, float, problems) if args.rate else []
+    from runner.serve_bench.gpus import parse_gpus
+
+    rate_sweep = bool(args.rate) and str(args.rate).strip().lower() == "sweep"
+    rates = parse_numbers("--request-rate", args.rate, float, problems) if args.rate and not rate_sweep else []
     concurrencies = [int(c) for c in parse_numbers("--concurrency", args.concurrency, int, problems)] \
         if args.concurrency else []
     problems[:] = [p.replace("--request-rate", "--rate", 1) for p in problems]
@@ -93,6 +111,20 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
         problems.append("--burstiness applies to --arrival gamma only")
     if args.concurrency and (args.max_concurrency is not None or args.duration is not None):
         problems.append("--max-concurrency and --duration apply to --rate only")
+    sweep_points = getattr(args, "sweep_points", None)
+    if sweep_points is not None:
+        problem = number_problem("--sweep-points", float(sweep_points))
+        problems += [problem] if problem else []
+        if not rate_sweep:
+            problems.append("--sweep-points applies to --rate sweep only")
+    probe = int(args.max_concurrency) if args.max_concurrency and math.isfinite(args.max_concurrency) \
+        else SWEEP_PROBE_CONCURRENCY
+    if rate_sweep and args.requests is not None and math.isfinite(args.requests) and args.requests <= probe:
+        problems.append(f"--requests: {args.requests:g} is too few for --rate sweep: its throughput probe keeps "
+                        f"{probe} requests in flight (--max-concurrency), so give more than {probe}")
+    gpus = guarded(parse_gpus, args.gpus) if getattr(args, "gpus", None) else []
+    if gpus and (args.device is not None or args.power_log is not None):
+        problems.append("--gpus names the devices to measure: leave out --device and --power-log")
     slo = guarded(parse_slo, args.slo) or []
     if args.lengths_csv is not None:
         pairs = guarded(read_lengths_csv, args.lengths_csv)
@@ -111,6 +143,7 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
         raise ServeBenchError(problems)
     return ServeBenchOptions(
         target=args.target, model=args.model, api=args.api, rates=rates, concurrencies=concurrencies,
+        rate_sweep=rate_sweep, sweep_points=int(sweep_points) if sweep_points else SWEEP_POINTS, gpus=gpus or [],
         max_concurrency=int(args.max_concurrency) if args.max_concurrency else None, arrival=args.arrival,
         burstiness=args.burstiness, requests=int(args.requests) if args.requests else None, duration_s=args.duration,
         warmup_requests=int(args.warmup_requests), seed=int(args.seed), repeats=int(args.repeats),
@@ -123,10 +156,18 @@ def check(opts: Any) -> dict[str, Any]:
     """What the sweep would measure, after asking the server (ServeBenchError when it cannot be measured):
     the runs planned (one per point and repeat), as `joulebench run --check` reports them."""
     from runner.serve_bench.client import probe
+    from runner.serve_bench.gpus import open_gpus
 
     info = probe(opts.target, opts.model, opts.engine)
-    labels = [f"{info.model} at {opts.load_kind} {point:g}" + (f" (repeat {r})" if opts.repeats > 1 else "")
-              for r in range(opts.repeats) for point in opts.points()]
+    if opts.gpus:
+        open_gpus(opts.gpus).close()  # an index that does not exist ends the check here
+    if opts.rate_sweep:
+        loads = ["concurrency 1 (one stream)", f"concurrency {opts.probe_concurrency} (saturation)"] + [
+            f"rate {k} of {opts.sweep_points} between them" for k in range(1, opts.sweep_points + 1)]
+    else:
+        loads = [f"{opts.load_kind} {point:g}" for point in opts.points()]
+    labels = [f"{info.model} at {load}" + (f" (repeat {r})" if opts.repeats > 1 else "")
+              for r in range(opts.repeats) for load in (loads if r == 0 or not opts.rate_sweep else loads[2:])]
     return {"measured_runs": len(labels), "idle_runs": 0, "runs": labels, "model": info.model,
             "engine": info.engine}
 

@@ -17,7 +17,9 @@ last token. Percentiles interpolate linearly between ranks (NumPy's default).
 Overloaded: at a rate, arrivals outpacing completions show as the queue (requests in flight when one
 is sent) or TTFT growing from the first third of the steady requests to the last, or completions
 falling behind sends inside the interval. Such a point keeps its throughput and energy but offers no
-latency percentiles (they would describe a queue growing without end, not a steady state).
+latency percentiles (they would describe a queue growing without end, not a steady state); nor does a
+point with fewer than MIN_LATENCY_REQUESTS completed steady requests. Either way `latency_missing_reason`
+says why, where the percentiles would be.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from runner.serve_bench.options import SloTerm
 FLAG_OVERLOADED = "overloaded"
 FILLED = ("requests_completed", "requests_failed", "output_tokens", "tokens_per_s", "requests_per_s", "duration_s",
           "examples", "throughput_sps", "sample_unit", "prompt_tokens_mean", "output_tokens_mean",
-          "goodput_requests_per_s", "goodput_slo", "j_per_token", "j_per_request")
+          "goodput_requests_per_s", "goodput_slo", "goodput_requests_per_j", "latency_missing_reason", "j_per_token",
+          "j_per_request")
 for _name in FILLED:  # each column this package fills is one joulebench.metrics defines (KeyError otherwise)
     metric(_name)
 QUEUE_GROWTH = 2.0  # the last third's mean in-flight count at least twice the first third's ...
@@ -44,6 +47,7 @@ QUEUE_GROWTH_MIN = 2.0  # ... and at least 2 requests more
 TTFT_GROWTH = 2.0  # the last third's median TTFT at least twice the first third's ...
 TTFT_GROWTH_MIN_MS = 50.0  # ... and at least 50 ms more
 TTFT_MIN_REQUESTS = 30  # TTFT's trend is judged over at least 30 steady requests (thirds of 10)
+MIN_LATENCY_REQUESTS = 5  # fewer completed steady requests give no percentiles (a p90 of 4 values is one value)
 
 
 def stats(distribution: Distribution, values: Sequence[float | None]) -> dict[str, float | None]:
@@ -188,8 +192,13 @@ def figures(results: list[RequestResult], steady: Steady, load_kind: str, slo: l
     }
     load = overload(steady, results, load_kind)
     if load.overloaded:
+        out["latency_missing_reason"] = ("overloaded: arrivals outpaced completions; the percentiles would describe "
+                                         "a queue growing without end, not a steady state")
         notes.append("overloaded: arrivals outpaced completions (" + "; ".join(load.evidence) + "); latency "
                      "percentiles are not given: they would describe a queue growing without end, not a steady state")
+    elif len(ok) < MIN_LATENCY_REQUESTS:
+        out["latency_missing_reason"] = (f"too few requests in the steady state: {len(ok)} completed, percentiles "
+                                         f"need at least {MIN_LATENCY_REQUESTS}; send more (--requests or --duration)")
     else:
         out.update(stats(TTFT, [r.ttft_ms for r in ok]))
         out.update(stats(ITL, [g for r in ok for g in r.gaps_ms()]))

@@ -27,10 +27,14 @@ SERVE_OPTIONS: dict[str, OptionRange] = {
     "--request-timeout": OptionRange(Range(0.0, 86_400.0, low_open=True, least=0.01), None,
                                      "a request longer than a day is a stuck server"),
     "--seed": OptionRange(Range(0, 2**31 - 1, integer=True)),
+    "--sweep-points": OptionRange(Range(1, 100, integer=True), None, "more rates between one stream and saturation "
+                                  "tell nothing a finer --rate list would not"),
     "tokens": OptionRange(Range(1, MAX_TOKENS, integer=True), None, "no model takes more tokens"),
 }
 ARRIVALS = ("poisson", "gamma", "constant")
 APIS = ("completions", "chat")
+SWEEP_PROBE_CONCURRENCY = 16  # --rate sweep's throughput probe, without --max-concurrency
+SWEEP_POINTS = 4  # --rate sweep's rates between a single stream and saturation, without --sweep-points
 SLO_METRICS = {"ttft": "ttft", "tpot": "tpot", "e2e": "e2e_latency", "e2e_latency": "e2e_latency"}
 
 
@@ -121,6 +125,9 @@ class ServeBenchOptions:
     api: str = "completions"
     rates: list[float] = field(default_factory=list)
     concurrencies: list[int] = field(default_factory=list)
+    rate_sweep: bool = False  # --rate sweep: probe one stream and saturation, then sweep_points rates between
+    sweep_points: int = SWEEP_POINTS
+    gpus: list[int] = field(default_factory=list)  # --gpus: the GPUs whose power is summed
     max_concurrency: int | None = None
     arrival: str = "poisson"
     burstiness: float = 1.0
@@ -145,7 +152,12 @@ class ServeBenchOptions:
 
     @property
     def load_kind(self) -> str:
-        return "rate" if self.rates else "concurrency"
+        return "rate" if self.rates or self.rate_sweep else "concurrency"
+
+    @property
+    def probe_concurrency(self) -> int:
+        """--rate sweep's throughput probe: --max-concurrency requests in flight, else SWEEP_PROBE_CONCURRENCY."""
+        return self.max_concurrency or SWEEP_PROBE_CONCURRENCY
 
     def points(self) -> list[float]:
         return list(self.rates) if self.rates else [float(c) for c in self.concurrencies]

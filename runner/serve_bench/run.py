@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TextIO
 
 from joulebench.text import table
@@ -25,15 +26,19 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
     """Run the sweep; a runner.sweep.SweepResult (its runs, file, import report, exit code)."""
     import torch
 
-    import runner.environment as environment
     from runner.sweep import SweepResult, finish
 
     stream = stream or sys.stderr
     info = probe(opts.target, opts.model, opts.engine)
     builder = PromptBuilder(opts.tokenizer)
-    device = opts.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = f"cuda:{opts.gpus[0]}" if opts.gpus else opts.device or ("cuda" if torch.cuda.is_available() else "cpu")
     own_meter = meter is None
-    if meter is None:
+    if meter is None and opts.gpus:  # before anything is written: a GPU that does not exist ends the command here
+        from runner.sampler import SensorMeter
+        from runner.serve_bench.gpus import open_gpus
+
+        meter = SensorMeter(open_gpus(opts.gpus), rate_hz=opts.sample_hz)
+    elif meter is None:
         from runner.sensors import detect_meter
 
         meter = detect_meter(device, power_log=opts.power_log, log_boundary=opts.power_log_boundary,
@@ -41,7 +46,7 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
     print(f"server: {opts.target} model {info.model} engine {info.engine or 'not stated'}"
           f"{' ' + info.engine_version if info.engine_version else ''}; energy: "
           f"{getattr(meter, 'describe', lambda: meter.name)()}", file=stream, flush=True)
-    captured = environment.capture(torch.device(device))
+    captured = _capture(device, opts.gpus)
     sink = ResultSink(opts.out or unique_out_path(opts.db, "serve"), opts.db, stream)
     result = SweepResult(out_path=sink.out_path)
     sink.start(recover=ingest)
@@ -57,21 +62,44 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
     return result
 
 
+def _capture(device: str, gpus: list[int]) -> Any:
+    """The device and environment of the runs; a GPU the client's torch cannot see is named by NVML."""
+    import torch
+
+    import runner.environment as environment
+
+    if not device.startswith("cuda") or torch.cuda.is_available():
+        return environment.capture(torch.device(device))
+    from runner.serve_bench.gpus import gpu_name
+
+    captured = environment.capture(torch.device("cpu"))
+    name = gpu_name(gpus[0]) if gpus else None
+    return replace(captured, device={"name": name or "NVIDIA GPU", "kind": "gpu"})
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
 def summary(runs: Sequence[Mapping[str, Any]]) -> str:
-    """One row per point: load, status, tokens/s, requests/s, J/token, TTFT/ITL/TPOT p90, goodput."""
+    """One row per point: load, status, tokens/s, requests/s, J/token, TTFT/ITL/TPOT p90, goodput (and per J);
+    where the latency percentiles are withheld, why, in their place."""
     rows = []
+    withheld = []
     for run in runs:
         c, m = run["config"], run.get("metrics", {})
         load = f"{c.get('request_rate_per_s'):g}/s" if c.get("load_kind") == "rate" else f"x{c.get('max_concurrency')}"
         status = run["status"] + (" overloaded" if "overloaded" in run.get("flags", []) else "")
+        why = m.get("latency_missing_reason")
+        if why:
+            withheld.append(f"{load}: latency percentiles withheld: {why}")
+        latency = [f"withheld ({why.split(':')[0]})", "-", "-", "-"] if why else [
+            _fmt(m.get("ttft_p90_ms")), _fmt(m.get("itl_p90_ms")), _fmt(m.get("tpot_p90_ms")),
+            _fmt(m.get("e2e_latency_p90_ms"))]
         rows.append((load, status, _fmt(m.get("requests_completed")), _fmt(m.get("requests_failed")),
                      _fmt(m.get("tokens_per_s")), _fmt(m.get("requests_per_s")), _fmt(m.get("j_per_token")),
-                     _fmt(m.get("j_per_request")), _fmt(m.get("ttft_p90_ms")), _fmt(m.get("itl_p90_ms")),
-                     _fmt(m.get("tpot_p90_ms")), _fmt(m.get("e2e_latency_p90_ms")),
-                     _fmt(m.get("goodput_requests_per_s"))))
+                     _fmt(m.get("j_per_request")), *latency, _fmt(m.get("goodput_requests_per_s")),
+                     _fmt(m.get("goodput_requests_per_j"))))
     return table(("load", "status", "done", "failed", "tok/s", "req/s", "J/token", "J/request", "TTFT p90 ms",
-                  "ITL p90 ms", "TPOT p90 ms", "e2e p90 ms", "goodput req/s"), rows)
+                  "ITL p90 ms", "TPOT p90 ms", "e2e p90 ms", "goodput req/s", "goodput req/J"), rows) + "".join(
+        "\n" + line for line in withheld)

@@ -1,0 +1,133 @@
+"""Units in a table's headers, in any language: `Energía (J)`, `TPOT (s/token)`, `Latenz (ms)`, `Leistung (W)`,
+`Énergie (kJ)`, `Durée [s]`.
+
+The unit in brackets decides the quantity (energy, power, time, tokens/s, energy per token or per item); the
+words only say which time it is (TPOT, TTFT, ITL, a latency in several languages, else the run's duration) and
+whether a power or energy is the GPU's. A column whose name is a score (accuracy, precision, F1, BLEU, in
+several languages) or whose unit is a percentage is never taken as a measurement. Each recognised column is
+renamed to the per-experiment table's own unit-named column (`energy_total_j`, `avg_power_w`, `duration_s`,
+`latency_ms`, `tpot_ms`, `tokens_per_second`, ...) and its values converted to that unit, each step said
+in a warning, so `experiment_table` reads it by its one set of rules.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from importers.base import Conversion
+
+_UNIT = re.compile(r"^(?P<name>.*?\S)\s*[\(\[](?P<unit>[^()\[\]]{1,20})[\)\]]\s*$")
+# unit as written -> (quantity, factor to J, W, s, tokens/s, J per item)
+_UNITS: dict[str, tuple[str, float]] = {
+    "J": ("energy", 1.0), "kJ": ("energy", 1e3), "MJ": ("energy", 1e6), "mJ": ("energy", 1e-3),
+    "Wh": ("energy", 3600.0), "kWh": ("energy", 3.6e6), "mWh": ("energy", 3.6),
+    "W": ("power", 1.0), "mW": ("power", 1e-3), "kW": ("power", 1e3),
+    "s": ("time", 1.0), "sec": ("time", 1.0), "ms": ("time", 1e-3), "min": ("time", 60.0), "h": ("time", 3600.0),
+    "us": ("time", 1e-6), "µs": ("time", 1e-6),
+    "s/token": ("token_time", 1.0), "ms/token": ("token_time", 1e-3), "s/tok": ("token_time", 1.0),
+    "ms/tok": ("token_time", 1e-3),
+    "tokens/s": ("tokens", 1.0), "token/s": ("tokens", 1.0), "tok/s": ("tokens", 1.0), "t/s": ("tokens", 1.0),
+    "J/token": ("per_token", 1.0), "mJ/token": ("per_token", 1e-3), "J/tok": ("per_token", 1.0),
+    "mJ/tok": ("per_token", 1e-3),
+    "J/request": ("per_item", 1.0), "J/req": ("per_item", 1.0), "J/prompt": ("per_item", 1.0),
+    "J/image": ("per_item", 1.0), "J/sample": ("per_item", 1.0), "kJ/request": ("per_item", 1e3),
+    "Wh/request": ("per_item", 3600.0),
+}
+_SCORES = {"accuracy", "acc", "precision", "precisión", "précision", "precisao", "precisão", "genauigkeit",
+           "exactitud", "exactitude", "exatidão", "recall", "f1", "bleu", "rouge", "score", "puntuación", "punktzahl",
+           "perplexity", "ppl", "wer", "cer", "map"}
+_LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "latência", "latencja", "latentie"}
+_GPU = {"gpu", "grafikkarte"}
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in re.split(r"[^\w]+", name.lower()) if w}
+
+
+def _plain(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def target(header: str) -> tuple[str, float] | None:
+    """(the table's unit-named column, factor to its unit) for a header carrying its unit in brackets;
+    None when it carries none, the unit is not one of a measurement, or the column is a score."""
+    m = _UNIT.match(header.strip())
+    if not m:
+        return None
+    name, unit = m.group("name"), m.group("unit").strip()
+    unit = unit.replace(" ", "").replace("tokens/sec", "tokens/s").replace("/sec", "/s")
+    found = _UNITS.get(unit) or _UNITS.get(unit.rstrip("s")) if unit not in ("%", "％") else None
+    words = _words(name)
+    if found is None or words & _SCORES or {_plain(w) for w in words} & {_plain(s) for s in _SCORES}:
+        return None
+    quantity, factor = found
+    gpu = bool(words & _GPU)
+    if quantity == "energy":
+        return ("gpu_energy_j" if gpu else "energy_total_j"), factor
+    if quantity == "power":
+        return ("gpu_power_w_avg" if gpu else "avg_power_w"), factor
+    if quantity == "tokens":
+        return "tokens_per_second", factor
+    if quantity == "per_token":
+        return "energy_per_token_j", factor
+    if quantity == "per_item":
+        return "energy_per_sample_j", factor
+    plain = {_plain(w) for w in words}
+    column = next((c for k, c in _TOKEN_TIMES if k in words), None)
+    if quantity == "token_time" or column:
+        return column or "tpot_ms", factor * 1e3
+    if plain & {_plain(w) for w in _LATENCY}:
+        return "latency_ms", factor * 1e3
+    return "duration_s", factor
+
+
+_TOKEN_TIMES = (("tpot", "tpot_ms"), ("ttft", "ttft_ms"), ("itl", "itl_ms"))  # the table reader's column names
+
+
+def with_header_units(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
+                      ) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Columns whose header states a unit renamed to the table's unit-named column, values converted."""
+    taken = {h.strip().lower() for h in header}
+    header = list(header)
+    scales: dict[int, float] = {}
+    for i, h in enumerate(header):
+        found = target(h)
+        if found is None:
+            continue
+        name, factor = found
+        if name in taken:
+            conv.warn(f"{h} left out: {name} is already given by another column")
+            continue
+        taken.add(name)
+        header[i] = name
+        scales[i] = factor
+        conv.warn(f"{h} read by the unit in its header, stored as {name}")
+    if not scales:
+        return header, rows
+    out = []
+    for lineno, row in rows:
+        row = list(row)
+        for i, factor in scales.items():
+            if i < len(row) and row[i].strip():
+                try:
+                    row[i] = repr(float(row[i].replace(",", ".") if row[i].count(",") == 1 and "." not in row[i]
+                                        else row[i]) * factor)
+                except ValueError:
+                    pass  # left as written: the importer names the cell that is not a number
+        out.append((lineno, row))
+    return header, out
+
+
+def canonical_header(header: list[str]) -> list[str]:
+    """The header as `with_header_units` renames it (for sniffing, nothing converted)."""
+    seen: set[str] = {h.strip().lower() for h in header}
+    out = []
+    for h in header:
+        found = target(h)
+        if found and found[0] not in seen:
+            seen.add(found[0])
+            out.append(found[0])
+        else:
+            out.append(h)
+    return out

@@ -70,7 +70,8 @@ def test_every_table_says_partly_estimated_and_the_grade_is_c(store_db: Path) ->
     metric = compare.METRICS["power"]
     assert set(compare.runs_table(labelled, metric, "/run")["Basis"].to_list()) == {PARTLY}
     assert set(compare.bars(labelled, metric)["basis"].to_list()) == {PARTLY}
-    costed = runs.with_columns(pl.lit(None, pl.Float64).alias("cost_per_1m_samples"))  # the page adds it first
+    costed = runs.with_columns(pl.lit(None, pl.Float64).alias("cost_per_1m_samples"),  # the page adds them first
+                            pl.lit(None, pl.Float64).alias("electricity_cost_per_1m"))
     table = compare.config_table(costed, None, metric, "USD")
     assert set(table["Basis"].to_list()) == {PARTLY}
     # a throughput is measured either way; an energy figure is not

@@ -371,6 +371,8 @@ def test_compare_shows_the_spread_of_repeats_and_whether_a_difference_is_noise( 
               "&metric=j_per_sample")
     _wait_text(page, "within the noise")
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    # plotly draws the bars' error bars after the plot's frame: wait for the second, not only the first plot
+    page.locator(".js-plotly-plot .errorbar").nth(1).wait_for(state="attached", timeout=60_000)
     assert page.locator(".js-plotly-plot .errorbar").count() >= 2  # one interval per configuration's bar
     body = _body(page)
     assert re.search(r"are level on energy per example: .* = 0\.90x \(0\.\d\d-1\.\d\d\), within the noise", body)

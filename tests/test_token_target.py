@@ -95,7 +95,9 @@ def test_compare_ranks_configurations_by_energy_per_token(lake: Path) -> None:
     from explorer import compare
 
     with Store.open(lake) as store:  # the page adds each row's cost; not the subject here
-        runs = queries.runs_table(store).with_columns(pl.lit(None, pl.Float64).alias("cost_per_1m_samples"))
+        runs = queries.runs_table(store).with_columns(
+            pl.lit(None, pl.Float64).alias("cost_per_1m_samples"),
+            pl.lit(None, pl.Float64).alias("electricity_cost_per_1m"))
     table = compare.config_table(runs.filter(runs["device_name"].is_in(GPUS)), None, compare.METRICS["j_per_token"],
                                  "USD")
     assert {"Output tokens/s", "Energy per output token (J)", "Inter-token latency p90 (ms)"} <= set(table.columns)

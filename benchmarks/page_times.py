@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,6 @@ import waits  # noqa: E402
 
 from ingest import import_file, open_store  # noqa: E402
 
-JOULEBENCH = str(Path(sys.executable).with_name("joulebench"))
 FIXTURES = REPO / "tests" / "fixtures"
 TARGET_S = 2.0
 # (title, path and link): pages that draw a chart with the data below
@@ -64,26 +62,18 @@ def measure(visits: int, wait_s: float) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "pages.duckdb"
         run_id = seeded(db)
-        port = waits.free_port()
-        server = waits.popen([JOULEBENCH, "app", "--port", str(port), "--db", str(db)], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        url = f"http://localhost:{port}"
-        try:
-            waits.wait_http(f"{url}/_stcore/health", wait_s, "the app's health check", server)
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=waits.CHROMIUM, headless=True, args=waits.CHROMIUM_ARGS)
-                try:
-                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                    rows = []
-                    for title, path in PAGES:
-                        link = f"{url}/{path.format(run_id=run_id)}"
-                        cold = shown_s(page, link, wait_s)
-                        warm = [shown_s(page, link, wait_s) for _ in range(visits)]
-                        rows.append((title, cold, statistics.median(warm), max(warm)))
-                finally:
-                    browser.close()
-        finally:
-            waits.stop(server)
+        with waits.app_server(db, env, wait_s) as url, sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=waits.CHROMIUM, headless=True, args=waits.CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                rows = []
+                for title, path in PAGES:
+                    link = f"{url}/{path.format(run_id=run_id)}"
+                    cold = shown_s(page, link, wait_s)
+                    warm = [shown_s(page, link, wait_s) for _ in range(visits)]
+                    rows.append((title, cold, statistics.median(warm), max(warm)))
+            finally:
+                browser.close()
     load = os.getloadavg()
     print(f"{'page':<16}{'cold (s)':>10}{'warm median (s)':>17}{'warm slowest (s)':>18}  target")
     for title, cold, median, slowest in rows:

@@ -34,8 +34,6 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,7 +47,7 @@ from ingest.inbox import pending  # noqa: E402
 from joulebench.paths import inbox_dir  # noqa: E402
 from tests.helpers import app_pages, app_session  # noqa: E402
 
-JOULEBENCH = str(Path(sys.executable).with_name("joulebench"))
+JOULEBENCH = waits.JOULEBENCH
 FIXTURE = REPO / "tests" / "fixtures" / "result_v1_cpu_runs.json"
 
 
@@ -66,21 +64,6 @@ def rerun(page, wait_s: float) -> None:  # type: ignore[no-untyped-def]
         page.get_by_role("heading", name="Devices").wait_for(timeout=wait_s * 1000)
         page.get_by_role("link", name="Overview").first.click(timeout=wait_s * 1000)
         page.get_by_role("heading", name="JouleBench").wait_for(timeout=wait_s * 1000)
-
-
-@contextmanager
-def app_server(db: Path, env: dict[str, str], wait_s: float) -> Iterator[str]:
-    """`joulebench app` on a free port until it answers (wait_s at most); stopped by its PID, with its Streamlit
-    child."""
-    port = waits.free_port()
-    server = waits.popen([JOULEBENCH, "app", "--port", str(port), "--db", str(db)], env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://localhost:{port}"
-    try:
-        waits.wait_http(f"{url}/_stcore/health", wait_s, "the app's health check (/_stcore/health)", server)
-        yield url
-    finally:
-        waits.stop(server)
 
 
 def health(url: str) -> str:
@@ -119,7 +102,8 @@ def soak_sessions(sessions: int, minutes: float, page_timeout_s: float, wait_s: 
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     times: list[tuple[str, float]] = []
     problems: list[str] = []
-    with tempfile.TemporaryDirectory() as tmp_name, app_server(Path(tmp_name) / "soak.duckdb", env, wait_s) as url:
+    with (tempfile.TemporaryDirectory() as tmp_name,
+          waits.app_server(Path(tmp_name) / "soak.duckdb", env, wait_s) as url):
         started = time.monotonic()
         until = started + minutes * 60
         walkers = [threading.Thread(target=walk, args=(url, i, until, page_timeout_s, times, problems), daemon=True)
@@ -180,7 +164,7 @@ def soak_imports(imports: int, runs: int, wait_s: float) -> int:
         with Store.open(db) as store:
             before = int(store.query("SELECT count(*) AS n FROM runs")["n"][0])
         runners: list[subprocess.Popen[bytes]] = []
-        with app_server(db, env, wait_s) as url, sync_playwright() as pw:
+        with waits.app_server(db, env, wait_s) as url, sync_playwright() as pw:
             with waits.browser_wait("Chromium to start", waits.BROWSER_START_S):
                 browser = pw.chromium.launch(executable_path=waits.CHROMIUM, headless=True, args=waits.CHROMIUM_ARGS,
                                              timeout=waits.BROWSER_START_S * 1000)

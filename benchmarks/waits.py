@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -176,6 +177,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+JOULEBENCH = str(Path(sys.executable).with_name("joulebench"))  # the venv's command, beside its python
+
+
+@contextmanager
+def app_server(db: Path, env: dict[str, str], wait_s: float) -> Iterator[str]:
+    """`joulebench app` on `db`, on a free port, until it answers (wait_s at most); stopped by its PID, with its
+    Streamlit child."""
+    port = free_port()
+    server = popen([JOULEBENCH, "app", "--port", str(port), "--db", str(db)], env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://localhost:{port}"
+    try:
+        wait_http(f"{url}/_stcore/health", wait_s, "the app's health check (/_stcore/health)", server)
+        yield url
+    finally:
+        stop(server)
 
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"  # Debian's, as the browser tests use

@@ -28,6 +28,7 @@ import importers
 from db.connection import connect
 from explorer import bounded, upload
 from ingest.inbox import uploads_dir
+from joulebench import processes
 from joulebench.errors import DatabaseBusyError, JouleBenchError
 from joulebench.files import write_atomic
 from joulebench.paths import resolve_db_path
@@ -180,25 +181,13 @@ def start(db: str) -> None:
         worker.start()
 
 
-def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _work(db: str) -> None:
     folder = _folder(db)
     _tidy(folder)
     while True:
         waiting = [item for item in reversed(uploads(db, KEPT_S))
                    if item.state == QUEUED or (item.state == IMPORTING and item.worker in (os.getpid(), None))
-                   or (item.state == IMPORTING and not _alive(item.worker))]
+                   or (item.state == IMPORTING and not processes.alive({"pid": item.worker}))]
         if not waiting:
             return
         item = waiting[0]

@@ -79,41 +79,27 @@ def _server_started(wait_s: float) -> bool:
 
 def compare_default(path: str) -> None:
     """What pages/compare.py computes on a visit without filters (its default metric, no reference device, the
-    default cost settings), through the same cached functions, so the page's calls find every answer."""
-    import polars as pl
-
-    from decision import cost
-    from decision.pareto import pareto_front
-    from explorer import charts, compare, compare_ratios, data
+    default cost settings), through the same functions (`explorer.compare_view`), so the page finds every
+    answer in the shared caches."""
+    from explorer import compare, compare_view, data
     from explorer.params import UrlReader
 
     all_runs = data.runs(path)
-    findings = data.findings(path)
     catalog, _ = data.devices(path)
     settings = UrlReader({}).cost_settings(data.currencies(path))
-    prices, price_missing = cost.converted_prices(catalog, data.rates(path), settings.currency)
-    runs = cost.with_cost(all_runs, prices, price_missing, cost.idle_power_by_device(all_runs), settings)
+    runs = compare_view.costed(all_runs, catalog, data.rates(path), settings)
     for key in compare.FILTERS:
         if key != "run":
             compare.options(runs, key)
     selection = compare.Selection()
-    metric = compare.METRICS[selection.metric]
     chosen = compare.apply(runs, selection)
     _, named = compare.devices_of(chosen, selection)
-    compare.coverage(chosen, compare_ratios.findings_for(findings, named))
-    measured = chosen.filter(pl.col("mode") != "idle")
-    compare.config_table(measured, None, metric, settings.currency)
-    labelled, _, _ = compare.chart_runs(measured)
-    bar_frame = compare.bars(labelled, metric)
-    if not bar_frame.is_empty():
-        shown, _ = compare.readable_bars(bar_frame, metric.higher_is_better, False)
-        charts.metric_bars(shown, compare.chart_label(metric, settings.currency), metric.higher_is_better, False)
-        compare_ratios.ratio_table(bar_frame, metric)
-    if not labelled.drop_nulls(["avg_power_w", "throughput_sps"]).is_empty():
-        charts.power_vs_throughput(labelled, False)
-    points = compare.energy_time_points(labelled)
-    if not points.is_empty():
-        charts.energy_vs_time(points, pareto_front(points, "s_per_sample", "j_per_sample"), False)
+    view = compare_view.view(chosen, named, data.findings(path), compare.METRICS[selection.metric], None,
+                             settings.currency)
+    if not view.bar_frame.is_empty():
+        compare_view.bar_figure(view, settings.currency, False, False)
+    compare_view.power_figure(view, False)
+    compare_view.energy_figure(view, False)
 
 
 def _read(path: str, said: list[str]) -> None:

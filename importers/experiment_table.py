@@ -33,7 +33,7 @@ from importers.base import (
     positive,
     read_csv,
 )
-from importers.table_units import canonical_header, with_header_units
+from importers.table_units import canonical_header, scaled_rows, with_header_units
 
 J_PER_WH = 3600.0
 ENERGY_UNITS = {"j": 1.0, "joules": 1.0, "wh": J_PER_WH, "kwh": J_PER_KWH, "mj": 1e-3}
@@ -141,17 +141,7 @@ def _with_user_units(conv: Conversion, header: list[str], rows: list[tuple[int, 
         scales[i] = factor * (1e3 if target.endswith("_ms") else 1.0)
         header[i] = target
         conv.warn(f"{column} read in {unit}, as you stated (--unit), and stored as {target}")
-    out = []
-    for lineno, row in rows:
-        row = list(row)
-        for i, factor in scales.items():
-            if i < len(row) and row[i].strip():
-                try:
-                    row[i] = repr(float(row[i]) * factor)
-                except ValueError:
-                    pass  # left as written: the importer names the cell that is not a number
-        out.append((lineno, row))
-    return header, out
+    return header, scaled_rows(rows, scales)
 
 
 LONG_COLUMNS = {"metric", "value", "unit"}

@@ -103,20 +103,29 @@ def with_header_units(conv: Conversion, header: list[str], rows: list[tuple[int,
         header[i] = name
         scales[i] = factor
         conv.warn(f"{h} read by the unit in its header, stored as {name}")
+    return header, scaled_rows(rows, scales, decimal_comma=True)
+
+
+def scaled_rows(rows: list[tuple[int, list[str]]], scales: dict[int, float], *, decimal_comma: bool = False
+                ) -> list[tuple[int, list[str]]]:
+    """The rows with column i's numbers multiplied by scales[i] (a decimal comma read as a point where
+    `decimal_comma`); a cell that is not a number is left as written, for the importer to name."""
     if not scales:
-        return header, rows
+        return rows
     out = []
     for lineno, row in rows:
         row = list(row)
         for i, factor in scales.items():
             if i < len(row) and row[i].strip():
+                cell = row[i]
+                if decimal_comma and cell.count(",") == 1 and "." not in cell:
+                    cell = cell.replace(",", ".")
                 try:
-                    row[i] = repr(float(row[i].replace(",", ".") if row[i].count(",") == 1 and "." not in row[i]
-                                        else row[i]) * factor)
+                    row[i] = repr(float(cell) * factor)
                 except ValueError:
-                    pass  # left as written: the importer names the cell that is not a number
+                    pass
         out.append((lineno, row))
-    return header, out
+    return out
 
 
 def canonical_header(header: list[str]) -> list[str]:

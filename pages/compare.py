@@ -1,12 +1,9 @@
 """Compare: devices, precisions and power settings side by side, with nothing narrowed unseen."""
 
-import polars as pl
 import streamlit as st
 
-from decision import cost
 from decision.markdown import md
-from decision.pareto import pareto_front
-from explorer import charts, compare, compare_inputs, compare_ratios, data, grade_legend, nav
+from explorer import charts, compare, compare_inputs, compare_ratios, compare_view, data, grade_legend, nav
 from explorer.params import UrlReader
 from explorer.tables import styled
 
@@ -27,8 +24,7 @@ if problems:
 initial = compare.Selection.from_query(params)
 
 with st.spinner("Costing every run…", show_time=True):
-    prices, price_missing = cost.converted_prices(catalog, data.rates(path), settings.currency)
-    runs = cost.with_cost(all_runs, prices, price_missing, cost.idle_power_by_device(all_runs), settings)
+    runs = compare_view.costed(all_runs, catalog, data.rates(path), settings)
 
 with st.sidebar:
     selection, log_scale = compare_inputs.filters(runs, initial, params)
@@ -45,45 +41,43 @@ st.query_params.from_dict(selection.to_query(None if reference == "none" else re
 
 st.caption(md(compare.applied_text(selection, chosen.height, runs.height)))
 
-stated = compare_ratios.findings_for(findings, named_devices)
+view = compare_view.view(chosen, named_devices, findings, metric, None if reference == "none" else reference,
+                         settings.currency)
+stated = view.stated
 with st.expander("What the data holds: devices × workloads × metrics (run counts)",
                  expanded=not (selection.filters.get("device") or selection.filters.get("workload"))):
     st.caption(compare.COVERAGE_CAPTION)
-    st.dataframe(styled(compare.coverage(chosen, stated)), hide_index=True, width="stretch")
+    st.dataframe(styled(view.coverage), hide_index=True, width="stretch")
 
-measured = chosen.filter(pl.col("mode") != "idle")
 st.subheader("All devices, several metrics")
-table = compare.config_table(measured, None if reference == "none" else reference, metric, settings.currency)
-shown_table = table.head(compare.MAX_TABLE_ROWS)
-for note in compare.table_notes(metric, settings, shown_table.height, table.height):
+shown_table = view.table.head(compare.MAX_TABLE_ROWS)
+for note in compare.table_notes(metric, settings, shown_table.height, view.table.height):
     st.caption(md(note))
 help_texts = compare.table_help(settings.currency)
 st.dataframe(styled(shown_table, not_stated=("Sequence length", "GPUs")), hide_index=True, width="stretch",
              column_config={k: st.column_config.Column(help=v) for k, v in help_texts.items()})
 
 st.subheader(metric.title())
-labelled, shared, left_out = compare.chart_runs(measured)
-if left_out:
-    st.caption(left_out)
-bar_frame = compare.bars(labelled, metric)
+labelled, bar_frame = view.labelled, view.bar_frame
+if view.left_out:
+    st.caption(view.left_out)
 if bar_frame.is_empty():
-    st.info(compare.nothing_measured(measured, metric, stated.height))
+    st.info(compare.nothing_measured(view.measured, metric, stated.height))
 else:
-    if shared:
-        st.caption(f"All bars: {md(shared)}.")
+    if view.shared:
+        st.caption(f"All bars: {md(view.shared)}.")
     st.caption(compare.BAR_CAPTION)
     mixed = compare.mixed_boundaries_warning(labelled, metric)
     if mixed:
         st.warning(mixed)
     show_all = bar_frame.height > compare.MAX_DEFAULT_BARS and st.toggle(
         f"Show every configuration ({bar_frame.height:,})", key="all_bars")
-    shown_bars, cut = compare.readable_bars(bar_frame, metric.higher_is_better, show_all)
+    bars_chart, cut = compare_view.bar_figure(view, settings.currency, show_all, log_scale)
     if cut:
         st.caption(cut)
-    st.plotly_chart(charts.metric_bars(shown_bars, compare.chart_label(metric, settings.currency),
-                                       metric.higher_is_better, log_scale), width="stretch")
+    st.plotly_chart(bars_chart, width="stretch")
     grade_legend.legend(compare.BAR_GRADES)
-    ratios = compare_ratios.ratio_table(bar_frame, metric)
+    ratios = view.ratios
     st.subheader("Ratios, like for like")
     if ratios.is_empty():
         st.caption("No two series were measured on the same configuration, so no ratio is stated.")
@@ -110,18 +104,18 @@ if not stated.is_empty():
 left, right = st.columns(2)
 with left:
     st.subheader("Average power vs throughput")
-    if labelled.drop_nulls(["avg_power_w", "throughput_sps"]).is_empty():
+    power_chart = compare_view.power_figure(view, log_scale)
+    if power_chart is None:
         st.caption("No run here measured both average power and throughput.")
     else:
-        st.plotly_chart(charts.power_vs_throughput(labelled, log_scale), width="stretch")
+        st.plotly_chart(power_chart, width="stretch")
 with right:
     st.subheader("Energy vs time per example")
-    points = compare.energy_time_points(labelled)
-    if points.is_empty():
+    energy_chart = compare_view.energy_figure(view, log_scale)
+    if energy_chart is None:
         st.caption("No run here measured both energy and throughput.")
     else:
-        st.plotly_chart(charts.energy_vs_time(points, pareto_front(points, "s_per_sample", "j_per_sample"), log_scale),
-                        width="stretch")
+        st.plotly_chart(energy_chart, width="stretch")
 
 st.subheader("Runs")
 if labelled.is_empty():

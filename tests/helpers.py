@@ -192,11 +192,68 @@ def ingest_runs(db: Path, template: Path, path: Path, **hints: Any) -> list[dict
     return [r for r in rows if r is not None]
 
 
+def read_while_served(db: Path, sql: str, params: list[Any] | None = None, wait_s: float = 30) -> list[tuple]:
+    """The rows of `sql` on a database a running app server also opens now and then: a read-only look, retried
+    while the server holds it (up to `wait_s`)."""
+    import time
+
+    from db.connection import connect
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            con = connect(db, read_only=True, wait_s=10)
+            break
+        except Exception:
+            assert time.monotonic() < deadline, f"{db} stayed locked for {wait_s:g} s"
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def readers_of_other_fixtures(new: set[str], own_folders: set[str]) -> list[tuple[str, str]]:
+    """(file, reader) for every fixture outside `own_folders` that one of the `new` readers would take: a new
+    reader must leave the formats read before to their own readers."""
+    import importers
+    from importers.archive import sources_from_path
+    from joulebench.errors import JouleBenchError
+
+    formats = Path(__file__).parent / "fixtures" / "formats"
+    taken = []
+    for path in sorted(p for p in formats.rglob("*") if p.is_file() and p.name != "SOURCES.md"):
+        if path.parent.name in own_folders:
+            continue
+        for source in sources_from_path(path):
+            try:
+                name = importers.detect(source).NAME
+            except JouleBenchError:
+                continue
+            if name in new:
+                taken.append((str(path), name))
+    return taken
+
+
 def mutated(data: bytes, cut: float, at: float, junk: bytes) -> bytes:
     """A file cut to 30-100 % of its length (`cut` 0-1) with `junk` inserted at fraction `at`: hypothesis input."""
     data = data[: max(1, int(len(data) * (0.3 + 0.7 * cut)))]
     i = int(len(data) * at)
     return data[:i] + junk + data[i:]
+
+
+def runs_or_refusal(data: bytes, name: str, **load_kw: Any) -> list[dict]:
+    """The runs `data` imports as, or none when it is refused, the refusal then naming the file and saying more
+    than its name (the fuzz tests' rule: a mutated file gives a document or a clear refusal, never a traceback)."""
+    from importers import load
+    from joulebench.errors import JouleBenchError
+
+    try:
+        f, _ = load(data, name, **load_kw)
+    except JouleBenchError as e:
+        message = e.format_message()
+        assert message.startswith(name) and len(message) > len(name) + 10
+        return []
+    return f.runs
 
 
 @contextmanager

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
-from db.connection import connect
+from tests.helpers import read_while_served
 from tests.test_browser import _body, _set_number, _settled, _wait_text, page, server  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.browser
@@ -47,18 +46,8 @@ def _stored_names(db: Path) -> dict[str, str]:
     configs = json.loads(LEADERBOARD.read_text())["configurations"]
     seqs = {gpu: {c["max_num_seqs"] for c in configs if c["gpu_model"] == gpu} for gpu in ("B200", "H100")}
     own = {gpu: min(mine - seqs["H100" if gpu == "B200" else "B200"]) for gpu, mine in seqs.items()}
-    deadline = time.monotonic() + 30
-    while True:  # the server reads the database now and then: a read-only look, waited for
-        try:
-            con = connect(db, read_only=True, wait_s=10)
-            break
-        except Exception:
-            assert time.monotonic() < deadline, "the database stayed locked"
-    try:
-        rows = con.execute("SELECT r.tag, r.device_name FROM runs r JOIN sources s USING (source_id) "
-                           "WHERE s.file_name = ?", [LEADERBOARD.name]).fetchall()
-    finally:
-        con.close()
+    rows = read_while_served(db, "SELECT r.tag, r.device_name FROM runs r JOIN sources s USING (source_id) "
+                                 "WHERE s.file_name = ?", [LEADERBOARD.name])
     by_tag = dict(rows)
     return {gpu: by_tag[f"max_num_seqs {n}"] for gpu, n in own.items()}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from db.connection import connect
+from tests.helpers import read_while_served
 from tests.test_browser import _body, _wait_text, page, server  # noqa: F401 - the fixtures
 
 pytestmark = pytest.mark.browser
@@ -57,15 +57,5 @@ def test_files_are_imported_after_the_page_is_closed_and_a_reload_shows_each(  #
     _wait_text(again, "Uploads of the last day")
     assert _states(_body(again)) == states
 
-    deadline = time.monotonic() + 30
-    while True:  # the server reads the database now and then: a read-only look, waited for
-        try:
-            con = connect(seeded_db, read_only=True, wait_s=10)
-            break
-        except Exception:
-            assert time.monotonic() < deadline
-    try:
-        names = {row[0] for row in con.execute("SELECT file_name FROM sources").fetchall()}
-    finally:
-        con.close()
+    names = {row[0] for row in read_while_served(seeded_db, "SELECT file_name FROM sources")}
     assert {f.name for f in FILES} <= names, names

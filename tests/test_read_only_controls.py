@@ -14,23 +14,17 @@ import pytest
 from db.lake import LakeUrl
 from db.push import push
 from ingest.service import import_file
-from tests.helpers import page_texts, shown
+from tests.helpers import open_page, page_texts, shown
 
 JTOP = Path(__file__).parent / "fixtures" / "formats" / "jetson" / "agentmesh-agx-orin_jtop_log.csv"
 
 
 def _open(page: str, params: dict[str, Any]) -> Any:
     import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
-    st.cache_data.clear()
+    st.cache_data.clear()  # the store changes between the tests' pages: nothing read before may be reused
     st.cache_resource.clear()
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120).run()
-    at.switch_page(f"pages/{page}.py")
-    at.query_params.update(params)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(page, params)
 
 
 def _controls(at: Any) -> dict[str, Any]:

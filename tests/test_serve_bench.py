@@ -35,6 +35,16 @@ def bench(*args: str, db: Path) -> int:
     return main(["serve-bench", *args, "--db", str(db)])
 
 
+def refused_all(cases: list[tuple[list[str], str]], db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each case's arguments refused (exit 2) with its message, and nothing stored: no database, no result file."""
+    for args, message in cases:
+        code = bench(*args, db=db)
+        err = capsys.readouterr().err
+        assert code == 2, (args, err)
+        assert message in err, (args, err)
+    assert not db.exists() and not (db.parent / "results").exists()
+
+
 def runs_in(db: Path) -> list[dict]:
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -184,12 +194,7 @@ def test_bad_input_is_refused_and_nothing_is_stored(server: Server, not_openai: 
         (["--target", server.url], "give one of --rate"),
         (["--target", "localhost:8000", "--rate", "1"], "is not an http(s) URL"),
     ]
-    for args, message in cases:
-        code = bench(*args, db=db)
-        err = capsys.readouterr().err
-        assert code == 2, (args, err)
-        assert message in err, (args, err)
-    assert not db.exists() and not (tmp_path / "results").exists()
+    refused_all(cases, db, capsys)
 
 
 def test_a_server_killed_mid_run_gives_an_interrupted_run(model_dir: Path, tmp_path: Path) -> None:  # noqa: F811

@@ -330,6 +330,8 @@ def test_decide_gives_the_sweep_answer_in_a_real_browser(seeded_db: Path, tmp_pa
         assert f"{H100} sustains 3.9 requests/s (499 output tokens/s) at 0.2 J/token" in body
         assert "0.00833 USD electricity + 1.27 USD hardware = 1.28 USD" in body
         assert "Left out of this comparison (1): not like for like" in body
+        for title in ("Latency against throughput", "Energy per output token against load"):  # drawn after the text
+            page.locator(".gtitle", has_text=title).first.wait_for(state="attached", timeout=60_000)
         titles = page.locator(".gtitle").all_text_contents()
         assert any(t.startswith("Latency against throughput") for t in titles), titles
         assert any(t.startswith("Energy per output token against load") for t in titles), titles

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import logging
 import sys
 import threading
 import time
@@ -56,10 +57,21 @@ def _imported(names: list[str]) -> Iterator[str]:
 
 
 def import_pages() -> int:
-    """Import what the pages need, and what Streamlit's dataframe and chart elements import on first use."""
+    """Import what the pages need, and what Streamlit's dataframe and chart elements import on first use.
+    Streamlit warns "No runtime found" once per `st.cache_data` function declared before its server runs: it
+    only checks the cache's settings then (the storage is looked up at each call, with the server running),
+    so that warning is left out of the server's log here."""
     extra = ["pandas", "pandas.io.formats.style", "plotly.express", "plotly.graph_objects", "plotly.io",
              "pyarrow", "explorer.compare", "explorer.compare_ratios", "explorer.charts", "explorer.tables"]
-    return len(list(_imported(extra + page_modules())))
+    importlib.import_module("streamlit.runtime.caching.cache_data_api")  # sets its logger's level on import
+
+    cache_log = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    before = cache_log.level
+    cache_log.setLevel(logging.ERROR)
+    try:
+        return len(list(_imported(extra + page_modules())))
+    finally:
+        cache_log.setLevel(before)
 
 
 def _server_started(wait_s: float) -> bool:

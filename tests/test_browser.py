@@ -70,6 +70,8 @@ def app_server(args: list[str], env: dict[str, str], log_dir: Path) -> Iterator[
             os.killpg(proc.pid, 9)
             proc.wait()
         log.close()
+        # pytest shows a test's captured output only when it fails: then the server's own account is there
+        print("server log (last 60 lines):", *(log_dir / "server.log").read_text().splitlines()[-60:], sep="\n")
 
 
 @pytest.fixture

@@ -491,7 +491,9 @@ def iso_utc(value: datetime | None) -> str | None:
 
 _DEVICE_DIR = re.compile(
     r"^(nvidia[ _-]?)?("
-    r"(tesla[ _-]?)?[abhlkptv]\d{1,3}[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
+    # the data-centre cards by name, not a letter and digits: folders named l1, v1, v10 or p2 are versions
+    r"(tesla[ _-]?)?(a(2|10|16|30|40|100|800)|b(100|200|300)|h(20|100|200|800)|l(4|20|40)|k(10|20|40|80)"
+    r"|p(4|40|100)|t4|v100)[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
     r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
     r"|(quadro[ _-]?)?rtx[ _-]?a?\d{4}([ _-]?ada)?"
     r"|titan[ _-]?(rtx|v|xp?)"

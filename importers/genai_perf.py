@@ -130,7 +130,8 @@ class GenAiPerfImporter(Importer):
                                      "this file is not as GenAI-Perf or AIPerf writes it")
             return num(entry.get("avg"), f"{key}.avg", conv) if entry else None
 
-        metrics["tokens_per_s"] = positive(avg("output_token_throughput", "tokens/sec", "tokens/s", "tok/s"))
+        # GenAI-Perf's CSV wrote "Output Token Throughput (per sec)" (24.x-25.x): the row names the tokens
+        metrics["tokens_per_s"] = positive(avg("output_token_throughput", "tokens/sec", "tokens/s", "tok/s", "persec"))
         metrics["requests_per_s"] = positive(avg("request_throughput", "requests/sec", "persec", "req/s",
                                                  "requests/s"))
         metrics["requests_completed"] = pos_int(avg("request_count", "count", "requests"))

@@ -16,7 +16,9 @@ output tokens, i.e. about end-to-end / tokens: neither ITL (pooled gaps) nor TPO
 it is kept in the notes only. `request_output_throughput_token_per_s` is one user's tokens/s, never the
 system's. The individual responses hold no test duration, so no throughput is read from them; their
 TPOT is computed per request as (end-to-end - TTFT) / (output tokens - 1), as joulebench.metrics
-defines it. LLMPerf names no device and measures no energy.
+defines it. LLMPerf names no device and measures no energy. Wrappers that run LLMPerf at several
+concurrencies save its summaries as one JSON object keyed by the run (`{"1": {summary}, "2": {summary}}`,
+philschmid/llmperf-bench): each summary is one run, read as above.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ def _is_summary(doc: Any) -> bool:
             and any(k.startswith("results_ttft_s_") for k in doc))
 
 
+def _is_keyed_summaries(doc: Any) -> bool:
+    return isinstance(doc, dict) and bool(doc) and all(_is_summary(v) for v in doc.values())
+
+
 def _is_responses(doc: Any) -> bool:
     return (isinstance(doc, list) and bool(doc)
             and all(isinstance(d, dict) and all(k in d for k in _RESPONSE_KEYS) for d in doc[:3]))
@@ -50,26 +56,32 @@ class LlmPerfImporter(Importer):
 
     def sniff(self, source: Source) -> bool:
         doc = source.json
-        return _is_summary(doc) or _is_responses(doc)
+        return _is_summary(doc) or _is_responses(doc) or _is_keyed_summaries(doc)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
-        run = self._summary(conv, doc) if isinstance(doc, dict) else self._responses(conv, doc)
+        if _is_keyed_summaries(doc) and not _is_summary(doc):
+            check_run_count(conv, len(doc), "the summaries")
+            runs = [self._summary(conv, summary, i, f"[{str(key)[:40]!r}]")
+                    for i, (key, summary) in enumerate(doc.items())]
+        else:
+            runs = [self._summary(conv, doc) if isinstance(doc, dict) else self._responses(conv, doc)]
         if conv.hints.device is None:
             conv.warn("LLMPerf's files name neither the GPU nor the serving engine (it measures an endpoint)")
-        return conv.document([run])
+        return conv.document(runs)
 
-    def _base(self, conv: Conversion, model: str | None, config: dict[str, Any], where: str) -> dict[str, Any]:
+    def _base(self, conv: Conversion, model: str | None, config: dict[str, Any], where: str,
+              index: int = 0) -> dict[str, Any]:
         return {
-            "run_id": conv.run_id(0),
+            "run_id": conv.run_id(index),
             "status": "ok",
             "device": conv.device(None, "gpu", where=f"{where} (LLMPerf measures an endpoint; it names no GPU)"),
             "config": conv.generation_config(model, **config),
         }
 
-    def _summary(self, conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
+    def _summary(self, conv: Conversion, doc: dict[str, Any], index: int = 0, where: str = "") -> dict[str, Any]:
         def val(key: str) -> float | None:
-            return num(doc.get(key), key, conv)
+            return num(doc.get(key), f"{where}{'.' if where else ''}{key}", conv)
 
         metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY}
         for dist, stem in ((TTFT, "ttft_s"), (E2E, "end_to_end_latency_s")):
@@ -97,7 +109,7 @@ class LlmPerfImporter(Importer):
                   "length_distribution": (f"normal: prompt mean {inputs:g} sd {sd_in or 0:g}, output mean {outputs:g} "
                                           f"sd {sd_out or 0:g}" if inputs and outputs else None),
                   "tag": clean_str(doc.get("framework")) and f"endpoint {clean_str(doc.get('framework'))}"[:200]}
-        run = self._base(conv, clean_str(doc.get("model")), config, "(whole file)")
+        run = self._base(conv, clean_str(doc.get("model")), config, where or "(whole file)", index)
         itl = val("results_inter_token_latency_s_mean")
         notes = [f"LLMPerf summary (results version {clean_str(doc.get('version')) or '?'}), "
                  f"{concurrency or '?'} concurrent requests"]

@@ -10,6 +10,13 @@ no per-user metric: the run's notes give them). TPOT is per request ((end - firs
 tokens - 1)), TTFT per request, "[Latency]" the per-request end-to-end latency; "Total Latency" is
 the whole run's window (`duration_s`), never a request's. The world size (TP x PP) is the GPU count;
 "MACHINE DETAILS" names the first GPU. trtllm-bench measures no energy.
+
+Older reports (0.12-0.16) differ: the throughput report's section is "= STATISTICS" with "Total Latency
+(seconds)"; the latency report ("= THROUGHPUT OVERVIEW", "= LATENCY OVERVIEW") prints "Total Token Throughput"
+as output tokens / the run's time (no prompt tokens: it equals requests x average output length / Total
+Latency, which is checked), "Generation Token Throughput" per request (one user's decode speed: notes only),
+and "Average inter-token latency" as (request latency - TTFT) / (output tokens - 1), which is TPOT; its
+"GENERATION LATENCY BREAKDOWN" is request latency less TTFT, neither end-to-end nor stored.
 """
 
 from __future__ import annotations
@@ -21,13 +28,23 @@ from importers.base import MS_PER_S, Conversion, Importer, Source, as_dict, clea
 from importers.llm_labels import precision_of
 from joulebench.metrics import E2E, TPOT, TTFT, Distribution
 
-TEXT_MARK = "= PERFORMANCE OVERVIEW"
+TEXT_MARKS = ("= PERFORMANCE OVERVIEW", "= STATISTICS", "= THROUGHPUT OVERVIEW")
 _LINE = re.compile(r"^\s*([A-Za-z][^:\n]{1,80}?):\s*(\S.*?)\s*$")
 _PCT = re.compile(r"^\s*\[(TPOT|TTFT|Latency)\]\s+(MINIMUM|MAXIMUM|AVERAGE|P50|P90|P95|P99)\s*:\s*(\S+)\s*$")
 _STATS = {"AVERAGE": "avg", "P50": "p50", "P90": "p90", "P95": "p95", "P99": "p99"}
 _DIST = {"TPOT": TPOT, "TTFT": TTFT, "Latency": E2E}
 NO_ENERGY = "trtllm-bench does not measure energy"
-PER_USER = ("Per User Output Throughput", "Per GPU Output Throughput", "Per User Output Speed")
+PER_USER = ("Per User Output Throughput", "Per GPU Output Throughput", "Per User Output Speed",
+            "Generation Token Throughput")
+
+
+def _output_only(perf: dict[str, float | None]) -> bool:
+    """Whether a report's "Total Token Throughput" counts output tokens only (0.16's latency report): it equals
+    requests x average output length / the run's time, within 1 %."""
+    total, requests, out_len, ms = perf["total_tok_s"], perf["requests"], perf["output_len"], perf["total_ms"]
+    if not (total and requests and out_len and ms) or total <= 0 or ms <= 0:
+        return False
+    return abs(requests * out_len / (ms / MS_PER_S) - total) <= 0.01 * total
 
 
 def _is_json_report(doc: Any) -> bool:
@@ -45,8 +62,9 @@ class TrtllmBenchImporter(Importer):
         if _is_json_report(source.json):
             return True
         text = source.head if len(source.data) > 4 * 2**20 else (source.text or "")  # a report at a long log's end
-        return TEXT_MARK in text and any(k in text for k in ("Request Throughput (req/sec):",
-                                                            "Token Throughput (tokens/sec):"))
+        marked = TEXT_MARKS[0] in text or (  # the older reports' sections have plainer names: with their header
+            any(mark in text for mark in TEXT_MARKS[1:]) and "= ENGINE DETAILS" in text)
+        return marked and any(k in text for k in ("Request Throughput (req/sec):", "Token Throughput (tokens/sec):"))
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
@@ -89,11 +107,16 @@ class TrtllmBenchImporter(Importer):
             "total_tok_s": val("Total Token Throughput (tokens/sec)"),
             "total_ms": val("Total Latency (ms)"),
             "e2e_avg_ms": val("Average request latency (ms)"),
-            "ttft_avg_ms": val("Average time-to-first-token [TTFT] (ms)"),
-            "tpot_avg_ms": val("Average time-per-output-token [TPOT] (ms)"),
+            "ttft_avg_ms": val("Average time-to-first-token [TTFT] (ms)", "Average time-to-first-token (ms)"),
+            # 0.16's latency report: "inter-token latency" is (latency - TTFT) / (output tokens - 1), i.e. TPOT
+            "tpot_avg_ms": val("Average time-per-output-token [TPOT] (ms)", "Average inter-token latency (ms)"),
             "tp": val("TP Size"), "pp": val("PP Size"), "ep": val("EP Size"),
             "max_batch": val("Max Runtime Batch Size"),
         }
+        if perf["total_ms"] is None and (seconds := val("Total Latency (seconds)")) is not None:
+            perf["total_ms"] = seconds * MS_PER_S  # 0.12's "= STATISTICS"
+        if perf["out_tok_s"] is None and _output_only(perf):  # 0.16's latency report: output tokens / the run's time
+            perf["out_tok_s"], perf["total_tok_s"] = perf["total_tok_s"], None
         if perf["req_s"] is None and perf["out_tok_s"] is None:
             raise conv.fail("(whole file)", "a trtllm-bench report without 'Request Throughput (req/sec)' or 'Total "
                             "Output Throughput (tokens/sec)': import the whole printed report")

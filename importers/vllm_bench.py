@@ -121,12 +121,22 @@ class VllmBenchImporter(Importer):
                 if metrics.get("tokens_per_s") and duration:
                     metrics["j_per_token"] = energy[0] / (metrics["tokens_per_s"] * duration)
         rate = r.get("request_rate")
-        concurrency = pos_int(r.get("max_concurrency"))
+        # a multi-turn run (`mode` "multi_turn") states how many conversations ran at once, one request each
+        concurrency = pos_int(r.get("max_concurrency")) or pos_int(r.get("multi_turn_concurrency"))
         backend = clean_str(r.get("backend")) or "?"
         prompts = pos_int(r.get("num_prompts")) or "?"
         notes = [f"vLLM serving benchmark ({backend} backend), {prompts} prompts at request rate "
                  f"{rate if rate is not None else '?'}"
                  + (f", at most {concurrency} concurrent" if concurrency else "")]
+        if r.get("multi_turn_concurrency") is not None:
+            notes.append(f"multi-turn: {pos_int(r.get('num_conversations')) or '?'} conversations, "
+                         f"{pos_int(r.get('multi_turn_concurrency')) or '?'} at once; figures over every turn")
+        seqs, mode, turns = (pos_int(r.get("max_num_seqs")), clean_str(r.get("mode")),
+                             pos_int(r.get("turns_per_conversation")))
+        tag_parts = (f"rate {rate}" if rate is not None else None,
+                     f"concurrency {concurrency}" if concurrency else None,
+                     f"max_num_seqs {seqs}" if seqs else None,
+                     f"{mode} {turns} turns" if mode and turns else None)
         rate_per_s = positive(num(rate)) if not isinstance(rate, bool) else None  # "inf": every request at once
         for key in ("total_input_tokens", "total_output_tokens", "max_num_seqs", "run_number", "date"):
             if r.get(key) not in (None, ""):
@@ -143,8 +153,7 @@ class VllmBenchImporter(Importer):
                 "load_kind": "rate" if rate_per_s is not None else ("concurrency" if concurrency else None),
                 "request_rate_per_s": rate_per_s, "max_concurrency": concurrency,
                 "arrival": "poisson" if rate_per_s is not None and r.get("burstiness") in (None, 1, 1.0) else None,
-                "tag": (f"rate {rate}" + (f", concurrency {concurrency}" if concurrency else "")
-                        + (f", max_num_seqs {seqs}" if (seqs := pos_int(r.get("max_num_seqs"))) else ""))[:200],
+                "tag": ", ".join(part for part in tag_parts if part)[:200] or None,
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "notes": "; ".join(notes),

@@ -14,6 +14,7 @@ import pytest
 
 from cli.main import main
 from db import Store, labels, queries
+from importers.base import device_from_path
 from ingest import import_file, open_store
 from ingest.labels import label_source, label_values
 from joulebench.labels import current_user
@@ -110,6 +111,19 @@ def test_labels_given_at_import_are_recorded_and_replaceable(seeded_db: Path, tm
     values, kind = label_values(device="A100 SXM4 80GB")
     again = label_source(_source_id(seeded_db, "run.txt"), values, kind, db=seeded_db)
     assert again.replaced == {"device": 1}  # a folder name is not the file: it may be corrected
+
+
+def test_a_version_folder_is_never_taken_for_a_device(seeded_db: Path, tmp_path: Path) -> None:
+    """Folders named v1, l1 or p2 are versions or steps, not the V100, L4 or P4 they look like: the device
+    stays not stated (the import asks for it) instead of an invented 'v1'."""
+    for name in ("v1", "l1", "p2"):
+        folder = tmp_path / name
+        folder.mkdir()
+        shutil.copy(FORMATS / "nvidia_dle" / "lambda-A100SXM4-resnet50_AMP_dllogger-stdout.txt", folder / "run.txt")
+        main(["import", str(folder), "--mode", "train", "--db", str(seeded_db)])
+    assert not any(r[0] == "device" and r[2] == "folder_name" for r in _supplied(seeded_db))
+    for name in ("T4", "l40s", "a10g", "v100-sxm2-16gb"):  # real card names in a folder still count
+        assert device_from_path(("results", name)) == name
 
 
 def test_energy_boundary_is_filled_on_runs_with_energy_and_their_traces(seeded_db: Path, tmp_path: Path) -> None:

@@ -24,7 +24,9 @@ SELECT config_key,
     avg(goodput_requests_per_s) FILTER (WHERE status = 'ok') AS goodput_requests_per_s_mean,
     avg(j_per_request) FILTER (WHERE status = 'ok') AS j_per_request_mean,
     avg(e2e_latency_p90_ms) FILTER (WHERE status = 'ok') AS e2e_latency_p90_ms_mean,
-    coalesce(bool_or(list_contains(flags, 'overloaded')) FILTER (WHERE status = 'ok'), false) AS overloaded
+    coalesce(bool_or(list_contains(flags, 'overloaded')) FILTER (WHERE status = 'ok'), false) AS overloaded,
+    min(latency_missing_reason) FILTER (WHERE status = 'ok') AS latency_missing_reason,
+    list_sort(list_distinct(list(sweep_id))) AS sweep_ids
 FROM runs
 WHERE j_per_token IS NOT NULL OR tokens_per_s IS NOT NULL OR load_kind IS NOT NULL
 GROUP BY config_key
@@ -34,5 +36,7 @@ ORDER BY config_key
 
 def serving_configs(store: Store) -> pl.DataFrame:
     """Per configuration with token figures or a load: its load, engine, lengths and serving figures
-    (`<figure>_mean` over its ok runs; `overloaded`: an ok run of it was flagged overloaded)."""
+    (`<figure>_mean` over its ok runs; `overloaded`: an ok run of it was flagged overloaded;
+    `latency_missing_reason`: why an ok run of it has no latency percentiles; `sweep_ids`: the sweeps its
+    runs are points of, empty when none states one)."""
     return store.query(_SQL)

@@ -39,13 +39,13 @@ COST_FORMULA = ("cost per 1M tokens = electricity + hardware\n"
                 "electricity = J/token × 1,000,000 ÷ 3,600,000 × price per kWh × PUE\n"
                 "hardware = device price ÷ (output tokens/s × lifetime in seconds × utilisation)")
 # the columns db.serving adds to a configuration (absent from a store read without them: not stated)
-SERVING_COLUMNS = {"load_kind": pl.String, "max_concurrency": pl.Int64, "arrival": pl.String, "engine": pl.String,
-                   "engine_version": pl.String, "prompt_tokens_requested": pl.Float64,
-                   "output_tokens_requested": pl.Float64, "length_distribution": pl.String,
-                   "goodput_slo": pl.String, "prompt_tokens_mean": pl.Float64, "output_tokens_mean": pl.Float64,
-                   "requests_per_s_mean": pl.Float64, "goodput_requests_per_s_mean": pl.Float64,
-                   "j_per_request_mean": pl.Float64, "e2e_latency_p90_ms_mean": pl.Float64,
-                   "overloaded": pl.Boolean}
+SERVING_COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
+    "load_kind": pl.String, "max_concurrency": pl.Int64, "arrival": pl.String, "engine": pl.String,
+    "engine_version": pl.String, "prompt_tokens_requested": pl.Float64, "output_tokens_requested": pl.Float64,
+    "length_distribution": pl.String, "goodput_slo": pl.String, "prompt_tokens_mean": pl.Float64,
+    "output_tokens_mean": pl.Float64, "requests_per_s_mean": pl.Float64, "goodput_requests_per_s_mean": pl.Float64,
+    "j_per_request_mean": pl.Float64, "e2e_latency_p90_ms_mean": pl.Float64, "overloaded": pl.Boolean,
+    "latency_missing_reason": pl.String, "sweep_ids": pl.List(pl.String)}
 
 
 @dataclass(frozen=True)
@@ -107,10 +107,14 @@ def shapes(rows: pl.DataFrame) -> list[str]:
 
 def _status(row: dict, target: Target) -> tuple[str, str]:
     """('meets' | 'misses' | 'not known', why) for one configuration."""
+    withheld = row.get("latency_missing_reason")
     if row.get("overloaded"):
-        return "misses", "overloaded at this load: arrivals outpaced completions (no steady-state latency)"
+        return "misses", ("overloaded at this load: " + (f"latency withheld: {withheld}" if withheld else
+                                                         "arrivals outpaced completions (no steady-state latency)"))
     for metric, limit in target.limits():
         value = row.get(metric.name + "_mean")
+        if value is None and withheld:
+            return "not known", f"{_short(metric)} withheld: {withheld}"
         if value is None:
             other = {TPOT.p90.name: ITL.p90, ITL.p90.name: TPOT.p90}.get(metric.name)
             stated = row.get(other.name + "_mean") if other is not None else None
@@ -323,10 +327,13 @@ def curve(rows: pl.DataFrame, shape: str) -> pl.DataFrame:
         return pl.DataFrame()
     load = (pl.when(pl.col("load_kind") == "concurrency").then(pl.col("max_concurrency").cast(pl.Float64))
             .otherwise(pl.col("request_rate_per_s")))
+    # a configuration pooled from several sweeps is a point of each (its aggregate); none stated: one curve
     return points.select(
         "device_name", "load_kind", load.alias("load"), "tokens_per_s_mean", "requests_per_s_mean",
         "j_per_token_mean", f"{TPOT.p90.name}_mean", f"{ITL.p90.name}_mean", f"{TTFT.p90.name}_mean",
-        pl.col("overloaded").fill_null(False), "trust_grade", "basis").sort(["device_name", "load"])
+        pl.col("overloaded").fill_null(False), "latency_missing_reason", "trust_grade", "basis",
+        pl.when(pl.col("sweep_ids").list.len() > 0).then(pl.col("sweep_ids")).otherwise(None).alias("sweep_id")
+    ).explode("sweep_id").sort(["device_name", "sweep_id", "load"], nulls_last=True)
 
 
 def curve_metric(points: pl.DataFrame, target: Target) -> Metric:

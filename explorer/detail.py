@@ -19,6 +19,7 @@ from decision.markdown import md
 from decision.text import NOT_MEASURED, human_field, sig, when
 from energy.stats import Aggregate
 from joulebench.labels import NOT_STATED
+from joulebench.metrics import E2E, ITL, TPOT, TTFT
 
 __all__ = ["GRADE_COLORS", "GRADE_MEANINGS", "as_rows", "badge", "configuration_aggregate", "configuration_rows",
            "grade_legend", "reason_rows", "sections", "supplied_note"]
@@ -46,6 +47,14 @@ FIGURE_LABELS = {"throughput_sps": "Throughput (samples/s)", "j_per_sample": "En
 
 
 MEASURED_SECTIONS = ("Performance", "Energy")
+# a serving point's latency percentiles: withheld together, with the run's latency_missing_reason in their place
+SERVING_LATENCY_FIELDS = frozenset(m.name for d in (TTFT, ITL, TPOT, E2E) for m in d.metrics())
+
+
+def withheld_text(run: dict[str, Any]) -> str | None:
+    """'withheld: overloaded: ...' where a serving run's latency percentiles were withheld, else None."""
+    why = run.get("latency_missing_reason")
+    return f"withheld: {why}" if why else None
 
 
 def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[str, dict[str, str]]:
@@ -64,6 +73,8 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
         value = run.get(key)
         if value is None and key == "avg_power_w" and run.get("avg_power_missing_reason"):
             text = f"{NOT_MEASURED}: {run['avg_power_missing_reason']}"
+        elif value is None and key in SERVING_LATENCY_FIELDS and withheld_text(run):
+            text = str(withheld_text(run))
         elif value is None:
             text = NOT_MEASURED if key in measured else NOT_STATED
         else:

@@ -8,6 +8,7 @@ import streamlit as st
 
 from decision import token_target
 from decision.inputs import DecideInputs
+from decision.markdown import md
 from decision.money import Rates
 from explorer import data, nav, serving_charts
 from explorer.params import UrlReader
@@ -57,5 +58,7 @@ def render(path: str, asked: DecideInputs, catalog: pl.DataFrame, rates: Rates, 
         limit = {TPOT.p90.name: target.tpot_p90_ms, ITL.p90.name: target.itl_p90_ms}.get(metric.name)
         left, right = st.columns(2)
         left.plotly_chart(serving_charts.latency_throughput(tokens.curve, metric, limit), width="stretch")
+        for line in serving_charts.withheld(tokens.curve):  # the points the latency line leaves out, and why
+            left.caption(md(line))
         right.plotly_chart(serving_charts.j_per_token_by_load(tokens.curve), width="stretch")
     st.code(token_target.COST_FORMULA, language=None)

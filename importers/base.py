@@ -257,6 +257,15 @@ class Conversion:
         """Stable: the same bytes give the same run ids, so a re-import adds nothing."""
         return f"{self.importer.NAME}:{self.source.content_sha256[:20]}:{index}"
 
+    def as_sweep(self, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The runs of a file that states one sweep (a tool's several loads of one invocation), linked by one
+        id (stable, like run_id): a sweep's points stay one curve, apart from another sweep of the same
+        device. A single run is no sweep."""
+        if len(runs) > 1:
+            for run in runs:
+                run.setdefault("config", {})["sweep_id"] = f"{self.importer.NAME}:{self.source.content_sha256[:20]}"
+        return runs
+
     # --- hints ---------------------------------------------------------------------------
     # A label the file does not state comes from a reliable folder name (noted in `from_folder`)
     # or from the user's hints; failing both it is left "not stated" and the import goes on.

@@ -160,7 +160,7 @@ class GuideLlmImporter(Importer):
                       "stored without the rate (import benchmarks.json for it)")
             if conv.hints.device is None:
                 conv.warn("GuideLLM names neither the GPU nor the serving engine (it measures an endpoint)")
-            return conv.document(runs)
+            return conv.document(conv.as_sweep(runs))
         doc = conv.source.json
         if doc is None:
             doc = _yaml(conv.source)
@@ -173,7 +173,7 @@ class GuideLlmImporter(Importer):
         runs = [self._run(conv, i, b, args) for i, b in enumerate(benchmarks)]
         if conv.hints.device is None:
             conv.warn("GuideLLM names neither the GPU nor the serving engine (it measures an endpoint)")
-        return conv.document(runs)
+        return conv.document(conv.as_sweep(runs))
 
     def _run(self, conv: Conversion, i: int, bench: Any, args: dict[str, Any]) -> dict[str, Any]:
         where = f"benchmarks[{i}]"

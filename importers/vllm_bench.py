@@ -74,7 +74,7 @@ class VllmBenchImporter(Importer):
                 for i, r in enumerate(results)]
         if conv.hints.device is None:
             conv.warn("vLLM's result file names neither the GPU nor how many served the model")
-        return conv.document(runs)
+        return conv.document(conv.as_sweep(runs) if isinstance(doc, list) else runs)  # `vllm bench sweep`'s list
 
     def _run(self, conv: Conversion, r: Any, index: int, where: str) -> dict[str, Any]:
         if not isinstance(r, dict):

@@ -43,6 +43,8 @@ status = run["status"]
 (st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {md(run['error'])}" if run["error"] else ""))
 if run["flags"]:
     st.warning("Validity flags: " + md(", ".join(flag_text(f) for f in run["flags"])))
+if detail.withheld_text(run):
+    st.warning("Latency percentiles (TTFT, ITL, TPOT, end-to-end) " + md(detail.withheld_text(run)))
 
 label, color = detail.badge(run["trust_grade"])
 st.badge(label, color=color)
@@ -60,8 +62,10 @@ headline = [("Throughput (samples/s)", "throughput_sps"), ("p99 latency (ms)", "
             ("Energy per example (J)", "j_per_sample"), ("Average power (W)", "avg_power_w")]
 for col, (label, key) in zip(st.columns(4), headline):
     agg = detail.configuration_aggregate(config, key) if config else None
-    col.metric(label, sig(run[key], 4), help=None if run[key] is not None else
-               md(run.get("energy_missing_reason") or "the run or its source did not measure it"))
+    withheld = detail.withheld_text(run) if key == "latency_p99_ms" else None
+    col.metric(label, sig(run[key], 4) if run[key] is not None or not withheld else "withheld",
+               help=None if run[key] is not None else
+               md(withheld or run.get("energy_missing_reason") or "the run or its source did not measure it"))
     if agg is not None and agg.n > 1:
         col.caption(f"configuration: {agg.as_text(4)}")
 if run["j_per_sample"] is not None:

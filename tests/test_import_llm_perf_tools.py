@@ -81,6 +81,7 @@ def test_guidellm_one_run_per_benchmark_into_duckdb(tmp_path: Path, bare_templat
     assert sync["model"] == "Qwen/Qwen2.5-7B-Instruct"  # config.backend.model
     assert "includes the first token's wait" in rate["notes"]
     assert rate["energy_j"] is None and "does not measure energy" in rate["energy_missing_reason"]
+    assert sync["sweep_id"] is not None and sync["sweep_id"] == rate["sweep_id"]  # one sweep: one curve
 
 
 def test_existing_fixtures_are_not_taken_by_the_new_readers() -> None:

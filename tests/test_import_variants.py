@@ -326,6 +326,8 @@ def test_vllm_failed_run_sweep_and_stripped_keys() -> None:
     assert sweep.runs[0]["metrics"]["prompt_tokens_per_s"] == pytest.approx(187.49535926093347)
     # SERVE--max_num_seqs=4: the server's cap on running requests, kept in the tag; not a batch size
     assert sweep.runs[0]["config"]["batch_size"] is None and sweep.runs[0]["config"]["tag"].endswith("max_num_seqs 4")
+    assert len({r["config"]["sweep_id"] for r in sweep.runs}) == 1  # `vllm bench sweep`'s points: one sweep
+    assert "sweep_id" not in failed["config"]  # one run alone is no sweep
     bare = only(imp("vllm/vllm-ascend-fork-2025-02-llama3-8b-sharegpt-qps-inf-NO-throughput-keys.json", device="NPU"))
     assert bare["metrics"]["ttft_p99_ms"] == 13925.454098824412 and "tokens_per_s" not in bare["metrics"]
 

@@ -197,6 +197,33 @@ def test_bad_input_is_refused_and_nothing_is_stored(server: Server, not_openai: 
     refused_all(cases, db, capsys)
 
 
+def test_every_bad_number_is_refused_before_the_server_is_asked(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The options' own checks come first (no server answers at this URL): NaN, infinite, negative and zero
+    values of every option, a length distribution or a lengths CSV with one, and an SLO value that is not a
+    number; each refused with the option's name, nothing stored."""
+    db = tmp_path / "jb.duckdb"
+    bad_csv = tmp_path / "lengths.csv"
+    bad_csv.write_text("prompt_tokens,output_tokens\n16,8\nnan,-3\n")
+    ok = ["--target", f"http://127.0.0.1:{free_port()}", "--rate", "1"]
+    cases = [
+        ([*ok[:2], "--rate", "inf"], "--rate: inf is not valid"),
+        ([*ok[:2], "--concurrency", "nan"], "--concurrency: nan is not valid"),
+        ([*ok, "--seed", "-1"], "--seed: -1 is not valid"),
+        ([*ok, "--repeats", "0"], "--repeats: 0 is not valid"),
+        ([*ok, "--request-timeout", "nan"], "--request-timeout: nan is not valid"),
+        ([*ok, "--warmup-requests", "-1"], "--warmup-requests: -1 is not valid"),
+        ([*ok, "--prompt-tokens", "mean=nan,stdev=2,min=1,max=9"], "--prompt-tokens mean: nan is not valid"),
+        ([*ok, "--prompt-tokens", "mean=10,stdev=-2,min=1,max=9"], "--prompt-tokens stdev: '-2' is not valid"),
+        ([*ok, "--lengths-csv", str(bad_csv)], "--lengths-csv row 3 prompt tokens: nan is not valid"),
+        ([*ok, "--slo", "ttft_p90=nanms"], "--slo: 'ttft_p90=nanms' does not parse"),
+        ([*ok, "--sample-hz", "0"], "--sample-hz: 0 is not valid"),
+        ([*ok, "--tdp-w", "nan"], "--tdp-w: nan is not valid"),
+        ([*ok, "--arrival", "gamma", "--burstiness", "-1"], "--burstiness: -1 is not valid"),
+    ]
+    refused_all(cases, db, capsys)
+
+
 def test_a_server_killed_mid_run_gives_an_interrupted_run(model_dir: Path, tmp_path: Path) -> None:  # noqa: F811
     own = Server(model_dir, tmp_path / "serve.log")
     try:

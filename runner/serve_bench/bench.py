@@ -159,6 +159,7 @@ def config(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int, r
         "engine": info.engine, "engine_version": info.engine_version,
         "prompt_tokens_requested": round(prompt_mean), "output_tokens_requested": round(output_mean),
         "length_distribution": lengths.describe(), "repeat_index": repeat, "tag": opts.tag,
+        "sweep_id": opts.sweep_id,
         "gpu_count": len(opts.gpus) if opts.gpus else 1 if (opts.device or "").startswith("cuda") else None,
     }
     return {k: v for k, v in out.items() if v is not None}
@@ -212,10 +213,17 @@ def point_run(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int
     return RunRecord(
         run_id=str(uuid.uuid4()), status=status, error=error, started_at=started, ended_at=now_iso(),
         device=captured.device, environment=dict(captured.environment),
-        config=Fields(config(opts, info, point, seed, repeat), "config"), metrics=Fields(metrics, "metrics"),
+        config=Fields({**config(opts, info, point, seed, repeat), **_settings(captured)}, "config"),
+        metrics=Fields(metrics, "metrics"),
         flags=flags,
         power_traces=measured.reading.traces if status == "ok" else [], notes="; ".join(notes)[:10_000],
     ).to_json()
+
+
+def _settings(captured: Any) -> dict[str, Any]:
+    """The power setting in effect on the measured device (a GPU's limit, a Jetson's nvpmodel mode), where read."""
+    out = {name: getattr(captured, name, None) for name in ("power_limit_w", "power_mode")}
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _energy(measured: Point, steady: measure.Steady, metrics: dict[str, Any], flags: list[str]) -> dict[str, Any]:

@@ -7,8 +7,10 @@ unreachable URL, another kind of server or a missing model end here with the rea
 from __future__ import annotations
 
 import sys
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TextIO
 
 from joulebench.text import table
@@ -22,13 +24,16 @@ from runner.serve_bench.options import ServeBenchOptions
 
 
 def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, stream: TextIO | None = None,
-                ingest: bool = True) -> Any:
-    """Run the sweep; a runner.sweep.SweepResult (its runs, file, import report, exit code)."""
+                ingest: bool = True, root: Path | str = "/") -> Any:
+    """Run the sweep; a runner.sweep.SweepResult (its runs, file, import report, exit code). `root`: the
+    file system the device is read from (a Jetson's files; tests give a recorded tree)."""
     import torch
 
     from runner.sweep import SweepResult, finish
 
     stream = stream or sys.stderr
+    if opts.sweep_id is None:  # every point of this invocation (probes, rates, repeats) is one sweep
+        opts = replace(opts, sweep_id=str(uuid.uuid4()))
     info = probe(opts.target, opts.model, opts.engine)
     builder = PromptBuilder(opts.tokenizer)
     device = f"cuda:{opts.gpus[0]}" if opts.gpus else opts.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -46,7 +51,7 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
     print(f"server: {opts.target} model {info.model} engine {info.engine or 'not stated'}"
           f"{' ' + info.engine_version if info.engine_version else ''}; energy: "
           f"{getattr(meter, 'describe', lambda: meter.name)()}", file=stream, flush=True)
-    captured = _capture(device, opts.gpus)
+    captured = _capture(device, opts.gpus, root)
     sink = ResultSink(opts.out or unique_out_path(opts.db, "serve"), opts.db, stream)
     result = SweepResult(out_path=sink.out_path)
     sink.start(recover=ingest)
@@ -62,13 +67,22 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
     return result
 
 
-def _capture(device: str, gpus: list[int]) -> Any:
-    """The device and environment of the runs; a GPU the client's torch cannot see is named by NVML."""
+def _capture(device: str, gpus: list[int], root: Path | str = "/") -> Any:
+    """The device and environment of the runs; a GPU the client's torch cannot see is named by NVML. On a
+    Jetson the device is the module whose power is measured (its device-tree model), whatever --device says:
+    Ollama or llama.cpp serve from the module, and a client's CPU-only torch cannot see its GPU."""
     import torch
 
     import runner.environment as environment
+    from runner.sensors import jetson
 
-    if not device.startswith("cuda") or torch.cuda.is_available():
+    cuda = device.startswith("cuda") and torch.cuda.is_available()
+    if jetson.is_jetson(root) and not cuda:
+        captured = environment.capture(torch.device("cpu"))
+        model = (environment._read(Path(root) / "proc/device-tree/model") or "").replace("NVIDIA ", "").strip()
+        return replace(captured, device={"name": model[:200] or "Jetson (module not stated)", "kind": "jetson"},
+                       power_mode=environment.jetson_power_mode() if str(root) == "/" else None)
+    if not device.startswith("cuda") or cuda:
         return environment.capture(torch.device(device))
     from runner.serve_bench.gpus import gpu_name
 

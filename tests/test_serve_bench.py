@@ -193,6 +193,11 @@ def test_bad_input_is_refused_and_nothing_is_stored(server: Server, not_openai: 
         ([*ok, "--slo", "tpot_p90=-1ms"], "does not parse"),
         (["--target", server.url], "give one of --rate"),
         (["--target", "localhost:8000", "--rate", "1"], "is not an http(s) URL"),
+        # a server elsewhere: this machine's sensors would measure the client
+        (["--target", "http://198.51.100.7:8000", "--rate", "1"], "is another machine, so this machine's sensors"),
+        (["--target", "http://198.51.100.7:8000", "--rate", "1", "--power-log", str(tmp_path / "p.csv")],
+         "name the device its power log measured (--server-device NAME"),
+        ([*ok, "--server-device", "Jetson AGX Orin"], "give --power-log FILE too"),
     ]
     refused_all(cases, db, capsys)
 

@@ -244,6 +244,26 @@ def test_a_jetson_serve_bench_from_a_tegrastats_log_stores_the_module(tiny_serve
     assert kind == "jetson"
 
 
+def test_a_server_on_another_machine_is_stored_as_the_device_its_log_measured(tiny_server_fast: str, tmp_path: Path,
+                                                                              bare_template: Path) -> None:
+    """The client on an ordinary machine, the server on a Jetson whose tegrastats log is given (--power-log) with
+    its device (--server-device): the runs are the Jetson's, not the client's CPU, and the client's software is
+    not recorded as the server's."""
+    start = time.time() - 5
+    lines = [ln for ln in XAVIER_LOG.read_text().splitlines() if ln.strip()]
+    log = tmp_path / "tegrastats.log"
+    log.write_text("".join(datetime.fromtimestamp(start + k).strftime("%m-%d-%Y %H:%M:%S") + ln[19:] + "\n"
+                           for k, ln in enumerate(lines)))
+    db = tmp_path / "jb.duckdb"
+    shutil.copy(bare_template, db)
+    client = tmp_path / "client"  # no Jetson files: an ordinary machine
+    client.mkdir()
+    (run,) = _bench(tiny_server_fast, tmp_path, db, client, concurrency="2", requests=40.0, power_log=log,
+                    server_device="Jetson Xavier NX")
+    assert run["device"] == {"name": "Jetson Xavier NX", "kind": "jetson"} and run["environment"] == {}
+    assert run["metrics"]["energy_boundary"] == "jetson_module" and "served on another machine" in run["notes"]
+
+
 @pytest.fixture
 def tiny_server_fast() -> Iterator[str]:
     with local_http_server(_TinyOpenAI) as url:

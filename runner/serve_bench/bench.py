@@ -210,6 +210,10 @@ def point_run(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int
         notes.append("prompts of about the requested length (words; no --tokenizer): actual lengths are the server's")
     if info.engine is None:
         notes.append("the server did not name its engine (/version, /v1/models, headers): give --engine")
+    if opts.server_device:
+        notes.append(f"served on another machine: device as named (--server-device), power from its log "
+                     f"({opts.power_log.name if opts.power_log else '?'}); this machine was the client, its software "
+                     "not recorded")
     return RunRecord(
         run_id=str(uuid.uuid4()), status=status, error=error, started_at=started, ended_at=now_iso(),
         device=captured.device, environment=dict(captured.environment),

@@ -56,6 +56,8 @@ def add_arguments(p: argparse.ArgumentParser, db_help: str) -> None:
     p.add_argument("--request-timeout", type=float, default=300.0, help="seconds before a request counts as "
                                                                         "timed out (default 300)")
     p.add_argument("--device", help="the device the server runs on, whose power is sampled: cpu, cuda or cuda:N")
+    p.add_argument("--server-device", help="a server on another machine: the device it runs on (e.g. 'Jetson AGX "
+                                           "Orin'), measured by --power-log (that machine's log over the run)")
     p.add_argument("--gpus", help="the GPUs the server runs on, e.g. 0,1: their power summed into one energy figure, "
                                   "each GPU's trace kept (NVML; on a Jetson, 0: the module's power)")
     add_store_arguments(p, db_help, reads=False)
@@ -125,6 +127,7 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
     gpus = guarded(parse_gpus, args.gpus) if getattr(args, "gpus", None) else []
     if gpus and (args.device is not None or args.power_log is not None):
         problems.append("--gpus names the devices to measure: leave out --device and --power-log")
+    problems += remote_problems(args.target, getattr(args, "server_device", None), args.power_log)
     slo = guarded(parse_slo, args.slo) or []
     if args.lengths_csv is not None:
         pairs = guarded(read_lengths_csv, args.lengths_csv)
@@ -134,7 +137,8 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
                              guarded(parse_lengths, "--output-tokens", args.output_tokens))
     if args.tokenizer is not None and not args.tokenizer.is_dir():
         problems.append(f"--tokenizer: {args.tokenizer} is not a folder (a tokenizer saved with save_pretrained)")
-    for option, text in (("--tag", args.tag), ("--engine", args.engine), ("--model", args.model)):
+    for option, text in (("--tag", args.tag), ("--engine", args.engine), ("--model", args.model),
+                         ("--server-device", getattr(args, "server_device", None))):
         try:
             check_text(text, option)
         except RangeError as e:
@@ -149,7 +153,27 @@ def options_from(args: argparse.Namespace, db: str | None) -> Any:
         warmup_requests=int(args.warmup_requests), seed=int(args.seed), repeats=int(args.repeats),
         request_timeout_s=args.request_timeout, lengths=lengths, tokenizer=args.tokenizer, slo=slo,
         engine=args.engine, device=args.device, db=db, out=args.out, tag=args.tag, power_log=args.power_log,
-        power_log_boundary=args.power_log_boundary, tdp_w=args.tdp_w, sample_hz=args.sample_hz)
+        power_log_boundary=args.power_log_boundary, tdp_w=args.tdp_w, sample_hz=args.sample_hz,
+        server_device=getattr(args, "server_device", None))
+
+
+def remote_problems(target: str, server_device: str | None, power_log: Path | None) -> list[str]:
+    """A server on another machine is measured through its own power log, under the device named for it:
+    this machine's sensors would measure the client (runner.serve_bench.target_host)."""
+    from runner.serve_bench.target_host import host_of, on_this_machine
+
+    if server_device is not None and power_log is None:
+        return ["--server-device names the device a --power-log measured: give --power-log FILE too (the "
+                "server's power log over the run), or leave --server-device out for a server on this machine"]
+    if server_device is not None or not target.lower().startswith(("http://", "https://")) or on_this_machine(target):
+        return []
+    host = host_of(target)[:80]
+    if power_log is None:
+        return [f"--target: {host} is another machine, so this machine's sensors would measure the client, not the "
+                "server. Run serve-bench on the server's machine, or give the server's power log over the run "
+                "(--power-log FILE, e.g. its tegrastats or nvidia-smi log) and name its device (--server-device NAME)"]
+    return [f"--target: {host} is another machine: name the device its power log measured (--server-device NAME, "
+            "e.g. 'Jetson AGX Orin'); this machine is only the client"]
 
 
 def check(opts: Any) -> dict[str, Any]:

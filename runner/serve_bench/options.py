@@ -149,6 +149,7 @@ class ServeBenchOptions:
     power_log_boundary: str | None = None
     tdp_w: float | None = None
     sample_hz: float = 10.0
+    server_device: str | None = None  # a server on another machine: its device, measured by power_log
     sweep_id: str | None = None  # the id every run of this invocation shares (run.serve_bench sets one)
 
     @property

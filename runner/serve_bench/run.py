@@ -51,7 +51,7 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
     print(f"server: {opts.target} model {info.model} engine {info.engine or 'not stated'}"
           f"{' ' + info.engine_version if info.engine_version else ''}; energy: "
           f"{getattr(meter, 'describe', lambda: meter.name)()}", file=stream, flush=True)
-    captured = _capture(device, opts.gpus, root)
+    captured = _served_elsewhere(opts.server_device) if opts.server_device else _capture(device, opts.gpus, root)
     sink = ResultSink(opts.out or unique_out_path(opts.db, "serve"), opts.db, stream)
     result = SweepResult(out_path=sink.out_path)
     sink.start(recover=ingest)
@@ -65,6 +65,15 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
             print(summary(result.runs), file=stream, flush=True)
         finish(result, sink, guard, ingest=ingest, stream=stream)
     return result
+
+
+def _served_elsewhere(name: str) -> Any:
+    """A server on another machine (--server-device): its device as named, its software not known here (this
+    machine, the client, is not the one measured)."""
+    from importers.base import kind_of_device
+    from runner.environment import Captured
+
+    return Captured(device={"name": name, "kind": kind_of_device(name)}, environment={})
 
 
 def _capture(device: str, gpus: list[int], root: Path | str = "/") -> Any:

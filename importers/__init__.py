@@ -44,6 +44,7 @@ from importers.powerlogs.standalone import (
     TegrastatsJsonImporter,
 )
 from importers.powerlogs.summary import PowerSummaryImporter
+from importers.serving_report import ServingReportImporter
 from importers.sglang_bench import SglangBenchImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
@@ -81,6 +82,7 @@ IMPORTERS: tuple[Importer, ...] = (
     SglangBenchImporter(),  # JSON Lines: before the tables and logs
     LlamaBenchImporter(),  # n_prompt, n_gen, avg_ts in json/jsonl/csv, or the md table '| model | ... | t/s |'
     TrtllmBenchImporter(),  # its JSON report's keys, or the printed '= PERFORMANCE OVERVIEW'
+    ServingReportImporter(),  # the printed '== Serving Benchmark Result ==' blocks of vLLM / SGLang, also in notes
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
     TgiBenchImporter(),  # inference-benchmarker results[].token_throughput_secs, or TGI's '| Decode (token) |' tables
     GuideLlmImporter(),  # benchmarks[].metrics with status distributions (time_to_first_token_ms)

@@ -26,6 +26,7 @@ _UTIL_COLUMN = re.compile(r"(?i)utilization|util\b|usage")
 TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "lambda-dlbench": ("Lambda benchmarks", ""), "hf-trainer": ("HF Trainer", ""), "dllogger": ("dllogger", ""),
     "vllm-bench": ("LLM serving", "vLLM"), "vllm-offline": ("LLM serving", "vLLM"),
+    "serving-report": ("LLM serving", "vLLM"),  # vLLM's and SGLang's printed report: the vLLM / SGLang entries
     "llmperf": ("LLM serving", "LLMPerf"), "sglang-bench": ("LLM serving", "SGLang"),
     "llama-bench": ("LLM serving", "llama-bench"), "trtllm-bench": ("LLM serving", "trtllm-bench"),
     "genai-perf": ("LLM serving", "GenAI-Perf/AIPerf"), "guidellm": ("LLM serving", "GuideLLM"),

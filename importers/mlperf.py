@@ -26,6 +26,7 @@ from importers.base import (
     pos_int,
     positive,
 )
+from joulebench.metrics import E2E, LATENCY, STATS
 
 SUMMARY = "mlperf_log_summary.txt"
 DETAIL = "mlperf_log_detail.txt"
@@ -92,6 +93,18 @@ TOKEN_LATENCIES = (
     ("95.00 percentile time to output token (ns)", "tpot_p95_ms"),
     ("99.00 percentile time to output token (ns)", "tpot_p99_ms"),
 )
+
+
+# LoadGen's latency lines -> our per-query latency columns; an LLM's per-request latency is end-to-end (E2E_OF)
+QUERY_LATENCIES: tuple[tuple[str, str | None], ...] = (
+    ("Mean latency (ns)", "latency_avg_ms"),
+    ("50.00 percentile latency (ns)", "latency_p50_ms"),
+    ("90.00 percentile latency (ns)", "latency_p90_ms"),
+    ("95.00 percentile latency (ns)", "latency_p95_ms"),
+    ("99.00 percentile latency (ns)", "latency_p99_ms"),
+    ("Max latency (ns)", "latency_max_ms"),
+)
+E2E_OF = {LATENCY.stat(stat).name: E2E.stat(stat).name for stat in STATS}
 
 
 def _is_summary(text: str) -> bool:
@@ -233,22 +246,31 @@ class MlperfImporter(Importer):
             v = num(f.get(key), f"{name}: {key}", conv)
             if v is not None and v >= 0:
                 metrics[field] = v * MS_PER_NS
-        for key, field in (
-            ("Mean latency (ns)", "latency_avg_ms"),
-            ("50.00 percentile latency (ns)", "latency_p50_ms"),
-            ("90.00 percentile latency (ns)", "latency_p90_ms"),
-            ("95.00 percentile latency (ns)", "latency_p95_ms"),
-            ("99.00 percentile latency (ns)", "latency_p99_ms"),
-            ("Max latency (ns)", "latency_max_ms"),
-        ):
+        device = self._device(conv, system)
+        workload = self._workload(conv, parts)
+        llm = any(workload.startswith(key) for key, u in SAMPLE_UNITS if u == "request")
+        latency_columns = QUERY_LATENCIES  # a query's latency: per query (SingleStream, MultiStream) or sample
+        if llm and scenario == "Offline":
+            # LoadGen times Offline's samples from its ONE query's issue: 'latencies' of minutes to an hour
+            # that say when each sample finished in the run, a whole-run figure, never a request's latency
+            latency_columns = ()
+            if f.get("Mean latency (ns)") is not None:
+                notes_extra.append("Offline latencies (time since the single query was issued, mean "
+                                   f"{f.get('Mean latency (ns)')} ns) are whole-run figures: not stored as latency")
+        elif llm:  # Server, Interactive, SingleStream: one sample is one request, sent to its last token
+            latency_columns = tuple((key, E2E_OF.get(col or "")) for key, col in QUERY_LATENCIES)
+            if sps and sps > 0 and scenario != "Offline":
+                metrics["requests_per_s"] = sps  # completed samples (prompts) per second
+        for key, column in latency_columns:
             v = num(f.get(key), f"{name}: {key}", conv)
             if v is not None and v >= 0:
-                metrics[field] = v * MS_PER_NS
+                if column is None:  # end-to-end latency has no max column
+                    notes_extra.append(f"max request latency {v * MS_PER_NS:.1f} ms")
+                else:
+                    metrics[column] = v * MS_PER_NS
         queries = pos_int(details.get("result_query_count"))
         if queries:
             metrics["examples"] = queries * spq
-        device = self._device(conv, system)
-        workload = self._workload(conv, parts)
         if scenario == "Server" and any(p.lower() == "interactive"
                                         for p in (*conv.source.dirs, conv.source.base_name, *parts)):
             scenario = "Interactive"  # LoadGen writes Interactive runs as Server; only the folder tells

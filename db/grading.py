@@ -112,6 +112,43 @@ def drift_frame(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -
         params_p + params_p + params_s)
 
 
+_DRIFT_COLUMNS = pl.Schema({"run_id": pl.String, "power_drift_pct": pl.Float64, "step_time_drift_pct": pl.Float64})
+
+
+def known_drifts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Each run's drift (drift_frame's columns, one row per run): read from `run_drift` where stored, computed
+    from the samples for the others; and those computed, which `store_drifts` keeps (nothing is written here:
+    a read-only connection will do)."""
+    where, params = _in_list(run_ids, "d.run_id")
+    try:
+        stored = _frame(con, "SELECT d.run_id, any_value(d.power_drift_pct) AS power_drift_pct, "
+                             "any_value(d.step_time_drift_pct) AS step_time_drift_pct FROM run_drift d "
+                             f"SEMI JOIN runs r ON r.run_id = d.run_id WHERE {where} GROUP BY d.run_id", params)
+        missing = _frame(con, f"SELECT d.run_id FROM runs d ANTI JOIN run_drift USING (run_id) WHERE {where}",
+                         params)["run_id"].to_list()
+    except duckdb.CatalogException:  # a store migrated before schema 23 (a team store not pushed to since)
+        return drift_frame(con, run_ids), pl.DataFrame(schema=_DRIFT_COLUMNS)
+    if not missing:
+        return stored, pl.DataFrame(schema=_DRIFT_COLUMNS)
+    computed = drift_frame(con, None if run_ids is None and not stored.height else missing)
+    computed = pl.DataFrame({"run_id": missing}).join(computed, on="run_id", how="left")  # a row for every run
+    computed = computed.select(*_DRIFT_COLUMNS).cast(_DRIFT_COLUMNS)
+    return pl.concat([stored.select(*_DRIFT_COLUMNS).cast(_DRIFT_COLUMNS), computed]), computed
+
+
+def store_drifts(con: duckdb.DuckDBPyConnection, computed: pl.DataFrame) -> None:
+    """Keep computed drifts (known_drifts) in `run_drift`, but for runs another writer stored meanwhile."""
+    if computed.is_empty():
+        return
+    con.register("_drifts", computed.select(*_DRIFT_COLUMNS).cast(_DRIFT_COLUMNS).to_arrow())
+    try:
+        con.execute("INSERT INTO run_drift BY NAME SELECT * FROM _drifts ANTI JOIN run_drift USING (run_id)")
+    except duckdb.CatalogException:
+        pass  # a store migrated before schema 23: computed again at the next grading
+    finally:
+        con.unregister("_drifts")
+
+
 def stored_drifts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[dict, dict]:
     """drift_frame as two dicts by run_id (power, step time), without the runs that have none."""
     frame = drift_frame(con, run_ids)
@@ -207,6 +244,7 @@ class Regrading:
     configurations: pl.DataFrame  # the configurations table's rows
     stats: pl.DataFrame  # the config_stats table's rows
     inputs: tuple[Any, ...]  # inputs_fingerprint of the runs it was computed from
+    drifts: pl.DataFrame  # the drifts computed from samples (not stored before): run_drift's rows to add
 
 
 def inputs_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
@@ -219,8 +257,9 @@ def inputs_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
 
 
 def _graded_rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None,
-                 extra: Sequence[str] = ()) -> pl.DataFrame:
-    """Each run's trust_grade, trust_reasons and config_key (and the `extra` columns of runs)."""
+                 extra: Sequence[str] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Each run's trust_grade, trust_reasons and config_key (and the `extra` columns of runs); and the drifts
+    computed from samples for it (known_drifts), to store."""
     where, params = _in_list(run_ids)
     columns = sorted({"run_id", "origin_sha256", *CONFIG_KEY_EXTRAS, *CONFIG_KEY_FIELDS, *_FACT_COLUMNS}
                      | set(extra))
@@ -231,26 +270,28 @@ def _graded_rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None,
     rows = _fill_config_keys(_frame(con, f"SELECT {', '.join(columns)}, {key} AS config_key FROM runs "
                                          f"WHERE {where}", params))
     if rows.is_empty():
-        return rows
-    facts = rows.join(drift_frame(con, run_ids), on="run_id", how="left")
+        return rows, pl.DataFrame(schema=_DRIFT_COLUMNS)
+    drifts, computed = known_drifts(con, run_ids)
+    facts = rows.join(drifts, on="run_id", how="left")
     graded = grade_frame(facts, duckdb_numbers(con)).select("run_id", "trust_grade", "trust_reasons", "config_key")
-    return graded.join(rows.select("run_id", *extra), on="run_id", how="left") if extra else graded
+    return (graded.join(rows.select("run_id", *extra), on="run_id", how="left") if extra else graded), computed
 
 
 def compute_all(con: duckdb.DuckDBPyConnection, *, fingerprint: bool = True) -> Regrading:
     """Every run graded and every configuration aggregated, in memory: nothing is written (`fingerprint`: with
     the inputs' fingerprint, for a writer that comes later to check them; inputs () without)."""
     inputs = inputs_fingerprint(con) if fingerprint else ()
-    graded = _graded_rows(con, None, ("status", *STAT_METRICS))
+    graded, drifts = _graded_rows(con, None, ("status", *STAT_METRICS))
     members = graded.sort("config_key", "run_id").select("config_key", "status", "trust_grade", *STAT_METRICS)
     configurations, stats = configuration_rows(con, members)
     return Regrading(graded.select("run_id", "trust_grade", "trust_reasons", "config_key"), configurations, stats,
-                     inputs)
+                     inputs, drifts)
 
 
 def store_all(con: duckdb.DuckDBPyConnection, regrading: Regrading) -> int:
     """Write what compute_all computed: every run's grade and configuration, the derived tables whole. In the
     caller's transaction."""
+    store_drifts(con, regrading.drifts)
     _store_grades(con, regrading.runs, everything=True)
     keys = regrading.configurations["config_key"].to_list()
     _store_configurations(con, keys, regrading.configurations, regrading.stats, everything=True)
@@ -265,9 +306,10 @@ def grade_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = N
         return 0
     if run_ids is None:
         return store_all(con, compute_all(con, fingerprint=False))
-    graded = _graded_rows(con, run_ids)
+    graded, drifts = _graded_rows(con, run_ids)
     if graded.is_empty():
         return 0
+    store_drifts(con, drifts)
     _store_grades(con, graded, everything=False)
     refresh_configurations(con, graded["config_key"].unique().sort().to_list())
     return graded.height

@@ -12,12 +12,20 @@ import polars as pl
 from decision import cost
 from decision.money import CostSettings, Rates
 from decision.pareto import pareto_front
-from explorer import charts, compare, compare_ratios
+from explorer import charts, compare, compare_ratios, memo
 
 
 def costed(all_runs: pl.DataFrame, catalog: pl.DataFrame, rates: Rates, settings: CostSettings) -> pl.DataFrame:
-    """Every run with its cost per 1M samples at `settings` (electricity, hardware and their sum)."""
+    """Every run with its cost per 1M samples at `settings` (electricity, hardware and their sum): one frame per
+    runs, prices and settings for every session (`memo`), so a later visit gets the very frame the first made,
+    and each cached step after it (`compare.options`, `view`) finds its digest already computed."""
     prices, price_missing = cost.converted_prices(catalog, rates, settings.currency)
+    return _costed(all_runs, prices, price_missing, settings)
+
+
+@memo.shared(max_entries=4)  # a frame of one row per run: kept for a few cost settings
+def _costed(all_runs: pl.DataFrame, prices: dict[str, float], price_missing: dict[str, str],
+            settings: CostSettings) -> pl.DataFrame:
     return cost.with_cost(all_runs, prices, price_missing, cost.idle_power_by_device(all_runs), settings)
 
 
@@ -38,6 +46,7 @@ class View:
     points: pl.DataFrame  # energy against time per example
 
 
+@memo.shared(max_entries=8)  # its frames are one row per run at most: kept for a few selections
 def view(chosen: pl.DataFrame, named: list[str], findings: pl.DataFrame, metric: compare.Metric,
          reference: str | None, currency: str) -> View:
     stated = compare_ratios.findings_for(findings, named)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -138,6 +139,69 @@ def _open(path: str, db_version: str) -> Store:
     return Store.open_reading(store, as_of=as_of)
 
 
+@dataclass
+class _Kept:
+    version: str
+    store: Store
+    lock: threading.Lock  # held by the one read using it
+
+
+_kept: dict[str, _Kept] = {}  # a team store's path -> its connection at the snapshot read last
+_kept_lock = threading.Lock()
+
+
+@contextmanager
+def _reading(path: str, db_version: str) -> Iterator[Store]:
+    """The store at `db_version` for one read. A file is opened and closed (cheap; an open connection would
+    keep its lock from the processes that write; so would one to a team store whose catalog is a DuckDB file).
+    A team store's snapshot never changes, and opening one attaches its catalog (0.5-1 s, paid by each of the
+    five reads a page's first visit makes), so the connection a read opened at a snapshot is kept for the next
+    reads at the same snapshot, one read at a time (a read that finds it in use opens its own); one at a newer
+    snapshot replaces it, and a read that fails closes the connection it used."""
+    team = as_team_store(location(path))
+    if team is None or team.catalog == "duckdb":  # a DuckDB catalog file: kept open, it would refuse every push
+        with _open(path, db_version) as store:
+            yield store
+        return
+    with _kept_lock:
+        kept = _kept.get(path)
+        if kept is None or kept.version != db_version or not kept.lock.acquire(blocking=False):
+            kept = None
+    if kept is None:
+        store = _open(path, db_version)
+        try:
+            yield store
+        except BaseException:
+            store.close()
+            raise
+        _keep(path, _Kept(db_version, store, threading.Lock()))
+        return
+    try:
+        yield kept.store
+    except BaseException:
+        with _kept_lock:
+            if _kept.get(path) is kept:
+                del _kept[path]
+        kept.store.close()
+        raise
+    finally:
+        kept.lock.release()
+
+
+def _keep(path: str, new: _Kept) -> None:
+    """Keep `new` for the next reads of `path` (the connection it replaces is closed once no read uses it; `new`
+    is closed instead when one at its snapshot is kept already)."""
+    with _kept_lock:
+        old = _kept.get(path)
+        if old is not None and old.version == new.version:
+            new.store.close()
+            return
+        _kept[path] = new
+    if old is not None:
+        with old.lock:
+            old.store.close()
+
+
 def reads(max_entries: int, *, shared: bool = False
           ) -> Callable[[Callable[Concatenate[Store, P], T]], Callable[Concatenate[str, P], T]]:
     """The one cache of the data functions: `read(store, *args)` becomes `read(path, *args)`, which opens the
@@ -147,7 +211,7 @@ def reads(max_entries: int, *, shared: bool = False
     100,000 runs through pickle took 0.4 s to keep and 0.2 s at each rerun)."""
     def wrap(read: Callable[Concatenate[Store, P], T]) -> Callable[Concatenate[str, P], T]:
         def at_version(path: str, db_version: str, *args: Any, **kwargs: Any) -> T:
-            with _open(path, db_version) as store, store.time_limited():
+            with _reading(path, db_version) as store, store.time_limited():
                 return read(store, *args, **kwargs)
 
         # Streamlit keys a cache on the function's module and name: one per data function
@@ -183,12 +247,18 @@ def regrade_marker(store: Store) -> tuple[str, Any] | None:
     return regrade.marked(store.con)
 
 
+def regrade_waiting(path: str) -> regrade.Pending | None:
+    """The regrade a DuckDB file waits for or is under way (None when none, and for a team store, which is
+    never regraded here); read through the cache (`regrade_marker`), so explorer.warm can read it first."""
+    if as_team_store(location(path)) is not None:
+        return None
+    return regrade.described(regrade_marker(path), location(path).file)
+
+
 def regrade_note(path: str) -> None:
     """While every run's grade is being recomputed, say so above the page (the page shows the grades stored
     before, or 'not graded'); nothing otherwise."""
-    if as_team_store(location(path)) is not None:
-        return
-    waiting = regrade.described(regrade_marker(path), location(path).file)
+    waiting = regrade_waiting(path)
     if waiting is None:
         return
     (st.info if waiting.running else st.warning)(md(waiting.note()), icon=":material/pending:")

@@ -5,10 +5,11 @@ which
    2-core machine, which the first visit would otherwise wait for), in the main thread before the server
    starts: no page's script thread can then import a module beside it (two threads importing one package
    with import cycles, pandas for one, can meet it partly initialised);
-2. starts Streamlit's server as `streamlit run` would, with one background thread that, once the server runs,
-   makes the store ready (`data.prepare`'s work: create, migrate, seed, a regrade handed to the grader) and
-   reads what the pages share (every run, the findings, the catalog, the exchange rates) into the caches
-   every session reads (`explorer.data.reads`);
+2. starts Streamlit's server as `streamlit run` would, with one background thread that, while the server
+   starts, makes Streamlit's first element quick (`first_element_ready`) and, once the server runs, makes the
+   store ready (`data.prepare`'s work: create, migrate, seed, a regrade handed to the grader), reads whether a
+   regrade is under way (the note every page reads first) and what the pages share (every run, the findings,
+   the catalog, the exchange rates) into the caches every session reads (`explorer.data.reads`);
 3. computes Compare's default view (its table, bars, ratios and figures) into the shared cache
    (`explorer.memo`), so the first visit to Compare finds it ready.
 
@@ -74,6 +75,16 @@ def import_pages() -> int:
         cache_log.setLevel(before)
 
 
+def first_element_ready() -> None:
+    """Streamlit's first element of the process (any page's first `st.*` call) checks once whether it runs in
+    a REPL by `inspect.stack()`, which resolves the path of every module imported (about 2,700 here: 0.4 s on
+    a quiet 2-core machine, over 1 s on a loaded one). Done here, inspect keeps those paths, and the first
+    visit's check takes milliseconds."""
+    from streamlit import env_util
+
+    env_util.is_repl()
+
+
 def _server_started(wait_s: float) -> bool:
     """Wait until Streamlit's server runs (its runtime started): from then on its own imports are done, and
     this thread imports and reads as a page's script thread would."""
@@ -121,6 +132,7 @@ def _read(path: str, said: list[str]) -> None:
     started = time.perf_counter()
     try:
         data.made_ready(path)
+        data.regrade_waiting(path)
         data.runs(path)
         data.findings(path)
         data.devices(path)
@@ -136,6 +148,7 @@ def warm(imported: str, runtime_wait_s: float = RUNTIME_WAIT_S) -> None:
     started = time.perf_counter()
     steps = [imported]
     try:
+        first_element_ready()  # while the server starts
         if not _server_started(runtime_wait_s):
             steps.append(f"the server did not start within {runtime_wait_s:g} s: nothing read")
             return

@@ -70,7 +70,8 @@ _RUN_COLUMNS = f"""
     r.latency_p99_ms, r.mem_peak_allocated_mb, r.mem_peak_rss_mb, r.mem_used_device_mb, r.energy_j,
     r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
     r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.sample_unit, r.tokens_per_s, r.j_per_token,
-    r.decode_j_per_token, r.ttft_p90_ms, r.itl_p90_ms, r.tpot_p90_ms, r.flags, r.citation, r.notes,
+    r.decode_j_per_token, r.ttft_p90_ms, r.itl_p90_ms, r.tpot_p90_ms, r.latency_missing_reason, r.flags, r.citation,
+    r.notes,
     s.shown_kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
     r.config_key, r.trust_grade, r.trust_reasons, c.trust_grade AS config_grade, c.trust_reasons AS config_reasons,
     CASE WHEN r.power_limit_w IS NOT NULL

@@ -443,7 +443,8 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
                                    pl.col("energy_boundary").drop_nulls().first(),
                                    _ESTIMATED.drop_nulls().min().alias("_estimated"),  # the most estimated
-                                   _WORST_GRADE.alias("grade"))
+                                   _WORST_GRADE.alias("grade"),
+                                   pl.col("latency_missing_reason").drop_nulls().first())
                .with_columns([pl.col(c).replace(-1, None) for c in numeric]).collect())
     rel_label = None
     if reference:
@@ -473,14 +474,17 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                "max_new_tokens": "Output tokens per request", "request_rate_per_s": "Requests arriving per second",
                "gpu_count": "GPUs",
                "power_setting": "Power setting", "tag": "Tag", "source_kind": "Basis", "n": "Runs",
-               "energy_boundary": "Energy measured at", "grade": "Trust grade"}
+               "energy_boundary": "Energy measured at", "grade": "Trust grade",
+               "latency_missing_reason": "Why no latency figures"}
     for m in cols:
         renames[m.column] = m.label if m.column not in MONEY_COLUMNS else f"{m.label} ({currency})"
     tagged = ["tag"] if named["tag"].drop_nulls().len() else []
     generated = [c for c in ("max_new_tokens", "request_rate_per_s") if named[c].drop_nulls().len()]
+    # a serving point whose latency percentiles were withheld (overloaded, too few requests) says why beside them
+    withheld = ["latency_missing_reason"] if named["latency_missing_reason"].drop_nulls().len() else []
     shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", *generated, "gpu_count",
              "power_setting", *tagged, "source_kind", "n", *[m.column for m in cols],
-             *([rel_label] if rel_label else []), "grade", "energy_boundary"]
+             *withheld, *([rel_label] if rel_label else []), "grade", "energy_boundary"]
     return named.select(shown).rename(renames, strict=False)
 
 
@@ -507,6 +511,9 @@ def table_help(currency: str) -> dict[str, str]:
     out[f"{power.label} ({currency})"] = (f"{power.title()}: the electricity part of the cost, at your electricity "
                                           f"price (the Cost page's settings); shown without a device price. "
                                           f"Empty cells: {power.missing}.")
+    out["Why no latency figures"] = ("A serving point whose TTFT, ITL, TPOT and end-to-end percentiles were withheld "
+                                     "when it was measured, and why (an overloaded point: arrivals outpaced "
+                                     "completions; too few requests in the steady state)")
     out["Runs"] = "Runs averaged in this row (repeats of the same configuration)"
     out["Trust grade"] = ("How far the row's figures can be trusted, A (decision grade) to D (unreliable): the "
                           "weakest grade of the configurations behind the row (the legend below says what each means)")

@@ -181,6 +181,22 @@ def test_decide_page_shows_the_reason_under_the_latency_chart(overloaded: dict) 
            "would describe a queue growing without end, not a steady state" in captions, captions
 
 
+def test_compare_table_says_why_a_points_latency_is_missing(overloaded: dict) -> None:
+    """Compare's all-devices table, with TPOT p90 chosen: the overloaded point's TPOT cell is empty and its row
+    says why, beside the point that kept up (no reason)."""
+    device = overloaded["runs"][0]["device_name"]
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params.update({"device": device, "metric": "tpot_p90"})
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if "Why no latency figures" in df.value.columns)
+    table = table.data if hasattr(table, "data") else table  # a Styler: its frame
+    rows = {rate: why for rate, why in zip(table["Requests arriving per second"], table["Why no latency figures"])}
+    assert str(rows[1000.0]).startswith("overloaded: arrivals outpaced completions"), rows
+    assert rows[4.0] == "", rows  # kept up: its figures are there, nothing to explain
+
+
 def test_two_sweeps_of_one_device_in_one_source_stay_two_curves() -> None:
     import polars as pl
 

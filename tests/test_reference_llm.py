@@ -26,7 +26,7 @@ from db import Store
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "sample_data"
-LLM_FILES = ("runs_llm_jetson.csv", "runs_llm_mlenergy_v3.csv", "runs_llm_mlperf.csv")
+LLM_FILES = ("runs_llm_jetson.csv", "runs_llm_mlenergy_v3.csv", "runs_llm_mlperf.csv", "runs_llm_mlperf_power.csv")
 NEW_DEVICES = ("H100 SXM", "B200", "Instinct MI300X", "Jetson Orin Nano", "Jetson Orin (module not stated)")
 LEADERBOARD = REPO / "tests" / "fixtures" / "reference_llm" / "mlenergy-v3-leaderboard-llama31-8b-lm-arena-chat.json"
 MLPERF = REPO / "tests" / "fixtures" / "formats" / "mlperf_inference"
@@ -254,7 +254,7 @@ def test_uploading_the_leaderboard_file_a_fresh_install_holds_adds_nothing_twice
     assert "already stored from runs_llm_mlenergy_v3.csv (reference)" in report.message
     with Store.open(full_seeded_db) as store:
         n = store.query("SELECT count(*) AS n FROM runs WHERE model = 'meta-llama/Llama-3.1-8B-Instruct' "
-                        "AND device_name = 'B200'")["n"][0]
+                        "AND device_name = 'B200' AND run_id NOT LIKE 'ref:runs_llm_mlperf_power:%'")["n"][0]
     assert n == 9  # B200's nine max_num_seqs settings, once each
     doc = json.loads(LEADERBOARD.read_text())
     doc["configurations"][0]["energy_per_token_joules"] *= 2  # B200 at max_num_seqs 8: another measurement

@@ -137,10 +137,25 @@ def _sustained(row: dict) -> float:
     return float(row.get("requests_per_s_mean") or row.get("tokens_per_s_mean") or 0.0)
 
 
+def held(configs: pl.DataFrame, device: str) -> str:
+    """What a device's generation runs are, for an answer that has none at the asked shape: their models (at most
+    three) and whether any gives J per token ('' when it has none)."""
+    if configs.is_empty() or not {"device_name", "task", "model"} <= set(configs.columns):
+        return ""
+    mine = configs.filter((pl.col("device_name") == device) & (pl.col("task") == "text-generation"))
+    if mine.is_empty():
+        return ""
+    models = sorted({m or "model not stated" for m in mine["model"].to_list()})
+    energy = "j_per_token_mean" in mine.columns and mine["j_per_token_mean"].drop_nulls().len() > 0
+    named = ", ".join(models[:3]) + (f" and {len(models) - 3} more" if len(models) > 3 else "")
+    return (f"; it holds generation runs of {named}" + ("" if energy else ", none with J per token"))
+
+
 def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, catalog: pl.DataFrame,
-           rates: Rates, settings: CostSettings) -> list[DeviceAnswer]:
+           rates: Rates, settings: CostSettings, configs: pl.DataFrame | None = None) -> list[DeviceAnswer]:
     """Per device, in order of fewest J/token among the configurations meeting the target (online serving:
-    each device at the highest load it sustains within the target)."""
+    each device at the highest load it sustains within the target). `configs`: every configuration of the
+    candidates, to say what a device without runs at the shape holds instead."""
     out = []
     same = rows.filter(pl.col("shape") == shape) if not rows.is_empty() else rows
     serving = not same.is_empty() and "serving" in same.columns and bool(same["serving"].any())
@@ -150,7 +165,8 @@ def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, c
         mine = same.filter(pl.col("device_name") == device) if not same.is_empty() else same
         if mine.is_empty():
             out.append(DeviceAnswer.per_token(device, kind, "not known", None,
-                                              "no runs of this model and lengths with J per token"))
+                                              "no runs of this model and lengths with J per token"
+                                              + held(configs if configs is not None else rows, device)))
             continue
         rated = [(r, *_status(r, target)) for r in mine.sort("j_per_token_mean").iter_rows(named=True)]
         meeting = [r for r, status, _ in rated if status == "meets"]
@@ -383,7 +399,7 @@ def decide(configs: pl.DataFrame, devices: list[str], shape: str | None, target:
     if not offered:
         return TokenDecision([], None, target, [], [], pl.DataFrame())
     chosen = shape or offered[0]
-    answers = answer(rows, chosen, devices, target, catalog, rates, settings)
+    answers = answer(rows, chosen, devices, target, catalog, rates, settings, configs)
     return TokenDecision(offered, chosen, target, answers, sentences(answers, chosen, target, settings.currency,
                                                                      settings),
                          table(answers, settings.currency, settings),

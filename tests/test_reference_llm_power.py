@@ -163,5 +163,6 @@ def test_decide_gives_the_b200_server_its_figure_and_never_takes_gptj_for_an_8b_
     orin = table["Jetson AGX Orin 64GB"]  # its MLPerf result is GPT-J 6B without power: said, never compared
     assert orin["Meets the target"] == "not known" and orin["J per output token"] is None
     assert orin["Output tokens/s"] is None and "no runs of this model" in orin["Why"]
+    assert orin["Why"].endswith("it holds generation runs of gptj, none with J per token")  # what data exists
     # ML.ENERGY's B200 rows (vLLM, GPU boards) are listed as left out of the MLPerf comparison, not pooled into it
     assert any(line.startswith("B200") and "vllm" in line for line in answer["left_out"])

@@ -7,6 +7,13 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Under pytest-xdist (`make test` runs two workers on a 2-core machine) each worker, and every process it starts,
+# gets one thread of OpenMP and BLAS: their default, a thread per core in each worker, spins against the other
+# worker's threads (test_tuning's leave-one-out took 150 s beside a busy worker instead of 10 s). Set here,
+# before numpy, scikit-learn or torch is imported; the serial run keeps the defaults.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import free_port
+from tests.helpers import free_port, read_while_served
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -38,6 +38,63 @@ UPDATE_DOCS = os.environ.get("JOULEBENCH_UPDATE_SCREENSHOTS") == "1"
 def server(seeded_db: Path, tmp_path: Path) -> Iterator[str]:
     with app_server([], dict(os.environ, JOULEBENCH_DB=str(seeded_db), HF_HUB_OFFLINE="1"), tmp_path) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def _shared_servers(tmp_path_factory: pytest.TempPathFactory, seeded_template: Path) -> Iterator[SharedServers]:
+    with contextlib.ExitStack() as stack:
+        yield SharedServers(stack, tmp_path_factory, seeded_template)
+
+
+class SharedServers:
+    """The apps this file's tests that only read share, each started once, the first time a test asks for it
+    (a test that writes to the store starts its own `server`): starting the app is most of such a test's time,
+    and each test still meets the pages in a browser session of its own. Every one is stopped by its PID at the
+    end of the file."""
+
+    # a shared app's database: the seeded one plus these files of tests/fixtures/h100
+    IMPORTS = {"seeded": (), "h100": ("repeats-short-windows.json", "repeats-10s-windows.json")}
+
+    def __init__(self, stack: contextlib.ExitStack, factory: pytest.TempPathFactory, template: Path) -> None:
+        self.stack, self.factory, self.template = stack, factory, template
+        self.urls: dict[str, str] = {}
+        self.logs: dict[str, Path] = {}
+        self.dbs: dict[str, Path] = {}
+
+    def url(self, name: str) -> Iterator[str]:
+        from ingest import import_file
+
+        if name not in self.urls:
+            folder = self.factory.mktemp(f"server-{name}")
+            db = folder / "seeded.duckdb"
+            shutil.copy(self.template, db)
+            for file in self.IMPORTS[name]:
+                import_file(FIXTURES / "h100" / file, db=db)
+            env = dict(os.environ, JOULEBENCH_DB=str(db), HF_HUB_OFFLINE="1", XDG_DATA_HOME=str(folder / "xdg"))
+            self.urls[name] = self.stack.enter_context(app_server([], env, folder))
+            self.logs[name], self.dbs[name] = folder / "server.log", db
+        yield self.urls[name]
+        # a test that fails shows the shared server's account, as a test with a server of its own does
+        print("server log (last 60 lines):", *self.logs[name].read_text().splitlines()[-60:], sep="\n")
+
+
+@pytest.fixture
+def read_only_server(_shared_servers: SharedServers) -> Iterator[str]:
+    """This file's shared app on a seeded database, for a test that only reads."""
+    yield from _shared_servers.url("seeded")
+
+
+@pytest.fixture
+def h100_server(_shared_servers: SharedServers) -> Iterator[str]:
+    """This file's shared app on a seeded database holding the H100 repeats (short and 10 s windows), for a test
+    that only reads."""
+    yield from _shared_servers.url("h100")
+
+
+@pytest.fixture
+def h100_db(h100_server: str, _shared_servers: SharedServers) -> Path:
+    """The database `h100_server` serves (read it with tests.helpers.read_while_served)."""
+    return _shared_servers.dbs["h100"]
 
 
 @contextlib.contextmanager
@@ -137,8 +194,8 @@ def _pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def
     _settled(page)
 
 
-def test_overview_renders_reference_data_in_a_real_browser(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    page.goto(server)
+def test_overview_renders_reference_data_in_a_real_browser(read_only_server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(read_only_server)
     page.get_by_role("heading", name="JouleBench").wait_for(timeout=60_000)
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
     page.wait_for_timeout(1500)
@@ -148,9 +205,9 @@ def test_overview_renders_reference_data_in_a_real_browser(server: str, page, ou
     assert (output_dir / "overview.png").stat().st_size > 10_000
 
 
-def test_student_decides_between_rtx3060_and_jetson_agx_xavier(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_student_decides_between_rtx3060_and_jetson_agx_xavier(read_only_server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """On a fresh database: RTX 3060 vs Jetson AGX Xavier, training, 0.30 per kWh, 3 years."""
-    page.goto(f"{server}/decide")
+    page.goto(f"{read_only_server}/decide")
     _wait_text(page, "Pick at least two devices")
     _pick(page, "Candidate devices (2 to 6)", "GeForce RTX 3060")
     _pick(page, "Candidate devices (2 to 6)", "Jetson AGX Xavier")
@@ -186,8 +243,8 @@ def test_student_decides_between_rtx3060_and_jetson_agx_xavier(server: str, page
     _shot(page, output_dir / "decide-student-90pct.png")
 
 
-def test_compare_with_only_the_two_devices_shows_data(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{server}/compare")
+def test_compare_with_only_the_two_devices_shows_data(read_only_server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{read_only_server}/compare")
     _wait_text(page, "What the data holds")
     _pick(page, "Device", "GeForce RTX 3060")
     _pick(page, "Device", "Jetson AGX Xavier")
@@ -200,8 +257,8 @@ def test_compare_with_only_the_two_devices_shows_data(server: str, page, output_
     _shot(page, output_dir / "compare-rtx3060-vs-agx.png")
 
 
-def test_compare_a100_and_t4_by_link_shows_a_multi_metric_table(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{server}/compare?device=A100+40GB&device=Tesla+T4")
+def test_compare_a100_and_t4_by_link_shows_a_multi_metric_table(read_only_server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{read_only_server}/compare?device=A100+40GB&device=Tesla+T4")
     _wait_text(page, "All devices, several metrics")
     _wait_text(page, "faster than Tesla T4")
     page.locator(".js-plotly-plot").first.wait_for()
@@ -317,7 +374,7 @@ PAGES = [
 ]
 
 
-def test_screenshots_of_every_page(server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_screenshots_of_every_page(read_only_server: str, page, output_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """Every page at desktop and phone width, none with an error. The shots go to test-output/;
     with JOULEBENCH_UPDATE_SCREENSHOTS=1 they refresh docs/screenshots (a test run leaves the
     checkout as it was)."""
@@ -326,7 +383,7 @@ def test_screenshots_of_every_page(server: str, page, output_dir: Path) -> None:
     for width in (1400, 390):
         page.set_viewport_size({"width": width, "height": 1000})
         for name, path in PAGES:
-            page.goto(f"{server}/{path}")
+            page.goto(f"{read_only_server}/{path}")
             page.locator("h1").first.wait_for(timeout=60_000)
             if name in ("overview", "decide", "compare"):
                 page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
@@ -339,17 +396,11 @@ def test_screenshots_of_every_page(server: str, page, output_dir: Path) -> None:
         shutil.copy(DOCS_SHOTS / "overview-1400.png", DOCS_SHOTS.parent / "screenshot-overview.png")
 
 
-def test_run_detail_shows_the_trust_grade_and_its_reasons(seeded_db: Path, page, output_dir: Path,  # type: ignore[no-untyped-def]
-                                                          request: pytest.FixtureRequest) -> None:
-    from db import Store
-    from ingest import import_file
-
-    import_file(FIXTURES / "h100" / "repeats-short-windows.json", db=seeded_db)
-    with Store.open_read_only(seeded_db) as store:
-        run_id = store.query("SELECT run_id FROM runs WHERE origin_file_name = 'repeats-short-windows.json' "
-                             "AND workload != 'idle' ORDER BY started_at LIMIT 1").item()
-    server = request.getfixturevalue("server")
-    page.goto(f"{server}/run_detail?run_id={run_id}")
+def test_run_detail_shows_the_trust_grade_and_its_reasons(h100_server: str, h100_db: Path, page,  # type: ignore[no-untyped-def]
+                                                          output_dir: Path) -> None:
+    [(run_id,)] = read_while_served(h100_db, "SELECT run_id FROM runs WHERE origin_file_name = "
+                                    "'repeats-short-windows.json' AND workload != 'idle' ORDER BY started_at LIMIT 1")
+    page.goto(f"{h100_server}/run_detail?run_id={run_id}")
     _wait_text(page, "Trust grade D")
     _wait_text(page, "Why this grade")
     _wait_text(page, "This configuration: 5 of 5 runs ok")
@@ -361,15 +412,10 @@ def test_run_detail_shows_the_trust_grade_and_its_reasons(seeded_db: Path, page,
 
 
 def test_compare_shows_the_spread_of_repeats_and_whether_a_difference_is_noise(  # type: ignore[no-untyped-def]
-        seeded_db: Path, page, output_dir: Path, request: pytest.FixtureRequest) -> None:
+        h100_server: str, page, output_dir: Path) -> None:
     """An engineer asks: do the short default windows read less energy than 10 s windows, or is
     that noise? Compare answers with error bars, grades and a ratio with its interval."""
-    from ingest import import_file
-
-    for name in ("repeats-short-windows.json", "repeats-10s-windows.json"):
-        import_file(FIXTURES / "h100" / name, db=seeded_db)
-    server = request.getfixturevalue("server")
-    page.goto(f"{server}/compare?device=NVIDIA+H100+80GB+HBM3&workload=bert-large-squad&precision=fp16&batch=8"
+    page.goto(f"{h100_server}/compare?device=NVIDIA+H100+80GB+HBM3&workload=bert-large-squad&precision=fp16&batch=8"
               "&metric=j_per_sample")
     _wait_text(page, "within the noise")
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)

@@ -30,11 +30,14 @@ from importers.base import Conversion, Importer, Source, check_run_count, clean_
 from joulebench.metrics import E2E, ITL, TPOT, TTFT, Distribution
 
 HEADER = "Serving Benchmark Result"
-_HEADER = re.compile(r"=+\s*Serving Benchmark Result\s*=+")
+# Every pattern here stays linear on a hostile line (a run of 30,000 '=' or '-', a long gap of spaces): a match
+# starts only where a run starts (the lookbehind), possessive runs never give back what they took, and a label's
+# value is taken whole and stripped in Python rather than matched up to trailing spaces.
+_HEADER = re.compile(r"(?<!=)=+\s*Serving Benchmark Result\s*=")
 _PREFIX = re.compile(r"^[\s#>*|+/│]*")  # a comment, quote or table marker pasted before each line
-_LABEL = re.compile(r"^([A-Za-z][^:]{0,80}?):\s+(\S.*?)\s*$")
+_LABEL = re.compile(r"^([A-Za-z][^:]{0,80}?):\s++(\S.*)$")
 _STAT_LINE = re.compile(r"^(Mean|Median|P\d+(?:\.\d+)?)\s+(TTFT|TPOT|ITL|E2EL|E2E Latency)\s+\(ms\)$")
-_RULE = re.compile(r"^-{3,}(.*-{3,})?$")  # a section's title rule: ---Time to First Token---
+_RULE = re.compile(r"^-{3,}+(?:.*-{3})?$")  # a section's title rule: ---Time to First Token---
 _FENCE = re.compile(r"^(```|~~~|</?(td|pre|details|table)>)")
 _MODEL = re.compile(r"(?:(?<![\w-])--model(?:-path)?(?:=|\s+)['\"]?([^\s'\"\\$<>{}]+)"
                     r"|(?<![\w])model='([^']+)')")
@@ -98,7 +101,7 @@ def blocks_of(text: str) -> list[_Block]:
         if not _HEADER.search(raw):
             if (found := _LABEL.match(_strip(raw))) is not None and _FIELDS.get(found.group(1)) in (
                     "rate", "concurrency", "burstiness"):
-                before[_FIELDS[found.group(1)]] = (i + 1, found.group(2))
+                before[_FIELDS[found.group(1)]] = (i + 1, found.group(2).strip())
             i += 1
             continue
         block = _Block(line=i + 1, model=model, values=dict(before))

@@ -236,19 +236,26 @@ def test_two_serve_bench_sweeps_in_one_database_are_two_curves(slow_server: str,
     assert sorted(sweeps["load"].to_list()) == [[6.0, 12.0], [8.0]], found.curve
 
 
-def test_a_jetson_serve_bench_from_a_tegrastats_log_stores_the_module(tiny_server_fast: str, tmp_path: Path,
-                                                                       bare_template: Path) -> None:
-    """Item 6 on a Jetson whose power comes from tegrastats --logfile (a real Xavier NX log, re-stamped to now, 1 s
-    a line): the module's input rail VDD_IN is the energy, the run's device the Jetson module, not the CPU."""
-    root = jetson_root(tmp_path / "jetson", "NVIDIA Jetson Xavier NX Developer Kit")
+def _restamped_log(tmp_path: Path) -> Path:
+    """The real Xavier NX tegrastats log, its lines re-stamped one second apart from 5 s ago (the run's power is
+    cut from the log by time). Its stamps are whole seconds: a run meant to be measured from it sends 120 requests
+    (about 4 s), so its steady state always holds several samples (40 requests, 1.2 s, held one or two)."""
     start = time.time() - 5
     lines = [ln for ln in XAVIER_LOG.read_text().splitlines() if ln.strip()]
     log = tmp_path / "tegrastats.log"
     log.write_text("".join(datetime.fromtimestamp(start + k).strftime("%m-%d-%Y %H:%M:%S") + ln[19:] + "\n"
                            for k, ln in enumerate(lines)))
-    db = tmp_path / "jb.duckdb"
+    return log
+
+
+def test_a_jetson_serve_bench_from_a_tegrastats_log_stores_the_module(tiny_server_fast: str, tmp_path: Path,
+                                                                       bare_template: Path) -> None:
+    """Item 6 on a Jetson whose power comes from tegrastats --logfile (a real Xavier NX log, re-stamped to now, 1 s
+    a line): the module's input rail VDD_IN is the energy, the run's device the Jetson module, not the CPU."""
+    root = jetson_root(tmp_path / "jetson", "NVIDIA Jetson Xavier NX Developer Kit")
+    log, db = _restamped_log(tmp_path), tmp_path / "jb.duckdb"
     shutil.copy(bare_template, db)
-    (run,) = _bench(tiny_server_fast, tmp_path, db, root, concurrency="2", requests=40.0, power_log=log)
+    (run,) = _bench(tiny_server_fast, tmp_path, db, root, concurrency="2", requests=120.0, power_log=log)
     m = run["metrics"]
     assert run["status"] == "ok" and run["device"] == {"name": "Jetson Xavier NX Developer Kit", "kind": "jetson"}
     assert m["energy_boundary"] == "jetson_module" and m["energy_j"] > 0
@@ -265,16 +272,11 @@ def test_a_server_on_another_machine_is_stored_as_the_device_its_log_measured(ti
     """The client on an ordinary machine, the server on a Jetson whose tegrastats log is given (--power-log) with
     its device (--server-device): the runs are the Jetson's, not the client's CPU, and the client's software is
     not recorded as the server's."""
-    start = time.time() - 5
-    lines = [ln for ln in XAVIER_LOG.read_text().splitlines() if ln.strip()]
-    log = tmp_path / "tegrastats.log"
-    log.write_text("".join(datetime.fromtimestamp(start + k).strftime("%m-%d-%Y %H:%M:%S") + ln[19:] + "\n"
-                           for k, ln in enumerate(lines)))
-    db = tmp_path / "jb.duckdb"
+    log, db = _restamped_log(tmp_path), tmp_path / "jb.duckdb"
     shutil.copy(bare_template, db)
     client = tmp_path / "client"  # no Jetson files: an ordinary machine
     client.mkdir()
-    (run,) = _bench(tiny_server_fast, tmp_path, db, client, concurrency="2", requests=40.0, power_log=log,
+    (run,) = _bench(tiny_server_fast, tmp_path, db, client, concurrency="2", requests=120.0, power_log=log,
                     server_device="Jetson Xavier NX")
     assert run["device"] == {"name": "Jetson Xavier NX", "kind": "jetson"} and run["environment"] == {}
     assert run["metrics"]["energy_boundary"] == "jetson_module" and "served on another machine" in run["notes"]

@@ -5,6 +5,7 @@ it. Every fixture is a real file (tests/fixtures/formats/SOURCES.md); the commen
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,20 @@ def test_before_this_reader_the_files_were_refused(monkeypatch: pytest.MonkeyPat
     # a log with tqdm bars was read as a progress bar: iterations/s of the bar, no serving figure at all
     loaded, fmt = importers.load(YILIU.read_bytes(), YILIU.name)
     assert fmt == "tqdm" and not any("tokens_per_s" in r["metrics"] for r in loaded.runs)
+
+
+@pytest.mark.parametrize("hostile", [
+    "=" * 60_000 + " Serving Benchmark\n",  # a run of '=' that never reaches the header's words
+    "-" * 60_000 + "x\n",  # a rule that does not end as one
+    "Mean TTFT (ms): 1" + " " * 60_000 + "x\n",  # a label whose value is a long gap of spaces
+])
+def test_a_hostile_line_is_read_in_linear_time(hostile: str) -> None:
+    """A hang guard (the fuzz suite found it: a mutated report took 12 s). A label's value matched up to its
+    trailing spaces was quadratic in a gap of spaces (11.5 s for the third line here); now milliseconds. Read or
+    refused, never a hang."""
+    started = time.perf_counter()
+    try:
+        importers.load(("============ Serving Benchmark Result ============\n" + hostile).encode(), "hostile.md")
+    except ResultFileError:
+        pass
+    assert time.perf_counter() - started < 5.0

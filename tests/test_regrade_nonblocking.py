@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,9 +28,22 @@ RUNS = regrade.REGRADE_LATER_AT + 500
 RUN = "syn-0-0000007"
 
 # a second process reading the database: the grader can compute beside it, and writes only once it has gone
+# With a second argument, a file, it first waits for that file (the grader's owner file: the app's open has
+# started the grader), then (polling every 10 ms, up to 60 s) for the open to end: it gets in then, before the
+# grader, which computes first, can ask to write.
 READER = """
-import sys, duckdb
-con = duckdb.connect(sys.argv[1], read_only=True)
+import os, sys, time, duckdb
+deadline = time.monotonic() + 60
+while len(sys.argv) > 2 and not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+while True:
+    try:
+        con = duckdb.connect(sys.argv[1], read_only=True)
+        break
+    except duckdb.IOException:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.01)
 print("reading", flush=True)
 sys.stdin.readline()
 con.close()
@@ -55,10 +68,16 @@ def ungraded(ungraded_template: Path, tmp_path: Path) -> Path:
 
 
 @contextmanager
-def another_reader(path: Path) -> Iterator[subprocess.Popen[str]]:
-    reader = subprocess.Popen([sys.executable, "-c", READER, str(path)], stdin=subprocess.PIPE,
+def another_reader(path: Path, then: Callable[[], object] | None = None) -> Iterator[subprocess.Popen[str]]:
+    """A second process reading `path` until told to stop (a line on its stdin). With `then` (the app's first
+    run, whose open holds the file to migrate it and starts the grader), it gets in once the grader is started
+    and that open has ended, while `then` runs."""
+    wait_for = [str(regrade.owner_file(path))] if then is not None else []
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(path), *wait_for], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
+        if then is not None:
+            then()
         assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
         yield reader
     finally:
@@ -110,13 +129,14 @@ def test_the_app_starts_on_a_store_that_must_regrade_shows_a_note_and_then_the_g
     at = AppTest.from_file(str(MAIN), default_timeout=60)
     at.query_params["run_id"] = RUN
     try:
-        at.run()  # the first rerun: migrated, the regrade handed to the grader, the page drawn at once
-        assert not at.exception, at.exception
-        assert regrade.owner_file(ungraded).exists()  # the grader was started, the open did not grade
-        notes = [shown(i.value) for i in at.info]
-        assert any("Trust grades are being recomputed" in n and "runs were stored without a grade" in n
-                   for n in notes), notes
-        with another_reader(ungraded) as reader:  # the grader cannot write while another process reads
+        # the first rerun (migrated, the regrade handed to the grader, the page drawn at once) beside a reader
+        # that gets in as soon as the open ends: the grader cannot write while it reads
+        with another_reader(ungraded, then=at.run) as reader:
+            assert not at.exception, at.exception
+            assert regrade.owner_file(ungraded).exists()  # the grader was started, the open did not grade
+            notes = [shown(i.value) for i in at.info]
+            assert any("Trust grades are being recomputed" in n and "runs were stored without a grade" in n
+                       for n in notes), notes
             at.switch_page("../pages/run_detail.py").run()
             assert not at.exception, at.exception
             assert "grade not graded" in at.selectbox(key="run").format_func(RUN)

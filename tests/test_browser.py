@@ -187,9 +187,19 @@ def _pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def
     """Choose an option of a multiselect the way a user does: open it, type, press Enter. The page's rerun is
     let finish first: a rerun that lands after the click redraws the widget and closes its list."""
     _settled(page)
-    page.get_by_label(label).first.click()
-    page.keyboard.type(option)
-    page.get_by_role("option", name=option, exact=True).first.click()
+    for attempt in range(3):  # a rerun still landing on a loaded machine can close the list: open it again
+        box = page.get_by_label(label).first
+        box.click()
+        box.fill("")  # what an earlier attempt typed, cleared (Backspace would remove a chosen option)
+        page.keyboard.type(option)
+        try:
+            page.get_by_role("option", name=option, exact=True).first.click(timeout=15_000)
+            break
+        except Exception:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            _settled(page)
     page.keyboard.press("Escape")
     _settled(page)
 

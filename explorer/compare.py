@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from decision.aggregates import worst_grade
+from decision.aggregates import worst_grade, worst_grade_expr
 from decision.money import CostSettings
 from decision.text import (
     BASIS_NAMES,
@@ -28,7 +28,6 @@ from decision.text import (
     in_sentence,
     precision_name,
 )
-from energy.grades import GRADES
 from energy.stats import aggregate
 from explorer import memo
 
@@ -125,11 +124,6 @@ class Selection:
 # a run whose energy was modelled (CPU utilisation x TDP), or partly modelled by the tool that wrote it
 # (CodeCarbon's CPU and RAM power): its Basis says so (decision.text.energy_estimate, one rule for every page)
 _ESTIMATED = energy_estimate_expr()
-
-# decision.aggregates.worst_grade over a group's configurations, in polars (one row per configuration: 100,000
-# runs can be 80,000 rows): the grades are single letters, A best, so the weakest is the greatest
-assert list(GRADES) == sorted(GRADES)
-_WORST_GRADE = pl.col("config_grade").filter(pl.col("config_grade").is_in(list(GRADES))).max()
 
 MAX_SERIES = 20
 MAX_CONFIGS = 40
@@ -443,7 +437,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
                .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
                                    pl.col("energy_boundary").drop_nulls().first(),
                                    _ESTIMATED.drop_nulls().min().alias("_estimated"),  # the most estimated
-                                   _WORST_GRADE.alias("grade"),
+                                   worst_grade_expr("config_grade").alias("grade"),
                                    pl.col("latency_missing_reason").drop_nulls().first())
                .with_columns([pl.col(c).replace(-1, None) for c in numeric]).collect())
     rel_label = None

@@ -73,8 +73,8 @@ def sections(run: dict[str, Any], supplied: pl.DataFrame | None = None) -> dict[
         value = run.get(key)
         if value is None and key == "avg_power_w" and run.get("avg_power_missing_reason"):
             text = f"{NOT_MEASURED}: {run['avg_power_missing_reason']}"
-        elif value is None and key in SERVING_LATENCY_FIELDS and withheld_text(run):
-            text = str(withheld_text(run))
+        elif value is None and key in SERVING_LATENCY_FIELDS and (withheld := withheld_text(run)):
+            text = withheld
         elif value is None:
             text = NOT_MEASURED if key in measured else NOT_STATED
         else:

@@ -43,8 +43,8 @@ status = run["status"]
 (st.success if status == "ok" else st.error)(f"Status: {status}" + (f" — {md(run['error'])}" if run["error"] else ""))
 if run["flags"]:
     st.warning("Validity flags: " + md(", ".join(flag_text(f) for f in run["flags"])))
-if detail.withheld_text(run):
-    st.warning("Latency percentiles (TTFT, ITL, TPOT, end-to-end) " + md(detail.withheld_text(run)))
+if withheld_note := detail.withheld_text(run):
+    st.warning("Latency percentiles (TTFT, ITL, TPOT, end-to-end) " + md(withheld_note))
 
 label, color = detail.badge(run["trust_grade"])
 st.badge(label, color=color)

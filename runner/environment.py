@@ -173,6 +173,13 @@ def _driver_from_proc() -> str | None:
 
 # --- Jetson: L4T release, nvpmodel mode, devfreq clocks ----------------------------------------
 
+def jetson_module(root: Path | str = "/") -> str | None:
+    """A Jetson's module as its device tree names it, without 'NVIDIA ' (e.g. 'Jetson Xavier NX Developer Kit');
+    `root`: the file system to read (tests give a recorded tree)."""
+    model = (_read(Path(root) / "proc/device-tree/model") or "").replace("NVIDIA ", "").strip()
+    return model[:200] or None
+
+
 def _l4t_release() -> str | None:
     m = re.search(r"R(\d+)\s*\(release\),\s*REVISION:\s*([\d.]+)", _read("/etc/nv_tegra_release") or "")
     return f"L4T R{m.group(1)}.{m.group(2)}" if m else None

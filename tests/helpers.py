@@ -270,3 +270,21 @@ def local_http_server(handler: type) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def sample_data_without(into: Path, runs_files: str, devices: set[str]) -> Path:
+    """A copy of sample_data/ as it was before some reference files came: without the runs files matching
+    `runs_files` (a glob) and the catalog rows of `devices`, which they added (for a store seeded before them)."""
+    import csv
+    import shutil
+
+    data = Path(__file__).resolve().parents[1] / "sample_data"
+    folder = into / "sample_data_before"
+    shutil.copytree(data, folder, ignore=shutil.ignore_patterns(runs_files))
+    with (data / "devices.csv").open(newline="", encoding="utf-8") as fh:
+        kept = [r for r in csv.DictReader(fh) if r["name"] not in devices]
+    with (folder / "devices.csv").open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(kept[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(kept)
+    return folder

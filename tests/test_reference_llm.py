@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 
 import db.seed as seed
 from db import Store
+from tests.helpers import sample_data_without
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "sample_data"
@@ -163,14 +163,7 @@ def test_mlperf_rows_are_the_loadgen_summaries(ref_id: str, summary: str) -> Non
 
 def _old_sample_data(into: Path) -> Path:
     """sample_data as it was before the LLM rows: no runs_llm_* file, no device they added."""
-    folder = into / "sample_data_before"
-    shutil.copytree(DATA, folder, ignore=shutil.ignore_patterns("runs_llm_*"))
-    kept = [r for r in rows("devices.csv") if r["name"] not in NEW_DEVICES]
-    with (folder / "devices.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(kept[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(kept)
-    return folder
+    return sample_data_without(into, "runs_llm_*", set(NEW_DEVICES))
 
 
 def _as_before_0022(path: Path) -> None:

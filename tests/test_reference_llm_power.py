@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ import pytest
 
 import db.seed as seed
 from db import Store
-from tests.helpers import ingest_runs
+from tests.helpers import ingest_runs, sample_data_without
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "sample_data"
@@ -109,15 +108,7 @@ def test_a_fresh_store_holds_the_rows(full_seeded_db: Path) -> None:
 
 
 def _without_this_file(into: Path) -> Path:
-    folder = into / "sample_data_before"
-    shutil.copytree(DATA, folder, ignore=shutil.ignore_patterns(NAME))
-    with (DATA / "devices.csv").open(newline="", encoding="utf-8") as fh:
-        kept = [r for r in csv.DictReader(fh) if r["name"] != "Jetson AGX Orin 64GB"]
-    with (folder / "devices.csv").open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(kept[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(kept)
-    return folder
+    return sample_data_without(into, NAME, {"Jetson AGX Orin 64GB"})
 
 
 def test_a_store_seeded_before_gains_the_rows_once(tmp_path: Path) -> None:

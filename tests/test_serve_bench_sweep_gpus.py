@@ -21,7 +21,7 @@ from runner.serve_bench.bench import sweep_rates
 from runner.serve_bench.client import RequestResult
 from runner.serve_bench.options import ServeBenchError
 from tests.serve_engine import Server, model_dir, server  # noqa: F401 - the session's engine, shared
-from tests.test_serve_bench import bench, refused_all
+from tests.test_serve_bench import bench, not_refused
 
 GPU_W = {0: 150.0, 1: 250.0}  # the two simulated boards' constant power
 
@@ -224,7 +224,7 @@ def test_bad_sweep_and_gpu_options_are_refused_and_nothing_is_stored(server: Ser
         (["--target", server.url, "--rate", "1", "--gpus", "0", "--device", "cpu"], "leave out --device"),
         (["--target", server.url, "--rate", "1", "--gpus", "0"], "--gpus: no NVIDIA GPU can be read"),
     ]
-    refused_all(cases, db, capsys)
+    assert not_refused(cases, db, capsys) == []
 
 
 def test_check_lists_the_sweeps_runs(server: Server, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811

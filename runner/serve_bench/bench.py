@@ -15,7 +15,7 @@ import random
 import sys
 import uuid
 from dataclasses import dataclass, replace
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import httpx
 
@@ -30,6 +30,9 @@ from runner.serve_bench.client import RequestResult, ServerInfo, alive, base_url
 from runner.serve_bench.lengths import LengthPlan, PromptBuilder
 from runner.serve_bench.load import drive_concurrency, drive_rate, frozen_heap, schedule_s
 from runner.serve_bench.options import ServeBenchOptions, slo_text
+
+if TYPE_CHECKING:
+    from runner.environment import Captured  # torch: imported only where a run starts
 
 WORKLOAD = "serve-bench"
 TASK = "text-generation"
@@ -224,9 +227,9 @@ def point_run(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int
     ).to_json()
 
 
-def _settings(captured: Any) -> dict[str, Any]:
+def _settings(captured: Captured) -> dict[str, Any]:
     """The power setting in effect on the measured device (a GPU's limit, a Jetson's nvpmodel mode), where read."""
-    out = {name: getattr(captured, name, None) for name in ("power_limit_w", "power_mode")}
+    out = {"power_limit_w": captured.power_limit_w, "power_mode": captured.power_mode}
     return {k: v for k, v in out.items() if v is not None}
 
 

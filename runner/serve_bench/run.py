@@ -88,8 +88,8 @@ def _capture(device: str, gpus: list[int], root: Path | str = "/") -> Any:
     cuda = device.startswith("cuda") and torch.cuda.is_available()
     if jetson.is_jetson(root) and not cuda:
         captured = environment.capture(torch.device("cpu"))
-        model = (environment._read(Path(root) / "proc/device-tree/model") or "").replace("NVIDIA ", "").strip()
-        return replace(captured, device={"name": model[:200] or "Jetson (module not stated)", "kind": "jetson"},
+        return replace(captured, device={"name": environment.jetson_module(root) or "Jetson (module not stated)",
+                                         "kind": "jetson"},
                        power_mode=environment.jetson_power_mode() if str(root) == "/" else None)
     if not device.startswith("cuda") or cuda:
         return environment.capture(torch.device(device))

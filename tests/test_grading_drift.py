@@ -71,3 +71,19 @@ def test_a_run_without_a_stored_drift_gets_it_at_its_next_grading(graded: Path) 
     for column in ("power_drift_pct", "step_time_drift_pct"):
         for fresh, old in zip(again[column], kept[column], strict=True):
             assert fresh == (pytest.approx(old, abs=1e-9) if old is not None else None)
+
+
+def test_a_store_where_most_runs_lack_a_drift_gets_them_from_one_scan_of_the_samples(graded: Path) -> None:
+    """A store from before schema 23 that has graded a few new runs since: most drifts are computed from every
+    sample at once (not filtered by 100,000 ids); those already stored are neither written twice nor changed."""
+    with Store.open(graded) as store:
+        before, kept = _grades(store), _stored(store)
+        store.con.execute("DELETE FROM run_drift WHERE run_id NOT IN (SELECT min(run_id) FROM run_drift)")
+        assert _stored(store).height == 1 < kept.height - 1
+        store.grade_all()
+        assert _grades(store).equals(before)
+        again = _stored(store)
+    assert again["run_id"].to_list() == kept["run_id"].to_list()
+    for column in ("power_drift_pct", "step_time_drift_pct"):
+        for fresh, old in zip(again[column], kept[column], strict=True):
+            assert fresh == (pytest.approx(old, abs=1e-9) if old is not None else None)

@@ -102,3 +102,34 @@ def test_grading_killed_after_its_migration_is_resumed_on_the_next_open(seeded_d
     with Store.open(seeded_db) as store:
         assert store.ungraded_runs() == 0
         assert store.query("SELECT count(*) AS n FROM configurations")["n"][0] > 0
+
+
+def test_the_derived_tables_lose_their_index_and_keep_their_rows(seeded_db: Path) -> None:
+    """Migration 0026: configurations and config_stats without a primary key (db.grading writes one row per key by
+    construction); a store made before it keeps every row, and a regrade writes the same rows."""
+    from db.store import Store
+
+    rows = {"configurations": "SELECT * EXCLUDE (graded_at) FROM configurations ORDER BY config_key",
+            "config_stats": "SELECT * FROM config_stats ORDER BY config_key, metric"}
+    with duckdb.connect(str(seeded_db)) as con:  # the tables as schema 25 had them, with their primary keys
+        before = {table: con.execute(sql).fetchall() for table, sql in rows.items()}
+        for table, key in (("configurations", "config_key"), ("config_stats", "config_key, metric")):
+            con.execute(f"CREATE TABLE _old AS SELECT * FROM {table}")
+            con.execute(f"DROP TABLE {table}")
+            con.execute(f"CREATE TABLE {table} AS SELECT * FROM _old WITH NO DATA")
+            con.execute(f"ALTER TABLE {table} ADD PRIMARY KEY ({key})")
+            con.execute(f"INSERT INTO {table} SELECT * FROM _old")
+            con.execute("DROP TABLE _old")
+        con.execute("DELETE FROM schema_migrations WHERE version = 26")
+        keys = "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' ORDER BY 1"
+        assert {"configurations", "config_stats"} <= {r[0] for r in con.execute(keys).fetchall()}
+    with Store.open(seeded_db) as store:
+        indexed = {r[0] for r in store.con.execute(keys).fetchall()}
+        assert not indexed & {"configurations", "config_stats"} and "runs" in indexed
+        assert {table: store.con.execute(sql).fetchall() for table, sql in rows.items()} == before
+        store.grade_all()
+        assert {table: store.con.execute(sql).fetchall() for table, sql in rows.items()} == before
+        nullable = store.con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE table_name IN "
+                                     "('configurations', 'config_stats') AND column_name IN ('config_key', 'metric') "
+                                     "AND is_nullable").fetchall()
+    assert nullable == []

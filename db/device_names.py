@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from db.connection import damaged, first_row
 from db.grading import grade_runs, refresh_configurations
@@ -77,8 +78,16 @@ def record(con: duckdb.DuckDBPyConnection, source_name: str, device_name: str, d
 
 def record_runs(con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[str, str]]) -> None:
     """(run_id, the string its file stated) for runs stored under another name or awaiting a choice."""
-    if pairs:
-        con.executemany("INSERT INTO run_device_names VALUES (?, ?) ON CONFLICT DO NOTHING", list(pairs))
+    if not pairs:
+        return
+    run_ids, names = zip(*pairs, strict=True)  # one statement (executemany ran one per row: 30 ms an import)
+    con.register("_run_device_names", pa.table({"run_id": pa.array(run_ids, pa.string()),
+                                                "source_name": pa.array(names, pa.string())}))
+    try:
+        con.execute("INSERT INTO run_device_names SELECT DISTINCT run_id, source_name FROM _run_device_names "
+                    "ON CONFLICT DO NOTHING")
+    finally:
+        con.unregister("_run_device_names")
 
 
 # --- a person's choice -----------------------------------------------------------------------------

@@ -8,8 +8,10 @@ visit, every other page warm (its second visit, from navigation to its script fi
 runs are ungraded, Compare while the regrade runs in the background (the pages are not blocked by it).
 
     .venv/bin/python benchmarks/explorer_scale.py [--runs 100000] [--samples-per-run 100] [--keep DIR] [--no-browser]
-    .venv/bin/python benchmarks/explorer_scale.py --runs 100 --samples-per-run 10       # smallest: seconds
+                                                  [--pages Overview,Devices]
+    .venv/bin/python benchmarks/explorer_scale.py --runs 100 --samples-per-run 10 --pages Devices  # smallest
 
+--pages names the pages besides Compare that are timed warm (their menu titles; all of them by default).
 --keep DIR keeps the built database in DIR (scale-RUNS-SAMPLES.duckdb, its runs ungraded) and reuses it on the
 next run: building 100,000 runs takes a minute. Every figure is printed beside its target with the machine's
 1-minute load average at the time (other work on a 2-core machine slows everything). Targets: grading <= 5 s,
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from statistics import median
 
@@ -175,10 +178,10 @@ def clicked_s(page, menu: str, title: str, wait_s: float, *, chart: bool) -> flo
 
 
 def in_browser(db: Path, wait_s: float, run_id: str, *, ungraded: bool = False, store_env: dict[str, str] | None = None,
-               label: str = "") -> None:
+               label: str = "", pages: Sequence[tuple[str, str]] = OTHER_PAGES) -> None:
     """A fresh `joulebench app` on `db` (or the store `store_env` names: a team store): Compare's first chart
     after navigation, then (graded) a later visit and every other page's second visit; (ungraded) only the
-    first chart, drawn while the grader works. `label` starts every figure's name."""
+    first chart, drawn while the grader works. `label` starts every figure's name; `pages`: the other pages timed."""
     from playwright.sync_api import sync_playwright
 
     env = dict(os.environ, JOULEBENCH_DB=str(db), HF_HUB_OFFLINE="1", **(store_env or {}))
@@ -207,7 +210,7 @@ def in_browser(db: Path, wait_s: float, run_id: str, *, ungraded: bool = False, 
                     note(f"Compare's first chart, fresh server, runs being regraded (note shown: {told})", first,
                          COLD_TARGET_S)
                 else:
-                    every_page(page, url, wait_s, run_id, note)
+                    every_page(page, url, wait_s, run_id, note, pages)
             finally:
                 browser.close()
     finally:
@@ -233,7 +236,8 @@ def in_browser(db: Path, wait_s: float, run_id: str, *, ungraded: bool = False, 
               f"{left:,} runs left without a grade, {'still marked' if waiting else 'nothing marked'}", flush=True)
 
 
-def every_page(page, url: str, wait_s: float, run_id: str, note) -> None:  # type: ignore[no-untyped-def]
+def every_page(page, url: str, wait_s: float, run_id: str, note,  # type: ignore[no-untyped-def]
+               pages: Sequence[tuple[str, str]] = OTHER_PAGES) -> None:
     """Compare's first chart on a fresh server, a later visit, and every other page's second visit."""
     note("Compare's first chart after navigation, fresh server",
          drawn_s(page, f"{url}/compare", wait_s, chart=True), COLD_TARGET_S)
@@ -242,7 +246,7 @@ def every_page(page, url: str, wait_s: float, run_id: str, note) -> None:  # typ
     drawn_s(page, url, wait_s, chart=False)
     note("Compare, a later visit (its address: the app loaded anew)",
          drawn_s(page, f"{url}/compare", wait_s, chart=True), PAGE_WARM_TARGET_S)
-    for menu, title in OTHER_PAGES:  # each visited once, then timed on its second visit
+    for menu, title in pages:  # each visited once, then timed on its second visit
         clicked_s(page, menu, title, wait_s, chart=False)
         clicked_s(page, "Compare", "Compare", wait_s, chart=True)
         note(f"{menu}, warm (second visit, from the menu)",
@@ -251,12 +255,26 @@ def every_page(page, url: str, wait_s: float, run_id: str, note) -> None:  # typ
          PAGE_WARM_TARGET_S)
 
 
+def other_pages(text: str) -> list[tuple[str, str]]:
+    """--pages: menu titles, comma-separated, each one of OTHER_PAGES."""
+    known = dict(OTHER_PAGES)
+    chosen = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in known]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"not a page: {', '.join(unknown) or '(none given)'}; give one or more of "
+                                         f"{', '.join(known)}")
+    return [(name, known[name]) for name in chosen]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--samples-per-run", type=int, default=100)
     parser.add_argument("--keep", type=Path, help="keep the built database in this folder, and reuse it")
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--pages", type=other_pages, default=OTHER_PAGES,
+                        help="the pages besides Compare timed warm, by menu title, comma-separated (default: all: "
+                             f"{', '.join(menu for menu, _ in OTHER_PAGES)})")
     waits.add_limits(parser, limit_s=3600, wait_s=SERVER_WAIT_S)
     args = parser.parse_args()
     return waits.main(lambda: measure(args), args.limit_s)
@@ -283,7 +301,7 @@ def measure(args: argparse.Namespace) -> int:
             with Store.open_reading(work) as store:
                 run_id = str(store.query("SELECT coalesce(min(run_id) FILTER (WHERE run_id LIKE 'syn-%'), "
                                          "min(run_id)) FROM runs").item())
-            in_browser(work, args.wait_limit_s, run_id)
+            in_browser(work, args.wait_limit_s, run_id, pages=args.pages)
             ungraded = Path(tmp) / "ungraded.duckdb"
             shutil.copy(base, ungraded)
             in_browser(ungraded, args.wait_limit_s, run_id, ungraded=True)

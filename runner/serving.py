@@ -18,6 +18,7 @@ cover every request.
 from __future__ import annotations
 
 import bisect
+import math
 import random
 import time
 from collections.abc import Callable
@@ -143,8 +144,13 @@ def served_figures(served: Served, *, batch_size: int, max_new_tokens: int) -> t
     traces = [t for t in served.window.energy.traces if t.boundary is not None]
     if traces and served.window.energy.energy_j is not None:
         steady_j = sum(window_j(t.t_s, t.power_w, a, b) for t in traces for a, b in full)
-        out.j_per_token, out.j_per_request = steady_j / tokens, steady_j / requests
-        note += f"; {steady_j:.4g} J in the steady state, cut from the power trace"
+        if math.isfinite(steady_j) and steady_j > 0:
+            out.j_per_token, out.j_per_request = steady_j / tokens, steady_j / requests
+            note += f"; {steady_j:.4g} J in the steady state, cut from the power trace"
+        else:  # e.g. a CPU-utilisation estimate whose samples around a short steady state read 0 W
+            out.energy_split_missing_reason = (
+                f"the power trace gives {steady_j:.4g} J over the steady state's {steady_s:.3g} s (zero, negative or "
+                "not finite): not a usable measurement; send more requests (--requests) for a longer steady state")
     elif served.window.energy.energy_j is not None:
         out.energy_split_missing_reason = "the meter gave no power trace to cut the steady state's energy from"
     if partial:

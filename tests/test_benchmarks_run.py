@@ -26,7 +26,7 @@ BENCH = REPO / "benchmarks"
 _VERDICT, _LOAD = r"(OK    |MISSED)", r"\(load [\d.]+\)"  # explorer_scale's summary: verdict, load average
 # (script, arguments, patterns its output must hold, what may end it with exit code 1 as a result, time limit s)
 SMALLEST = {
-    "explorer_scale": (["--runs", "100", "--samples-per-run", "10"],
+    "explorer_scale": (["--runs", "100", "--samples-per-run", "10", "--pages", "Devices"],
                        [rf"\n  {_VERDICT} +[\d.]+ s <= 5 s  {_LOAD}  open grading \d[\d,]* ungraded runs",
                         rf"\n  {_VERDICT} +[\d.]+ s <= 5 s  {_LOAD}  regrade of \d[\d,]* graded runs",
                         rf"\n  {_VERDICT} +[\d.]+ s <= 0\.5 s  {_LOAD}  in-process warm",

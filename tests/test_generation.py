@@ -201,3 +201,20 @@ def test_the_new_run_form_passes_the_generation_options() -> None:
     assert argv[argv.index("--max-new-tokens") + 1] == "128" and argv[argv.index("--request-rate") + 1] == "4"
     assert "--request-rate" not in RunRequest(workload="llm-1b").argv(Path("db.duckdb"), Path("out.json"))
     assert in_form_words("--max-new-tokens: 0 is not valid") == "Output tokens per request: 0 is not valid"
+
+
+def test_a_steady_state_whose_trace_reads_no_energy_has_no_j_per_token_and_says_why() -> None:
+    """A CPU-utilisation estimate can read 0 W around a steady state of a few milliseconds (a busy machine): the
+    figures are missing with the reason, never 0 J/token (which the result file's own ranges then refuse)."""
+    from energy import PowerTrace
+    from runner.serving import Served, served_figures
+
+    zero = EnergyReading(energy_j=1.0, boundary="estimated", method="estimated",
+                         traces=[PowerTrace("cpu", "estimated", "estimated", [0.0, 0.1, 0.2], [0.0, 0.0, 0.0])])
+    served = Served(Window(steps=2, duration_s=0.2, step_times_ms=[50.0, 50.0], energy=zero),
+                    batches=[(0.05, 0.06, 4), (0.1, 0.11, 4)], requests=8, rate_per_s=1000.0)
+    out, note = served_figures(served, batch_size=4, max_new_tokens=4)
+    assert out.j_per_token is None and out.j_per_request is None
+    assert out.energy_split_missing_reason is not None
+    assert "0 J over the steady state's 0.02 s" in out.energy_split_missing_reason
+    assert out.tokens_per_s == pytest.approx(32 / 0.02) and "cut from the power trace" not in note

@@ -255,24 +255,13 @@ def every_page(page, url: str, wait_s: float, run_id: str, note,  # type: ignore
          PAGE_WARM_TARGET_S)
 
 
-def other_pages(text: str) -> list[tuple[str, str]]:
-    """--pages: menu titles, comma-separated, each one of OTHER_PAGES."""
-    known = dict(OTHER_PAGES)
-    chosen = [name.strip() for name in text.split(",") if name.strip()]
-    unknown = [name for name in chosen if name not in known]
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"not a page: {', '.join(unknown) or '(none given)'}; give one or more of "
-                                         f"{', '.join(known)}")
-    return [(name, known[name]) for name in chosen]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--samples-per-run", type=int, default=100)
     parser.add_argument("--keep", type=Path, help="keep the built database in this folder, and reuse it")
     parser.add_argument("--no-browser", action="store_true")
-    parser.add_argument("--pages", type=other_pages, default=OTHER_PAGES,
+    parser.add_argument("--pages", type=waits.pages_option(OTHER_PAGES), default=OTHER_PAGES,
                         help="the pages besides Compare timed warm, by menu title, comma-separated (default: all: "
                              f"{', '.join(menu for menu, _ in OTHER_PAGES)})")
     waits.add_limits(parser, limit_s=3600, wait_s=SERVER_WAIT_S)

@@ -1,7 +1,7 @@
 """Pages with a chart show it within 2 s warm (issue 28 item 8), timed in a real Chromium.
 
-    .venv/bin/python benchmarks/page_times.py [--visits 3]
-    .venv/bin/python benchmarks/page_times.py --visits 1  # smallest
+    .venv/bin/python benchmarks/page_times.py [--visits 3] [--pages Compare,Cost]
+    .venv/bin/python benchmarks/page_times.py --visits 1 --pages Compare  # smallest
 
 Starts `joulebench app` on a fresh database holding the reference data and a few imported files, opens each
 page that draws a chart once (cold: the server's caches filled), then --visits more times (warm), each time
@@ -55,7 +55,7 @@ def shown_s(page, url: str, wait_s: float) -> float:  # type: ignore[no-untyped-
     return time.monotonic() - start - 0.1
 
 
-def measure(visits: int, wait_s: float) -> int:
+def measure(visits: int, wait_s: float, pages: list[tuple[str, str]]) -> int:
     from playwright.sync_api import sync_playwright
 
     env = dict(os.environ, HF_HUB_OFFLINE="1")
@@ -67,7 +67,7 @@ def measure(visits: int, wait_s: float) -> int:
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 rows = []
-                for title, path in PAGES:
+                for title, path in pages:
                     link = f"{url}/{path.format(run_id=run_id)}"
                     cold = shown_s(page, link, wait_s)
                     warm = [shown_s(page, link, wait_s) for _ in range(visits)]
@@ -87,9 +87,11 @@ def measure(visits: int, wait_s: float) -> int:
 def cli() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--visits", type=int, default=3, help="warm visits a page (default 3)")
+    parser.add_argument("--pages", type=waits.pages_option(PAGES), default=PAGES,
+                        help=f"the pages timed, comma-separated (default: all: {', '.join(t for t, _ in PAGES)})")
     waits.add_limits(parser, limit_s=600.0, wait_s=60.0)
     args = parser.parse_args()
-    return waits.main(lambda: measure(args.visits, args.wait_limit_s), args.limit_s)
+    return waits.main(lambda: measure(args.visits, args.wait_limit_s, args.pages), args.limit_s)
 
 
 if __name__ == "__main__":

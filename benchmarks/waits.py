@@ -51,6 +51,20 @@ def add_limits(parser: argparse.ArgumentParser, *, limit_s: float, wait_s: float
                             help=f"each wait's time limit (a server's start, a page, a subprocess; default {wait_s:g})")
 
 
+def pages_option(known: list[tuple[str, str]]) -> Callable[[str], list[tuple[str, str]]]:
+    """The argparse type of a --pages option: titles, comma-separated, each one of `known` (title, address)."""
+    titles = dict(known)
+
+    def chosen(text: str) -> list[tuple[str, str]]:
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        unknown = [name for name in names if name not in titles]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(f"not a page: {', '.join(unknown) or '(none given)'}; give one or more "
+                                             f"of {', '.join(titles)}")
+        return [(name, titles[name]) for name in names]
+    return chosen
+
+
 def main(run: Callable[[], int | None], limit_s: float) -> int:
     """run() under a watchdog of limit_s; a failure or a wait that ran out: `FAILED: <reason>`, exit code 1."""
     timer = threading.Timer(limit_s, _give_up, args=(limit_s,))

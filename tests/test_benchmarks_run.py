@@ -9,6 +9,7 @@ its syntax, its refusal without one, and its step time limit (with stand-ins for
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -49,8 +50,10 @@ SMALLEST = {
     "soak_app --imports": (["--imports", "1", "--runs", "0"],
                            [r"runs shown by the app: (\d+) of \1 expected; inbox: 0 waiting, 0 rejected",
                             r"target: every run visible, an empty inbox, nothing rejected -> met"], None, 120),
-    "page_times": (["--visits", "1"], [r"Compare +[\d.]+ +[\d.]+ +[\d.]+  <= 2 s warm: (met|MISSED)",
-                                      r"load average \(1, 5, 15 min\): [\d.]+ [\d.]+ [\d.]+ on \d+ cores"], None, 120),
+    "page_times": (["--visits", "1", "--pages", "Compare,Run detail"],
+                   [r"Compare +[\d.]+ +[\d.]+ +[\d.]+  <= 2 s warm: (met|MISSED)",
+                    r"Run detail +[\d.]+ +[\d.]+ +[\d.]+  <= 2 s warm: (met|MISSED)",
+                    r"load average \(1, 5, 15 min\): [\d.]+ [\d.]+ [\d.]+ on \d+ cores"], None, 120),
     "power_settings_switch": ([], [r"slowest device switch: [\d.]+ s \(target < 2 s\): (met|MISSED)"],
                               r"\(target < 2 s\): MISSED", 90),
     "sampler_overhead": (["--seconds", "0.5"], [r"sampler CPU cost: [\d.]+ % of one core .*target <= 1 %"], None, 60),
@@ -166,3 +169,18 @@ def test_gpu_evidence_step_past_its_limit_is_stopped_with_the_reason(tmp_path: P
     assert done.returncode == 1 and "FAILED: the BERT run after 1 s" in done.stderr, done.stderr
     assert time.monotonic() - started < 30
     assert_all_stopped(tmp_path)
+
+
+def test_a_page_the_benchmark_does_not_time_is_refused_with_the_pages_it_does() -> None:
+    """--pages names pages by their titles: an unknown one ends the run before anything starts, naming the known."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import waits
+    finally:
+        sys.path.remove(str(BENCH))
+    chosen = waits.pages_option([("Compare", "compare"), ("Run detail", "run_detail?run_id={run_id}")])
+    assert chosen(" Run detail,Compare ") == [("Run detail", "run_detail?run_id={run_id}"), ("Compare", "compare")]
+    for bad, said in (("Comprae", "not a page: Comprae; give one or more of Compare, Run detail"),
+                      (" , ", "not a page: (none given)")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(said)):
+            chosen(bad)

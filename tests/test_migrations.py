@@ -104,32 +104,57 @@ def test_grading_killed_after_its_migration_is_resumed_on_the_next_open(seeded_d
         assert store.query("SELECT count(*) AS n FROM configurations")["n"][0] > 0
 
 
-def test_the_derived_tables_lose_their_index_and_keep_their_rows(seeded_db: Path) -> None:
-    """Migration 0026: configurations and config_stats without a primary key (db.grading writes one row per key by
-    construction); a store made before it keeps every row, and a regrade writes the same rows."""
+def test_config_stats_loses_its_index_and_keeps_its_rows(seeded_db: Path) -> None:
+    """Migration 0026: config_stats without a primary key (db.grading writes a row per configuration and figure by
+    construction); a store made before it keeps every row, and a regrade writes the same rows. configurations keeps
+    its key, which makes two transactions that add the same configuration conflict."""
     from db.store import Store
 
     rows = {"configurations": "SELECT * EXCLUDE (graded_at) FROM configurations ORDER BY config_key",
             "config_stats": "SELECT * FROM config_stats ORDER BY config_key, metric"}
-    with duckdb.connect(str(seeded_db)) as con:  # the tables as schema 25 had them, with their primary keys
+    keys = "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' ORDER BY 1"
+    with duckdb.connect(str(seeded_db)) as con:  # the table as schema 25 had it, with its primary key
         before = {table: con.execute(sql).fetchall() for table, sql in rows.items()}
-        for table, key in (("configurations", "config_key"), ("config_stats", "config_key, metric")):
-            con.execute(f"CREATE TABLE _old AS SELECT * FROM {table}")
-            con.execute(f"DROP TABLE {table}")
-            con.execute(f"CREATE TABLE {table} AS SELECT * FROM _old WITH NO DATA")
-            con.execute(f"ALTER TABLE {table} ADD PRIMARY KEY ({key})")
-            con.execute(f"INSERT INTO {table} SELECT * FROM _old")
-            con.execute("DROP TABLE _old")
+        con.execute("CREATE TABLE _old AS SELECT * FROM config_stats")
+        con.execute("DROP TABLE config_stats")
+        con.execute("CREATE TABLE config_stats AS SELECT * FROM _old WITH NO DATA")
+        con.execute("ALTER TABLE config_stats ADD PRIMARY KEY (config_key, metric)")
+        con.execute("INSERT INTO config_stats SELECT * FROM _old")
+        con.execute("DROP TABLE _old")
         con.execute("DELETE FROM schema_migrations WHERE version = 26")
-        keys = "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' ORDER BY 1"
-        assert {"configurations", "config_stats"} <= {r[0] for r in con.execute(keys).fetchall()}
+        assert "config_stats" in {r[0] for r in con.execute(keys).fetchall()}
     with Store.open(seeded_db) as store:
         indexed = {r[0] for r in store.con.execute(keys).fetchall()}
-        assert not indexed & {"configurations", "config_stats"} and "runs" in indexed
+        assert "config_stats" not in indexed and {"configurations", "runs"} <= indexed
         assert {table: store.con.execute(sql).fetchall() for table, sql in rows.items()} == before
         store.grade_all()
         assert {table: store.con.execute(sql).fetchall() for table, sql in rows.items()} == before
-        nullable = store.con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE table_name IN "
-                                     "('configurations', 'config_stats') AND column_name IN ('config_key', 'metric') "
-                                     "AND is_nullable").fetchall()
-    assert nullable == []
+        nullable = store.con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'config_stats' "
+                                     "AND column_name IN ('config_key', 'metric') AND is_nullable").fetchall()
+        assert nullable == []
+
+
+def test_two_writers_adding_the_same_configuration_at_once_conflict(seeded_db: Path) -> None:
+    """Two transactions of one process (two imports of the app) that write the same new configuration: the second
+    commit fails on configurations' key, so neither derived table ever holds a configuration twice."""
+    from db.grading import refresh_configurations
+    from db.store import Store
+
+    with Store.open(seeded_db) as store:
+        [(key,)] = store.con.execute("SELECT config_key FROM runs WHERE status = 'ok' AND isfinite(throughput_sps) "
+                                     "ORDER BY config_key LIMIT 1").fetchall()
+        store.con.execute("DELETE FROM configurations WHERE config_key = ?", [key])
+        store.con.execute("DELETE FROM config_stats WHERE config_key = ?", [key])
+        first, second = store.con.cursor(), store.con.cursor()
+        first.execute("BEGIN TRANSACTION")
+        second.execute("BEGIN TRANSACTION")
+        refresh_configurations(first, [key])
+        refresh_configurations(second, [key])
+        first.execute("COMMIT")
+        with pytest.raises(duckdb.TransactionException, match="PRIMARY KEY or UNIQUE constraint"):
+            second.execute("COMMIT")
+        counts = store.con.execute("SELECT (SELECT count(*) FROM configurations WHERE config_key = $1), "
+                                   "(SELECT count(*) FROM config_stats WHERE config_key = $1), "
+                                   "(SELECT count(DISTINCT metric) FROM config_stats WHERE config_key = $1)",
+                                   [key]).fetchone()
+    assert counts is not None and counts[0] == 1 and counts[1] == counts[2] > 0, counts

@@ -1,7 +1,7 @@
 """Pages with a chart show it within 2 s warm (issue 28 item 8), timed in a real Chromium.
 
     .venv/bin/python benchmarks/page_times.py [--visits 3] [--pages Compare,Cost]
-    .venv/bin/python benchmarks/page_times.py --visits 1 --pages Compare  # smallest
+    .venv/bin/python benchmarks/page_times.py --visits 1 --pages 'Compare,Run detail'  # smallest
 
 Starts `joulebench app` on a fresh database holding the reference data and a few imported files, opens each
 page that draws a chart once (cold: the server's caches filled), then --visits more times (warm), each time

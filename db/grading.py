@@ -172,15 +172,6 @@ def store_drifts(con: duckdb.DuckDBPyConnection, computed: pl.DataFrame) -> None
         con.unregister("_drifts")
 
 
-def stored_drifts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> tuple[dict, dict]:
-    """drift_frame as two dicts by run_id (power, step time), without the runs that have none."""
-    frame = drift_frame(con, run_ids)
-    power = frame.filter(pl.col("power_drift_pct").is_not_null())
-    steps = frame.filter(pl.col("step_time_drift_pct").is_not_null())
-    return (dict(zip(power["run_id"], power["power_drift_pct"], strict=True)),
-            dict(zip(steps["run_id"], steps["step_time_drift_pct"], strict=True)))
-
-
 def duckdb_numbers(con: duckdb.DuckDBPyConnection) -> NumberText:
     """energy.grades' number writer for many runs at once: DuckDB's format(), which writes ".3g" and "+.2g"
     exactly as Python's format() does (tests/test_grading_vectorised.py checks it on random numbers)."""

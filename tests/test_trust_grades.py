@@ -256,14 +256,17 @@ def test_explorer_aggregates_per_configuration_stored_and_computed(seeded_db: Pa
 
 
 def test_the_store_computes_the_same_drift_in_sql_as_the_runner_in_numpy(seeded_db: Path) -> None:
-    from db.grading import stored_drifts
+    from db.grading import drift_frame
     from energy.steady import drift_pct
 
     _import(seeded_db, "repeats-short-windows.json", "repeats-10s-windows.json")
     runs = [r for name in ("repeats-short-windows.json", "repeats-10s-windows.json")
             for r in json.loads((H100 / name).read_text())["runs"]]
     with Store.open(seeded_db) as store:
-        power, steps = stored_drifts(store.con, [r["run_id"] for r in runs])
+        frame = drift_frame(store.con, [r["run_id"] for r in runs])  # the runs named: filtered in the database
+    power = {r["run_id"]: r["power_drift_pct"] for r in frame.iter_rows(named=True) if r["power_drift_pct"] is not None}
+    steps = {r["run_id"]: r["step_time_drift_pct"] for r in frame.iter_rows(named=True)
+             if r["step_time_drift_pct"] is not None}
     for run in runs:
         trace = next(t for t in run["power_traces"] if t["boundary"])
         assert power[run["run_id"]] == pytest.approx(drift_pct(trace["t_s"], trace["power_w"]), abs=1e-9)

@@ -237,7 +237,7 @@ def in_browser(db: Path, wait_s: float, run_id: str, *, ungraded: bool = False, 
 
 
 def every_page(page, url: str, wait_s: float, run_id: str, note,  # type: ignore[no-untyped-def]
-               pages: Sequence[tuple[str, str]] = OTHER_PAGES) -> None:
+               pages: Sequence[tuple[str, str]]) -> None:
     """Compare's first chart on a fresh server, a later visit, and every other page's second visit."""
     note("Compare's first chart after navigation, fresh server",
          drawn_s(page, f"{url}/compare", wait_s, chart=True), COLD_TARGET_S)

@@ -18,9 +18,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -29,7 +28,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from db.connection import first_row
+from db.connection import first_row, id_set, in_ids
 from db.migrate import apply_migrations
 from energy.grades import GRADES, NumberText, grade_aggregate_frame, grade_frame
 from energy.stats import CONFIDENCE
@@ -65,29 +64,6 @@ def config_key(row: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(values, default=str).encode()).hexdigest()[:24]
 
 
-_ID_SETS = itertools.count()
-
-
-@contextlib.contextmanager
-def _in_set(con: duckdb.DuckDBPyConnection, ids: Sequence[str] | None) -> Iterator[str]:
-    """The name of a relation of the ids (run ids, configuration keys) to filter by, for `_where`; "" for None
-    (every row). Registered as an Arrow table while the block runs: binding 100,000 ids as a list parameter
-    takes 0.3 s per use."""
-    if ids is None:
-        yield ""
-        return
-    name = f"_ids_{next(_ID_SETS)}"
-    con.register(name, pa.table({"id": pa.array(list(ids), pa.string())}))
-    try:
-        yield name
-    finally:
-        con.unregister(name)
-
-
-def _where(ids: str, column: str = "run_id") -> str:
-    return f"{column} IN (SELECT id FROM {ids})" if ids else "TRUE"
-
-
 def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
     return con.sql(sql).pl()
 
@@ -103,8 +79,8 @@ def drift_frame(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -
     database (a stored trace can hold millions of samples), of the boundary's power trace (its first total
     domain), and of the step times stamped at each step's start. The same rule: sample means of the halves
     split at the middle of the time span, their difference over the overall mean, in %; at least 4 samples."""
-    with _in_set(con, run_ids) as ids:
-        return _drift_sql(con, _where(ids, "p.run_id"), _where(ids))
+    with id_set(con, run_ids) as ids:
+        return _drift_sql(con, in_ids(ids, "p.run_id"), in_ids(ids, "run_id"))
 
 
 def _drift_sql(con: duckdb.DuckDBPyConnection, where_p: str, where_s: str) -> pl.DataFrame:
@@ -140,21 +116,22 @@ def known_drifts(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) 
     from the samples for the others; and those computed, which `store_drifts` keeps (nothing is written here:
     a read-only connection will do)."""
     try:
-        with _in_set(con, run_ids) as ids:
+        with id_set(con, run_ids) as ids:
             stored = _frame(con, "SELECT d.run_id, any_value(d.power_drift_pct) AS power_drift_pct, "
                                  "any_value(d.step_time_drift_pct) AS step_time_drift_pct FROM run_drift d "
-                                 f"SEMI JOIN runs r ON r.run_id = d.run_id WHERE {_where(ids, 'd.run_id')} "
+                                 f"SEMI JOIN runs r ON r.run_id = d.run_id WHERE {in_ids(ids, 'd.run_id')} "
                                  "GROUP BY d.run_id")
             missing = _frame(con, "SELECT d.run_id FROM runs d ANTI JOIN run_drift USING (run_id) "
-                                  f"WHERE {_where(ids, 'd.run_id')}")["run_id"].to_list()
+                                  f"WHERE {in_ids(ids, 'd.run_id')}")
     except duckdb.CatalogException:  # a store migrated before schema 23 (a team store not pushed to since)
         return drift_frame(con, run_ids), pl.DataFrame(schema=_DRIFT_COLUMNS)
-    if not missing:
+    if missing.is_empty():
         return stored, pl.DataFrame(schema=_DRIFT_COLUMNS)
     # most runs without one (a store from before schema 23): scanning every sample is cheaper than filtering
     # 10 M samples by 100,000 ids (0.55 s against 0.8 s); the computed drifts of stored runs are dropped below
-    computed = drift_frame(con, None if run_ids is None and len(missing) >= stored.height else missing)
-    computed = pl.DataFrame({"run_id": missing}).join(computed, on="run_id", how="left")  # a row for every run
+    whole = run_ids is None and missing.height >= stored.height
+    computed = drift_frame(con, None if whole else missing["run_id"].to_list())
+    computed = missing.join(computed, on="run_id", how="left")  # a row for every run
     computed = computed.select(*_DRIFT_COLUMNS).cast(_DRIFT_COLUMNS)
     return pl.concat([stored.select(*_DRIFT_COLUMNS).cast(_DRIFT_COLUMNS), computed]), computed
 
@@ -280,9 +257,9 @@ def _graded_rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None,
         key = config_key_sql(con)
     except (KeyError, RuntimeError):  # a runs table whose types this cannot write (never in a migrated store)
         key = "NULL::VARCHAR"
-    with _in_set(con, run_ids) as ids:
+    with id_set(con, run_ids) as ids:
         rows = _fill_config_keys(_frame(con, f"SELECT {', '.join(columns)}, {key} AS config_key FROM runs "
-                                             f"WHERE {_where(ids)}"))
+                                             f"WHERE {in_ids(ids, 'run_id')}"))
     if rows.is_empty():
         return rows, pl.DataFrame(schema=_DRIFT_COLUMNS)
     drifts, computed = known_drifts(con, run_ids)
@@ -420,9 +397,9 @@ def refresh_configurations(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) 
     at once: energy.grades' aggregate rules over a frame)."""
     if not keys:
         return
-    with _in_set(con, keys) as ids:
+    with id_set(con, keys) as ids:
         members = _frame(con, f"SELECT config_key, status, trust_grade, {', '.join(STAT_METRICS)} FROM runs "
-                              f"WHERE {_where(ids, 'config_key')} ORDER BY config_key, run_id")
+                              f"WHERE {in_ids(ids, 'config_key')} ORDER BY config_key, run_id")
     configurations, stats = configuration_rows(con, members)
     _store_configurations(con, keys, configurations, stats, everything=False)
 

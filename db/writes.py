@@ -27,7 +27,7 @@ import pyarrow as pa
 import db.columns as columns
 import db.labels as labels
 import db.same_measurement as same_measurement
-from db.connection import damaged, first_row, interrupted
+from db.connection import damaged, first_row, id_set, in_ids, interrupted
 from db.grading import grade_runs
 from energy.figures import FLAG_POWER_IMPLAUSIBLE, implausible_power_reason
 from joulebench.errors import ResultFileError
@@ -77,9 +77,8 @@ def environment_id(env: dict[str, Any]) -> str | None:
 def _existing(con: duckdb.DuckDBPyConnection, table: str, column: str, values: list[str]) -> set[str]:
     if not values:
         return set()
-    rows = con.execute(
-        f"SELECT {column} FROM {table} WHERE {column} IN (SELECT unnest(?::VARCHAR[]))", [values]
-    ).fetchall()
+    with id_set(con, values) as ids:
+        rows = con.execute(f"SELECT {column} FROM {table} WHERE {in_ids(ids, column)}").fetchall()
     return {r[0] for r in rows}
 
 

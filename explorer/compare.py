@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from decision.aggregates import worst_grade, worst_grade_expr
+from decision.aggregates import worst_grade_expr
 from decision.money import CostSettings
 from decision.text import (
     BASIS_NAMES,
@@ -325,7 +325,7 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     grouped = (measured.with_columns(grades.alias("_grade"), estimated.alias("_estimated"))
                .with_columns(basis_expr("source_kind", "_estimated").alias("_basis")).group_by(["series", "config"])
                .agg(pl.col(metric.column).alias("values"), pl.len().alias("n"),
-                    pl.col("_grade").alias("_grades"),
+                    worst_grade_expr("_grade").alias("grade"),
                     pl.col("energy_boundary").drop_nulls().unique().sort().str.join(", ").alias("boundary"),
                     pl.col("energy_method").drop_nulls().unique().sort().str.join(", ").alias("method"),
                     pl.col("_basis").drop_nulls().unique().sort().str.join(", ").alias("basis"),
@@ -337,8 +337,7 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
                 pl.Series("value", [a.mean if a else None for a in stats], pl.Float64),
                 pl.Series("ci_low", [a.ci95_low if a else None for a in stats], pl.Float64),
                 pl.Series("ci_high", [a.ci95_high if a else None for a in stats], pl.Float64),
-                pl.Series("grade", [worst_grade(g) for g in grouped["_grades"].to_list()], pl.String),
-            ).drop("_grades").sort(["config", "series"]))
+            ).sort(["config", "series"]))
 
 
 

@@ -33,23 +33,19 @@ from db.migrate import apply_migrations
 from energy.grades import GRADES, NumberText, grade_aggregate_frame, grade_frame
 from energy.stats import CONFIDENCE
 from energy.steady import MIN_DRIFT_POINTS
+from joulebench.configuration import KEY_ALWAYS, KEY_WHERE_STATED
+from joulebench.metrics import AGGREGATED
 
-CONFIG_KEY_FIELDS = ("device_name", "env_id", "workload", "mode", "precision", "batch_size", "grad_accum_steps",
-                     "seq_len", "image_size", "gpu_count", "compile", "power_limit_w", "power_mode", "tag",
-                     "energy_boundary", "origin_kind")
-# the figures aggregated per configuration (runs columns)
-STAT_METRICS = ("throughput_sps", "j_per_sample", "net_j_per_sample", "j_per_iteration", "avg_power_w",
-                "energy_j", "latency_p50_ms", "latency_p99_ms", "duration_s", "tokens_per_s", "j_per_token",
-                "decode_j_per_token", "ttft_p90_ms", "itl_p90_ms", "tpot_p90_ms")
-# settings that separate configurations only where a run states them (older keys unchanged): generation
-# (schema 13), how a serving benchmark offered its load and which server ran it (schema 14), how the weights
-# are quantised (schema 18)
-CONFIG_KEY_EXTRAS = ("max_new_tokens", "request_rate_per_s", "load_kind", "max_concurrency", "arrival", "burstiness",
-                     "prompt_tokens_requested", "output_tokens_requested", "length_distribution", "engine",
-                     "quantization")
+# what a configuration is (joulebench.configuration): the fields every key hashes, then those hashed only where a
+# run states them (older keys unchanged)
+CONFIG_KEY_FIELDS = KEY_ALWAYS
+CONFIG_KEY_EXTRAS = KEY_WHERE_STATED
+# the figures aggregated per configuration (runs columns), as the metric catalogue marks them
+STAT_METRICS = AGGREGATED
 _FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool", "duration_s", "energy_j",
                  "energy_boundary", "energy_method", "sample_period_s", "sensor_update_period_s",
-                 "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags")
+                 "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags",
+                 "requests_completed", "requests_failed")
 
 
 def config_key(row: dict[str, Any]) -> str:

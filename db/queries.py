@@ -12,6 +12,7 @@ import polars as pl
 from db.grading import STAT_METRICS
 from db.labels import NOT_STATED_SQL, supplied_for_run
 from db.store import Store
+from joulebench.configuration import NAMES
 from joulebench.labels import NOT_STATED
 
 
@@ -42,6 +43,16 @@ def overview_counts(store: Store) -> pl.DataFrame:
         "FROM runs GROUP BY 1, 2 ORDER BY runs DESC, workload, mode")
 
 
+def token_devices(store: Store, most: int = 4) -> pl.DataFrame:
+    """The devices with the most configurations measured in energy per output token (the LLM question the
+    overview offers): device_name, configurations, and whether any is a serving point."""
+    return store.query(
+        "SELECT device_name, count(DISTINCT config_key) AS configurations, "
+        "bool_or(load_kind IS NOT NULL OR request_rate_per_s IS NOT NULL OR max_concurrency IS NOT NULL) AS serving "
+        "FROM runs WHERE status = 'ok' AND j_per_token IS NOT NULL AND device_name IS NOT NULL "
+        "GROUP BY device_name ORDER BY configurations DESC, device_name LIMIT ?", [most])
+
+
 def runs_for_chart(store: Store, chosen: ChartSelection) -> pl.DataFrame:
     return store.query(
         "SELECT r.run_id, r.device_name || coalesce(' (' || e.system_name || ')', '') AS device_name, "
@@ -52,6 +63,10 @@ def runs_for_chart(store: Store, chosen: ChartSelection) -> pl.DataFrame:
         "ORDER BY r.device_name, r.batch_size",
         [chosen.workload, chosen.mode, chosen.precision, chosen.seq_len])
 
+
+# every configuration field but those the run columns below state in their own way
+_SETTINGS = ", ".join(f"r.{n}" for n in NAMES if n not in ("device_name", "mode", "precision", "workload",
+                                                          "energy_boundary"))
 
 # Columns the explorer compares on; one row per run with its device and source. A label the file
 # did not state is shown as 'not stated', never hidden: a device as 'not stated (<file>)', so the
@@ -64,13 +79,14 @@ _RUN_COLUMNS = f"""
     coalesce(r.mode, '{NOT_STATED}') AS mode,
     CASE WHEN r.precision IS NULL AND r.mode IS DISTINCT FROM 'idle' THEN '{NOT_STATED}' ELSE r.precision END
         AS precision,
-    r.batch_size, r.grad_accum_steps, r.seq_len, r.max_new_tokens, r.request_rate_per_s, r.image_size, r.gpu_count,
-    r.power_limit_w, r.power_mode, r.compile, r.repeat_index, r.tag, r.examples, r.duration_s,
+    {_SETTINGS}, r.repeat_index, r.sweep_id, r.examples, r.duration_s,
     r.throughput_sps, r.iterations_per_s, r.throughput_derivation, r.latency_p50_ms, r.latency_p90_ms,
     r.latency_p99_ms, r.mem_peak_allocated_mb, r.mem_peak_rss_mb, r.mem_used_device_mb, r.energy_j,
     r.energy_missing_reason, r.energy_boundary, r.energy_method, r.avg_power_w, r.j_per_sample,
     r.j_per_iteration, r.idle_power_w, r.net_j_per_sample, r.sample_unit, r.tokens_per_s, r.j_per_token,
-    r.decode_j_per_token, r.ttft_p90_ms, r.itl_p90_ms, r.tpot_p90_ms, r.latency_missing_reason, r.flags, r.citation,
+    r.decode_j_per_token, r.ttft_p90_ms, r.itl_p90_ms, r.tpot_p90_ms, r.e2e_latency_p90_ms, r.requests_per_s,
+    r.j_per_request, r.goodput_requests_per_s, r.goodput_requests_per_j, r.goodput_slo, r.requests_completed,
+    r.requests_failed, r.prompt_tokens_mean, r.output_tokens_mean, r.latency_missing_reason, r.flags, r.citation,
     r.notes,
     s.shown_kind AS source_kind, s.file_name AS source_file, r.source_id, e.system_name, {_NOT_STATED_LIST},
     r.config_key, r.trust_grade, r.trust_reasons, c.trust_grade AS config_grade, c.trust_reasons AS config_reasons,
@@ -92,10 +108,9 @@ def runs_table(store: Store) -> pl.DataFrame:
 
 
 STAT_FIELDS = ("n", "mean", "std", "cov_pct", "ci95_low", "ci95_high")
-# what a configuration is, shown beside its aggregate (the same for all of its runs)
-_CONFIG_COLUMNS = ("device_name", "workload", "model", "task", "mode", "precision", "batch_size", "grad_accum_steps",
-                   "seq_len", "max_new_tokens", "request_rate_per_s", "image_size", "gpu_count", "compile",
-                   "power_limit_w", "power_mode", "tag", "energy_boundary", "origin_kind", "env_id")
+# what a configuration is, shown beside its aggregate (the same for all of its runs): every field of
+# joulebench.configuration, and the model and task its workload names
+_CONFIG_COLUMNS = (*NAMES, "model", "task")
 
 
 def configurations(store: Store, where: str = "TRUE", params: list | None = None) -> pl.DataFrame:
@@ -176,12 +191,11 @@ def power_modes(store: Store) -> pl.DataFrame:
 
 # --- power settings (issue 13): the runs a power-setting model is fitted on -----------------------
 
-_SETTING_COLUMNS = """
-    r.run_id, r.device_name, d.kind AS device_kind, r.workload, r.mode, r.precision, r.batch_size,
-    r.grad_accum_steps, r.seq_len, r.max_new_tokens, r.request_rate_per_s, r.image_size, r.gpu_count, r.compile,
-    r.power_limit_w, r.power_mode, r.profile, r.tag, r.examples, r.duration_s, r.throughput_sps, r.tokens_per_s,
-    r.energy_j, r.avg_power_w, r.j_per_sample,
-    r.energy_boundary, r.energy_method, r.source_id, s.file_name AS source_file, s.shown_kind AS source_kind,
+_SETTING_COLUMNS = f"""
+    r.run_id, d.kind AS device_kind, {", ".join(f"r.{n}" for n in NAMES)},
+    r.profile, r.examples, r.duration_s, r.throughput_sps, r.tokens_per_s,
+    r.energy_j, r.avg_power_w, r.j_per_sample, r.energy_method, r.source_id, s.file_name AS source_file,
+    s.shown_kind AS source_kind,
     r.started_at, m.cpu_cores, m.cpu_max_mhz, m.gpu_max_mhz, m.memory_max_mhz, m.mode_name
 """
 

@@ -23,6 +23,7 @@ from db.grading import STAT_METRICS
 from decision.markdown import md
 from energy.grades import GRADE_MEANINGS, GRADES, Reason
 from energy.stats import RatioInterval, aggregate, ratio_interval
+from joulebench.configuration import NAMES
 
 __all__ = ["GRADES", "GRADE_COLORS", "GRADE_MEANINGS", "LOW_GRADES", "NOT_GRADED", "SETTLE_IT", "by_configuration",
            "grade_legend", "low_grade_warning", "ratio_statement", "reason_rows", "stored", "worst_grade",
@@ -36,10 +37,9 @@ SETTLE_IT = ("What would settle it: a longer, repeated measurement. A New run wi
              "such runs from whoever owns one) and the figures can reach grade A.")
 AGGREGATE_COLUMNS = {"n": pl.Int64, "mean": pl.Float64, "ci95_low": pl.Float64, "ci95_high": pl.Float64,
                      "std": pl.Float64, "cov_pct": pl.Float64}
-# what a configuration is (columns of data.runs, the same for all of its runs)
-CONFIG_COLUMNS = ("device_name", "device_kind", "system_name", "workload", "mode", "precision", "batch_size",
-                  "grad_accum_steps", "seq_len", "image_size", "power_setting", "compile", "tag", "energy_boundary",
-                  "energy_method", "source_kind", "citation")
+# what a configuration is (columns of data.runs, the same for all of its runs): every field of
+# joulebench.configuration, and how each device and source is named beside it
+CONFIG_COLUMNS = (*NAMES, "device_kind", "system_name", "power_setting", "energy_method", "source_kind", "citation")
 
 
 def stored(configs: pl.DataFrame, metric: str) -> pl.DataFrame:

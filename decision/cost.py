@@ -34,6 +34,7 @@ from decision.money import (
     price_origin,
 )
 from decision.text import BASIS_NAMES, BOUNDARY_NAMES, batch_label, precision_name
+from joulebench.metrics import label
 
 
 @dataclass(frozen=True)
@@ -262,14 +263,15 @@ def electricity_table(found: pl.DataFrame, currency: str) -> pl.DataFrame:
     money = f"({currency} per 1M samples)"
     tokens = []
     if "electricity_cost_per_1m_tokens" in found.columns and found["j_per_token"].drop_nulls().len():
-        tokens = [pl.col("tokens_per_s").alias("Output tokens/s"), pl.col("j_per_token").alias("J per output token"),
+        tokens = [pl.col("tokens_per_s").alias(label("tokens_per_s")),
+                  pl.col("j_per_token").alias(label("j_per_token")),
                   pl.col("electricity_cost_per_1m_tokens").alias(f"Electricity ({currency} per 1M output tokens)")]
     return found.select(
         pl.col("device_name").alias("Device"), pl.col("precision").alias("Precision"),
         pl.col("batch_size").alias("Batch"), _tag(found).alias("Configuration"),
         pl.col("power_setting").alias("Power setting"),
-        pl.col("throughput_used").alias("Throughput (samples/s)"),
-        pl.col("j_per_sample_used").alias("Energy per example (J)"), pl.col("energy_basis").alias("Energy basis"),
+        pl.col("throughput_used").alias(label("throughput_sps")),
+        pl.col("j_per_sample_used").alias(label("j_per_sample")), pl.col("energy_basis").alias("Energy basis"),
         pl.col("electricity_cost_per_1m").alias(f"Electricity {money}"), *tokens,
         pl.coalesce("cost_missing", pl.lit(NO_PRICE)).alias("Hardware"),
         pl.col("trust_grade").fill_null(NOT_GRADED).alias("Trust grade"), pl.col("run_id").alias("Run"),
@@ -283,7 +285,8 @@ def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
     tokens = []
     if "cost_per_1m_tokens" in ranked.columns and ranked["j_per_token"].drop_nulls().len():
         per = f"({currency} per 1M output tokens)"
-        tokens = [pl.col("tokens_per_s").alias("Output tokens/s"), pl.col("j_per_token").alias("J per output token"),
+        tokens = [pl.col("tokens_per_s").alias(label("tokens_per_s")),
+                  pl.col("j_per_token").alias(label("j_per_token")),
                   pl.col("electricity_cost_per_1m_tokens").alias(f"Electricity {per}"),
                   pl.col("hardware_cost_per_1m_tokens").alias(f"Hardware {per}"),
                   pl.col("cost_per_1m_tokens").alias(f"Cost {per}")]
@@ -292,9 +295,9 @@ def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
         pl.col("precision").alias("Precision"), pl.col("batch_size").alias("Batch"),
         pl.col("seq_len").alias("Sequence length"), _tag(ranked).alias("Configuration"),
         pl.col("power_setting").alias("Power setting"),
-        pl.col("throughput_used").alias("Throughput (samples/s)"), pl.col("throughput_basis").alias("Throughput basis"),
-        pl.col("j_per_sample_used").alias("Energy per example (J)"), pl.col("energy_basis").alias("Energy basis"),
-        pl.col("idle_power_used_w").alias("Idle power (W)"),
+        pl.col("throughput_used").alias(label("throughput_sps")), pl.col("throughput_basis").alias("Throughput basis"),
+        pl.col("j_per_sample_used").alias(label("j_per_sample")), pl.col("energy_basis").alias("Energy basis"),
+        pl.col("idle_power_used_w").alias(label("idle_power_w")),
         pl.col("price").alias(f"Price ({currency})"),
         pl.col("electricity_cost_per_1m").alias(f"Electricity {money}"),
         pl.col("hardware_cost_per_1m").alias(f"Hardware {money}"),
@@ -303,7 +306,7 @@ def ranking_table(ranked: pl.DataFrame, currency: str) -> pl.DataFrame:
         pl.col("idle_cost_per_1m").alias(f"of the electricity, while idle {money}"),
         *tokens,
         pl.col("trust_grade").fill_null(NOT_GRADED).alias("Trust grade"),
-        pl.col("latency_p99_ms").alias("p99 latency (ms)"), pl.col("memory_gb").alias("Memory (GB)"),
+        pl.col("latency_p99_ms").alias(label("latency_p99_ms")), pl.col("memory_gb").alias("Memory (GB)"),
         pl.col("run_id").alias("Run"),
     )
 

@@ -23,13 +23,15 @@ from decision.like_for_like import Comparison, compare_energy, compare_speed, fi
 from decision.money import CostSettings, Rates, crossover
 from decision.scope import MAX_DEVICES, Job, job_rows
 from decision.text import money, ratio, sig
+from joulebench.defaults import RUNNER_WORKLOADS
 
 
 @dataclass(frozen=True)
 class Gap:
     device: str
     what: str  # what is missing, as a sentence
-    fill: str  # "run" | "upload" | "devices"
+    fill: str  # "run" (a runner workload, New run's form) | "serve" (an LLM from a file: serve-bench against an engine
+    # serving it) | "devices"
     prefill: dict[str, str] = field(default_factory=dict)
 
 
@@ -86,10 +88,10 @@ def _fits(ans: DeviceAnswer, c: Constraints, currency: str) -> list[tuple[str, s
             continue
         if not fig.known:
             out.append(("unknown", f"{name(limit)}: not known ({fig.missing_reason})"))
-        elif good(fig.value, limit):
-            out.append(("ok", f"{name(limit)}: fits ({show(fig.value)})"))
-        else:
-            out.append(("fails", f"{name(limit)}: fails ({show(fig.value)})"))
+        else:  # a power or latency figure names the configuration it was measured at (the one the claims use)
+            at = f" at {fig.config}" if fig.config and fig.unit in ("W", "ms") else ""
+            verdict = "fits" if good(fig.value, limit) else "fails"
+            out.append(("ok" if verdict == "fits" else "fails", f"{name(limit)}: {verdict} ({show(fig.value)}{at})"))
     return out
 
 
@@ -101,15 +103,21 @@ def _gaps(ans: DeviceAnswer, job: Job, rows: pl.DataFrame) -> list[Gap]:
     if len(seqs) == 1:
         prefill["seq"] = str(seqs[0])
     prefill = {k: v for k, v in prefill.items() if v}
+    # the runner measures its own workloads; a model a file names (an LLM such as meta-llama/Llama-3.1-70B-Instruct)
+    # is measured here by serving it with an engine and pointing serve-bench at it
+    fill = "run" if prefill.get("workload") in RUNNER_WORKLOADS else "serve"
+    if fill == "serve":
+        prefill = {"model": prefill["workload"]} if prefill.get("workload") else {}
     gaps = []
     if not ans.throughput.known:
         gaps.append(Gap(ans.device, f"no measured {'training' if job.mode == 'train' else 'inference'} throughput",
-                        "run", prefill))
+                        fill, prefill))
     if not ans.j_per_sample.known and not ans.j_per_iteration.known:
-        gaps.append(Gap(ans.device, "no energy figure", "run", prefill))
+        gaps.append(Gap(ans.device, "no energy figure", fill, prefill))
     if not ans.idle_power.known:
+        idle_run = {"workload": RUNNER_WORKLOADS[0]} if fill == "serve" else prefill  # any workload: idle is idle
         gaps.append(Gap(ans.device, "no idle power (it decides the cost at low utilisation)", "run",
-                        {**prefill, "idle": "30"}))
+                        {**idle_run, "idle": "30"}))
     if not ans.price.known:
         gaps.append(Gap(ans.device, ans.price.missing_reason or "no price", "devices"))
     return gaps

@@ -318,8 +318,11 @@ def device_answer(runs: pl.DataFrame, catalog_row: dict[str, Any] | None, modes:
     ooms = [config_label(r) for r in oom_rows.iter_rows(named=True)]
     oom_basis = " and ".join(sorted({basis_of(k) for k in oom_rows["source_kind"].to_list()}))
 
-    # power drawn while running: measured average, else the cap of the setting, else TDP
-    pw_row = _best_row(ok, "avg_power_w", highest=False)
+    # power drawn while running, at the configuration whose figures the answer compares (the fastest, else the one
+    # of the energy figure): a power cap is checked on the configuration a claim uses, never on another one;
+    # else the cap of the setting, else TDP
+    pw_row = next((r for r in (tp_row, energy_row) if r is not None and r.get("avg_power_w") is not None),
+                  None) or _best_row(ok, "avg_power_w", highest=False)  # else the one measured, named by its config
     if pw_row is not None:
         power = _from_row(device, "Power while running", "avg_power_w", "W", pw_row, energy=True, rows=ok)
     elif energy_row is not None and _cap_w(energy_row, modes, cat.get("tdp_w")):

@@ -16,6 +16,7 @@ from decision.figures import ESTIMATE, STATED, DeviceAnswer, Figure
 from decision.scope import Job, job_rows
 from decision.text import basis_of, batch_label, count, precision_name, ratio, sig
 from energy.stats import ratio_interval
+from joulebench.configuration import LIKE_FOR_LIKE, SETTINGS_OF_A_DEVICE, label_parts
 
 
 @dataclass(frozen=True)
@@ -147,13 +148,14 @@ class LikeForLike:
     noise: str  # how many configurations each device was measured at, when more than one
 
 
-# The job a configuration measured (both sides must match on every one of these, nulls equal), and the settings a
-# buyer chooses on each device (its best is taken): every setting a source varies is one or the other, so runs
-# that differ in any of them are never pooled, and two configurations are never averaged.
-JOB_FIELDS = ("workload", "mode", "precision", "seq_len", "image_size", "max_new_tokens", "request_rate_per_s",
-              "load_kind", "max_concurrency", "arrival", "prompt_tokens_requested", "output_tokens_requested",
-              "length_distribution", "energy_boundary")
-KNOB_FIELDS = ("batch_size", "grad_accum_steps", "gpu_count", "compile", "power_setting", "tag")
+# The job a configuration measured (both sides must match on every one of these, nulls equal: the work, the load,
+# the engine, the GPUs per system and where energy was measured), and the settings a buyer chooses on each device
+# (its best is taken; the power limit and mode as one `power_setting`). Both come from joulebench.configuration's
+# LIKE_FOR_LIKE view, which names what it leaves out and why: runs that differ in any other field are never pooled,
+# and two configurations are never averaged.
+_SETTINGS = tuple(f for f in LIKE_FOR_LIKE.fields if f in SETTINGS_OF_A_DEVICE)
+JOB_FIELDS = tuple(f for f in LIKE_FOR_LIKE.fields if f not in _SETTINGS)
+KNOB_FIELDS = tuple(dict.fromkeys("power_setting" if f in ("power_limit_w", "power_mode") else f for f in _SETTINGS))
 CONFIG_KEY = JOB_FIELDS + KNOB_FIELDS
 
 
@@ -162,8 +164,6 @@ def knob_label(row: dict) -> str:
     parts = []
     if row.get("batch_size") is not None:
         parts.append(batch_label(row["batch_size"], row.get("grad_accum_steps")))
-    if (row.get("gpu_count") or 1) > 1:
-        parts.append(f"{row['gpu_count']} GPUs")
     if row.get("compile"):
         parts.append("compiled")
     if row.get("power_setting") and row["power_setting"] != "default":
@@ -174,16 +174,15 @@ def knob_label(row: dict) -> str:
 
 
 def _job_label(row: dict) -> str:
+    """The job both sides ran, every field of it that is stated: 'llama-8b · FP16 · 1 GPU · rate 2/s · prompt 64
+    tokens'."""
     parts = [str(row.get("workload") or "workload not stated")]
     if row.get("precision"):
         parts.append(precision_name(row["precision"]))
-    if row.get("seq_len") is not None:
-        parts.append(f"seq {row['seq_len']}")
-    if row.get("max_new_tokens") is not None:
-        parts.append(f"{row['max_new_tokens']} output tokens")
-    if row.get("request_rate_per_s") is not None:
-        parts.append(f"{row['request_rate_per_s']:g} requests/s")
-    return " · ".join(parts)
+    return " · ".join(parts + label_parts(row, _JOB_DESCRIBED))
+
+
+_JOB_DESCRIBED = tuple(f for f in JOB_FIELDS if f not in ("workload", "mode", "precision", "energy_boundary"))
 
 
 def _configurations(runs: pl.DataFrame, device: str, job: Job, column: str) -> pl.DataFrame:

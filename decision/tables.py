@@ -13,6 +13,7 @@ from decision.decide import Answer
 from decision.figures import DeviceAnswer, Figure
 from decision.money import NO_PRICE, CostSettings, CostSplit, cost_split
 from decision.text import count, in_sentence, sig
+from joulebench.metrics import label
 
 N_COLUMN, CI_COLUMN, GRADE_COLUMN = "Repeats (n)", "95% interval", "Trust grade"
 OPTIONAL_COLUMNS = (N_COLUMN, CI_COLUMN, GRADE_COLUMN)
@@ -62,7 +63,7 @@ def figure_table(answer: Answer) -> pl.DataFrame:
         split = device_split(ans, answer.settings)
         basis = " and ".join(sorted({ans.cost_throughput.basis, ans.cost_energy.basis}))
         electricity, hardware = (*split.workings, "", "")[:2] if split.electricity is not None else ("", "")
-        figs.append(Figure(d, "Electricity per 1M samples", split.electricity, cur,
+        figs.append(Figure(d, label("electricity_cost_per_1m"), split.electricity, cur,
                            basis if split.electricity is not None else "not measured",
                            source=electricity, missing_reason=split.electricity_missing,
                            grade=ans.cost_energy.grade))

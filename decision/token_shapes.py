@@ -1,8 +1,8 @@
 """Like for like for token figures (issue 26): what a configuration's J/token was measured under, and
 which configurations compare.
 
-A token figure's shape is the model (its architecture: `model_key`), the mode (offline batch, or online
-serving), the load kind (an open-loop rate or a fixed concurrency; the load's value is the sweep's axis,
+A token figure's shape is the model (its architecture: `model_key`), the GPUs per system, the mode (offline batch,
+or online serving), the load kind (an open-loop rate or a fixed concurrency; the load's value is the sweep's axis,
 so the points of a sweep share a shape), the request lengths (fixed, or a distribution: its mean and
 spread) and the engine. A mode or engine a source does not state is left out of the shape (never taken
 for another). A source that states only the mean prompt and output lengths of its requests compares with
@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 
 import polars as pl
+
+from joulebench.configuration import BY_NAME
 
 LENGTH_TOLERANCE = 0.10  # an imported run's mean lengths compare with lengths within 10 % of them
 SERVING, BATCH = "online serving", "offline batch"
@@ -47,6 +49,7 @@ class Shape:
     output: float | None
     spread: str | None  # "fixed", the distribution as stored, or None: only the means are stated
     means_only: bool = False
+    gpus: int = 1  # accelerators per system: 2 GPUs are compared with 2 GPUs, never with 4
 
     def lengths_text(self) -> str:
         if self.prompt is None and self.output is None:
@@ -67,6 +70,8 @@ class Shape:
                                       else ""))
         if self.engine:
             parts.append(f"engine {self.engine}")
+        if self.gpus != 1:  # a shape on one GPU reads as it did before GPU counts were compared
+            parts.append(BY_NAME["gpu_count"].text(self.gpus))
         return ", ".join(parts)
 
 
@@ -99,7 +104,8 @@ def shape_of(row: dict) -> Shape:
         "fixed" if not distribution or ("stdev" not in distribution and not distribution.startswith("csv"))
         else str(distribution))
     model = model_key(row.get("model")) or row.get("workload") or "model not stated"
-    return Shape(model, mode, load, engine, _num(prompt), _num(output), spread, means_only)
+    return Shape(model, mode, load, engine, _num(prompt), _num(output), spread, means_only,
+                 int(row.get("gpu_count") or 1))
 
 
 def _num(value: object) -> float | None:
@@ -126,6 +132,8 @@ def difference(shape: Shape, anchor: Shape) -> str | None:
         return f"load as {loads[0]}, not {loads[1]}"
     if shape.engine != anchor.engine:
         return f"engine {shape.engine or 'not stated'}, not {anchor.engine or 'not stated'}"
+    if shape.gpus != anchor.gpus:
+        return f"{BY_NAME['gpu_count'].text(shape.gpus)} per system, not {anchor.gpus}"
     for what, mine, theirs in (("prompt", shape.prompt, anchor.prompt), ("output", shape.output, anchor.output)):
         if (mine is None) != (theirs is None):
             return f"{what} length {'not stated' if mine is None else f'{mine:.4g}'}, not " \

@@ -29,9 +29,10 @@ from decision import token_shapes
 from decision.figures import DeviceAnswer
 from decision.markdown import md
 from decision.money import J_PER_KWH, CostSettings, CostTerms, Rates, cost_terms
-from decision.text import BASIS_NAMES, money, sig
+from decision.text import ENERGY_ESTIMATED, basis_expr, money, sig
 from decision.token_shapes import model_key
-from joulebench.metrics import ITL, TPOT, TTFT, Metric
+from joulebench.configuration import BY_NAME
+from joulebench.metrics import ITL, TPOT, TTFT, Metric, label, short
 
 __all__ = ["Target", "TokenDecision", "decide", "model_key", "token_configs", "with_serving"]
 
@@ -68,7 +69,7 @@ class Target:
 
 def _short(metric: Metric) -> str:
     """'TPOT p90': a latency column's family and statistic, as the limits name them."""
-    return metric.label.split(" (", 1)[0]
+    return short(metric.name)
 
 
 def with_serving(configs: pl.DataFrame, serving: pl.DataFrame) -> pl.DataFrame:
@@ -92,8 +93,13 @@ def token_configs(configs: pl.DataFrame, devices: list[str]) -> pl.DataFrame:
     if rows.is_empty():
         return rows
     rows = rows.with_columns([pl.lit(None, t).alias(c) for c, t in SERVING_COLUMNS.items() if c not in rows.columns])
-    return token_shapes.assign(rows).with_columns(
-        pl.col("source_kind").replace_strict(BASIS_NAMES, default="imported").alias("basis"))
+    # an estimated energy (CPU utilisation x TDP) is called an estimate, never "measured here"
+    rows = rows.with_columns([pl.lit(None, pl.String).alias(c) for c in ("energy_method", "energy_boundary")
+                              if c not in rows.columns])
+    estimated = (pl.when(((pl.col("energy_method") == "estimated") | (pl.col("energy_boundary") == "estimated"))
+                         .fill_null(False)).then(pl.lit(ENERGY_ESTIMATED)).otherwise(pl.lit(None, pl.String)))
+    return (token_shapes.assign(rows).with_columns(estimated.alias("_estimated"))
+            .with_columns(basis_expr("source_kind", "_estimated").alias("basis")).drop("_estimated"))
 
 
 def shapes(rows: pl.DataFrame) -> list[str]:
@@ -173,8 +179,9 @@ def answer(rows: pl.DataFrame, shape: str, devices: list[str], target: Target, c
         if meeting:
             best = max(meeting, key=_sustained) if serving else meeting[0]
             status, why = "meets", ""
-        else:  # the configuration closest to the target: the lowest latency among those that miss it
-            status = "misses" if any(s == "misses" for _, s, _ in rated) else "not known"
+        else:  # the configuration closest to the target. A configuration whose figure for a limit is missing could
+            # meet it: while one is "not known" the device is, never "misses" (only every configuration missing does)
+            status = "not known" if any(s == "not known" for _, s, _ in rated) else "misses"
             candidates = [(r, w) for r, s, w in rated if s == status]
             best, why = min(candidates, key=lambda c: _latency_key(c[0], target))
         terms, missing = _cost(best, prices.get(device), rates, settings)
@@ -313,10 +320,11 @@ def table(answers: list[DeviceAnswer], currency: str, settings: CostSettings | N
         b = a.best or {}
         energy, hardware = cost_split(a, settings)
         rows.append({
-            "Device": a.device, "Meets the target": a.status, "Configuration": _config_text(b) if b else "",
-            "J per output token": b.get("j_per_token_mean"),
-            "Decode J per token": b.get("decode_j_per_token_mean"),
-            "Output tokens/s": b.get("tokens_per_s_mean"), "Requests/s": b.get("requests_per_s_mean"),
+            "Device": a.device, BY_NAME["gpu_count"].label: (b.get("gpu_count") or 1) if b else None,
+            "Meets the target": a.status, "Configuration": _config_text(b) if b else "",
+            label("j_per_token"): b.get("j_per_token_mean"),
+            label("decode_j_per_token"): b.get("decode_j_per_token_mean"),
+            label("tokens_per_s"): b.get("tokens_per_s_mean"), label("requests_per_s"): b.get("requests_per_s_mean"),
             TPOT.p90.label: b.get(TPOT.p90.name + "_mean"), ITL.p90.label: b.get(ITL.p90.name + "_mean"),
             TTFT.p90.label: b.get(TTFT.p90.name + "_mean"),
             f"Electricity per 1M output tokens ({currency})": energy,
@@ -330,7 +338,8 @@ def table(answers: list[DeviceAnswer], currency: str, settings: CostSettings | N
         return frame
     # a column no row has a value in (no device priced) is typed as numbers, shown empty, not as "None"
     frame = frame.with_columns(pl.col(pl.Null).cast(pl.Float64))
-    return frame.drop([c for c in ("Requests/s", "Decode J per token") if not frame[c].drop_nulls().len()])
+    optional = (label("requests_per_s"), label("decode_j_per_token"))  # shown where a device has them
+    return frame.drop([c for c in optional if not frame[c].drop_nulls().len()])
 
 
 def curve(rows: pl.DataFrame, shape: str) -> pl.DataFrame:

@@ -12,6 +12,7 @@ import polars as pl
 
 from decision.text import sig
 from explorer import memo
+from joulebench.metrics import label
 
 
 def _render(frame: pl.DataFrame) -> str:
@@ -47,8 +48,8 @@ def throughput_by_batch(runs: pl.DataFrame, title: str) -> go.Figure:
     frame = _literal(runs.with_columns(pl.col("batch_size").cast(pl.String)), "device_name", "citation")
     fig = px.bar(frame, x="batch_size", y="throughput_sps", color="device_name", barmode="group",
                  hover_data=["latency_p99_ms", "citation"], title=title,
-                 labels={"batch_size": "batch size", "throughput_sps": better("throughput (samples/s)", True),
-                         "device_name": "device", "latency_p99_ms": "p99 latency (ms)"})
+                 labels={"batch_size": "batch size", "throughput_sps": better(label("throughput_sps"), True),
+                         "device_name": "device", "latency_p99_ms": label("latency_p99_ms")})
     fig.update_layout(legend_title_text="device", margin={"t": 60, "b": 40})
     fig.update_xaxes(type="category")
     return fig
@@ -87,9 +88,16 @@ def metric_bars(bar_frame: pl.DataFrame, metric_label: str, higher_is_better: bo
     counted = "n" if "n" in frame.columns else "runs"
     hover = {counted: True, **({"95 % interval": True} if errors else {}), **({"trust grade": True} if text else {}),
              "boundary": True, "method": True, "basis": True, "citation": True}
+    pattern = {}
+    if "overloaded" in frame.columns and frame["overloaded"].any():  # drawn hatched, named in the hover
+        frame = frame.with_columns(pl.when(pl.col("overloaded")).then(pl.lit("overloaded: measured what arrived"))
+                                   .otherwise(pl.lit("served its load")).alias("load"))
+        pattern = {"pattern_shape": "load", "pattern_shape_map": {"overloaded: measured what arrived": "x",
+                                                                   "served its load": ""}}
+        hover["load"] = True
     fig = px.bar(frame, x="config", y="value", color="series", barmode="group", log_y=log_y, hover_data=hover,
                  labels={"config": "configuration", "value": better(metric_label, higher_is_better), "series": "",
-                         "n": "runs (n)"}, **errors, **text)
+                         "n": "runs (n)"}, **errors, **text, **pattern)
     if text:
         fig.update_traces(textposition="inside", insidetextanchor="start", textfont_size=11)
     fig.update_xaxes(type="category", automargin=True, tickangle=-30 if frame["config"].n_unique() > 4 else 0)
@@ -118,7 +126,7 @@ def power_vs_throughput(runs: pl.DataFrame, log: bool = False) -> go.Figure:
     fig = px.scatter(frame, x="avg_power_w", y="throughput_sps", color="series", render_mode=_render(frame),
                      log_x=log, log_y=log, hover_data=["config", "power_setting", "energy_boundary", "energy_method"],
                      labels={"avg_power_w": "average power (W) — lower is better",
-                             "throughput_sps": better("throughput (samples/s)", True), "series": ""})
+                             "throughput_sps": better(label("throughput_sps"), True), "series": ""})
     return _legend_below(fig)
 
 

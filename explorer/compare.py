@@ -30,6 +30,8 @@ from decision.text import (
 )
 from energy.stats import aggregate
 from explorer import memo
+from joulebench.configuration import BY_NAME, COMPARE
+from joulebench.metrics import figure
 
 # Filter dimensions: URL key -> run column.
 FILTERS: dict[str, str] = {
@@ -40,57 +42,68 @@ FILTERS: dict[str, str] = {
 FILTER_LABELS = {"workload": "Workload", "mode": "Mode", "precision": "Precision", "batch": "Batch size",
                  "seq": "Sequence length", "device": "Device", "power": "Power limit / mode",
                  "source": "Source", "run": "Runs"}
-# The configuration of a run, compared like for like (the device and its power setting are what varies).
-CONFIG = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "max_new_tokens",
-          "request_rate_per_s", "gpu_count")
+# The configuration a bar stands for: every field of joulebench.configuration's COMPARE view (the series names the
+# device, its power setting, tag and origin; COMPARE.left_out says why each other field is not on the axis).
+CONFIG = COMPARE.fields
 
 
 @dataclass(frozen=True)
 class Metric:
-    column: str
-    label: str  # with its unit
-    higher_is_better: bool
+    """A figure Compare can chart: a metric of the catalogue (joulebench.metrics, which gives its label, unit and
+    direction), whether it is an energy figure, and why a cell of it can be empty."""
+
+    column: str  # a joulebench.metrics name (stored or derived)
     energy: bool = False
     missing: str = ""  # why a cell is empty, for the column's hover help
 
+    @property
+    def label(self) -> str:
+        return figure(self.column).label
+
+    @property
+    def higher_is_better(self) -> bool:
+        return figure(self.column).higher_is_better
+
     def title(self) -> str:
-        return f"{self.label}, {'higher' if self.higher_is_better else 'lower'} is better"
+        return figure(self.column).title()
 
 
+_NOT_SERVING = "not a serving run, or the source gives no"
 METRICS: dict[str, Metric] = {
-    "throughput": Metric("throughput_sps", "Throughput (samples/s)", True,
-                         missing="not measured: the run or the source gives no throughput"),
-    "j_per_sample": Metric("j_per_sample", "Energy per example (J)", False, energy=True,
+    "throughput": Metric("throughput_sps", missing="not measured: the run or the source gives no throughput"),
+    "j_per_sample": Metric("j_per_sample", energy=True,
                            missing="not measured: no energy figure per example (the reference tables give none; "
                                    "local runs and the blog's figures do)"),
-    "j_per_iteration": Metric("j_per_iteration", "Energy per iteration (J)", False, energy=True,
+    "j_per_iteration": Metric("j_per_iteration", energy=True,
                               missing="not measured: no energy figure per optimizer step"),
-    "net_j_per_sample": Metric("net_j_per_sample", "Net energy per example, idle subtracted (J)", False, energy=True,
+    "net_j_per_sample": Metric("net_j_per_sample", energy=True,
                                missing="not measured: needs an idle baseline at the same power setting"),
-    "p99": Metric("latency_p99_ms", "p99 latency per batch (ms)", False,
-                  missing="not measured: no latency percentiles for this run"),
-    "power": Metric("avg_power_w", "Average power (W)", False, energy=True,
-                    missing="not measured: no power measurement for this run"),
-    "cost": Metric("cost_per_1m_samples", "Cost per 1M samples", False, energy=True,
+    "p99": Metric("latency_p99_ms", missing="not measured: no latency percentiles for this run"),
+    "power": Metric("avg_power_w", energy=True, missing="not measured: no power measurement for this run"),
+    "cost": Metric("cost_per_1m_samples", energy=True,
                    missing="not known: needs throughput, energy and a price convertible to the display currency"),
-    "electricity": Metric("electricity_cost_per_1m", "Electricity per 1M samples", False, energy=True,
+    "electricity": Metric("electricity_cost_per_1m", energy=True,
                           missing="not known: needs throughput and energy (no device price is needed)"),
-    "tokens": Metric("tokens_per_s", "Output tokens/s", True,
-                     missing="not measured: not a generation run, or the source gives no token rate"),
-    "j_per_token": Metric("j_per_token", "Energy per output token (J)", False, energy=True,
+    "tokens": Metric("tokens_per_s", missing="not measured: not a generation run, or the source gives no token rate"),
+    "j_per_token": Metric("j_per_token", energy=True,
                           missing="not measured: not a generation run, or no energy per token"),
-    "tpot_p90": Metric("tpot_p90_ms", "Time per output token p90 (ms)", False,
+    "j_per_request": Metric("j_per_request", energy=True, missing=f"not measured: {_NOT_SERVING} energy per request"),
+    "goodput_per_j": Metric("goodput_requests_per_j", energy=True,
+                            missing=f"not measured: {_NOT_SERVING} goodput (requests meeting an SLO) with energy"),
+    "tpot_p90": Metric("tpot_p90_ms",
                        missing="not measured: not a generation run, or the source gives no TPOT p90 (per request)"),
-    "itl_p90": Metric("itl_p90_ms", "Inter-token latency p90 (ms)", False,
+    "itl_p90": Metric("itl_p90_ms",
                       missing="not measured: not a generation run, or the source gives no ITL p90 (token gaps)"),
-    "ttft_p90": Metric("ttft_p90_ms", "Time to first token p90 (ms)", False,
-                       missing="not measured: not a generation run, or the source gives no TTFT p90"),
+    "ttft_p90": Metric("ttft_p90_ms", missing="not measured: not a generation run, or the source gives no TTFT p90"),
 }
+# the configuration's columns every table shows; the other CONFIG fields show where a row states them
+_TABLE_BASE = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
 MONEY_COLUMNS = frozenset({"cost_per_1m_samples", "electricity_cost_per_1m"})  # labelled with the currency
 TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "electricity", "cost", "tokens",
-                 "j_per_token",
-                 "tpot_p90", "itl_p90")
-TOKEN_METRICS = ("tokens", "j_per_token", "tpot_p90", "itl_p90", "ttft_p90")  # in the table only when a row has them
+                 "j_per_token", "j_per_request", "goodput_per_j", "ttft_p90", "tpot_p90", "itl_p90")
+# in the table only when a row has them
+TOKEN_METRICS = ("tokens", "j_per_token", "j_per_request", "goodput_per_j", "tpot_p90", "itl_p90", "ttft_p90")
+TOKEN_COLUMNS = tuple(METRICS[k] for k in TOKEN_METRICS)
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,8 @@ class Selection:
 # a run whose energy was modelled (CPU utilisation x TDP), or partly modelled by the tool that wrote it
 # (CodeCarbon's CPU and RAM power): its Basis says so (decision.text.energy_estimate, one rule for every page)
 _ESTIMATED = energy_estimate_expr()
+# a serving point whose arrivals outpaced its completions: drawn apart, never a bar's best, never a ratio's basis
+OVERLOADED = pl.col("flags").list.contains("overloaded").fill_null(False)
 
 MAX_SERIES = 20
 MAX_CONFIGS = 40
@@ -242,21 +257,13 @@ def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     parts: list[pl.Expr] = []
     shared: list[str] = []
     first = runs.row(0, named=True) if runs.height else {}
-    fields = (("workload", lambda c: pl.col(c)), ("mode", lambda c: pl.col(c).replace_strict(
-                  MODE_NAMES, default=pl.col(c))),
-              ("precision", lambda c: pl.col(c).replace_strict(
-                  {k: precision_name(k) for k in ("fp32", "tf32", "fp16", "bf16", "fp16-weights")},
-                  default=pl.col(c))),
-              ("batch_size", lambda c: pl.concat_str(
-                  [pl.lit("batch "), pl.when(pl.col("grad_accum_steps").fill_null(1) > 1)
-                   .then(pl.col("grad_accum_steps").cast(pl.String) + "x").otherwise(pl.lit("")),
-                   pl.col(c).cast(pl.String).fill_null("not stated")])),
-              ("seq_len", lambda c: pl.lit("seq ") + pl.col(c).cast(pl.String)),
-              ("gpu_count", lambda c: pl.col(c).cast(pl.String) + " GPUs"))
-    for col, expr in fields:
-        if runs.height and (_varies(runs, col) or (col == "batch_size" and _varies(runs, "grad_accum_steps"))):
-            parts.append(expr(col))
-        elif first.get(col) is not None and col != "gpu_count":
+    for col in CONFIG:
+        if col == "grad_accum_steps" or col not in runs.columns:
+            continue  # grad_accum_steps is written with the batch ('batch 2x8')
+        varies = runs.height and (_varies(runs, col) or (col == "batch_size" and _varies(runs, "grad_accum_steps")))
+        if varies:
+            parts.append(_field_expr(col))
+        elif first.get(col) is not None:
             shared.append(_shared_text(col, first))
     labelled = runs.with_columns(
         pl.concat_str(series, separator=" · ", ignore_nulls=True).alias("series"),
@@ -265,15 +272,46 @@ def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
 
 
 def _apart(labelled: pl.DataFrame) -> pl.DataFrame:
-    """Where one bar would pool several configurations (the same labels from different files, such
-    as short and long windows of the same setup), the series names the source file: repeats are
-    pooled only within a configuration."""
+    """Where one bar would still pool several configurations (the same labels from different files, such as short
+    and long windows of the same setup; or runs of one file measured at two boundaries or in two environments), the
+    series names what tells them apart: the source file, then where the energy was measured, then the environment.
+    Repeats are pooled only within a configuration (its stored key), never across."""
     if "config_key" not in labelled.columns or not labelled.height:
         return labelled
-    pooled = pl.col("config_key").n_unique().over("series", "config") > 1
-    return labelled.with_columns(
-        pl.when(pooled).then(pl.col("series") + " · " + pl.col("source_file").fill_null("no file"))
-        .otherwise(pl.col("series")).alias("series"))
+    tellers = (("source_file", pl.col("source_file").fill_null("no file")),
+               ("energy_boundary", pl.lit("measured at ") + pl.col("energy_boundary").fill_null("not stated")),
+               ("env_id", pl.lit("env ") + pl.col("env_id").cast(pl.String).str.slice(0, 8).fill_null("not stated")),
+               ("config_key", pl.lit("configuration ") + pl.col("config_key").str.slice(0, 8)))
+    for column, text in tellers:
+        pooled = pl.col("config_key").n_unique().over("series", "config") > 1
+        if column in labelled.columns and labelled.select(pooled.any()).item():
+            labelled = labelled.with_columns(pl.when(pooled).then(pl.col("series") + " · " + text)
+                                             .otherwise(pl.col("series")).alias("series"))
+    return labelled
+
+
+def _field_expr(col: str) -> pl.Expr:
+    """A configuration field's value as a person reads it on the axis ('FP16', 'batch 2x8', 'rate 2/s')."""
+    c = pl.col(col)
+    if col == "mode":
+        return c.replace_strict(MODE_NAMES, default=c)
+    if col == "precision":
+        return c.replace_strict({k: precision_name(k) for k in ("fp32", "tf32", "fp16", "bf16", "fp16-weights")},
+                                default=c)
+    if col == "workload":
+        return c
+    if col == "batch_size":
+        return pl.concat_str([pl.lit("batch "), pl.when(pl.col("grad_accum_steps").fill_null(1) > 1)
+                              .then(pl.col("grad_accum_steps").cast(pl.String) + "x").otherwise(pl.lit("")),
+                              c.cast(pl.String).fill_null("not stated")])
+    field = BY_NAME[col]
+    if col == "compile":
+        return pl.when(c).then(pl.lit("compiled")).when(c.not_()).then(pl.lit("not compiled"))
+    text = c.cast(pl.String).str.replace(r"\.0$", "")
+    suffix = pl.lit(field.suffix)
+    if field.suffix.startswith(" ") and field.suffix.endswith("s"):  # '1 GPU', '1 token'
+        suffix = pl.when(text == "1").then(pl.lit(field.suffix[:-1])).otherwise(suffix)
+    return pl.concat_str([pl.lit(field.prefix), text, suffix])
 
 
 def _shared_text(col: str, row: dict) -> str:
@@ -284,9 +322,9 @@ def _shared_text(col: str, row: dict) -> str:
         return precision_name(value)
     if col == "batch_size":
         return batch_label(value, row.get("grad_accum_steps"))
-    if col == "seq_len":
-        return f"seq {value}"
-    return str(value)
+    if col == "workload":
+        return str(value)
+    return BY_NAME[col].text(value)
 
 
 @memo.shared(max_entries=8)  # a frame of up to one row per run: kept for a few selections
@@ -316,8 +354,8 @@ def limit(runs: pl.DataFrame, column: str, most: int) -> tuple[pl.DataFrame, int
 def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     """One bar per series and configuration over the ok runs that measured the metric: the mean of
     its repeats (`value`), n, the 95 % interval (`ci_low`, `ci_high`; None for a single run), the
-    repeats themselves (`values`, for ratio intervals) and the weakest trust grade of the
-    configurations behind it (`grade`)."""
+    repeats themselves (`values`, for ratio intervals), the weakest trust grade of the
+    configurations behind it (`grade`) and whether it is an overloaded serving point (`overloaded`)."""
     measured = runs.filter(pl.col(metric.column).is_not_null() & pl.col(metric.column).is_finite()
                            & (pl.col("status") == "ok"))
     grades = pl.col("config_grade") if "config_grade" in measured.columns else pl.lit(None, pl.String)
@@ -331,7 +369,8 @@ def bars(runs: pl.DataFrame, metric: Metric) -> pl.DataFrame:
                     pl.col("_basis").drop_nulls().unique().sort().str.join(", ").alias("basis"),
                     pl.col("citation").drop_nulls().first().alias("citation"),
                     pl.col("device_name").first().alias("device_name"),  # a series is a device at its settings
-                    pl.col("batch_size").first().alias("batch_size"), pl.col("seq_len").first().alias("seq_len")))
+                    pl.col("batch_size").first().alias("batch_size"), pl.col("seq_len").first().alias("seq_len"),
+                    (OVERLOADED.any() if "flags" in measured.columns else pl.lit(False)).alias("overloaded")))
     stats = [aggregate(v) for v in grouped["values"].to_list()]
     return (grouped.with_columns(
                 pl.Series("value", [a.mean if a else None for a in stats], pl.Float64),
@@ -350,7 +389,9 @@ def readable_bars(frame: pl.DataFrame, higher_is_better: bool, show_all: bool) -
     are many), with a sentence saying what is left out."""
     if show_all or frame.height <= MAX_DEFAULT_BARS:
         return frame, None
-    ranked = frame.sort("value", descending=higher_is_better, nulls_last=True)
+    # an overloaded point measured what arrived, not the load it was offered: never a series' best
+    servable = frame.filter(~pl.col("overloaded")) if "overloaded" in frame.columns else frame
+    ranked = servable.sort("value", descending=higher_is_better, nulls_last=True)
     best = ranked.group_by("series", maintain_order=True).first()
     kept = best.head(MAX_DEFAULT_BARS).sort(["config", "series"])
     series = best.height
@@ -406,7 +447,7 @@ def runs_table(labelled: pl.DataFrame, metric: Metric, detail_url: str) -> pl.Da
         pl.col("config").alias("Configuration"), pl.col("status").alias("Status"),
         pl.col(metric.column).alias(metric.label),
         pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=None).alias("Energy measured at"),
-        pl.col("energy_method").alias("Energy method"),
+        pl.col("energy_method").alias(figure("energy_method").label),
         basis_expr("source_kind", "_estimated").alias("Basis"),
         pl.col("trust_grade").fill_null("not graded").alias("Trust grade"), pl.col("citation").alias("Citation"))
 
@@ -428,26 +469,30 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     keys = ["device_name", "system_name", "power_setting", "source_kind", "tag", *CONFIG, "config_key"]
     # lazy: only the columns the table reads are filtered and grouped, not every column of every run
     measured = runs.lazy().filter((pl.col("status") == "ok") & (pl.col("mode") != "idle"))
-    tokens = [METRICS[k].column for k in TABLE_METRICS if k in TOKEN_METRICS]
+    present = [METRICS[k] for k in TABLE_METRICS if METRICS[k].column in runs.columns]
+    tokens = [m.column for m in present if m in TOKEN_COLUMNS]
     stated = measured.select([pl.col(c).drop_nulls().len() for c in tokens]).collect().row(0, named=True)
-    cols = [METRICS[k] for k in TABLE_METRICS if k not in TOKEN_METRICS or stated[METRICS[k].column]]
-    numeric = ("batch_size", "grad_accum_steps", "seq_len", "max_new_tokens", "request_rate_per_s", "gpu_count")
-    grouped = (measured.with_columns([pl.col(c).fill_null(-1) for c in numeric])
-               .group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
-                                   pl.col("energy_boundary").drop_nulls().first(),
-                                   _ESTIMATED.drop_nulls().min().alias("_estimated"),  # the most estimated
-                                   worst_grade_expr("config_grade").alias("grade"),
-                                   pl.col("latency_missing_reason").drop_nulls().first())
-               .with_columns([pl.col(c).replace(-1, None) for c in numeric]).collect())
+    cols = [m for m in present if m not in TOKEN_COLUMNS or stated[m.column]]
+    keys = [k for k in keys if k in runs.columns]
+    grouped = (measured.group_by(keys).agg(pl.len().alias("n"), *[pl.col(m.column).mean() for m in cols],
+                                           pl.col("energy_boundary").drop_nulls().first(),
+                                           _ESTIMATED.drop_nulls().min().alias("_estimated"),  # the most estimated
+                                           worst_grade_expr("config_grade").alias("grade"),
+                                           pl.col("latency_missing_reason").drop_nulls().first(),
+                                           OVERLOADED.any().alias("_overloaded"))
+               .collect())
     rel_label = None
     if reference:
+        # relative to the reference device at the same configuration, and only where it has exactly one there (two
+        # power settings or sources of it on one configuration are not averaged); an overloaded point is no basis
         rel_label = f"{metric.label.split(' (')[0]} relative to {reference} (×)"
-        ref = (grouped.filter(pl.col("device_name") == reference)
-               .group_by([pl.col(c).fill_null(-1) for c in CONFIG]).agg(pl.col(metric.column).mean().alias("_ref")))
-        grouped = (grouped.with_columns([pl.col(c).fill_null(-1).alias(f"_{c}") for c in CONFIG])
-                   .join(ref.rename({c: f"_{c}" for c in CONFIG}), on=[f"_{c}" for c in CONFIG], how="left")
-                   .with_columns((pl.col(metric.column) / pl.col("_ref")).alias(rel_label))
-                   .drop([f"_{c}" for c in CONFIG] + ["_ref"]))
+        config = [c for c in CONFIG if c in grouped.columns]
+        ref = (grouped.filter((pl.col("device_name") == reference) & ~pl.col("_overloaded"))
+               .group_by(config).agg(pl.col(metric.column).first().alias("_ref"), pl.len().alias("_refs")))
+        grouped = (grouped.join(ref, on=config, how="left", nulls_equal=True)
+                   .with_columns(pl.when((pl.col("_refs") == 1) & ~pl.col("_overloaded"))
+                                 .then(pl.col(metric.column) / pl.col("_ref")).alias(rel_label))
+                   .drop("_ref", "_refs"))
     named = grouped.with_columns(
         pl.col("energy_boundary").replace_strict(BOUNDARY_NAMES, default=pl.col("energy_boundary")),
         basis_expr("source_kind", "_estimated").alias("source_kind"),
@@ -462,22 +507,25 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     order = [metric.column] if metric.column in named.columns else []
     named = named.sort([*order, "device_name"], descending=[metric.higher_is_better] * len(order) + [False],
                        nulls_last=True)
+    # the configuration fields beyond the usual ones (load, lengths, engine, ...) are columns where any row states one
+    described = [c for c in CONFIG if c not in _TABLE_BASE and c in named.columns and named[c].drop_nulls().len()]
+    # an on/off setting reads as words (empty where a row does not state it, like every text cell)
+    named = named.with_columns([_field_expr(c).alias(c) for c in described if named.schema[c] == pl.Boolean])
     renames = {"device_name": "Device", "system_name": "System", "workload": "Workload", "mode": "Mode",
-               "precision": "Precision", "batch": "Batch", "seq_len": "Sequence length",
-               "max_new_tokens": "Output tokens per request", "request_rate_per_s": "Requests arriving per second",
-               "gpu_count": "GPUs",
+               "precision": "Precision", "batch": "Batch", "seq_len": "Sequence length", "gpu_count": "GPUs",
+               **{c: BY_NAME[c].label for c in described},
                "power_setting": "Power setting", "tag": "Tag", "source_kind": "Basis", "n": "Runs",
                "energy_boundary": "Energy measured at", "grade": "Trust grade",
-               "latency_missing_reason": "Why no latency figures"}
+               "latency_missing_reason": "Why no latency figures", "_overloaded": "Overloaded"}
     for m in cols:
         renames[m.column] = m.label if m.column not in MONEY_COLUMNS else f"{m.label} ({currency})"
     tagged = ["tag"] if named["tag"].drop_nulls().len() else []
-    generated = [c for c in ("max_new_tokens", "request_rate_per_s") if named[c].drop_nulls().len()]
     # a serving point whose latency percentiles were withheld (overloaded, too few requests) says why beside them
     withheld = ["latency_missing_reason"] if named["latency_missing_reason"].drop_nulls().len() else []
-    shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", *generated, "gpu_count",
-             "power_setting", *tagged, "source_kind", "n", *[m.column for m in cols],
-             *withheld, *([rel_label] if rel_label else []), "grade", "energy_boundary"]
+    overloaded = ["_overloaded"] if named["_overloaded"].any() else []
+    shown = ["device_name", "system_name", "workload", "mode", "precision", "batch", "seq_len", *described,
+             "gpu_count", "power_setting", *tagged, "source_kind", "n", *[m.column for m in cols],
+             *overloaded, *withheld, *([rel_label] if rel_label else []), "grade", "energy_boundary"]
     return named.select(shown).rename(renames, strict=False)
 
 

@@ -25,9 +25,11 @@ def ratio_table(bar_frame: pl.DataFrame, metric: Metric) -> pl.DataFrame:
     """Each series against each other over the configurations both measured: only like for like,
     never across sequence lengths, precisions or batch sizes. On one configuration the ratio of the
     means carries its 95 % interval from the repeats (energy.stats.ratio_interval); over several,
-    the geometric mean of the per-configuration ratios with their range. Either way the row says
-    whether the difference is within the noise and the weakest trust grade behind it."""
-    cells = {(r["series"], r["config"]): r for r in bar_frame.iter_rows(named=True)}
+    the geometric mean of the per-configuration ratios with their range (each configuration a point of every
+    field of joulebench.configuration's COMPARE view: never two loads, two length shapes or two engines).
+    Either way the row says whether the difference is within the noise and the weakest trust grade behind it."""
+    # an overloaded serving point is never the basis of a ratio (it measured what arrived, not its load)
+    cells = {(r["series"], r["config"]): r for r in bar_frame.iter_rows(named=True) if not r.get("overloaded")}
     series = sorted({s for s, _ in cells})
     configs = sorted({c for _, c in cells})
     rows = []

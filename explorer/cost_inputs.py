@@ -10,6 +10,7 @@ import streamlit as st
 from decision.cost import Constraints
 from decision.money import CostSettings
 from explorer.params import UrlReader
+from joulebench.metrics import label
 
 
 def cost_settings(url: UrlReader, currencies: Sequence[str], *, util_help: str | None = None,
@@ -48,6 +49,6 @@ def constraints(url: UrlReader, currency: str, *, power_key: str, suffix: str = 
                             10.0, key=f"{power_key}{suffix}")
     min_mem = st.number_input("Memory at least (GB)", 0.0, 1000.0,
                               url.number("min_mem", "memory", 0, 1000) or 0.0, 1.0, key=f"min_mem{suffix}")
-    max_p99 = st.number_input("p99 latency at most (ms)", 0.0, 1e6, url.number("max_p99", "p99", 0, 1e6) or 0.0,
-                              1.0, key=f"max_p99{suffix}")
+    max_p99 = st.number_input(f"{label('latency_p99_ms')}: at most", 0.0, 1e6,
+                              url.number("max_p99", "p99", 0, 1e6) or 0.0, 1.0, key=f"max_p99{suffix}")
     return Constraints(max_w or None, min_mem or None, max_p99 or None, budget or None)

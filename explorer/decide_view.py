@@ -9,24 +9,34 @@ from decision import inputs, tables
 from decision.decide import Answer
 from decision.markdown import md
 from decision.money import CostSettings
-from explorer import charts, nav
+from explorer import charts, machine, nav
 
 
-def gaps(answer: Answer) -> None:
-    """Each device's missing figure with the way to get it: a prefilled New run, a price, an upload."""
+def gaps(answer: Answer, here: set[str]) -> None:
+    """Each device's missing figure with the way to get it: a prefilled New run (or serve-bench for a model a file
+    names) where `here` (explorer.machine.devices_here) says this machine is that device, else the command to run
+    on one and the upload; a price on Devices."""
     if not answer.gaps:
         return
     st.subheader("What the data cannot answer yet")
     for gap in answer.gaps:
         cols = st.columns([3, 2])
         cols[0].markdown(f"**{md(gap.device)}**: {md(gap.what)}.")
-        if gap.fill == "run":
+        if gap.fill in ("run", "serve") and gap.device not in here:
+            how = ("serve the model with its engine there and run `joulebench serve-bench --target URL`"
+                   if gap.fill == "serve" else "run `joulebench run` there")
+            cols[1].markdown(f"Not {md(machine.describe())}: {how}, then upload its result file.")
+        elif gap.fill == "run":
             cols[1].page_link(nav.NEW_RUN, label="Measure it on this machine (New run, prefilled)",
+                              icon=":material/play_arrow:", query_params=gap.prefill)
+        elif gap.fill == "serve":
+            cols[1].page_link(nav.NEW_RUN, label="Measure it here: serve-bench against an engine serving it (New run)",
                               icon=":material/play_arrow:", query_params=gap.prefill)
         elif gap.fill == "devices":
             cols[1].page_link(nav.DEVICES, label="Enter a price (Devices)", icon=":material/memory:")
     st.caption(inputs.ELSEWHERE)
     st.page_link(nav.UPLOAD, label="Upload a result file", icon=":material/upload:")
+
 
 def cost_and_figures(answer: Answer, settings: CostSettings) -> None:
     """Cost per 1M samples against utilisation (when a device is costed) beside the figures each cost uses."""

@@ -19,7 +19,7 @@ from decision.markdown import md
 from decision.text import NOT_MEASURED, human_field, sig, when
 from energy.stats import Aggregate
 from joulebench.labels import NOT_STATED
-from joulebench.metrics import E2E, ITL, TPOT, TTFT
+from joulebench.metrics import E2E, HEADLINE, ITL, TPOT, TTFT, label, run_kind
 
 __all__ = ["GRADE_COLORS", "GRADE_MEANINGS", "as_rows", "badge", "configuration_aggregate", "configuration_rows",
            "grade_legend", "reason_rows", "sections", "supplied_note"]
@@ -37,18 +37,16 @@ MEASUREMENT_FIELDS = ("duration_s", "warmup_s", "warmup_steady", "start_offset_s
                       "sensor_update_period_s", "power_trace_source", "energy_counter_j", "energy_sampled_j",
                       "energy_disagreement_pct", "idle_energy_j", "gpu_clock_avg_mhz", "gpu_clock_min_mhz",
                       "memory_clock_avg_mhz", "throttle_reasons")
-FIGURE_LABELS = {"throughput_sps": "Throughput (samples/s)", "j_per_sample": "Energy per example (J)",
-                 "net_j_per_sample": "Net energy per example (J)", "j_per_iteration": "Energy per iteration (J)",
-                 "avg_power_w": "Average power (W)", "energy_j": "Energy (J)", "latency_p50_ms": "p50 latency (ms)",
-                 "latency_p99_ms": "p99 latency (ms)", "duration_s": "Window (s)", "tokens_per_s": "Tokens/s",
-                 "j_per_token": "Energy per token (J)", "decode_j_per_token": "Decode energy per token (J)",
-                 "ttft_p90_ms": "Time to first token p90 (ms)", "tpot_p90_ms": "Time per output token p90 (ms)",
-                 "itl_p90_ms": "Inter-token latency p90 (ms)"}
-
-
 MEASURED_SECTIONS = ("Performance", "Energy")
 # a serving point's latency percentiles: withheld together, with the run's latency_missing_reason in their place
 SERVING_LATENCY_FIELDS = frozenset(m.name for d in (TTFT, ITL, TPOT, E2E) for m in d.metrics())
+WITHHOLDABLE = SERVING_LATENCY_FIELDS | {"latency_p99_ms"}  # said "withheld" with the reason where missing
+
+
+def headline(run: dict[str, Any]) -> list[tuple[str, str]]:
+    """The figures that summarise this run, for its kind (a serving point: tokens/s, J/token, TTFT ...; a batch run:
+    throughput, p99 latency, J/example, power), each with its label from the metric catalogue."""
+    return [(label(name), name) for name in HEADLINE[run_kind(run)]]
 
 
 def withheld_text(run: dict[str, Any]) -> str | None:
@@ -148,7 +146,7 @@ def configuration_rows(config: dict[str, Any]) -> list[dict[str, Any]]:
         if agg is None:
             continue
         interval = agg.interval_text(sig)
-        rows.append({"Figure": FIGURE_LABELS.get(metric, metric), "Repeats (n)": agg.n, "Mean": sig(agg.mean),
+        rows.append({"Figure": label(metric), "Repeats (n)": agg.n, "Mean": sig(agg.mean),
                      "95 % interval": interval,
                      "Spread (CoV %)": "needs 2 or more repeats" if agg.cov_pct is None else f"{agg.cov_pct:.2g}"})
     return rows

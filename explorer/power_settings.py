@@ -17,6 +17,7 @@ from db import Store, queries
 from decision.money import J_PER_KWH, SECONDS_PER_YEAR, CostSettings, Rates
 from decision.text import count
 from joulebench.errors import PredictionRefusedError
+from joulebench.metrics import label
 from tuning import (
     POWER_LIMIT,
     UNIT_RUN,
@@ -151,7 +152,7 @@ def shown_table(rec: Recommendation, frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(
         pl.col("setting").alias("Setting"), pl.col("basis").alias("Basis"),
         pl.col("throughput").alias(_cap(rate_label)),
-        pl.col("s_per_unit").alias(_cap(time_label)), pl.col("avg_power_w").alias("Average power (W)"),
+        pl.col("s_per_unit").alias(_cap(time_label)), pl.col("avg_power_w").alias(label("avg_power_w")),
         pl.col("j_per_unit").alias(_cap(energy_label)), pl.col("on_front").alias("On Pareto front"),
         pl.col("recommended").alias("Recommended"), pl.col("excluded").alias("Constraint broken"),
         pl.col("runs").alias("Runs measured"))

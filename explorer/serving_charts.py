@@ -13,7 +13,7 @@ from db import serving as serving_db
 from decision.text import plot_text
 from explorer import data
 from explorer.charts import _legend_below, _literal, better
-from joulebench.metrics import Metric
+from joulebench.metrics import Metric, label
 
 
 @data.reads(max_entries=4)
@@ -98,5 +98,5 @@ def j_per_token_by_load(points: pl.DataFrame) -> go.Figure:
                   for o, why in zip(rows["overloaded"].to_list(), reasons)],
             hovertemplate="load %{x:g}<br>%{y:.4g} J/token %{text}<extra>%{fullData.name}</extra>"))
     fig.update_layout(xaxis_title=_load_title(frame) if frame.height else "load",
-                      yaxis_title=better("J per output token", False))
+                      yaxis_title=better(label("j_per_token"), False))
     return _legend_below(fig, "Energy per output token against load (hollow: overloaded)")

@@ -22,6 +22,7 @@ from ingest.attach import load_pair
 from ingest.service import import_sources
 from joulebench.errors import JouleBenchError, NothingToImportError, ResultFileError
 from joulebench.labels import NOT_STATED, describe_not_stated
+from joulebench.metrics import label as metric_label
 
 
 @dataclass
@@ -129,8 +130,8 @@ def _figures(run: dict[str, Any]) -> dict[str, Any]:
     config, metrics = run.get("config") or {}, run.get("metrics") or {}
     return {"Device": (run.get("device") or {}).get("name") or NOT_STATED, "Workload": config.get("workload"),
             "Mode": config.get("mode") or NOT_STATED, "Precision": config.get("precision") or NOT_STATED,
-            "Batch": config.get("batch_size"), "Throughput (samples/s)": metrics.get("throughput_sps"),
-            "Energy per example (J)": metrics.get("j_per_sample"), "Average power (W)": metrics.get("avg_power_w"),
+            "Batch": config.get("batch_size"),
+            **{metric_label(k): metrics.get(k) for k in ("throughput_sps", "j_per_sample", "avg_power_w")},
             "Status": run.get("status")}
 
 

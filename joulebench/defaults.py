@@ -13,6 +13,10 @@ from __future__ import annotations
 from energy.grades import DECISION_WINDOW_S, REPEATS_A
 
 WORKLOAD = "bert-tiny"
+# the workloads the runner ships (runner.workloads.names(); tests/test_configuration.py checks both agree): what a page
+# may prefill New run with; a model a file names is measured by serving it (serve-bench), not by the runner
+RUNNER_WORKLOADS = ("bert-large-ner", "bert-base-ner", "bert-large-squad", "bert-base-squad", "distilbert-cls", "gpt2",
+                    "resnet50", "vit-base", "bert-tiny", "llm-0.5b", "llm-1b", "llm-3b", "llm-8b", "llm-tiny")
 MODE = "infer"
 PRECISION = "fp32"
 BATCH_SIZE = 8

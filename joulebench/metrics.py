@@ -51,6 +51,19 @@ class Metric:
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def aggregated(self) -> bool:
+        """Aggregated per configuration with its 95 % interval and trust grade (db.grading's config_stats)."""
+        return self.name in AGGREGATED
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.better is Better.HIGHER
+
+    def title(self) -> str:
+        """'Energy per output token (J), lower is better'."""
+        return self.label if self.better is Better.NONE else f"{self.label}, {self.better.value} is better"
+
 
 METRICS: dict[str, Metric] = {}
 
@@ -169,12 +182,12 @@ _define("throughput_derivation", None, RUN, NONE, "Throughput derived as",
 
 LATENCY = Distribution(
     "latency", "Latency",
-    avg=_ms("latency_avg_ms", STEP, "Latency mean (ms)", "mean per-batch latency, ms"),
-    p50=_ms("latency_p50_ms", STEP, "Latency p50 (ms)", "p50 latency, ms"),
-    p90=_ms("latency_p90_ms", STEP, "Latency p90 (ms)", "p90 latency, ms"),
-    p95=_ms("latency_p95_ms", STEP, "Latency p95 (ms)", "p95 latency, ms"),
-    p99=_ms("latency_p99_ms", STEP, "Latency p99 (ms)", "p99 latency, ms"),
-    max=_ms("latency_max_ms", STEP, "Latency max (ms)", "max latency, ms"),
+    avg=_ms("latency_avg_ms", STEP, "Mean latency per batch (ms)", "mean per-batch latency, ms"),
+    p50=_ms("latency_p50_ms", STEP, "p50 latency per batch (ms)", "p50 latency, ms"),
+    p90=_ms("latency_p90_ms", STEP, "p90 latency per batch (ms)", "p90 latency, ms"),
+    p95=_ms("latency_p95_ms", STEP, "p95 latency per batch (ms)", "p95 latency, ms"),
+    p99=_ms("latency_p99_ms", STEP, "p99 latency per batch (ms)", "p99 latency, ms"),
+    max=_ms("latency_max_ms", STEP, "Max latency per batch (ms)", "max latency, ms"),
 )
 
 _define("weak_scaling", None, RUN, HIGH, "Weak scaling (x)",
@@ -200,10 +213,10 @@ _define("energy_boundary", None, RUN, NONE, "Measured at",
 _define("energy_method", None, RUN, NONE, "Energy method",
         "how energy was obtained: one of counter, sampled, reported, estimated")
 _define("avg_power_w", "W", W, LOW, "Average power (W)", "energy / duration, W")
-_define("j_per_sample", "J/example", W, LOW, "J/sample", "energy per example, J")
-_define("j_per_iteration", "J/step", W, LOW, "J/iteration", "energy per optimizer step, J")
+_define("j_per_sample", "J/example", W, LOW, "Energy per example (J)", "energy per example, J")
+_define("j_per_iteration", "J/step", W, LOW, "Energy per iteration (J)", "energy per optimizer step, J")
 _define("idle_power_w", "W", RUN, LOW, "Idle power (W)", "idle power at the same power setting, W")
-_define("net_j_per_sample", "J/example", W, LOW, "Net J/sample",
+_define("net_j_per_sample", "J/example", W, LOW, "Net energy per example, idle subtracted (J)",
         "(energy - idle power x duration) / examples, J; left out (flagged) when not positive")
 _define("energy_counter_j", "J", W, NONE, "Energy, counter (J)",
         "energy from the hardware energy counter over the window, J (kept beside energy_sampled_j)")
@@ -226,7 +239,7 @@ _define("sample_unit", None, RUN, NONE, "Sample is",
         "sequence, request (an LLM or serving request), video, frame; null when the file does not say")
 
 # --- tokens -----------------------------------------------------------------------------------------------
-_define("tokens_per_s", "tokens/s", W, HIGH, "Tokens/s",
+_define("tokens_per_s", "tokens/s", W, HIGH, "Output tokens/s",
         "tokens per second: generated (output) tokens when inferring, tokens processed when training; all devices "
         "of the run together")
 _define("output_tokens", "tokens", W, NONE, "Output tokens",
@@ -236,11 +249,11 @@ _define("prompt_tokens_per_s", "tokens/s", W, HIGH, "Prompt tokens/s",
 _define("decode_tokens_per_s", "tokens/s", W, HIGH, "Decode tokens/s",
         "output tokens per second while decoding (the first token of each request, which the prefill gives, and "
         "the prefill time left out)")
-_define("j_per_token", "J/token", W, LOW, "J/token", "energy per token counted in tokens_per_s, J")
-_define("decode_j_per_token", "J/token", W, LOW, "Decode J/token",
+_define("j_per_token", "J/token", W, LOW, "Energy per output token (J)", "energy per token counted in tokens_per_s, J")
+_define("decode_j_per_token", "J/token", W, LOW, "Decode energy per token (J)",
         "decode energy per decoded token, J: the window's energy less its prefills' energy (measured in a window "
         "of prefills alone), over the tokens decoded")
-_define("prefill_j_per_request", "J/request", W, LOW, "Prefill J/request",
+_define("prefill_j_per_request", "J/request", W, LOW, "Prefill energy per request (J)",
         "energy of one request's prefill, J: a window of prefills alone, its energy over the requests it prefilled")
 _define("energy_split_missing_reason", None, RUN, NONE, "Why no energy split",
         "why the prefill / decode energy split is missing; for a serving run, why its steady-state token figures "
@@ -248,45 +261,58 @@ _define("energy_split_missing_reason", None, RUN, NONE, "Why no energy split",
 
 TTFT = Distribution(
     "ttft", "TTFT",
-    avg=_ms("ttft_avg_ms", REQ, "TTFT mean (ms)", "mean time to first token of a request (sent to first token), ms"),
-    p50=_ms("ttft_p50_ms", REQ, "TTFT p50 (ms)", "median time to first token, ms"),
-    p90=_ms("ttft_p90_ms", REQ, "TTFT p90 (ms)", "90th percentile time to first token, ms"),
-    p95=_ms("ttft_p95_ms", REQ, "TTFT p95 (ms)", "95th percentile time to first token, ms"),
-    p99=_ms("ttft_p99_ms", REQ, "TTFT p99 (ms)", "99th percentile time to first token, ms"),
+    avg=_ms("ttft_avg_ms", REQ, "Time to first token mean (ms)",
+            "mean time to first token of a request (sent to first token), ms"),
+    p50=_ms("ttft_p50_ms", REQ, "Time to first token p50 (ms)", "median time to first token, ms"),
+    p90=_ms("ttft_p90_ms", REQ, "Time to first token p90 (ms)", "90th percentile time to first token, ms"),
+    p95=_ms("ttft_p95_ms", REQ, "Time to first token p95 (ms)", "95th percentile time to first token, ms"),
+    p99=_ms("ttft_p99_ms", REQ, "Time to first token p99 (ms)", "99th percentile time to first token, ms"),
 )
 _TPOT = "per request, (end-to-end latency - TTFT) / (output tokens - 1)"
 TPOT = Distribution(
     "tpot", "TPOT",
-    avg=_ms("tpot_avg_ms", REQ, "TPOT mean (ms)", f"mean time per output token after the first (TPOT: {_TPOT}), ms"),
-    p50=_ms("tpot_p50_ms", REQ, "TPOT p50 (ms)", f"median time per output token (TPOT: {_TPOT}), ms"),
-    p90=_ms("tpot_p90_ms", REQ, "TPOT p90 (ms)", f"90th percentile time per output token (TPOT: {_TPOT}), ms"),
-    p95=_ms("tpot_p95_ms", REQ, "TPOT p95 (ms)", f"95th percentile time per output token (TPOT: {_TPOT}), ms"),
-    p99=_ms("tpot_p99_ms", REQ, "TPOT p99 (ms)", f"99th percentile time per output token (TPOT: {_TPOT}), ms"),
+    avg=_ms("tpot_avg_ms", REQ, "Time per output token mean (ms)",
+            f"mean time per output token after the first (TPOT: {_TPOT}), ms"),
+    p50=_ms("tpot_p50_ms", REQ, "Time per output token p50 (ms)", f"median time per output token (TPOT: {_TPOT}), ms"),
+    p90=_ms("tpot_p90_ms", REQ, "Time per output token p90 (ms)",
+            f"90th percentile time per output token (TPOT: {_TPOT}), ms"),
+    p95=_ms("tpot_p95_ms", REQ, "Time per output token p95 (ms)",
+            f"95th percentile time per output token (TPOT: {_TPOT}), ms"),
+    p99=_ms("tpot_p99_ms", REQ, "Time per output token p99 (ms)",
+            f"99th percentile time per output token (TPOT: {_TPOT}), ms"),
 )
 _ITL = "every gap between consecutive output tokens, pooled over the requests"
 ITL = Distribution(
     "itl", "ITL",
-    avg=_ms("itl_avg_ms", TOK, "ITL mean (ms)", f"mean inter-token latency (ITL: {_ITL}), ms"),
-    p50=_ms("itl_p50_ms", TOK, "ITL p50 (ms)", f"median inter-token latency (ITL: {_ITL}), ms"),
-    p90=_ms("itl_p90_ms", TOK, "ITL p90 (ms)", f"90th percentile inter-token latency (ITL: {_ITL}), ms"),
-    p95=_ms("itl_p95_ms", TOK, "ITL p95 (ms)", f"95th percentile inter-token latency (ITL: {_ITL}), ms"),
-    p99=_ms("itl_p99_ms", TOK, "ITL p99 (ms)", f"99th percentile inter-token latency (ITL: {_ITL}), ms"),
+    avg=_ms("itl_avg_ms", TOK, "Inter-token latency mean (ms)", f"mean inter-token latency (ITL: {_ITL}), ms"),
+    p50=_ms("itl_p50_ms", TOK, "Inter-token latency p50 (ms)", f"median inter-token latency (ITL: {_ITL}), ms"),
+    p90=_ms("itl_p90_ms", TOK, "Inter-token latency p90 (ms)",
+            f"90th percentile inter-token latency (ITL: {_ITL}), ms"),
+    p95=_ms("itl_p95_ms", TOK, "Inter-token latency p95 (ms)",
+            f"95th percentile inter-token latency (ITL: {_ITL}), ms"),
+    p99=_ms("itl_p99_ms", TOK, "Inter-token latency p99 (ms)",
+            f"99th percentile inter-token latency (ITL: {_ITL}), ms"),
 )
 _E2E = "a request sent to its last output token"
 E2E = Distribution(
     "e2e", "End-to-end latency",
-    avg=_ms("e2e_latency_avg_ms", REQ, "E2E latency mean (ms)", f"mean end-to-end latency ({_E2E}), ms"),
-    p50=_ms("e2e_latency_p50_ms", REQ, "E2E latency p50 (ms)", f"median end-to-end latency ({_E2E}), ms"),
-    p90=_ms("e2e_latency_p90_ms", REQ, "E2E latency p90 (ms)", f"90th percentile end-to-end latency ({_E2E}), ms"),
-    p95=_ms("e2e_latency_p95_ms", REQ, "E2E latency p95 (ms)", f"95th percentile end-to-end latency ({_E2E}), ms"),
-    p99=_ms("e2e_latency_p99_ms", REQ, "E2E latency p99 (ms)", f"99th percentile end-to-end latency ({_E2E}), ms"),
+    avg=_ms("e2e_latency_avg_ms", REQ, "End-to-end latency mean (ms)", f"mean end-to-end latency ({_E2E}), ms"),
+    p50=_ms("e2e_latency_p50_ms", REQ, "End-to-end latency p50 (ms)", f"median end-to-end latency ({_E2E}), ms"),
+    p90=_ms("e2e_latency_p90_ms", REQ, "End-to-end latency p90 (ms)",
+            f"90th percentile end-to-end latency ({_E2E}), ms"),
+    p95=_ms("e2e_latency_p95_ms", REQ, "End-to-end latency p95 (ms)",
+            f"95th percentile end-to-end latency ({_E2E}), ms"),
+    p99=_ms("e2e_latency_p99_ms", REQ, "End-to-end latency p99 (ms)",
+            f"99th percentile end-to-end latency ({_E2E}), ms"),
 )
 DISTRIBUTIONS = (LATENCY, TTFT, ITL, TPOT, E2E)
+# each distribution by the stem of its column names (ttft_p90_ms, e2e_latency_p90_ms, latency_p99_ms)
+LATENCY_BY_BASE = {"ttft": TTFT, "tpot": TPOT, "itl": ITL, "e2e_latency": E2E, "latency": LATENCY}
 
 # --- serving ----------------------------------------------------------------------------------------------
-_define("requests_per_s", "requests/s", W, HIGH, "Requests/s",
+_define("requests_per_s", "requests/s", W, HIGH, "Requests completed per second",
         "requests completed per second over the measured window (a serving run: its steady state)")
-_define("j_per_request", "J/request", W, LOW, "J/request",
+_define("j_per_request", "J/request", W, LOW, "Energy per request (J)",
         "energy per completed request, J: the window's (a serving run: its steady state's) energy over its requests")
 _define("requests_completed", "requests", W, NONE, "Requests completed",
         "requests that completed in the measured window")
@@ -307,6 +333,19 @@ _define("prompt_tokens_mean", "tokens", REQ, NONE, "Prompt tokens (mean)",
         "actual prompt length per request, mean over the requests, tokens")
 _define("output_tokens_mean", "tokens", REQ, NONE, "Output tokens (mean)",
         "actual output length per request, mean over the requests, tokens")
+# the serving client's own lag (runner.serve_bench.lag): a point whose client fell behind is flagged client_bound
+_CLIENT_LAG = "a request's actual minus its scheduled send time, over the steady state's scheduled requests"
+_define("client_send_lag_p50_ms", "ms", REQ, LOW, "Client send lag p50 (ms)",
+        f"median client send lag ({_CLIENT_LAG}), ms")
+_define("client_send_lag_p99_ms", "ms", REQ, LOW, "Client send lag p99 (ms)",
+        f"99th percentile client send lag ({_CLIENT_LAG}), ms")
+_define("client_send_lag_max_ms", "ms", REQ, LOW, "Client send lag max (ms)",
+        f"largest client send lag ({_CLIENT_LAG}), ms")
+_define("client_cpu_wait_pct", "%", W, LOW, "Client CPU wait (%)",
+        "share of the load's wall time the client's event loop thread was runnable but waiting for a CPU (the "
+        "kernel's run-queue delay), %")
+_define("client_cpu_busy_pct", "%", W, LOW, "Client CPU busy (%)",
+        "the client's event loop thread's CPU time over the load's wall time, % of one core")
 
 # --- how the run was measured -----------------------------------------------------------------------------
 _define("throughput_unit_not_stated", "1/s", W, NONE, "Throughput, unit not stated (/s)",
@@ -328,6 +367,66 @@ _define("start_offset_s", "s", RUN, NONE, "Start offset (s)",
 del W, RUN, STEP, REQ, TOK, LOW, HIGH, NONE
 
 
+# --- figures derived for a person, never stored (money at the reader's settings) ---------------------------
+DERIVED: dict[str, Metric] = {
+    m.name: m for m in (
+        Metric("cost_per_1m_samples", "currency per 1M examples",
+               "electricity + amortised hardware per million examples, at the reader's prices (decision.money)",
+               Population.WINDOW, Better.LOWER, "Cost per 1M samples"),
+        Metric("electricity_cost_per_1m", "currency per 1M examples",
+               "electricity per million examples at the reader's electricity price (decision.money)",
+               Population.WINDOW, Better.LOWER, "Electricity per 1M samples"),
+    )}
+
+# Aggregated per configuration (n, mean, 95 % interval, spread) and graded: db.grading's STAT_METRICS, in the order
+# the store writes them (a new figure goes last).
+AGGREGATED: tuple[str, ...] = (
+    "throughput_sps", "j_per_sample", "net_j_per_sample", "j_per_iteration", "avg_power_w", "energy_j",
+    "latency_p50_ms", "latency_p99_ms", "duration_s", "tokens_per_s", "j_per_token", "decode_j_per_token",
+    "ttft_p90_ms", "itl_p90_ms", "tpot_p90_ms", "j_per_request", "goodput_requests_per_j", "goodput_requests_per_s",
+    "requests_per_s", "e2e_latency_p90_ms",
+)
+
+
+class RunKind(StrEnum):
+    """What a run measured, which decides the figures that summarise it."""
+
+    SAMPLES = "samples"  # batches of examples: training or batch inference
+    GENERATION = "generation"  # LLM generation in fixed batches, on this machine
+    SERVING = "serving"  # requests to a serving engine at a load
+
+
+# The figures that summarise a run of each kind, in the order a person reads them (New run's Done table, Run
+# detail's headline, the CLI's summary).
+HEADLINE: dict[RunKind, tuple[str, ...]] = {
+    RunKind.SAMPLES: ("throughput_sps", "latency_p99_ms", "j_per_sample", "avg_power_w"),
+    RunKind.GENERATION: ("tokens_per_s", "j_per_token", "ttft_p90_ms", "tpot_p90_ms", "avg_power_w"),
+    RunKind.SERVING: ("tokens_per_s", "requests_per_s", "j_per_token", "j_per_request", "ttft_p90_ms", "itl_p90_ms",
+                      "tpot_p90_ms", "e2e_latency_p90_ms", "goodput_requests_per_s", "avg_power_w"),
+}
+_SERVING_FIELDS = ("load_kind", "request_rate_per_s", "max_concurrency", "engine")
+
+
+def run_kind(config: dict) -> RunKind:
+    """The kind of a run from its configuration (a result file's config, or a runs row): a load or an engine makes it
+    a serving run, a fixed output length a generation run."""
+    if any(config.get(f) is not None for f in _SERVING_FIELDS):
+        return RunKind.SERVING
+    if config.get("max_new_tokens") is not None or config.get("output_tokens_requested") is not None:
+        return RunKind.GENERATION
+    return RunKind.SAMPLES
+
+
+def short(name: str) -> str:
+    """A latency statistic as limits and sentences name it, the field's acronym: 'TPOT p90', 'TTFT mean' (a metric
+    that is no distribution's statistic: its label without the unit)."""
+    for d in DISTRIBUTIONS:
+        for stat in STATS:
+            if d.stat(stat).name == name:
+                return f"{d.title} {'mean' if stat == 'avg' else stat}"
+    return label(name).split(" (", 1)[0]
+
+
 def latency_metrics() -> Iterator[tuple[Distribution, Metric]]:
     """Every latency column (unit ms) with its distribution: a zero or negative one is no measurement."""
     for d in DISTRIBUTIONS:
@@ -337,4 +436,12 @@ def latency_metrics() -> Iterator[tuple[Distribution, Metric]]:
 
 def label(name: str) -> str:
     """A metric's label for a person (the name itself when it is not a metric)."""
-    return METRICS[name].label if name in METRICS else name
+    found = METRICS.get(name) or DERIVED.get(name)
+    return found.label if found is not None else name
+
+
+def figure(name: str) -> Metric:
+    """A stored metric or a derived figure; KeyError naming it when JouleBench has neither."""
+    if name in DERIVED:
+        return DERIVED[name]
+    return metric(name)

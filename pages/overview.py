@@ -4,6 +4,7 @@
 import streamlit as st
 
 from db.queries import HEADLINE
+from decision.markdown import md
 from decision.text import count
 from explorer import charts, data, nav
 from explorer.tables import styled
@@ -20,6 +21,21 @@ with st.container(border=True):
     st.caption("Pick two to six devices and the job: which is faster, which uses fewer joules and what a sample "
                "costs over the device's life, with the basis of every figure.")
     st.page_link(nav.DECIDE, label="**Decide what to buy**", icon=":material/check_circle:")
+
+with st.container(border=True):
+    st.markdown("#### Serving an LLM: which device gives the fewest joules per output token at your latency target?")
+    tokens = data.or_stop(data.token_devices, data.db_path())
+    if tokens.is_empty():
+        st.caption("No run here measured energy per output token yet: measure a serving engine on this machine "
+                   "(serve-bench against its OpenAI-compatible URL) or upload a vLLM, ML.ENERGY or LLMPerf file.")
+    else:
+        names = tokens["device_name"].to_list()
+        st.caption(f"{count(int(tokens['configurations'].sum()), 'configuration')} measured in J per output token on "
+                   f"{', '.join(md(n) for n in names)}: compare them at your TTFT, ITL or TPOT limit, like for like "
+                   "(same model, request lengths, load, engine and GPUs per system).")
+        st.page_link(nav.DECIDE, label="**Energy per token at a latency target (Decide)**",
+                     icon=":material/bolt:", query_params={"device": names, "mode": "infer"})
+    st.page_link(nav.NEW_RUN, label="Measure a serving engine here (serve-bench)", icon=":material/play_arrow:")
 
 cols = st.columns(4)
 cols[0].metric("Runs", ov.runs)

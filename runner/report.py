@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from energy.grades import GRADE_MEANINGS, Grade, RunFacts, grade_aggregate, grade_run
 from energy.stats import Aggregate, aggregate
+from joulebench.configuration import NAMES
 from joulebench.metrics import label
 from joulebench.text import table
 from runner.options import RunConfig
@@ -169,14 +170,12 @@ class Progress:
         self._write(force=True, current_left_s=0.0)
 
 
-# what a repeat repeats: every config field but the repeat's index and the steps it happened to take
-_NOT_CONFIG = ("repeat_index", "measured_steps", "warmup_steps")
-
-
 def _config_of(record: Mapping[str, Any]) -> tuple:
-    c = record["config"]
-    boundary = record.get("metrics", {}).get("energy_boundary")
-    return (record["device"]["name"], boundary, *sorted((k, str(v)) for k, v in c.items() if k not in _NOT_CONFIG))
+    """What a repeat repeats: every field of joulebench.configuration the run states (the device and where its
+    energy was measured included), never its repeat index, seed or steps."""
+    c, m = record["config"], record.get("metrics", {})
+    row = {**c, "device_name": record["device"]["name"], "energy_boundary": m.get("energy_boundary")}
+    return tuple((n, str(row[n])) for n in NAMES if row.get(n) is not None)
 
 
 def _mean_ci(agg: Aggregate | None, digits: int) -> str:

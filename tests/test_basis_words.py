@@ -15,7 +15,7 @@ import pytest
 
 from db import Store, queries
 from decision.figures import figure_basis
-from decision.text import basis_of, energy_estimate
+from decision.text import ESTIMATED_BASIS_NAMES, basis_of, energy_estimate
 from explorer import compare
 from tests.helpers import ingest_runs, open_page, table_texts
 
@@ -49,7 +49,7 @@ def test_the_one_rule_reads_the_runs_own_fields() -> None:
     assert energy_estimate("sampled", "estimated", None) == "estimated"
     assert energy_estimate("counter", "gpu_board", ["window_short_for_sensor"]) is None
     assert basis_of("local", "partly estimated") == "run here, energy partly estimated"
-    assert basis_of("local", True) == "run here, energy estimated (not measured)"
+    assert basis_of("local", True) == ESTIMATED_BASIS_NAMES["local"]
     assert basis_of("local") == "measured here"
 
 

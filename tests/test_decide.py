@@ -16,6 +16,7 @@ from db import Store, queries
 from decision import cost, decide, like_for_like, scope, sentences, tables
 from decision.money import CostSettings, CostTerms, Rate, Rates, cost_terms, crossover
 from decision.text import sig
+from explorer import machine
 from ingest import import_file
 from tests.helpers import shown
 
@@ -216,7 +217,9 @@ def test_cost_settings_from_a_link_report_what_they_cannot_use() -> None:
 
 # --- the page ---------------------------------------------------------------------------------
 
-def test_decide_page_answers_the_student_in_sentences_then_a_table(db: Path) -> None:
+def test_decide_page_answers_the_student_in_sentences_then_a_table(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # this machine is the student's RTX 3060 (NVML's name), so its gaps can be measured here
+    monkeypatch.setattr(machine, "stated_devices", lambda: ("NVIDIA GeForce RTX 3060",))
     at = _page(device=STUDENT, mode="train", kwh="0.3", years="3", util="0.1", currency="USD")
     said = _said(at)
     assert ("**Faster:** **GeForce RTX 3060** is faster at training than **Jetson AGX Xavier**: 3.0x "
@@ -232,6 +235,9 @@ def test_decide_page_answers_the_student_in_sentences_then_a_table(db: Path) -> 
     links = {link.proto.label: link.proto.query_string for link in at.get("page_link")}
     prefill = parse_qs(links["Measure it on this machine (New run, prefilled)"])
     assert prefill["workload"] == ["bert-large-ner"] and prefill["mode"] == ["train"]
+    # the Xavier is not this machine: no link to measure it here, the way to get its figures instead
+    xavier = [m.value for m in at.markdown if "Not this machine" in m.value]
+    assert xavier and all("joulebench run" in m and "upload its result file" in m for m in xavier)
     at.number_input(key="util").set_value(90).run()
     assert "idles 10% of the time" in _said(at) and at.query_params["util"] == "0.9"  # the setting is in the URL
 

@@ -101,7 +101,7 @@ def test_the_page_and_the_command_agree_on_other_inputs(db: Path) -> None:
     page = [str(m.value) for m in at.markdown]
     start = page.index(tokens["sentences"][0])
     assert page[start:start + len(tokens["sentences"])] == tokens["sentences"]
-    table = _page_table(at, "J per output token")
+    table = _page_table(at, "Energy per output token (J)")
     assert [row[0] for row in table[1:]] == tokens["devices"]
     assert table == _command_table(tokens["table"])
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from decision.text import ESTIMATED_BASIS_NAMES
 from ingest.service import import_file
 from tests.helpers import open_page, page_texts, table_texts
 
@@ -122,7 +123,7 @@ def test_a_run_whose_energy_is_estimated_is_never_called_measured_in_compare(
     at = open_page("compare", {"metric": "j_per_sample", "device": ["Intel Xeon (2 vCPU)", "GeForce RTX 3060"]})
     rows = shown_cells(at)
     xeon = [r.split(" | ") for r in rows if r.startswith("Intel Xeon (2 vCPU)") or " | Intel Xeon (2 vCPU)" in r]
-    assert sum(cells.count("run here, energy estimated (not measured)") for cells in xeon) >= 2, xeon  # both tables
+    assert sum(cells.count(ESTIMATED_BASIS_NAMES["local"]) for cells in xeon) >= 2, xeon  # both tables
     assert not any("measured here" in cells for cells in xeon), xeon
     assert any("GeForce RTX 3060" in r and " | measured here | " in r for r in rows), rows[:6]
 

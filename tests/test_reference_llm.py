@@ -217,12 +217,13 @@ def test_decide_answers_the_8b_question_from_a_fresh_store(full_seeded_db: Path)
     table = {row["Device"]: row for row in answer["table"]}
     h100 = table["H100 SXM"]  # ML.ENERGY's H100 at max_num_seqs 384: the fewest J/token with ITL p90 47.8 ms
     assert h100["Meets the target"] == "meets" and h100["Basis"] == "reference table"
-    assert h100["J per output token"] == pytest.approx(0.07423418180476347)
-    assert h100["ITL p90 (ms)"] == pytest.approx(47.82290779403411) and h100["TPOT p90 (ms)"] is None
+    assert h100["Energy per output token (J)"] == pytest.approx(0.07423418180476347)
+    assert h100["Inter-token latency p90 (ms)"] == pytest.approx(47.82290779403411)
+    assert h100["Time per output token p90 (ms)"] is None
     assert "max_num_seqs 384" in h100["Configuration"]
     for device in ("Jetson AGX Orin", "GeForce RTX 4090"):  # no published 8B energy: said, never estimated
         assert table[device]["Meets the target"] == "not known", device
-        assert table[device]["J per output token"] is None
+        assert table[device]["Energy per output token (J)"] is None
         assert "no runs of this model" in table[device]["Why"]
     assert any("Jetson AGX Orin: not known" in s for s in answer["sentences"])
     assert any("qwen3" in line for line in answer["left_out"])  # other models are listed as left out, not pooled

@@ -161,7 +161,7 @@ def test_decide_answers_from_the_sweeps_with_the_cost_split(sweeps: Path) -> Non
     assert rows[H100]["Electricity per 1M output tokens (USD)"] == pytest.approx(0.2 / 3.6 * 0.15)
     assert rows[H100]["Hardware per 1M output tokens (USD)"] == pytest.approx(hardware)
     assert rows[H100]["Cost per 1M output tokens (USD)"] == pytest.approx(0.2 / 3.6 * 0.15 + hardware)
-    assert rows[H100]["Requests/s"] == 3.9 and rows[H100]["Output tokens/s"] == pytest.approx(499.2)
+    assert rows[H100]["Requests completed per second"] == 3.9 and rows[H100]["Output tokens/s"] == pytest.approx(499.2)
     # a tighter limit: the H100 sustains less; the Orin's 0.5/s point is the only one under 40 ms
     tight = _decide(sweeps, [H100, ORIN], token_target.Target(tpot_p90_ms=40))
     assert {a.device: a.best["requests_per_s_mean"] for a in tight.answers if a.best} == {H100: 2.0, ORIN: 0.5}

@@ -130,7 +130,10 @@ def test_run_detail_shows_why_the_latency_is_missing(overloaded: dict) -> None:
     assert len(latency) >= 20, sorted(rows)  # mean and p50-p99 of TTFT, ITL, TPOT and end-to-end
     for field, value in latency.items():
         assert value.startswith("withheld: overloaded: arrivals outpaced completions"), (field, value)
-    headline = next(m for m in at.metric if m.label == "p99 latency (ms)")
+    # a serving point's headline is its serving figures (tokens/s, J/token, TTFT ...), each latency withheld with why
+    labels = [m.label for m in at.metric]
+    assert "Output tokens/s" in labels and "Throughput (samples/s)" not in labels, labels
+    headline = next(m for m in at.metric if m.label == "Time to first token p90 (ms)")
     assert headline.value == "withheld" and "overloaded" in (headline.help or "")
 
 

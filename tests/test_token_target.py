@@ -80,7 +80,7 @@ def test_decide_page_answers_the_token_question(lake: Path) -> None:
     said = "\n".join(shown(m.value) for m in at.markdown)
     assert "Fewest joules per output token with ITL p90 ≤ 20 ms" in said
     assert "**H100 SXM** at batch not stated, bf16, max_num_seqs 96: 0.103 J/token" in said
-    table = next(df.value for df in at.dataframe if "J per output token" in df.value.columns)
+    table = next(df.value for df in at.dataframe if "Energy per output token (J)" in df.value.columns)
     assert table["Device"].tolist()[:2] == ["H100 SXM", "B200"] and set(table["Basis"]) == {"imported"}
     at.number_input(key="itl").set_value(50).run()
     said = "\n".join(shown(m.value) for m in at.markdown)
@@ -127,7 +127,7 @@ def test_cost_per_million_output_tokens(lake: Path) -> None:
     assert row["cost_per_1m_tokens"] == pytest.approx(energy + hardware, rel=1e-4)
     ranked, _ = cost.rank(costed, cost.Constraints())
     table = cost.ranking_table(ranked, "USD")
-    assert {"Output tokens/s", "J per output token", "Cost (USD per 1M output tokens)"} <= set(table.columns)
+    assert {"Output tokens/s", "Energy per output token (J)", "Cost (USD per 1M output tokens)"} <= set(table.columns)
 
 
 def test_the_same_architecture_is_one_model_whoever_published_it() -> None:

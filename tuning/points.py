@@ -22,9 +22,11 @@ from typing import Any
 
 import polars as pl
 
-# What makes two runs the same configuration (the power setting aside).
-CONFIG_COLUMNS = ("device_name", "workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len",
-                  "max_new_tokens", "request_rate_per_s", "image_size", "gpu_count", "compile")
+from joulebench.configuration import POWER_PROFILE
+
+# What makes two runs the same configuration, the power setting aside: joulebench.configuration's POWER_PROFILE view
+# (which names what it leaves out and why).
+CONFIG_COLUMNS = POWER_PROFILE.fields
 # A Jetson power mode's features, from the power-mode table (sample_data/power_modes.csv).
 MODE_FEATURES = ("cpu_cores", "cpu_max_mhz", "gpu_max_mhz", "memory_max_mhz")
 MODE_FEATURE_LABELS = {"cpu_cores": "CPU cores", "cpu_max_mhz": "CPU MHz", "gpu_max_mhz": "GPU MHz",

@@ -97,7 +97,10 @@ def precision_name(precision: str | None) -> str:
 
 # The same, for a run whose energy the tool modelled rather than measured (energy_method 'estimated': CPU
 # utilisation x TDP): 'measured here' would claim a measurement that was not made.
-ESTIMATED_BASIS_NAMES = {"local": "run here, energy estimated (not measured)",
+# a local run's estimate is the runner's (runner.sensors: the whole machine's CPU utilisation x TDP), so it counts
+# every process of the machine, not the workload's alone
+ESTIMATED_BASIS_NAMES = {"local": "run here, energy estimated (not measured: the machine's CPU use × TDP, other "
+                                  "processes included)",
                          "upload": "imported, energy estimated (not measured)",
                          "reference": "reference table, energy estimated (not measured)",
                          "team": "run by a team runner, energy estimated (not measured)"}
@@ -183,6 +186,12 @@ FLAG_TEXTS = {
     "sample_times_nominal": "power sample times are nominal, not read from a clock",
     "sample_times_spread_within_second": "power sample times are spread within each logged second",
     "repetitions_excluded": "some repetitions were left out by the tool that wrote the file",
+    "client_bound": "the benchmark client fell behind its send schedule: latencies include its own delay",
+    "usage_disagrees_with_stream": "the server's token counts disagreed with its stream: the client's counts are "
+                                   "used",
+    "prompt_tokens_differ_from_server": "the server counted the prompts differently from the client's tokenizer",
+    "output_tokens_counted_by_client": "some output tokens were counted by the client (the server sent no usable "
+                                       "count)",
 }
 
 

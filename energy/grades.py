@@ -128,6 +128,8 @@ class RunFacts:
     trace_t_s: Sequence[float] = field(default_factory=tuple)  # the boundary's power trace, if any
     trace_power_w: Sequence[float] = field(default_factory=tuple)
     step_times_ms: Sequence[float] = field(default_factory=tuple)
+    requests_completed: float | None = None  # a serving point's requests in its window, and those that failed
+    requests_failed: float | None = None
     # or, instead of the series, their drifts already computed (energy.steady.drift_pct: the store
     # computes them in the database for traces of millions of samples)
     power_drift_pct: float | None = None
@@ -169,7 +171,8 @@ FACT_SCHEMA: dict[str, pl.DataType] = {
     "energy_boundary": pl.String(), "energy_method": pl.String(), "sample_period_s": pl.Float64(),
     "sensor_update_period_s": pl.Float64(), "energy_disagreement_pct": pl.Float64(),
     "throttle_reasons": pl.String(), "gpu_clock_avg_mhz": pl.Float64(), "warmup_steady": pl.Boolean(),
-    "flags": pl.List(pl.String()), "power_drift_pct": pl.Float64(), "step_time_drift_pct": pl.Float64()}
+    "flags": pl.List(pl.String()), "power_drift_pct": pl.Float64(), "step_time_drift_pct": pl.Float64(),
+    "requests_completed": pl.Float64(), "requests_failed": pl.Float64()}
 
 # {column written: (number column, format spec)}, and who writes them: Python's format() or an equal one
 NumberText = Callable[[pl.DataFrame, Mapping[str, tuple[str, str]]], pl.DataFrame]
@@ -344,19 +347,73 @@ def _throttling() -> pl.Expr:
         (pl.col("gpu_clock_avg_mhz").is_not_null(), "A", "none reported in the window"))
 
 
+REQUESTS_C = 30  # a serving point's percentiles over fewer requests than this: C (under REQUESTS_D: D)
+REQUESTS_D = 10
+FAILED_D_PCT = 10.0  # more than this share of a point's requests failed: D (any failed: C)
+
+
+def _requests() -> pl.Expr:
+    """A serving point is graded on how many requests its figures rest on, and how many failed."""
+    done, failed = pl.col("requests_completed"), pl.col("requests_failed").fill_null(0.0)
+    share = failed / (done.fill_null(0.0) + failed) * 100.0
+    counted = _text(done.cast(pl.Int64).cast(pl.String), " requests completed")
+    lost = _text(failed.cast(pl.Int64).cast(pl.String), " of ",
+                 (done.fill_null(0.0) + failed).cast(pl.Int64).cast(pl.String), " requests failed")
+    return _case(
+        ((failed > 0) & (share > FAILED_D_PCT), "D", _text(lost, ": the figures are of the requests the server "
+                                                                 "answered, not of the load it was offered")),
+        (done.is_not_null() & (done < REQUESTS_D), "D", _text(counted, ": percentiles and rates of so few "
+                                                                       "requests are noise")),
+        (failed > 0, "C", _text(lost, ": the figures leave the failed ones out")),
+        (done.is_not_null() & (done < REQUESTS_C), "C", _text(counted, f": under {REQUESTS_C}, a p90 rests on "
+                                                                       "the slowest few")),
+        (done.is_not_null(), "A", _text(counted, ", none failed")))
+
+
+FLAG_INCONSISTENT = "inconsistent: "  # ingest.plausibility: a stated figure its own counts contradict
+FLAG_IMPLAUSIBLE = "implausible: "  # ingest.plausibility: a figure beyond what one system can give
+
+
+def _plausibility() -> pl.Expr:
+    """A figure that ingest.plausibility flagged (its file's other numbers contradict it, or no system gives it): D,
+    with the flags' own texts (which name both numbers) as the reason."""
+    found = pl.col("flags").list.eval(pl.element().filter(
+        pl.element().str.starts_with(FLAG_INCONSISTENT) | pl.element().str.starts_with(FLAG_IMPLAUSIBLE)))
+    return _case(((found.list.len() > 0).fill_null(False), "D", found.list.join("; ")))
+
+
 def _flag(flag: str, cap: str, text: str) -> pl.Expr:
     return _case((pl.col("flags").list.contains(flag).fill_null(False), cap, text))
+
+
+FLAG_CLIENT_BOUND = "client_bound"  # runner.serve_bench.lag: the serving client fell behind its schedule
+
+
+def _client() -> pl.Expr:
+    """A serving point whose client fell behind its schedule (send lag p99 past 5 % of TTFT p50 or 10 ms): C, its
+    latencies include the client's own delay and the load sent was not the one asked (the figures are in the notes)."""
+    return _flag(FLAG_CLIENT_BOUND, "C", "the client fell behind its schedule (send lag p99 past 5 % of TTFT p50 or "
+                                         "10 ms; the figures are in the notes): the latencies include the client's "
+                                         "own delay and the load sent was not the one asked")
 
 
 # every check of a run, in the order its reasons are listed: (name, the (cap, text) it gives, or null)
 RUN_CHECKS: tuple[tuple[str, Callable[[], pl.Expr]], ...] = (
     ("origin", _origin), ("outcome", _outcome), ("boundary", _boundary), ("window", _window),
-    ("steady state", _steady), ("agreement", _agreement), ("throttling", _throttling),
+    ("steady state", _steady), ("agreement", _agreement), ("throttling", _throttling), ("requests", _requests),
+    ("plausibility", _plausibility),
     ("flags", lambda: _flag("net_energy_nonpositive", "C", "net energy came out at or below zero: the idle "
                                                           "baseline does not fit this run")),
     ("flags", lambda: _flag("power_setting_not_applied", "A", "the requested power setting was not applied: the "
-                                                             "figures are for the setting in effect")))
-_ONLY_WHEN_OK = {"boundary", "window", "steady state", "agreement", "throttling", "flags"}
+                                                             "figures are for the setting in effect")),
+    ("client", _client),
+    ("flags", lambda: _flag("usage_disagrees_with_stream", "D", "the server's token counts disagreed with its "
+                                                               "stream and were not believed: the figures use the "
+                                                               "client's count")),
+    ("flags", lambda: _flag("prompt_tokens_differ_from_server", "C", "the server counted the prompts more than 5 % "
+                                                                    "apart from the client's tokenizer: the prompt "
+                                                                    "length is uncertain")))
+_ONLY_WHEN_OK = {"boundary", "window", "steady state", "agreement", "throttling", "requests", "flags", "client"}
 
 
 def grade_frame(facts: pl.DataFrame, numbers: NumberText = python_numbers) -> pl.DataFrame:

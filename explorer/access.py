@@ -10,22 +10,33 @@ the user signed in with Streamlit's own login (st.user) when it is configured, e
 forwarded address (X-Forwarded-For) counts only when the peer is a proxy named with `joulebench app
 --trusted-proxy ADDR` ($JOULEBENCH_TRUSTED_PROXIES): the app command passes the same list to the server
 (uvicorn's FORWARDED_ALLOW_IPS, empty without one, so no header is believed), and each forwarded client is
-then throttled on its own. A key that stands for several people is slowed down but never locked out, so one
-of them cannot lock the others out for 15 minutes: loopback (SSH tunnels and local proxies all arrive from
-127.0.0.1 unless the proxy is named) and a trusted proxy that names no client.
+then throttled on its own. A key that stands for several people is ONE client, slowed down but never locked
+out, so one of them cannot lock the others out for 15 minutes: every loopback address (all of 127.0.0.0/8, ::1
+and ::ffff:127.x: SSH tunnels, local proxies and every local user arrive from one of them, and a local client
+may pick any 127.x source address it likes, so each is not a client of its own), the unspecified address, and a
+trusted proxy that names no client.
+
+Streamlit also answers HTTP endpoints outside the page's script, which `guard` cannot reach: `PasswordGate`, an
+ASGI middleware `explorer.warm` puts in front of Streamlit's own, asks for the password (HTTP Basic, any user
+name, or `Authorization: Bearer PASSWORD`) on those that tell what the app holds or let a client drive it
+(`/_stcore/metrics`: its caches' function names and sizes and the sessions; the agent API; the script health
+check), whatever the Host header, when a password is set; wrong ones count against the same throttle.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import ipaddress
+import json
 import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
@@ -66,6 +77,17 @@ def _is_proxy(address: str, proxies: tuple[Network, ...]) -> bool:
     except ValueError:
         return False
     return any(ip in net for net in proxies)
+
+
+def stands_for_many(address: str) -> bool:
+    """Whether an address is shared by several people whatever they do: any loopback address (127.0.0.0/8, ::1,
+    ::ffff:127.x; a local client chooses its source among them freely) or the unspecified one."""
+    try:
+        ip = ipaddress.ip_address(address.strip().strip("[]").split("%", 1)[0])
+    except ValueError:
+        return False
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return any(a.is_loopback or a.is_unspecified for a in (ip, mapped) if a is not None)
 
 
 def host_name(header: str) -> str:
@@ -148,8 +170,8 @@ def client(ip: str | None, forwarded_for: str | None, user: str | None, proxies:
     127.0.0.1's)."""
     if user:
         return Client(f"user {user}", False)
-    if not ip:
-        return Client("loopback", True)  # every SSH tunnel and unnamed local proxy arrives from here
+    if not ip or stands_for_many(ip):
+        return Client("loopback", True)  # every SSH tunnel, unnamed local proxy and local user: any 127.x address
     if server_believes_others and forwarded_for and ip in {h.strip() for h in forwarded_for.split(",")}:
         # the address may be a claim the server believed: all such clients share one key
         return Client("forwarded by an unnamed proxy", True)
@@ -201,3 +223,96 @@ def guard() -> None:
         later = f" Try again in {math.ceil(wait):,} s." if wait > 0 else ""
         st.error(f"Wrong password.{later}")
     st.stop()
+
+
+# --- Streamlit's endpoints outside the page's script --------------------------------------------------
+
+PROTECTED_PATHS = ("/_stcore/metrics", "/_stcore/agent/", "/_stcore/script-health-check")
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+def protected(path: str) -> bool:
+    """Whether an HTTP path (decoded, as the server routes it, under any base URL) needs the password."""
+    path = "/" + "/".join(p for p in path.split("/") if p)  # '//_stcore//metrics/' routes nowhere else either
+    return any(p.rstrip("/") in path for p in PROTECTED_PATHS)
+
+
+def given_password(authorization: str | None) -> str | None:
+    """The password an Authorization header carries: HTTP Basic (any user name) or Bearer; None without one."""
+    if not authorization:
+        return None
+    kind, _, value = authorization.strip().partition(" ")
+    if kind.lower() == "bearer":
+        return value.strip()
+    if kind.lower() == "basic":
+        try:
+            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[2]
+    return None
+
+
+class PasswordGate:
+    """ASGI middleware: the protected endpoints (`protected`) answer 401 without the app's password, 429 while
+    the client is slowed down, whatever the Host header; everything else passes through untouched."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        password = os.environ.get(PASSWORD_ENV)
+        if scope.get("type") != "http" or not password or not protected(str(scope.get("path", ""))):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        peer = scope.get("client")
+        who = client(str(peer[0]) if peer else None, headers.get("x-forwarded-for"), None, trusted_proxies(),
+                     os.environ.get(FORWARDED_ENV) != os.environ.get(TRUSTED_PROXIES_ENV, ""))
+        wait = THROTTLE.wait_s(who.key)
+        given = given_password(headers.get("authorization"))
+        if wait > 0 and given is not None:
+            await _refuse(send, 429, f"Too many wrong passwords from this address: try again in {math.ceil(wait):,} s.",
+                          {"retry-after": str(math.ceil(wait))})
+            return
+        if given is not None and hmac.compare_digest(_digest(given), _digest(password)):
+            THROTTLE.succeeded(who.key)
+            await self.app(scope, receive, send)
+            return
+        if given is not None:
+            THROTTLE.failed(who.key, shared=who.shared)
+            wait = THROTTLE.wait_s(who.key)
+            if wait > 0:
+                await _refuse(send, 429, f"Wrong password. Try again in {math.ceil(wait):,} s.",
+                              {"retry-after": str(math.ceil(wait))})
+                return
+        await _refuse(send, 401, "This JouleBench app needs its password for this address: send it as HTTP Basic "
+                                 "authentication (any user name) or 'Authorization: Bearer PASSWORD'.",
+                      {"www-authenticate": 'Basic realm="JouleBench", charset="UTF-8"'})
+
+
+async def _refuse(send: Send, status: int, message: str, extra: dict[str, str]) -> None:
+    body = json.dumps({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"cache-control", b"no-store"), *((k.encode(), v.encode()) for k, v in extra.items())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def install_gate() -> None:
+    """Put `PasswordGate` first in the middleware of the Streamlit server this process is about to start
+    (`explorer.warm`, before the server is built)."""
+    from starlette.middleware import Middleware
+    from streamlit.web.server.starlette import starlette_app
+
+    if getattr(starlette_app.create_streamlit_middleware, "joulebench_gate", False):
+        return
+    own = starlette_app.create_streamlit_middleware
+
+    def with_gate() -> list[Middleware]:
+        return [Middleware(PasswordGate), *own()]  # type: ignore[arg-type]  # an ASGI class, as Starlette takes
+
+    with_gate.joulebench_gate = True  # type: ignore[attr-defined]
+    starlette_app.create_streamlit_middleware = with_gate

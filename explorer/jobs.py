@@ -51,7 +51,8 @@ FORM_LABELS: dict[str, str] = {
 SERVE_FORM_LABELS: dict[str, str] = {
     "--target": "Server URL", "--model": "Model (empty: the server's only one)",
     "--rate": "Requests per second (a sweep: 0.5,1,2,4)", "--concurrency": "Concurrency (a sweep: 1,4,16)",
-    "--requests": "Requests per point", "--prompt-tokens": "Prompt tokens", "--output-tokens": "Output tokens",
+    "--requests": "Requests per point", "--prompt-tokens": "Prompt tokens per request",
+    "--output-tokens": "Output tokens per request",
     "--slo": "Latency target for goodput", "--engine": "Engine (when the server does not say)",
     "--repeats": "Repeats", "--tag": "Tag",
 }
@@ -66,11 +67,22 @@ def in_form_words(message: str, labels: dict[str, str] | None = None) -> str:
     return message
 
 
-def _checked(argv: list[str], labels: dict[str, str]) -> Plan:
+# `joulebench serve-bench --check` asks the server within its probe's limit (runner.serve_bench.probe's
+# PROBE_TIMEOUT_S, 10 s, over connect, headers and body); the rest is the child's start on a busy machine.
+SERVE_CHECK_TIMEOUT_S = 25.0
+RUN_CHECK_TIMEOUT_S = 120.0
+
+
+def _checked(argv: list[str], labels: dict[str, str], timeout_s: float = RUN_CHECK_TIMEOUT_S) -> Plan:
     """Run `argv` (ending in --check) in a child process: the plan it prints, or RunConfigError listing every
-    problem it names, in the form's words."""
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=REPO_ROOT,
-                          env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    problem it names, in the form's words (also when the check does not end within `timeout_s`)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
+                              cwd=REPO_ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    except subprocess.TimeoutExpired:
+        what = ("the server did not answer the check (GET /v1/models) in time: is it running, on this host and "
+                "port, and not overloaded?" if labels is SERVE_FORM_LABELS else "the options' check did not finish")
+        raise RunConfigError([f"{what} (stopped after {timeout_s:g} s); nothing was started"]) from None
     if done.returncode != 0:
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         problems = [in_form_words(line.removeprefix("error:").strip(), labels) for line in lines
@@ -166,7 +178,8 @@ class ServeBenchRequest:
 
     def plan(self, db: Path) -> Plan:
         """Check the options and ask the server, as `joulebench serve-bench --check` does, in a child process."""
-        return _checked([*self.argv(db, results_dir(db) / "unused.json"), "--check"], SERVE_FORM_LABELS)
+        return _checked([*self.argv(db, results_dir(db) / "unused.json"), "--check"], SERVE_FORM_LABELS,
+                        SERVE_CHECK_TIMEOUT_S)
 
 
 @dataclass(frozen=True)
@@ -370,24 +383,30 @@ def _grade(run: dict[str, Any]) -> str | None:
 
 
 def summary_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per finished run for the page's table, with headers a person reads; missing
-    values stay None (the table shows them as 'not measured')."""
+    """One row per finished run for the page's table, with headers a person reads: the figures of the run's kind
+    (joulebench.metrics.HEADLINE: a serving point's tokens/s, J/token, TTFT ...; a batch run's throughput, p99
+    latency, J/example), labelled by the metric catalogue; missing values stay None (shown as 'not measured')."""
+    from joulebench.configuration import label_parts
+    from joulebench.metrics import HEADLINE, RunKind, label, run_kind
+
     rows = []
     for run in runs:
         cfg, m = run.get("config", {}), run.get("metrics", {})
-        throughput = m.get("throughput_sps")
-        rows.append({
-            "Status": run.get("status"), "Workload": cfg.get("workload"), "Mode": cfg.get("mode"),
-            "Precision": cfg.get("precision"), "Batch": cfg.get("batch_size"), "Sequence length": cfg.get("seq_len"),
-            "Throughput (samples/s)": None if throughput is None or not math.isfinite(throughput) else throughput,
-            "p99 latency (ms)": m.get("latency_p99_ms"), "Energy per example (J)": m.get("j_per_sample"),
-            "Energy measured at, or why not": m.get("energy_boundary") or m.get("energy_missing_reason"),
-            "Repeat": cfg.get("repeat_index"), "Trust grade": _grade(run), "Run": run.get("run_id"),
-        })
-        if cfg.get("load_kind") in ("rate", "concurrency"):  # a serve-bench point: its load and token figures
-            rows[-1].update({"Load": f"{cfg.get('request_rate_per_s'):g} requests/s" if cfg["load_kind"] == "rate"
-                             else f"concurrency {cfg.get('max_concurrency')}",
-                             "Output tokens/s": m.get("tokens_per_s"),
-                             "Energy per output token (J)": m.get("j_per_token"),
-                             "Overloaded": "overloaded" in (run.get("flags") or [])})
+        kind = run_kind(cfg)
+        row: dict[str, Any] = {"Status": run.get("status"), "Workload": cfg.get("workload"), "Mode": cfg.get("mode")}
+        if kind is RunKind.SERVING:  # a serve-bench point: its engine, load and request lengths, not a batch
+            row["Engine"] = cfg.get("engine")
+            row["Load"] = " · ".join(label_parts(cfg, ("request_rate_per_s", "max_concurrency"))) or None
+            row["Lengths"] = " · ".join(label_parts(cfg, ("prompt_tokens_requested", "output_tokens_requested")))
+        else:
+            row.update({"Precision": cfg.get("precision"), "Batch": cfg.get("batch_size"),
+                        "Sequence length": cfg.get("seq_len")})
+        for name in HEADLINE[kind]:
+            value = m.get(name)
+            row[label(name)] = value if isinstance(value, (int, float)) and math.isfinite(value) else None
+        row.update({"Energy measured at, or why not": m.get("energy_boundary") or m.get("energy_missing_reason"),
+                    "Repeat": cfg.get("repeat_index"), "Trust grade": _grade(run), "Run": run.get("run_id")})
+        if kind is RunKind.SERVING:
+            row["Overloaded"] = "overloaded" in (run.get("flags") or [])
+        rows.append(row)
     return rows

@@ -34,7 +34,7 @@ def render(db: Path, running: bool, target_given: str, rate_given: str) -> None:
         sb_repeats = c[3].number_input(labels["--repeats"], 1, 100, 1, key="sb_repeats")
         c = st.columns(4)
         sb_slo = c[0].text_input(labels["--slo"], "", key="sb_slo", placeholder="ttft_p90=500ms,tpot_p90=50ms")
-        sb_model = c[1].text_input(labels["--model"], "", key="sb_model")
+        sb_model = c[1].text_input(labels["--model"], st.query_params.get("model", ""), key="sb_model")
         sb_engine = c[2].text_input(labels["--engine"], "", key="sb_engine")
         sb_tag = c[3].text_input(labels["--tag"], "", key="sb_tag")
         serve_submitted = st.form_submit_button("Start serve-bench", type="primary", disabled=running)

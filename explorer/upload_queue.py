@@ -8,9 +8,11 @@ state file says where each file is: queued, importing, imported (runs added), im
 or waiting in the inbox (the database was busy); the page reads these files, never the database, so it shows
 them while an import holds the database, after a reload, and to another tab.
 
-A server that stops mid-import leaves a file `importing`: the next worker (the next time the Upload page is
-opened, or a file is queued) imports it again, which is safe (an import is all or nothing, and a file
-imported before adds nothing).
+A server that stops mid-import leaves a file `importing`: its bounded child dies with it and commits nothing
+(explorer.bounded), unless it was inside its commit, which is all or nothing. The next worker (the next time the
+Upload page is opened, or a file is queued) imports it again (`resumed`), which is safe (a file imported before
+adds nothing), and says what it found: runs added now, or the file already in the store whole, never a bare
+"imported before" for runs the stopped import itself had committed.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Upload:
     log_boundary: str | None = None
     worker: int | None = None  # the server process importing it
     finished_at: float | None = None
+    resumed: bool = False  # taken up again after the server that was importing it stopped
 
     @property
     def pending(self) -> bool:
@@ -81,6 +84,10 @@ def shown(item: Upload) -> tuple[str, str]:
         skipped = f" {item.reason}." if item.reason else ""
         return "success", (f"{item.name}: {item.runs_added:,} run{'' if item.runs_added == 1 else 's'} added"
                            f"{from_sources}, {item.runs_duplicate:,} already present.{skipped}")
+    if item.state == ALREADY and item.resumed:
+        return "success", (f"{item.name}: the app stopped while importing it; on its return the file was in the store "
+                           "whole (that import had committed before the stop, or the same file was imported "
+                           "earlier), so nothing needed adding.")
     if item.state == ALREADY:
         return "info", f"{item.name}: imported before; nothing added."
     if item.state == INBOX:
@@ -191,6 +198,7 @@ def _work(db: str) -> None:
         if not waiting:
             return
         item = waiting[0]
+        item.resumed = item.resumed or item.state == IMPORTING  # a server stopped during its import
         item.state, item.worker = IMPORTING, os.getpid()
         _write(folder, item)
         try:

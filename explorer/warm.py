@@ -180,6 +180,9 @@ def main(argv: list[str]) -> None:
     modules = import_pages()
     from streamlit.web import cli
 
+    from explorer.access import install_gate
+
+    install_gate()  # the password before /_stcore/metrics and the other endpoints no page's script guards
     start(f"{modules} modules imported before the server started, in {time.perf_counter() - t0:.1f} s")
     sys.argv = ["streamlit", *argv]
     cli.main(prog_name="streamlit")

@@ -22,6 +22,7 @@ import duckdb
 
 import importers
 import ingest.inbox as inbox
+import ingest.plausibility as plausibility
 import ingest.recover as recover
 from db import IngestReport, Store
 from db.writes import Batch, MixedBatchError
@@ -263,7 +264,9 @@ def import_sources(pairs: Sequence[tuple[importers.Source, PowerLogFile | None]]
 def _add_named(batch: Batch, store: Store, loaded: importers.ImportedFile, source_kind: str, fmt: str
                ) -> tuple[IngestReport, importers.ImportedFile]:
     """Add one document to the batch with its devices under their catalog names (`ingest.device_map`: the
-    mapping decided and recorded in the batch's transaction; an ambiguous name is said in the warnings)."""
+    mapping decided and recorded in the batch's transaction; an ambiguous name is said in the warnings), once its
+    figures are checked against each other (`ingest.plausibility`: flagged, or the file refused)."""
+    loaded = plausibility.check(loaded, fmt)
     try:
         named = name_devices(store.con, loaded, fmt)
     except duckdb.Error as e:
@@ -323,8 +326,17 @@ def _write_together(store: Store, pairs: Sequence[tuple[importers.Source, PowerL
             outcomes.append(Outcome(source, report, _written(loaded)))
         if checkpoint is not None:
             checkpoint()
+            _committing(checkpoint)
         batch.commit()
     return outcomes
+
+
+def _committing(checkpoint: Callable[[], None]) -> None:
+    """Tell a checkpoint that has a `committing()` (explorer.bounded's) that the commit begins now: whoever stops
+    the import from here on cannot say that nothing was imported."""
+    said = getattr(checkpoint, "committing", None)
+    if callable(said):
+        said()
 
 
 def _queue_together(path: Path, pairs: Sequence[tuple[importers.Source, PowerLogFile | None]], source_kind: str,

@@ -7,8 +7,9 @@ Nothing measured is lost to the file system or to a kill:
   permission denied, read-only file system) the runs stay in memory and go to the first folder
   that can be written (results/ next to the database, the user's data folder, the temporary
   folder, the working directory), and the sweep says where and why; no `.partial` file is left;
-- a marker (`ingest.recover`) names the file and the run in progress, so a sweep killed before
-  its import is recovered at the next open of the database, the run in progress recorded as
+- a marker (`ingest.recover`) names the file, the folders it may fall back to and the run in
+  progress, so a sweep killed before its import, or whose import a full disk refused, is imported
+  at the next open of the database (wherever its file went), the run in progress recorded as
   interrupted;
 - the import reads the runs from memory, so it works even when no file could be written.
 """
@@ -62,7 +63,7 @@ class ResultSink:
         from ingest import recover as recovery
 
         try:
-            self.marker = recovery.register(resolve_db_path(self.db), self.out_path)
+            self.marker = recovery.register(resolve_db_path(self.db), self.out_path, self._targets())
         except FileWriteError as e:
             print(f"warning: {e.format_message()}; if this sweep is killed, import its result file by hand",
                   file=self.stream, flush=True)
@@ -120,6 +121,11 @@ class ResultSink:
             if folder / name not in out:
                 out.append(folder / name)
         return out
+
+    def name_file_in_marker(self) -> None:
+        """Write the result file's place into the marker again, if it can be written now (the marker also names
+        every fallback, so the next open finds the file even when it cannot)."""
+        self._move_marker()
 
     def _move_marker(self) -> None:
         if self.marker is None:

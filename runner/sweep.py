@@ -140,6 +140,7 @@ def finish(result: SweepResult, sink: ResultSink, guard: InterruptGuard, *, inge
         result.ingest = sink.ingest()
     except JouleBenchError as e:
         result.ingest_error = e
+        sink.name_file_in_marker()  # a full disk may have taken the file elsewhere: the next open must find it
         why = " ".join(e.format_message().split())[:300]
         print(f"{_not_imported(sink, written)} (why: {why})", file=stream, flush=True)
     if written is None and result.ingest is None:

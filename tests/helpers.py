@@ -48,14 +48,14 @@ def database_held_by_another_process(db_path: Path) -> Iterator[subprocess.Popen
     finally:
         if holder.poll() is None:
             holder.kill()
-        holder.wait(timeout=30)
+        holder.wait(timeout=120)
 
 
 def release(holder: subprocess.Popen[str]) -> None:
     assert holder.stdin is not None
     holder.stdin.write("\n")
     holder.stdin.flush()
-    holder.wait(timeout=30)
+    holder.wait(timeout=120)
 
 
 def free_port() -> int:

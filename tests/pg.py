@@ -81,7 +81,7 @@ def postgres() -> Iterator[Postgres]:
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # fast shutdown of the server we started, by its PID
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

@@ -16,6 +16,8 @@ import pytest
 from tests.helpers import free_port
 
 JOULEBENCH = str(Path(sys.executable).with_name("joulebench"))
+START_CEILING_S = 180.0  # generous ceilings, polled: a loaded machine is slow, never a reason to fail
+STOP_CEILING_S = 90.0
 
 
 def _answers(port: int) -> bool:
@@ -65,24 +67,25 @@ def test_stopping_the_app_command_stops_its_server(signum: int, tmp_path: Path) 
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal
     below: set[int] = set()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + START_CEILING_S
         while not _answers(port):
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
         below = _descendants(proc.pid)  # the processes the command started, before it is stopped
         stopped_at = time.monotonic()
         os.kill(proc.pid, signum)  # the command's own PID, as `kill PID` or Ctrl-C does
-        proc.wait(timeout=15)
-        while (_answers(port) or any(_alive(p) for p in below)) and time.monotonic() - stopped_at < 10:
+        # poll for the stopped state under a generous ceiling: at load 5-18 a 15 s wait failed a server that stops
+        while (proc.poll() is None or _answers(port) or any(_alive(p) for p in below)) \
+                and time.monotonic() - stopped_at < STOP_CEILING_S:
             time.sleep(0.2)
+        assert proc.poll() is not None, f"`joulebench app` still runs {STOP_CEILING_S:g} s after {signum!r}"
         assert not _answers(port), f"the server still answers on port {port} after {signum!r}"
         left = [p for p in below if _alive(p)]
         assert not left, f"processes left running after {signum!r}: {left}"
-        assert time.monotonic() - stopped_at < 10
     finally:
         for pid in (proc.pid, *below):  # only what this test started, by its PID
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        proc.wait(timeout=30)
+        proc.wait(timeout=STOP_CEILING_S)

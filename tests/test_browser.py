@@ -122,7 +122,7 @@ def app_server(args: list[str], env: dict[str, str], log_dir: Path) -> Iterator[
     finally:
         os.killpg(proc.pid, 15)  # the CLI and the Streamlit server it started
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             proc.wait()

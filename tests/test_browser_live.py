@@ -32,10 +32,10 @@ def _runs_shown(view: Any) -> int:
 def _go(view: Any, link: str, heading: str) -> None:
     """Through the navigation to a page, until its heading shows. A click the browser sends while the
     websocket reconnects (a loaded machine: the run beside it loads torch) is lost, so a page that has not
-    come in 30 s is asked for once more; the app itself still has 60 s."""
+    come in 120 s is asked for once more; the app itself still has 60 s."""
     view.get_by_role("link", name=link, exact=True).first.click()
     try:
-        view.get_by_role("heading", name=heading, exact=True).wait_for(timeout=30_000)
+        view.get_by_role("heading", name=heading, exact=True).wait_for(timeout=120_000)
     except Exception:
         view.get_by_role("link", name=link, exact=True).first.click()
         view.get_by_role("heading", name=heading, exact=True).wait_for(timeout=60_000)

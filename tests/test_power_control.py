@@ -68,7 +68,7 @@ def test_the_previous_limit_is_restored(how: str, tmp_path: Path) -> None:
         if how != "exception":  # (with the exception it may already be restored)
             assert device.read_text() == "100.0" and json.loads(state.read_text())["restore"] == 170.0
             proc.send_signal(getattr(signal, how))
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -83,7 +83,7 @@ def test_a_killed_run_is_restored_at_the_next_start(tmp_path: Path) -> None:
     proc = _start("wait", device, state)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "applied"
     proc.kill()  # SIGKILL: no finally, no atexit
-    proc.wait(timeout=30)
+    proc.wait(timeout=120)
     assert device.read_text() == "100.0" and state.exists()
     done = subprocess.run([sys.executable, "-c", FAKE, "restore", str(device), str(state)], cwd=REPO,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=30)
@@ -193,7 +193,7 @@ def test_a_second_sweep_is_refused_while_the_first_holds_the_power_setting(tmp_p
         assert f"another JouleBench sweep (PID {first.pid}" in second.stderr and "will restore 170.0" in second.stderr
         assert json.loads(state.read_text())["restore"] == 170.0  # what the first sweep found stays recorded
         first.send_signal(signal.SIGINT)
-        first.communicate(timeout=30)
+        first.communicate(timeout=120)
     finally:
         if first.poll() is None:
             first.kill()
@@ -207,14 +207,14 @@ def test_after_a_killed_sweep_the_next_one_restores_first_and_keeps_the_true_ori
     killed = _start("wait", device, state)
     assert killed.stdout is not None and killed.stdout.readline().strip() == "applied"
     killed.kill()
-    killed.wait(timeout=30)
+    killed.wait(timeout=120)
     assert device.read_text() == "100.0"  # left at the killed sweep's setting
     second = _start("wait", device, state)
     try:
         assert second.stdout is not None and second.stdout.readline().strip() == "applied"
         assert json.loads(state.read_text())["restore"] == 170.0  # not the 100 W the killed sweep left
         second.send_signal(signal.SIGINT)
-        _, err = second.communicate(timeout=30)
+        _, err = second.communicate(timeout=120)
     finally:
         if second.poll() is None:
             second.kill()
@@ -292,7 +292,7 @@ def test_jetson_clocks_are_restored_at_the_next_start_after_a_kill(fake_jetson: 
                             env=fake_jetson["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "applied"
     proc.kill()
-    proc.wait(timeout=30)
+    proc.wait(timeout=120)
     fake = fake_jetson["fake"]
     assert (fake / "clocks").read_text().strip() == "max"
     assert json.loads(fake_jetson["state"].read_text())["jetson_clocks_file"]

@@ -366,7 +366,7 @@ def s3_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield endpoint
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+        proc.wait(timeout=120)
         log.close()
 
 

@@ -83,7 +83,7 @@ def another_reader(path: Path, then: Callable[[], object] | None = None) -> Iter
     finally:
         if reader.poll() is None:
             reader.kill()
-        reader.wait(timeout=30)
+        reader.wait(timeout=120)
 
 
 def _grades(path: Path) -> tuple[list, list, list]:
@@ -145,7 +145,7 @@ def test_the_app_starts_on_a_store_that_must_regrade_shows_a_note_and_then_the_g
             assert reader.stdin is not None
             reader.stdin.write("\n")
             reader.stdin.flush()
-            reader.wait(timeout=30)
+            reader.wait(timeout=120)
         _wait_for_grader(ungraded)
         at.run()
         assert not at.exception, at.exception

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import errno
 import io
+import json
 import os
 import signal
 import subprocess
@@ -138,3 +139,67 @@ def test_a_result_folder_blocked_by_a_file_falls_back(seeded_db: Path, tmp_path:
     result = _sweep(seeded_db, blocker / "sweep.json", stream)
     assert "cannot write it" in stream.getvalue() and result.out_path == results_dir(seeded_db) / "sweep.json"
     assert len(_local_runs(seeded_db)) == 2
+
+
+FULL_DISK_SWEEP = r"""
+import builtins, errno, json, sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import ingest
+import joulebench.files as files
+import runner.output as output
+from joulebench.errors import FileWriteError
+from runner.output import ResultSink
+from runner.sweep import SweepResult, finish
+
+db, home, fixture = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+output.user_data_dir = lambda: home  # the user's data folder: another disk, which has room
+sink = ResultSink(db.parent / "results" / "full.json", str(db))
+sink.start(recover=True)  # the marker is made while the disk still takes it
+full = str(db.parent)
+
+
+def full_open(file, mode="r", *args, **kwargs):
+    if ("w" in mode or "x" in mode) and str(file).startswith(full):
+        raise OSError(errno.ENOSPC, "No space left on device", str(file))
+    return builtins.open(file, mode, *args, **kwargs)
+
+
+def import_bytes(*args, **kwargs):
+    raise FileWriteError(db, OSError(errno.ENOSPC, "No space left on device", str(db)))
+
+
+files.open = full_open  # from now on the disk of the database is full: the results and the marker cannot be written
+ingest.import_bytes = import_bytes  # nor can the database take the runs
+result = SweepResult()
+for run in json.loads(fixture.read_text())["runs"]:
+    result.runs.append(run)
+    sink.add(run)
+finish(result, sink, SimpleNamespace(pending=None), ingest=True, stream=sys.stderr)
+"""
+
+
+def test_a_run_whose_import_a_full_disk_refused_is_imported_at_the_next_open(
+        seeded_db: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 40: a disk-full `joulebench run` promised an import at the next open; after space was freed it never
+    happened (its file had gone to a fallback folder the marker, on the full disk, could not be told of)."""
+    home = tmp_path_factory.mktemp("home")  # not beside the database: on the disk that has room
+    fixture = REPO / "tests" / "fixtures" / "result_v1_cpu_runs.json"
+    done = subprocess.run([sys.executable, "-c", FULL_DISK_SWEEP, str(seeded_db), str(home), str(fixture)],
+                          cwd=REPO, env=dict(ENV, TMPDIR=str(home)), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    written = home / "results" / "full.json"
+    assert f"the runs were not imported: {written} holds them; the next open of the database imports it" \
+        in done.stderr, done.stderr
+    assert "ENOSPC" in done.stderr and written.exists()
+    assert _local_runs(seeded_db) == []  # nothing imported yet (the disk was full)
+    assert len(list(sweeps_dir(seeded_db).glob("sweep-*.json"))) == 1
+
+    # space is freed (the child that filled it has gone); the next open keeps the promise
+    assert main(["db", "info", "--db", str(seeded_db)]) == 0
+    printed = capsys.readouterr().out
+    assert "recovered" in printed and "full.json" in printed and "2 run(s) recovered" in printed
+    stated = sorted((r["config"]["batch_size"], r["status"]) for r in json.loads(fixture.read_text())["runs"])
+    assert [(r[0], r[1]) for r in _local_runs(seeded_db)] == stated  # every run, as the sweep recorded it
+    assert list(sweeps_dir(seeded_db).glob("sweep-*.json")) == []

@@ -83,7 +83,7 @@ def _app_output(args: list[str], env: dict[str, str]) -> tuple[int | None, str]:
         serving = first.startswith("JouleBench explorer at")
         if serving:
             os.killpg(proc.pid, signal.SIGTERM)  # this test's process (and, before issue 30, its child)
-        rest, _ = proc.communicate(timeout=30)
+        rest, _ = proc.communicate(timeout=120)
         return None if serving else proc.returncode, first + rest
     finally:
         watchdog.cancel()

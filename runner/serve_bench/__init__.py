@@ -3,5 +3,6 @@
 
 Modules: `options` (ranges, the SLO), `lengths` (request lengths and prompts), `load` (arrivals and
 concurrency), `client` (streamed requests, the server probe), `measure` (steady state, overload,
-figures), `bench` (a point and its run), `run` (the sweep: probe, measure, write, import), `cli`.
+figures), `records` (every request of a point as the result file keeps it), `lag` (the client's own send lag and
+CPU wait; client_bound), `bench` (a point and its run), `run` (the sweep: probe, measure, write, import), `cli`.
 """

@@ -5,7 +5,16 @@ A point: warm-up requests (not measured), then the power meter's window around t
 requests timed on the clock the sampler stamps its samples with (`runner.clock.REAL_CLOCK`); the
 steady state's energy is cut from the window's power trace (runner.serve_bench.measure). A server
 that stops answering mid-point ends the sweep: the point is recorded as interrupted with the reason
-and what was measured until then. SIGINT/SIGTERM do the same.
+and what was measured until then. SIGINT/SIGTERM do the same in every phase, the warm-up included (the
+requests in flight are cancelled at once). Before each point its placeholder goes to the sweep's marker
+(`ResultSink.about_to_run`), so a point in progress when serve-bench is killed (SIGKILL, the OOM killer) is
+recorded as interrupted when the store next opens, as `joulebench run`'s are.
+
+When the load ends, each request's token counts are decided by runner.serve_bench.counts (the client's count,
+checked against the server's `usage`), before any figure is computed. Each run keeps every request of its point
+(`requests`, runner.serve_bench.records; `requests_total` where joulebench.requests.retain cut them), the ones
+its figures cover marked counted, and the client's own lag (runner.serve_bench.lag: send lag, CPU wait; a point
+whose client fell behind is flagged client_bound).
 """
 
 from __future__ import annotations
@@ -14,19 +23,22 @@ import asyncio
 import random
 import sys
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 import httpx
 
+import joulebench.requests as jr
 from energy import EnergyReading
 from energy.figures import energy_figures
 from runner.clock import REAL_CLOCK, Clock
 from runner.interrupts import InterruptGuard, signal_name
 from runner.power import PowerMeter
 from runner.record import Fields, RunRecord, now_iso
-from runner.serve_bench import measure
+from runner.serve_bench import counts, measure, records
 from runner.serve_bench.client import RequestResult, ServerInfo, alive, base_url, request_body, stream_request
+from runner.serve_bench.counts import Counted
+from runner.serve_bench.lag import FLAG_CLIENT_BOUND, ClientLag, CpuMark, CpuUse, send_lags_ms
 from runner.serve_bench.lengths import LengthPlan, PromptBuilder
 from runner.serve_bench.load import drive_concurrency, drive_rate, frozen_heap, schedule_s
 from runner.serve_bench.options import ServeBenchOptions, slo_text
@@ -48,6 +60,10 @@ class Point:
     window_s: float
     stopped: str | None = None  # why the point ended early (a dead server, a signal)
     signum: int | None = None
+    counted: Counted | None = None  # how the token counts were decided (runner.serve_bench.counts)
+    start_s: float | None = None  # the schedule's start on the requests' clock (their times are kept from it)
+    held: set[int] = field(default_factory=set)  # requests that waited for a --max-concurrency slot
+    cpu: CpuUse | None = None  # the event loop thread's CPU over the load (runner.serve_bench.lag)
 
 
 def plan_requests(opts: ServeBenchOptions, point: float, seed: int, builder: PromptBuilder
@@ -58,8 +74,22 @@ def plan_requests(opts: ServeBenchOptions, point: float, seed: int, builder: Pro
     assert isinstance(lengths, LengthPlan)
     out = []
     for i, (p, o) in enumerate(lengths.draw(opts.request_count(point), rng)):
-        out.append((RequestResult(i, p, o), builder.build(p, rng)))
+        prompt = builder.build(p, rng)
+        out.append((RequestResult(i, p, o, prompt_tokens_client=builder.count_sent(prompt, opts.api)), prompt))
     return out
+
+
+async def stoppable(work: Any, guard: InterruptGuard | None) -> bool:
+    """Await `work`, cancelling it within 0.1 s of a signal (the guard's pending); True when it was stopped."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        await asyncio.wait({task}, timeout=0.1)
+        if guard is not None and guard.pending is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            return True
+    task.result()
+    return False
 
 
 async def _load(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int,
@@ -87,7 +117,7 @@ async def _load(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: i
             try:
                 await stream_request(http, url, request_body(opts.api, result.model or info.model, prompt,
                                                              result.output_tokens_requested),
-                                     result, clock, opts.request_timeout_s)
+                                     result, clock, opts.request_timeout_s, keep_text=opts.tokenizer is not None)
             except asyncio.CancelledError:  # the point was stopped with the request in flight
                 result.error_kind, result.error = "failed", "cancelled: the run was stopped"
                 raise
@@ -105,7 +135,8 @@ async def _load(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: i
         if opts.load_kind == "rate":
             times = schedule_s(point, len(planned), arrival=opts.arrival, burstiness=opts.burstiness, seed=seed)
             driver = asyncio.ensure_future(drive_rate(times, send, clock=clock, start_s=state["start"],
-                                                      max_concurrency=opts.max_concurrency, stop=stop))
+                                                      max_concurrency=opts.max_concurrency, stop=stop,
+                                                      held=state["held"]))
         else:
             driver = asyncio.ensure_future(drive_concurrency(len(planned), int(point), send, stop=stop))
         while not driver.done():  # a signal cancels the requests in flight at once (a dead server fails them)
@@ -117,7 +148,8 @@ async def _load(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: i
 
 
 async def _warm_up(opts: ServeBenchOptions, info: ServerInfo, builder: PromptBuilder, clock: Clock) -> list[str]:
-    """Sequential requests before the window (a server's first requests are slow); their errors."""
+    """Sequential requests before the window (a server's first requests are slow); their errors. Each is bounded
+    by --request-timeout; a signal cancels them (`stoppable`)."""
     url = base_url(opts.target) + ("/v1/chat/completions" if opts.api == "chat" else "/v1/completions")
     errors = []
     rng = random.Random(opts.seed)
@@ -136,32 +168,39 @@ def measure_point(opts: ServeBenchOptions, info: ServerInfo, point: float, seed:
                   planned: list[tuple[RequestResult, str]] | None = None) -> Point:
     """Warm up, then drive the point's load inside one meter window."""
     planned = planned if planned is not None else plan_requests(opts, point, seed, builder)
-    state: dict[str, Any] = {"sent": []}
+    state: dict[str, Any] = {"sent": [], "held": set()}
     with frozen_heap(), meter.window() as reading:
         mono0, wall0 = clock.now(), clock.wall()
+        cpu0 = CpuMark.now()
         try:
             asyncio.run(_load(opts, info, point, seed, planned, clock, guard, state))
         except KeyboardInterrupt:
             state.setdefault("stopped", "interrupted by SIGINT")
+        cpu = CpuUse.between(cpu0, CpuMark.now())
         window_s = clock.now() - state.get("start", mono0)
     offset = reading.started_wall_s - (wall0 - mono0) if reading.started_wall_s is not None else None
-    return Point(state["sent"], reading, offset, window_s, state.get("stopped"), state.get("signum"))
+    counted = counts.reconcile(state["sent"], builder.tokenizer)
+    return Point(state["sent"], reading, offset, window_s, state.get("stopped"), state.get("signum"), counted,
+                 state.get("start", mono0), state["held"], cpu)
 
 
-def config(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int, repeat: int) -> dict[str, Any]:
+def config(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int, repeat: int,
+           counted_label: str | None = None) -> dict[str, Any]:
+    """The point's configuration; `counted_label`: the lengths counted, where not those asked (counts)."""
     lengths = opts.lengths
     assert isinstance(lengths, LengthPlan)
     prompt_mean, output_mean = lengths.requested_means()
     rate = opts.load_kind == "rate"
     out: dict[str, Any] = {
-        "workload": WORKLOAD, "model": info.model[:200], "task": TASK, "mode": "infer",
+        "workload": WORKLOAD, "model": info.label[:200], "task": TASK, "mode": "infer",
         "load_kind": opts.load_kind, "request_rate_per_s": point if rate else None,
         "max_concurrency": opts.max_concurrency if rate else int(point),
         "arrival": opts.arrival if rate else None,
         "burstiness": opts.burstiness if rate and opts.arrival == "gamma" else None, "seed": seed,
         "engine": info.engine, "engine_version": info.engine_version,
         "prompt_tokens_requested": round(prompt_mean), "output_tokens_requested": round(output_mean),
-        "length_distribution": lengths.describe(), "repeat_index": repeat, "tag": opts.tag,
+        "length_distribution": lengths.describe() + (f" ({counted_label})" if counted_label else ""),
+        "repeat_index": repeat, "tag": opts.tag,
         "sweep_id": opts.sweep_id,
         "gpu_count": len(opts.gpus) if opts.gpus else 1 if (opts.device or "").startswith("cuda") else None,
     }
@@ -175,14 +214,19 @@ def point_run(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int
     notes: list[str] = [f"{opts.load_kind} {point:g}: {len(results)} requests sent over {measured.window_s:.3g} s "
                         f"(seed {seed}; {opts.api} API at {base_url(opts.target)})"]
     flags = list(measured.reading.flags)
+    counted = measured.counted or Counted()
+    flags += [f for f in counted.flags if f not in flags]
+    notes += counted.notes + list(info.notes)
     metrics: dict[str, Any] = {}
     status, error = "ok", None
     failed = [r for r in results if not r.ok]
     if failed:
-        kinds = {k: sum(1 for r in failed if r.error_kind == k) for k in ("refused", "failed", "timed_out")}
+        kinds = {k: sum(1 for r in failed if r.error_kind == k) for k in ("refused", "failed", "timed_out",
+                                                                          "too_large")}
         notes.append("errors: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in kinds.items() if n)
                      + f"; first: {failed[0].error}")
     steady = measure.steady_interval(results, opts.load_kind, int(point) if opts.load_kind == "concurrency" else None)
+    counted_ids: set[int] | None = None  # the requests the figures cover (None: every request sent)
     if measured.stopped is not None:
         status, error = "interrupted", measured.stopped[:2000]
         ok = [r for r in results if r.ok]
@@ -203,12 +247,38 @@ def point_run(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int
                    "energy_missing_reason": "no steady state"}
     else:
         metrics, load, more = measure.figures(results, steady, opts.load_kind, opts.slo)
+        counted_ids = {r.index for r in measure.population(results, steady, load)}
         notes += more
         if load.overloaded:
             flags.append(measure.FLAG_OVERLOADED)
-        if opts.slo:
-            metrics["goodput_slo"] = slo_text(opts.slo)
-        metrics.update(_energy(measured, steady, metrics, flags))
+        if not metrics["requests_completed"]:  # a rate of 0 is no measurement: nothing was served inside it
+            status = "failed"
+            error = (f"no request completed inside the steady state ({steady.duration_s:.3g} s, {steady.why}): "
+                     "nothing was served to measure; send more requests (--requests or --duration) or a lower rate")
+            metrics = {"requests_completed": 0, "requests_failed": metrics["requests_failed"],
+                       "energy_missing_reason": "no request completed inside the steady state"}
+        else:
+            if opts.slo:
+                metrics["goodput_slo"] = slo_text(opts.slo)
+            metrics.update(_energy(measured, steady, metrics, flags))
+    start_s = measured.start_s if measured.start_s is not None else min((r.sent_s for r in results), default=0.0)
+    client = ClientLag(tuple(send_lags_ms(steady.requests if steady else results, start_s, measured.held)),
+                       measured.cpu, held=sum(1 for r in (steady.requests if steady else results)
+                                              if r.index in measured.held))
+    metrics.update(client.metrics())
+    if client.lags_ms or client.cpu is not None:
+        notes.append(client.note(metrics.get("ttft_p50_ms")))
+    if client.bound(metrics.get("ttft_p50_ms")):
+        flags.append(FLAG_CLIENT_BOUND)
+    requests = records.point_requests(results, counted_ids, start_s)
+    kept, retention = jr.retain(requests)
+    if retention:
+        flags.append(jr.FLAG_TRUNCATED)
+        notes.append(retention)
+    if requests:
+        notes.append(f"every request kept ({len(requests)}; {sum(1 for r in requests if r.counted)} counted in the "
+                     "figures): the latency figures, requests completed and failed and the mean lengths are "
+                     "computed from the counted ones")
     if opts.tokenizer is None:
         notes.append("prompts of about the requested length (words; no --tokenizer): actual lengths are the server's")
     if info.engine is None:
@@ -217,14 +287,19 @@ def point_run(opts: ServeBenchOptions, info: ServerInfo, point: float, seed: int
         notes.append(f"served on another machine: device as named (--server-device), power from its log "
                      f"({opts.power_log.name if opts.power_log else '?'}); this machine was the client, its software "
                      "not recorded")
-    return RunRecord(
+    run = RunRecord(
         run_id=str(uuid.uuid4()), status=status, error=error, started_at=started, ended_at=now_iso(),
         device=captured.device, environment=dict(captured.environment),
-        config=Fields({**config(opts, info, point, seed, repeat), **_settings(captured)}, "config"),
+        config=Fields({**config(opts, info, point, seed, repeat, counted.label), **_settings(captured)}, "config"),
         metrics=Fields(metrics, "metrics"),
         flags=flags,
         power_traces=measured.reading.traces if status == "ok" else [], notes="; ".join(notes)[:10_000],
     ).to_json()
+    if requests:
+        run["requests"] = [r.to_json() for r in kept]
+        if retention:
+            run["requests_total"] = len(requests)
+    return run
 
 
 def _settings(captured: Captured) -> dict[str, Any]:
@@ -274,13 +349,37 @@ def _measure(opts: ServeBenchOptions, info: ServerInfo, point: float, repeat: in
     """One point x repeat: warm-up, the load, the run; with why the sweep must stop (None: go on)."""
     seed = opts.seed + repeat
     started = now_iso()
-    errors = asyncio.run(_warm_up(opts, info, builder, REAL_CLOCK)) if opts.warmup_requests else []
-    if errors and len(errors) == opts.warmup_requests:
-        print(f"warning: every warm-up request failed ({errors[0]})", file=stream, flush=True)
+    if opts.warmup_requests:
+        print(f"warming up: {opts.warmup_requests} request(s), not measured", file=stream, flush=True)
+        errors: list[str] = []
+        if asyncio.run(stoppable(_warm_up_into(errors, opts, info, builder), guard)):
+            signum = guard.pending or 0
+            why = f"interrupted by {signal_name(signum)} during the warm-up"
+            measured = Point([], EnergyReading(), None, 0.0, why, signum, Counted())
+            return point_run(opts, info, point, seed, repeat, measured, captured, started), why
+        if errors and len(errors) == opts.warmup_requests:
+            print(f"warning: every warm-up request failed ({errors[0]})", file=stream, flush=True)
     print(f"{opts.load_kind} {point:g} (repeat {repeat}, seed {seed}): sending "
           f"{opts.request_count(point)} requests", file=stream, flush=True)
     measured = measure_point(opts, info, point, seed, builder, meter, guard=guard)
+    for warning in (measured.counted.warnings if measured.counted else []):
+        print(warning, file=stream, flush=True)
     return point_run(opts, info, point, seed, repeat, measured, captured, started), measured.stopped
+
+
+async def _warm_up_into(errors: list[str], opts: ServeBenchOptions, info: ServerInfo, builder: PromptBuilder) -> None:
+    errors += await _warm_up(opts, info, builder, REAL_CLOCK)
+
+
+def placeholder(opts: ServeBenchOptions, info: ServerInfo, point: float, repeat: int, captured: Any) -> dict[str, Any]:
+    """The point about to be measured, as it is recorded should the process be killed during it (the sweep's
+    marker: ingest.recover)."""
+    return RunRecord(
+        run_id=str(uuid.uuid4()), status="interrupted", error="killed", started_at=now_iso(), ended_at=now_iso(),
+        device=captured.device, environment=dict(captured.environment),
+        config=Fields({**config(opts, info, point, opts.seed + repeat, repeat), **_settings(captured)}, "config"),
+        metrics=Fields({}, "metrics"), flags=[], power_traces=[],
+        notes=f"{opts.load_kind} {point:g}: the point in progress when serve-bench was killed").to_json()
 
 
 def _probe_rate(run: dict[str, Any], what: str) -> tuple[float | None, str | None]:
@@ -304,11 +403,16 @@ def run_points(opts: ServeBenchOptions, info: ServerInfo, meter: PowerMeter, bui
     runs: list[dict[str, Any]] = []
 
     def one(point_opts: ServeBenchOptions, point: float, repeat: int, note: str | None = None) -> bool:
+        about_to_run = getattr(sink, "about_to_run", None)
+        if about_to_run is not None:
+            about_to_run(placeholder(point_opts, info, point, repeat, captured))
         run, stopped = _measure(point_opts, info, point, repeat, meter, builder, captured, guard, stream)
         if note:
             run["notes"] = f"{run['notes']}; {note}"[:10_000]
         runs.append(run)
         sink.add(run)
+        if about_to_run is not None:
+            about_to_run(None)
         if stopped is not None:
             print(f"stopped: {stopped}", file=stream, flush=True)
         return stopped is None

@@ -190,21 +190,22 @@ def check(opts: Any) -> dict[str, Any]:
             f"rate {k} of {opts.sweep_points} between them" for k in range(1, opts.sweep_points + 1)]
     else:
         loads = [f"{opts.load_kind} {point:g}" for point in opts.points()]
-    labels = [f"{info.model} at {load}" + (f" (repeat {r})" if opts.repeats > 1 else "")
+    labels = [f"{info.label} at {load}" + (f" (repeat {r})" if opts.repeats > 1 else "")
               for r in range(opts.repeats) for load in (loads if r == 0 or not opts.rate_sweep else loads[2:])]
-    return {"measured_runs": len(labels), "idle_runs": 0, "runs": labels, "model": info.model,
+    return {"measured_runs": len(labels), "idle_runs": 0, "runs": labels, "model": info.label,
             "engine": info.engine}
 
 
 def cmd_serve_bench(args: argparse.Namespace) -> int:
     from ingest.stores import push_after_write, target
-    from runner.serve_bench.run import serve_bench
 
     chosen = target(args)
     opts = options_from(args, chosen.db)
-    if args.check:
+    if args.check:  # without the runner's recording (torch): the check answers within the probe's time limit
         print(json.dumps(check(opts)))
         return 0
+    from runner.serve_bench.run import serve_bench
+
     result = serve_bench(opts, stream=sys.stderr)
     if result.out_path is not None:
         print(f"\nresult file: {result.out_path}")

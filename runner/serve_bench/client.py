@@ -2,31 +2,37 @@
 
 Per request: planned and actual send time, the time of each streamed event that carries text (the
 first is the first token), the end of the stream, the server's `usage` (prompt and output tokens;
-`stream_options.include_usage` asks for it), and the error when it failed: refused (an HTTP error
-status, with the server's message), failed (a broken connection or stream) or timed out.
+`stream_options.include_usage` asks for it) as it was sent, the text's size (and, with `--tokenizer`, the
+text, counted after the load by runner.serve_bench.counts, which decides the counts the figures use), and the
+error when it failed: refused (an HTTP error status, with the server's message), failed (a broken connection
+or stream, or an error event), timed out, or too large (runner.serve_bench.wire's bounds on a reply).
+
+One deadline per request covers connect, headers and body: `--request-timeout` seconds from the send, enforced
+around the whole request (`asyncio.timeout`), so a server that sends a byte every few seconds (which never
+trips httpx's per-read timeouts) still ends at the deadline. Every field read from a reply is type-checked where
+it is read (runner.serve_bench.events); no reply raises.
 
 Like vLLM's `bench serve`, a token's time is the arrival of the event that carries it; a server that
 sends several tokens in one event (byte-level tokenizers hold back incomplete characters) gives fewer
 events than tokens, and the run's notes say so.
 
-`probe` asks the server what it is before anything is measured: `/v1/models` (an OpenAI-compatible
-server lists its models; the model asked for must be there), `/version` and the `server` header.
+`probe` (runner.serve_bench.probe) asks the server what it is before anything is measured.
 """
 
 from __future__ import annotations
 
-import json
-import time
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from runner.clock import Clock
-from runner.serve_bench.options import ServeBenchError
+from runner.serve_bench import events, wire
+from runner.serve_bench.names import ERROR_CHARS, message
 
-PROBE_TIMEOUT_S = 10.0
-MAX_ERROR_CHARS = 300
+MAX_ERROR_CHARS = ERROR_CHARS
+ALIVE_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -38,12 +44,26 @@ class RequestResult:
     sent_s: float = 0.0
     token_s: list[float] = field(default_factory=list)  # each text-carrying event's arrival
     end_s: float | None = None
-    prompt_tokens: int | None = None  # the server's usage
+    prompt_tokens: int | None = None  # the counts the figures use (runner.serve_bench.counts decides them)
     output_tokens: int | None = None
     error: str | None = None
-    error_kind: str | None = None  # refused | failed | timed_out
+    error_kind: str | None = None  # refused | failed | timed_out | too_large
     in_flight_at_send: int = 0
     model: str | None = None  # the model id this request asks for; None: the run's
+    usage_seen: bool = False  # the server sent a `usage`
+    usage_prompt_tokens: int | None = None  # its counts, where whole numbers in range (runner.serve_bench.events)
+    usage_output_tokens: int | None = None
+    usage_problem: str | None = None  # what was wrong with the `usage` sent
+    text_bytes: int = 0  # UTF-8 bytes of the text events' text
+    text_parts: list[str] = field(default_factory=list)  # the text, kept for --tokenizer's count
+    text_chars: int = 0
+    text_overflow: bool = False  # past events.MAX_KEPT_TEXT_CHARS: the text was not all kept
+    malformed_events: int = 0
+    malformed_first: str | None = None
+    prompt_tokens_client: int | None = None  # the prompt sent, counted with --tokenizer
+    output_tokens_client: int | None = None  # the stream counted here (counts.client_output_tokens)
+    count_source: str | None = None  # usage | stream: where output_tokens came from
+    prompt_source: str | None = None  # usage | client: where prompt_tokens came from (counts)
 
     @property
     def ok(self) -> bool:
@@ -67,6 +87,11 @@ class RequestResult:
     def gaps_ms(self) -> list[float]:
         return [(b - a) * 1000.0 for a, b in zip(self.token_s, self.token_s[1:])]
 
+    def note_malformed(self, what: str) -> None:
+        self.malformed_events += 1
+        if self.malformed_first is None:
+            self.malformed_first = what
+
 
 @dataclass(frozen=True)
 class ServerInfo:
@@ -75,66 +100,23 @@ class ServerInfo:
     engine: str | None
     engine_version: str | None
     max_model_len: int | None = None
+    notes: tuple[str, ...] = ()  # what was cleaned out of the names the server sent
+    model_name: str | None = None  # the model id cleaned for printing and storing (`model` is sent as is)
+
+    @property
+    def label(self) -> str:
+        """The model's name as printed and stored."""
+        return self.model_name or self.model
 
 
 def base_url(target: str) -> str:
     """`http://host:port` or `http://host:port/v1` -> the URL the `/v1/...` paths hang from."""
+    from runner.serve_bench.options import ServeBenchError
+
     url = target.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise ServeBenchError(f"--target: {target[:80]!r} is not an http(s) URL, e.g. http://localhost:8000")
     return url[:-3] if url.endswith("/v1") else url
-
-
-def _engine_from(server_header: str | None, version_body: Any, owned_by: str | None) -> tuple[str | None, str | None]:
-    version = None
-    if isinstance(version_body, dict):
-        version = version_body.get("version")
-        name = version_body.get("name") or version_body.get("engine")
-        if name:
-            return str(name)[:100], str(version)[:100] if version else None
-    if owned_by in ("vllm", "sglang", "tgi", "llamacpp", "ollama"):
-        return owned_by, str(version)[:100] if version else None
-    if server_header and server_header.lower() not in ("uvicorn", "hypercorn", "gunicorn"):
-        name, _, ver = server_header.partition("/")
-        return name.strip()[:100], (ver.strip()[:100] or (str(version)[:100] if version else None))
-    return None, str(version)[:100] if version else None
-
-
-def probe(target: str, model: str | None, engine: str | None) -> ServerInfo:
-    """What the server is and which model it serves; ServeBenchError when it is unreachable, is not an
-    OpenAI-compatible server, or lacks the model."""
-    url = base_url(target)
-    try:
-        with httpx.Client(timeout=PROBE_TIMEOUT_S) as http:
-            reply = http.get(url + "/v1/models")
-            try:
-                listing = reply.json()
-            except ValueError:
-                listing = None
-            if reply.status_code != 200 or not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
-                raise ServeBenchError(f"--target: {url} is not an OpenAI-compatible server: GET /v1/models answered "
-                                      f"{reply.status_code} {reply.reason_phrase} without a model list")
-            entries = [m for m in listing["data"] if isinstance(m, dict) and isinstance(m.get("id"), str)]
-            try:
-                version_reply = http.get(url + "/version")
-                version_body = version_reply.json() if version_reply.status_code == 200 else None
-            except (httpx.HTTPError, ValueError):
-                version_body = None
-    except httpx.HTTPError as e:
-        raise ServeBenchError(f"--target: cannot reach {url}: {type(e).__name__}: {str(e)[:200]}; is the server "
-                              "running, and on this host and port?") from None
-    ids = [m["id"] for m in entries]
-    if model is None:
-        if len(ids) != 1:
-            raise ServeBenchError(f"--model: the server serves {len(ids)} models ({', '.join(ids[:10])}); name one")
-        model = ids[0]
-    elif model not in ids:
-        raise ServeBenchError(f"--model: the server at {url} does not serve {model[:100]!r}; it serves: "
-                              f"{', '.join(ids[:10]) or 'nothing'}")
-    entry = next(m for m in entries if m["id"] == model)
-    name, version = _engine_from(reply.headers.get("server"), version_body, entry.get("owned_by"))
-    max_len = entry.get("max_model_len")
-    return ServerInfo(ids, model, engine or name, version, max_len if isinstance(max_len, int) else None)
 
 
 def request_body(api: str, model: str, prompt: str, output_tokens: int) -> dict[str, Any]:
@@ -147,92 +129,81 @@ def request_body(api: str, model: str, prompt: str, output_tokens: int) -> dict[
     return body
 
 
-def _text_of(choice: dict[str, Any]) -> str | None:
-    if "text" in choice:
-        return choice.get("text")
-    delta = choice.get("delta") or {}
-    return delta.get("content") or delta.get("reasoning_content")
-
-
-def _event(data: bytes, now: float, result: RequestResult) -> bool:
-    """One server-sent event's data into `result`; True at the end of the stream ([DONE] or an error)."""
-    data = data.strip()
-    if data == b"[DONE]":
-        return True
-    try:
-        event = json.loads(data)
-    except ValueError:
-        return False
-    if not isinstance(event, dict):
-        return False
-    if event.get("error"):
-        result.error_kind = "failed"
-        result.error = f"the server sent an error: {str(event['error'])[:MAX_ERROR_CHARS]}"
-        return True
-    for choice in event.get("choices") or []:
-        if isinstance(choice, dict) and _text_of(choice):
-            result.token_s.append(now)
-            break
-    usage = event.get("usage")
-    if isinstance(usage, dict):
-        result.prompt_tokens = usage.get("prompt_tokens")
-        result.output_tokens = usage.get("completion_tokens")
-    return False
+async def _read_stream(reply: httpx.Response, result: RequestResult, clock: Clock, keep_text: bool) -> None:
+    """The events of a 200 reply into `result`, within the stream's bounds (wire.TooLarge past them)."""
+    decoded = wire.Decoded(reply, wire.stream_limit_bytes(result.output_tokens_requested), "the stream")
+    max_events = wire.event_limit(result.output_tokens_requested)
+    count = 0
+    async for group in wire.lines(decoded):
+        now = clock.now()
+        for line in [line for line in group if line.startswith(b"data:")]:
+            count += 1
+            if count > max_events:
+                raise wire.TooLarge(f"the stream: more than {max_events:,} events for {result.output_tokens_requested}"
+                                    " tokens asked for; refused (a runaway stream)")
+            if events.handle(line[5:], now, result, keep_text):
+                return
 
 
 async def stream_request(http: httpx.AsyncClient, url: str, body: dict[str, Any], result: RequestResult,
-                         clock: Clock, timeout_s: float) -> None:
-    """Send one request and time its stream into `result`; never raises for the server's failures.
+                         clock: Clock, timeout_s: float, *, keep_text: bool = False) -> None:
+    """Send one request and time its stream into `result`; never raises for the server's failures (a
+    cancellation, from a stop, goes through).
 
-    The stream is read as bytes and split into lines here (httpx's text and line layers cost several times
-    more per event, and every microsecond per event delays the next send on a busy loop); each event is
-    stamped with the arrival of the bytes that carry it. The byte iterator is closed here, not left to the
-    garbage collector (whose finalizer tasks would run on the sender's loop)."""
-    deadline = time.monotonic() + timeout_s
+    The stream is read as raw bytes, decompressed and split into lines here within runner.serve_bench.wire's
+    bounds (httpx's text and line layers cost several times more per event, and every microsecond per event
+    delays the next send on a busy loop); each event is stamped with the arrival of the bytes that carry it.
+    `keep_text`: keep the text for --tokenizer's count."""
     result.sent_s = clock.now()
     try:
-        async with http.stream("POST", url, json=body, timeout=httpx.Timeout(timeout_s)) as reply:
-            if reply.status_code != 200:
-                text = (await reply.aread()).decode("utf-8", "replace")
-                result.error_kind = "refused"
-                result.error = f"HTTP {reply.status_code}: {' '.join(text.split())[:MAX_ERROR_CHARS]}"
-                return
-            chunks = reply.aiter_bytes()
-            pending = b""
-            try:
-                async for chunk in chunks:
-                    now = clock.now()
-                    if time.monotonic() > deadline:
-                        raise httpx.ReadTimeout("the request ran past --request-timeout")
-                    lines = (pending + chunk).split(b"\n")
-                    pending = lines.pop()  # an incomplete line waits for the next bytes
-                    if any(line.startswith(b"data:") and _event(line[5:], now, result) for line in lines):
-                        break
-                else:
-                    if pending.startswith(b"data:"):
-                        _event(pending[5:], clock.now(), result)
-            finally:
-                close = getattr(chunks, "aclose", None)  # an async generator (typed as an iterator)
-                if close is not None:
-                    await close()
-            if result.error is not None:
-                return
+        async with asyncio.timeout(timeout_s):
+            async with http.stream("POST", url, json=body, headers=wire.REQUEST_HEADERS,
+                                   timeout=httpx.Timeout(timeout_s)) as reply:
+                if reply.status_code != 200:
+                    text = (await wire.read_body(reply, "the error reply")).decode("utf-8", "replace")
+                    result.error_kind = "refused"
+                    result.error = f"HTTP {reply.status_code}: {message(text)}"
+                    return
+                await _read_stream(reply, result, clock, keep_text)
+                if result.error is not None:
+                    return
         result.end_s = clock.now()
         if not result.token_s:
             result.error_kind, result.error = "failed", "the stream ended without a token"
+    except TimeoutError:
+        result.error_kind = "timed_out"
+        result.error = (f"timed out: no complete reply within --request-timeout {timeout_s:g} s (connect, headers "
+                        "and body)")
     except httpx.TimeoutException as e:
         result.error_kind, result.error = "timed_out", f"timed out after {timeout_s:g} s ({type(e).__name__})"
-    except httpx.HTTPError as e:
-        result.error_kind, result.error = "failed", f"{type(e).__name__}: {str(e)[:MAX_ERROR_CHARS]}"
+    except wire.TooLarge as e:
+        result.error_kind, result.error = "too_large", str(e)
+    except (httpx.HTTPError, httpx.InvalidURL, UnicodeError, ValueError) as e:
+        result.error_kind, result.error = "failed", f"{type(e).__name__}: {message(str(e))}"
     finally:
         if result.end_s is None:
             result.end_s = clock.now()
 
 
 async def alive(http: httpx.AsyncClient, root: str) -> str | None:
-    """None when the server still answers GET /v1/models; else why not."""
+    """None when the server still answers GET /v1/models within ALIVE_TIMEOUT_S; else why not."""
     try:
-        reply = await http.get(root + "/v1/models", timeout=5.0)
+        async with asyncio.timeout(ALIVE_TIMEOUT_S):
+            async with http.stream("GET", root + "/v1/models", headers=wire.REQUEST_HEADERS,
+                                   timeout=ALIVE_TIMEOUT_S) as reply:
+                await wire.read_body(reply, "GET /v1/models")
+                code = reply.status_code
+    except TimeoutError:
+        return f"GET /v1/models did not answer within {ALIVE_TIMEOUT_S:g} s"
+    except wire.TooLarge as e:
+        return str(e)
     except httpx.HTTPError as e:
-        return f"{type(e).__name__}: {str(e)[:200]}"
-    return None if reply.status_code == 200 else f"GET /v1/models answered {reply.status_code}"
+        return f"{type(e).__name__}: {message(str(e), 200)}"
+    return None if code == 200 else f"GET /v1/models answered {code}"
+
+
+def probe(target: str, model: str | None, engine: str | None, *, timeout_s: float | None = None) -> ServerInfo:
+    """What the server is and which model it serves (runner.serve_bench.probe.probe)."""
+    from runner.serve_bench.probe import probe as ask
+
+    return ask(target, model, engine, timeout_s=timeout_s)

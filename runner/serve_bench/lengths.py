@@ -186,3 +186,20 @@ class PromptBuilder:
         if self.tokenizer is None:
             return None
         return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def count_sent(self, text: str, api: str) -> int | None:
+        """The tokens the server's model reads for `text` sent on `api`, counted with the tokenizer: for the chat
+        API the prompt in the tokenizer's chat template (with the generation prompt), where it has one; for
+        completions the prompt with the tokenizer's special tokens (a BOS token); None without a tokenizer."""
+        if self.tokenizer is None:
+            return None
+        tok = self.tokenizer
+        if api == "chat" and getattr(tok, "chat_template", None):
+            try:
+                ids = tok.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
+                                              tokenize=True)
+                ids = ids.get("input_ids", ids) if isinstance(ids, dict) or hasattr(ids, "keys") else ids
+                return len(ids)
+            except Exception:  # noqa: BLE001 - a template that does not render: the prompt's own count
+                pass
+        return len(tok.encode(text, add_special_tokens=True))

@@ -78,8 +78,9 @@ class Sent:
 
 async def drive_rate(planned_s: list[float], send: Callable[[int, float | None], Awaitable[None]], *, clock: Clock,
                      start_s: float, max_concurrency: int | None = None,
-                     stop: Callable[[], bool] = lambda: False) -> None:
-    """Start `send(i, planned)` at each planned time (s after `start_s` on `clock`); wait for them all."""
+                     stop: Callable[[], bool] = lambda: False, held: set[int] | None = None) -> None:
+    """Start `send(i, planned)` at each planned time (s after `start_s` on `clock`); wait for them all. `held`
+    collects the requests that waited for a `max_concurrency` slot (sent late on purpose, not by the client's lag)."""
     slots = asyncio.Semaphore(max_concurrency) if max_concurrency else None
     tasks: set[asyncio.Task[None]] = set()
 
@@ -103,6 +104,8 @@ async def drive_rate(planned_s: list[float], send: Callable[[int, float | None],
         if stop():
             break
         if slots is not None:
+            if slots.locked() and held is not None:
+                held.add(i)
             await slots.acquire()
         tasks.add(asyncio.ensure_future(one(i, planned)))
         tasks = {t for t in tasks if not t.done()}

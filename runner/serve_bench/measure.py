@@ -3,12 +3,22 @@
 Steady state (as ML.ENERGY takes it): the interval in which the target load is in flight, warm-up and
 drain left out. At a rate it opens when the first request completes (the ramp from an empty server is
 over) and closes at the last send (after it only the drain is left); at a concurrency N it opens when
-the N-th request is sent and closes at the last send. The steady requests are those sent inside it,
-and every figure is over them: output tokens/s and requests/s (their tokens and number over the
-interval's length), J/token and J/request (the interval's energy, cut from the power trace, over their
-tokens and number), and the TTFT, ITL, TPOT and end-to-end percentiles. In a steady state the work
-of the requests the interval cuts at its start balances that of those it cuts at its end; the notes
-give the tokens that arrived inside the interval as a check.
+the N-th request is sent and closes at the last send. Every figure of a point is over one interval and one
+population of requests:
+- a point that kept up: the requests sent inside the interval. Output tokens/s and requests/s are their
+  tokens and number over the interval's length, J/token and J/request the interval's energy (cut from the
+  power trace) over them, and TTFT, ITL, TPOT and end-to-end percentiles theirs. In a steady state the work
+  of the requests the interval cuts at its start balances that of those it cuts at its end; the notes
+  give the tokens that arrived inside the interval as a check.
+- an overloaded point (below): what was served inside the interval, never what was offered. Output tokens
+  are the tokens that arrived inside it (each request's count spread over its text events), requests those
+  whose last token arrived inside it (failed: those that failed inside it); tokens/s, requests/s, goodput,
+  J/token and J/request are those over the interval's length and energy. (Its requests' tokens over the
+  interval would report the offered load as throughput: a queue's requests finish after the interval.)
+Token counts are the ones runner.serve_bench.counts decided (the client's, where the server's usage is missing
+or disagrees with the stream). Requests completed and failed, the mean token counts and the latency percentiles
+are joulebench.requests.aggregate's over the point's counted requests (`population`), the one aggregation the
+store recomputes them with from the requests the run keeps (runner.serve_bench.records).
 
 Definitions (vLLM `bench serve`): TTFT = sent to first token; ITL = every gap between consecutive
 tokens, pooled over requests; TPOT per request = (e2e - TTFT) / (output tokens - 1); e2e = sent to
@@ -16,7 +26,7 @@ last token. Percentiles interpolate linearly between ranks (NumPy's default).
 
 Overloaded: at a rate, arrivals outpacing completions show as the queue (requests in flight when one
 is sent) or TTFT growing from the first third of the steady requests to the last, or completions
-falling behind sends inside the interval. Such a point keeps its throughput and energy but offers no
+falling behind sends inside the interval. Such a point's throughput and energy are what was served (above); it offers no
 latency percentiles (they would describe a queue growing without end, not a steady state); nor does a
 point with fewer than MIN_LATENCY_REQUESTS completed steady requests. Either way `latency_missing_reason`
 says why, where the percentiles would be.
@@ -25,15 +35,16 @@ says why, where the percentiles would be.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import joulebench.requests as jr
 from energy import EnergyReading
 from energy.trace import window_j
-from joulebench.metrics import E2E, ITL, TPOT, TTFT, Distribution, Percentiles, metric
+from joulebench.metrics import E2E, ITL, TPOT, TTFT, Percentiles, metric
+from joulebench.slo import Limit
+from runner.serve_bench import records
 from runner.serve_bench.client import RequestResult
-from runner.serve_bench.options import SloTerm
 
 FLAG_OVERLOADED = "overloaded"
 FILLED = ("requests_completed", "requests_failed", "output_tokens", "tokens_per_s", "requests_per_s", "duration_s",
@@ -48,11 +59,6 @@ TTFT_GROWTH = 2.0  # the last third's median TTFT at least twice the first third
 TTFT_GROWTH_MIN_MS = 50.0  # ... and at least 50 ms more
 TTFT_MIN_REQUESTS = 30  # TTFT's trend is judged over at least 30 steady requests (thirds of 10)
 MIN_LATENCY_REQUESTS = 5  # fewer completed steady requests give no percentiles (a p90 of 4 values is one value)
-
-
-def stats(distribution: Distribution, values: Sequence[float | None]) -> dict[str, float | None]:
-    """A distribution's columns (mean, p50/p90/p95/p99) over the values given (None left out)."""
-    return distribution.columns(Percentiles.of([v for v in values if v is not None]))
 
 
 @dataclass
@@ -153,9 +159,13 @@ def tokens_inside(results: list[RequestResult], start_s: float, end_s: float) ->
     return total
 
 
-def meets(r: RequestResult, slo: list[SloTerm]) -> bool:
+def meets(r: RequestResult, slo: list[Limit]) -> bool:
     for term in slo:
-        value = {"ttft": r.ttft_ms, "tpot": r.tpot_ms, "e2e_latency": r.e2e_ms}[term.metric]
+        gaps = r.gaps_ms()
+        value = {"ttft": r.ttft_ms, "tpot": r.tpot_ms, "e2e": r.e2e_ms,
+                 "itl": max(gaps) if gaps else None}[term.metric]
+        if value is None and term.metric == "itl" and r.ok:
+            continue  # one token, no gap: nothing to hold to an ITL limit (as TPOT)
         if value is None and term.metric == "tpot" and r.ok:
             continue  # one output token: no time per output token to hold to the target
         if value is None or value > term.limit_ms:
@@ -175,49 +185,70 @@ def steady_energy_j(reading: EnergyReading, start_s: float, end_s: float) -> tup
     return sum(window_j(t.t_s, t.power_w, start_s, end_s) for t in traces), None
 
 
-def figures(results: list[RequestResult], steady: Steady, load_kind: str, slo: list[SloTerm]
+def served(results: list[RequestResult], steady: Steady) -> tuple[list[RequestResult], list[RequestResult], float]:
+    """What an overloaded point served inside its steady state: the requests whose last token arrived inside it,
+    the requests that failed inside it, and the output tokens that arrived inside it."""
+    inside = [r for r in results if r.ok and steady.start_s <= r.token_s[-1] <= steady.end_s]
+    failed = [r for r in results if not r.ok and r.end_s is not None and steady.start_s <= r.end_s <= steady.end_s]
+    return inside, failed, tokens_inside(results, steady.start_s, steady.end_s)
+
+
+def population(results: list[RequestResult], steady: Steady, load: Overload) -> list[RequestResult]:
+    """The requests a point's figures cover (the module's rule): the steady state's, or, overloaded, those that
+    completed or failed inside it. runner.serve_bench.records marks these counted in the stored requests."""
+    if load.overloaded:
+        ok, failed, _ = served(results, steady)
+        return ok + failed
+    return list(steady.requests)
+
+
+def figures(results: list[RequestResult], steady: Steady, load_kind: str, slo: list[Limit]
             ) -> tuple[dict[str, Any], Overload, list[str]]:
-    """The point's serving figures over the steady requests (energy added by the caller)."""
+    """The point's serving figures over one population and interval (the module's definitions; energy added by
+    the caller over the same interval). Requests completed and failed, the mean token counts and the latency
+    percentiles are joulebench.requests.aggregate's over the point's counted requests (`population`): the one
+    aggregation, which recomputes them from the stored requests."""
     reqs = steady.requests
-    ok = [r for r in reqs if r.ok]
-    out_tokens = sum(r.output_tokens or 0 for r in ok)
+    load = overload(steady, results, load_kind)
+    inside = tokens_inside(results, steady.start_s, steady.end_s)
+    counted = population(results, steady, load)
+    agg = jr.aggregate(jr.frame(records.point_requests(counted, None, 0.0))).metrics
+    ok = [r for r in counted if r.ok]
+    if load.overloaded:
+        out_tokens: int = round(inside)
+        basis = (f"what was served inside it: {len(ok)} requests completed and {out_tokens} output tokens arrived "
+                 f"(its {len(reqs)} requests' own {sum(r.output_tokens or 0 for r in reqs if r.ok)} tokens are "
+                 "the offered load, not the throughput)")
+    else:
+        out_tokens = sum(r.output_tokens or 0 for r in ok)
+        basis = f"tokens arriving inside it: {inside:.0f}, tokens of its requests: {out_tokens}"
     span = steady.duration_s
     notes: list[str] = []
+    done = int(agg["requests_completed"])
     out: dict[str, Any] = {
-        "requests_completed": len(ok), "requests_failed": len(reqs) - len(ok),
-        "output_tokens": out_tokens, "tokens_per_s": out_tokens / span, "requests_per_s": len(ok) / span,
-        "duration_s": span, "examples": len(ok), "throughput_sps": len(ok) / span, "sample_unit": "request",
-        "prompt_tokens_mean": _mean([r.prompt_tokens for r in ok]),
-        "output_tokens_mean": _mean([r.output_tokens for r in ok]),
+        "requests_completed": done, "requests_failed": int(agg["requests_failed"]),
+        "output_tokens": out_tokens, "tokens_per_s": out_tokens / span, "requests_per_s": done / span,
+        "duration_s": span, "examples": done, "throughput_sps": done / span, "sample_unit": "request",
+        **{k: agg[k] for k in ("prompt_tokens_mean", "output_tokens_mean") if k in agg},
     }
-    load = overload(steady, results, load_kind)
     if load.overloaded:
         out["latency_missing_reason"] = ("overloaded: arrivals outpaced completions; the percentiles would describe "
                                          "a queue growing without end, not a steady state")
         notes.append("overloaded: arrivals outpaced completions (" + "; ".join(load.evidence) + "); latency "
                      "percentiles are not given: they would describe a queue growing without end, not a steady state")
-    elif len(ok) < MIN_LATENCY_REQUESTS:
-        out["latency_missing_reason"] = (f"too few requests in the steady state: {len(ok)} completed, percentiles "
+    elif done < MIN_LATENCY_REQUESTS:
+        out["latency_missing_reason"] = (f"too few requests in the steady state: {done} completed, percentiles "
                                          f"need at least {MIN_LATENCY_REQUESTS}; send more (--requests or --duration)")
     else:
-        out.update(stats(TTFT, [r.ttft_ms for r in ok]))
-        out.update(stats(ITL, [g for r in ok for g in r.gaps_ms()]))
-        out.update(stats(TPOT, [r.tpot_ms for r in ok]))
-        out.update(stats(E2E, [r.e2e_ms for r in ok]))
+        out.update({m.name: agg[m.name] for d in (TTFT, ITL, TPOT, E2E) for m in d.metrics() if m.name in agg})
     if slo:
         good = [r for r in ok if meets(r, slo)]
         out["goodput_requests_per_s"] = len(good) / span
         notes.append(f"goodput: {len(good)} of {len(ok)} completed steady requests met every SLO term")
     events = sum(len(r.token_s) for r in ok)
-    if events < out_tokens:
-        notes.append(f"the server sent {events} text events for {out_tokens} output tokens (several tokens in one "
+    tokens = sum(r.output_tokens or 0 for r in ok)
+    if events < tokens:
+        notes.append(f"the server sent {events} text events for {tokens} output tokens (several tokens in one "
                      "event): ITL is the gap between events, as vLLM bench serve measures it")
-    inside = tokens_inside(results, steady.start_s, steady.end_s)
-    notes.append(f"steady state {span:.3g} s, {steady.why}: {len(reqs)} requests sent in it; tokens arriving inside "
-                 f"it: {inside:.0f}, tokens of its requests: {out_tokens}")
+    notes.append(f"steady state {span:.3g} s, {steady.why}: {len(reqs)} requests sent in it; figures over {basis}")
     return out, load, notes
-
-
-def _mean(values: list[int | None]) -> float | None:
-    v = [x for x in values if x is not None]
-    return sum(v) / len(v) if v else None

@@ -7,12 +7,13 @@ its ranges (`joulebench.ranges.RUN_OPTIONS`); serve-bench's own are here, in the
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from joulebench.errors import RunConfigError
 from joulebench.ranges import OptionRange, Range, option_problem
+from joulebench.slo import Limit, Slo, SloError
+from joulebench.slo import parse_slo as parse
 
 MAX_TOKENS = 1_048_576  # no model takes a longer prompt or output
 MAX_REQUESTS = 1_000_000  # each request's token times are kept
@@ -75,45 +76,19 @@ def parse_numbers(option: str, text: str, convert: type, problems: list[str]) ->
     return out
 
 
-@dataclass(frozen=True)
-class SloTerm:
-    metric: str  # ttft | tpot | e2e_latency
-    percentile: int | None  # the percentile the target is stated at, e.g. 90; each request is held to the value
-    limit_ms: float
-
-    def text(self) -> str:
-        name = self.metric + (f"_p{self.percentile}" if self.percentile else "")
-        return f"{name}<={self.limit_ms:g}ms"
-
-
-_SLO_TERM = re.compile(r"(ttft|tpot|e2e_latency|e2e)(?:_p(50|90|95|99))?\s*(?:<=|=)\s*([0-9.eE+-]+)\s*(ms|s)")
-
-
-def parse_slo(text: str | None) -> list[SloTerm]:
-    """`ttft_p90=500ms,tpot_p90=50ms` -> terms; ServeBenchError naming the term that does not parse."""
+def parse_slo(text: str | None) -> list[Limit]:
+    """`ttft_p90=500ms,tpot_p90=50ms` -> limits (joulebench.slo: one definition for serve-bench, Decide,
+    `joulebench decide` and the stored goodput_slo); ServeBenchError naming the term that does not parse."""
     if text is None or not str(text).strip():
         return []
-    terms: list[SloTerm] = []
-    for item in str(text).split(","):
-        m = _SLO_TERM.fullmatch(item.strip().lower())
-        try:
-            value = float(m.group(3)) if m else math.nan
-        except ValueError:
-            value = math.nan
-        if m is None or not math.isfinite(value) or value <= 0:
-            raise ServeBenchError(f"--slo: {item.strip()[:60]!r} does not parse; write terms like "
-                                  "ttft_p90=500ms,tpot_p90=50ms (metrics ttft, tpot, e2e; percentiles p50, p90, p95, "
-                                  "p99; a positive value in ms or s)")
-        limit_ms = value * (1000.0 if m.group(4) == "s" else 1.0)
-        metric = SLO_METRICS[m.group(1)]
-        if any(t.metric == metric for t in terms):
-            raise ServeBenchError(f"--slo: {metric} is given twice")
-        terms.append(SloTerm(metric, int(m.group(2)) if m.group(2) else None, limit_ms))
-    return terms
+    try:
+        return list(parse(str(text)).limits)
+    except SloError as e:
+        raise ServeBenchError(f"--slo: {e}") from None
 
 
-def slo_text(terms: list[SloTerm]) -> str | None:
-    return ",".join(t.text() for t in terms) or None
+def slo_text(terms: list[Limit]) -> str | None:
+    return Slo(tuple(terms)).text() or None
 
 
 @dataclass
@@ -139,7 +114,7 @@ class ServeBenchOptions:
     request_timeout_s: float = 300.0
     lengths: object = None  # lengths.LengthPlan
     tokenizer: Path | None = None
-    slo: list[SloTerm] = field(default_factory=list)
+    slo: list[Limit] = field(default_factory=list)
     engine: str | None = None
     device: str | None = None
     db: str | None = None

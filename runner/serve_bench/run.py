@@ -13,12 +13,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from joulebench.text import table
+from joulebench.text import shown, table
 from runner.interrupts import InterruptGuard
 from runner.output import ResultSink, unique_out_path
 from runner.power import PowerMeter
 from runner.serve_bench.bench import run_points
 from runner.serve_bench.client import probe
+from runner.serve_bench.lag import CLIENT_BOUND_MS, CLIENT_BOUND_TTFT_PCT, FLAG_CLIENT_BOUND
 from runner.serve_bench.lengths import PromptBuilder
 from runner.serve_bench.options import ServeBenchOptions
 
@@ -48,7 +49,7 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
 
         meter = detect_meter(device, power_log=opts.power_log, log_boundary=opts.power_log_boundary,
                              tdp_w=opts.tdp_w, rate_hz=opts.sample_hz).meter
-    print(f"server: {opts.target} model {info.model} engine {info.engine or 'not stated'}"
+    print(f"server: {shown(opts.target)} model {info.label} engine {info.engine or 'not stated'}"
           f"{' ' + info.engine_version if info.engine_version else ''}; energy: "
           f"{getattr(meter, 'describe', lambda: meter.name)()}", file=stream, flush=True)
     captured = _served_elsewhere(opts.server_device) if opts.server_device else _capture(device, opts.gpus, root)
@@ -105,14 +106,25 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def summary(runs: Sequence[Mapping[str, Any]]) -> str:
-    """One row per point: load, status, tokens/s, requests/s, J/token, TTFT/ITL/TPOT p90, goodput (and per J);
-    where the latency percentiles are withheld, why, in their place."""
+    """One row per point: load, status, tokens/s, requests/s, J/token, TTFT/ITL/TPOT p90, goodput (and per J),
+    the client's send lag p99; where the latency percentiles are withheld, why, in their place; a client-bound
+    point (runner.serve_bench.lag) says so with its lag and CPU figures under the table."""
     rows = []
-    withheld = []
+    withheld: list[str] = []
+    bound: list[str] = []
     for run in runs:
         c, m = run["config"], run.get("metrics", {})
         load = f"{c.get('request_rate_per_s'):g}/s" if c.get("load_kind") == "rate" else f"x{c.get('max_concurrency')}"
-        status = run["status"] + (" overloaded" if "overloaded" in run.get("flags", []) else "")
+        flags = run.get("flags", [])
+        status = run["status"] + (" overloaded" if "overloaded" in flags else "") + (
+            " client-bound" if FLAG_CLIENT_BOUND in flags else "")
+        if FLAG_CLIENT_BOUND in flags:
+            bound.append(f"{load}: client-bound: the client's send lag p99 {_fmt(m.get('client_send_lag_p99_ms'))} ms "
+                         f"(max {_fmt(m.get('client_send_lag_max_ms'))} ms) is past {CLIENT_BOUND_TTFT_PCT:g} % of "
+                         f"TTFT p50 or {CLIENT_BOUND_MS:g} ms; its event loop waited "
+                         f"{_fmt(m.get('client_cpu_wait_pct'))} % of the load for a CPU and ran "
+                         f"{_fmt(m.get('client_cpu_busy_pct'))} %: the latencies include the client's own delay "
+                         "(graded C; run the client on a quieter machine, or with fewer other processes beside it)")
         why = m.get("latency_missing_reason")
         if why:
             withheld.append(f"{load}: latency percentiles withheld: {why}")
@@ -122,7 +134,7 @@ def summary(runs: Sequence[Mapping[str, Any]]) -> str:
         rows.append((load, status, _fmt(m.get("requests_completed")), _fmt(m.get("requests_failed")),
                      _fmt(m.get("tokens_per_s")), _fmt(m.get("requests_per_s")), _fmt(m.get("j_per_token")),
                      _fmt(m.get("j_per_request")), *latency, _fmt(m.get("goodput_requests_per_s")),
-                     _fmt(m.get("goodput_requests_per_j"))))
+                     _fmt(m.get("goodput_requests_per_j")), _fmt(m.get("client_send_lag_p99_ms"))))
     return table(("load", "status", "done", "failed", "tok/s", "req/s", "J/token", "J/request", "TTFT p90 ms",
-                  "ITL p90 ms", "TPOT p90 ms", "e2e p90 ms", "goodput req/s", "goodput req/J"), rows) + "".join(
-        "\n" + line for line in withheld)
+                  "ITL p90 ms", "TPOT p90 ms", "e2e p90 ms", "goodput req/s", "goodput req/J", "send lag p99 ms"),
+                 rows) + "".join("\n" + line for line in withheld + bound)

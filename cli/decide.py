@@ -62,6 +62,10 @@ def add_subcommand(sub: Any, db_help: str) -> None:
     t.add_argument("--itl-p90", type=float, metavar="MS",
                    help="inter-token latency p90 at most MS (every gap between tokens; not TPOT)")
     t.add_argument("--ttft-p90", type=float, metavar="MS", help="time to first token p90 at most MS")
+    t.add_argument("--slo", metavar="LIMITS",
+                   help="goodput under your limits, recomputed from each serving point's stored requests: e.g. "
+                        "'ttft<=500ms,tpot_p90<=50ms,itl<=40ms,e2e<=2s' (ttft, itl, tpot, e2e; each request held to "
+                        "every limit; _p50/_p90/_p95/_p99 also says whether the limit held at that percentile)")
     p.add_argument("--json", action="store_true", help="write the answer as JSON instead of sentences and tables")
     add_store_arguments(p, db_help, reads=True)
     p.set_defaults(func=cmd_decide)
@@ -132,14 +136,34 @@ def best_settings(store: Any, asked: Any, job: Any, runs: Any) -> Any:
     return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
 
 
+def slo_of(args: argparse.Namespace) -> Any:
+    """The --slo limits (decision.goodput.Slo; None without the flag); RunConfigError naming the flag."""
+    from decision.goodput import SloError, parse_slo
+    from joulebench.errors import RunConfigError
+
+    if args.slo is None:
+        return None
+    if args.mode != "infer":
+        raise RunConfigError("--slo: goodput is asked of serving points (inference); add --mode infer")
+    try:
+        return parse_slo(args.slo)
+    except SloError as e:
+        raise RunConfigError(f"--slo: {e}") from e
+
+
 def cmd_decide(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    import polars as pl
+
+    import db.requests as db_requests
     from db import serving
-    from decision import answer, token_target
+    from decision import answer, goodput, token_target
     from joulebench.errors import RunConfigError
 
     asked = inputs_of(args)
+    slo = slo_of(args)
+    found = None
     with target(args).open_reading(prepare_file=False) as store:  # a file is created only when missing
         data = answer.DecideData.read(store)
         if data.configurations is not None:  # how each configuration's token figures were measured (like for like)
@@ -150,16 +174,40 @@ def cmd_decide(args: argparse.Namespace) -> int:
             raise RunConfigError("; ".join(f"{FLAGS[name]} {text}" for name, text in problems))
         if asked.best:
             data = replace(data, best=best_settings(store, asked, asked.job(data.runs), data.runs))
+        if slo is not None:  # the Decide page's section: the candidates' inference runs
+            runs = data.runs.filter(pl.col("device_name").is_in(list(asked.devices)) & (pl.col("mode") == "infer"))
+            found = goodput.answer(runs, db_requests.slo_frame(store), slo)
     try:
         decided = answer.answer(asked, data)
     except ValueError as e:  # a --shape the candidates have no runs of
         raise RunConfigError(f"--shape: {e}") from e
     if args.json:
-        json.dump(decided.to_dict(), sys.stdout, indent=2, default=str)
+        out = decided.to_dict()
+        if found is not None:
+            out["goodput"] = found.to_dict()
+        json.dump(out, sys.stdout, indent=2, default=str)
         print()
     else:
         print_decision(decided)
+        if found is not None:
+            print_goodput(found)
     return 0
+
+
+def print_goodput(found: Any) -> None:
+    """The goodput table as the page gives it, the points without requests counted."""
+    from decision.goodput import BASIS_REQUESTS
+    from decision.text import sig
+    from joulebench.text import table
+
+    print(f"\nGoodput under your limits: {found.slo.label()}")
+    print(f"{found.counted} serving points counted from their stored requests, {found.without_requests} without "
+          "requests (not known unless a stored goodput was measured under these same limits)")
+    rows = found.table().filter(found.points["known"].fill_null(False)
+                                | (found.points["basis"] == BASIS_REQUESTS)).drop("Basis")
+    if rows.height:
+        print(table(rows.columns, [[sig(v, 3, missing="not known") if isinstance(v, float) else
+                                    ("" if v is None else v) for v in row] for row in rows.rows()]))
 
 
 def _lines(lines: list[str]) -> None:

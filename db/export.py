@@ -12,6 +12,7 @@ import polars as pl
 
 import db.columns as columns
 import db.queries as queries
+import db.requests as requests
 from db.connection import damaged
 from db.grading import derived_damage, rebuild_derived
 from db.location import as_team_store
@@ -81,6 +82,7 @@ def build_document(store: Store, selection: Selection = Selection()) -> dict[str
     samples = _samples(store, run_ids).partition_by(["run_id", "domain"], as_dict=True)
     steps = _steps(store, run_ids).partition_by("run_id", as_dict=True)
     traces_by_run = traces.partition_by("run_id", as_dict=True)
+    run_requests, request_totals = requests.export_items(store, run_ids)  # exports carry every kept request
 
     runs = []
     for row in table.iter_rows(named=True):
@@ -111,6 +113,11 @@ def build_document(store: Store, selection: Selection = Selection()) -> dict[str
         run_steps = steps.get((row["run_id"],))
         if run_steps is not None:
             run["step_times_ms"] = run_steps["duration_ms"].to_list()
+        if row["run_id"] in run_requests:
+            run["requests"] = run_requests[row["run_id"]]
+            total = request_totals.get(row["run_id"], len(run["requests"]))
+            if total != len(run["requests"]):
+                run["requests_total"] = total
         prov = {key: row[col] for key, col in columns.PROVENANCE_COLUMNS.items()}
         prov["imported_at"] = _iso(prov["imported_at"])
         run["provenance"] = {k: v for k, v in prov.items() if v is not None}
@@ -176,11 +183,13 @@ def _flat(frame: pl.DataFrame) -> pl.DataFrame:
 def write_tables(store: Store, path: Path, selection: Selection = Selection()) -> list[Path]:
     """Flat tables as .csv or .parquet: <stem>_runs (with each run's trust grade and reasons),
     <stem>_configurations (the aggregate of each configuration's repeats: n, mean, sd, CoV, 95 %
-    interval per figure, grade and reasons), <stem>_power_samples and <stem>_step_times."""
+    interval per figure, grade and reasons), <stem>_power_samples, <stem>_step_times and <stem>_requests (every
+    kept request; its inter-token gaps as ';'-separated text)."""
     table = _flat(runs_table(store, selection))
     run_ids = table["run_id"].to_list()
     frames = {"runs": table, "configurations": _flat(configurations_table(store, selection)),
-              "power_samples": _samples(store, run_ids), "step_times": _steps(store, run_ids)}
+              "power_samples": _samples(store, run_ids), "step_times": _steps(store, run_ids),
+              "requests": requests.flat(store, run_ids)}
     written = []
     for name, frame in frames.items():
         target = path.with_name(f"{path.stem}_{name}{path.suffix}")

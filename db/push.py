@@ -28,12 +28,13 @@ import duckdb
 from db.catalog_sync import catalog_edits, label_edits
 from db.grading import grade_runs
 from db.lake import LAKE_NAME, TeamStore, connect, ensure_schema, refusal, retryable, rollback, sql_literal
+from db.recipes import push_recipes
 from joulebench.errors import DatabaseError
 from joulebench.ranges import RangeError, check_text
 
 MAX_ATTEMPTS = 30
 T = TypeVar("T")
-RUN_TABLES = ("power_traces", "power_samples", "step_times", "run_labels")
+RUN_TABLES = ("power_traces", "power_samples", "step_times", "run_labels", "requests", "request_sets")
 
 
 @dataclass
@@ -46,6 +47,7 @@ class PushReport:
     samples_pushed: int = 0
     catalog_edits_pushed: int = 0  # device fields, price entries and exchange rates changed in the lake
     runs_relabelled: int = 0  # runs in the lake whose labels this machine changed after pushing them
+    recipes_pushed: int = 0  # mapping recipes (db.recipes) the lake lacked, or held an older one of for the shape
     retries: int = 0
     seconds: float = 0.0
     pushed: list[str] = field(default_factory=list)  # content hashes, in push order
@@ -88,6 +90,7 @@ def push(local_db: Path, lake: TeamStore, *, machine: str | None = None,
         except duckdb.Error as e:
             raise DatabaseError(f"{local_db}: cannot read the local store to push it ({e})") from e
         _push_catalog(con, report)
+        _push_recipes(con, report)
         sources = con.execute("SELECT source_id, content_sha256 FROM local.sources ORDER BY source_id").fetchall()
         for source_id, sha in sources:
             done = _push_source(con, source_id, sha, report)
@@ -165,6 +168,17 @@ def _push_catalog(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
         return catalog_edits(con, report.machine)
 
     report.catalog_edits_pushed += _in_turn(con, report, "the catalog", work) or 0
+
+
+def _push_recipes(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:
+    """The mapping recipes (db.recipes) the lake lacks or holds older ones of, in one transaction."""
+    def work() -> int:
+        pushed = push_recipes(con)
+        if not pushed:
+            raise _NothingToDo
+        return pushed
+
+    report.recipes_pushed += _in_turn(con, report, "mapping recipes", work) or 0
 
 
 def _push_labels(con: duckdb.DuckDBPyConnection, report: PushReport) -> None:

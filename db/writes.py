@@ -26,6 +26,7 @@ import pyarrow as pa
 
 import db.columns as columns
 import db.labels as labels
+import db.requests as requests
 import db.same_measurement as same_measurement
 from db.connection import damaged, first_row, id_set, in_ids, interrupted
 from db.grading import grade_runs
@@ -223,7 +224,8 @@ class _Rows:
     large import appends every FLUSH_FILES files' rows to each table in one go. The keys and content
     hashes of rows not yet appended are kept here, so a later file in the batch sees them as stored."""
 
-    ORDER = ("sources", "environments", "runs", "power_traces", "power_samples", "step_times", "findings")
+    ORDER = ("sources", "environments", "runs", "power_traces", "power_samples", "step_times", "requests",
+             "request_sets", "findings")
 
     def __init__(self, con: duckdb.DuckDBPyConnection, buffered: bool) -> None:
         self.con, self.buffered = con, buffered
@@ -374,6 +376,8 @@ def _add_runs(rows: _Rows, doc: dict[str, Any], name: str, report: IngestReport,
     traces: list[dict[str, Any]] = []
     sample_parts: list[tuple[str, str, Any, Any]] = []  # run_id, domain, t_s, power_w
     step_parts: list[pa.Table] = []
+    request_parts: list[pa.Table] = []
+    set_parts: list[pa.Table] = []
     for i, run in enumerate(runs):
         run_id = run["run_id"]
         if run_id in stored:
@@ -421,6 +425,10 @@ def _add_runs(rows: _Rows, doc: dict[str, Any], name: str, report: IngestReport,
                 "step_index": pa.array(range(len(steps)), pa.int64()),
                 "duration_ms": pa.array(steps, pa.float64()),
             }))
+        request_rows = requests.run_tables(run)  # every request kept, in the run's transaction (issue 38)
+        if request_rows is not None:
+            request_parts.append(request_rows[0])
+            set_parts.append(request_rows[1])
         report.run_ids.append(run_id)
     report.runs_added = len(run_rows)
 
@@ -436,6 +444,9 @@ def _add_runs(rows: _Rows, doc: dict[str, Any], name: str, report: IngestReport,
         rows.add("power_samples", _samples_table(sample_parts))
     if step_parts:
         rows.add("step_times", pa.concat_tables(step_parts))
+    if request_parts:
+        rows.add("requests", pa.concat_tables(request_parts))
+        rows.add("request_sets", pa.concat_tables(set_parts))
     rows.keys["runs"].update(r["run_id"] for r in run_rows)
     rows.keys["environments"].update(e["env_id"] for e in new_envs)
 

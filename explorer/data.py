@@ -27,6 +27,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import db.regrade as regrade
+import db.requests as db_requests
 from db import Store, labels, queries
 from db.connection import data_version
 from db.lake import AS_OF_ENV_VAR, DATA_ENV_VAR, STORE_ENV_VAR
@@ -36,7 +37,9 @@ from db.store_location import StoreLocation
 from decision.markdown import md
 from decision.money import CostSettings, Rates
 from decision.text import cite, cited
+from explorer import machine
 from ingest import drain_inbox, housekeeping_pending, open_store, recover_killed_sweeps
+from ingest.device_names import CatalogEntry
 from ingest.inbox import pending
 from joulebench.errors import DatabaseBusyError, DatabaseError, JouleBenchError, LabelError
 from joulebench.labels import describe_not_stated
@@ -342,6 +345,12 @@ def overview(store: Store) -> Overview:
 
 
 @reads(max_entries=8)
+def token_devices(store: Store) -> pl.DataFrame:
+    """The devices with the most configurations measured in J per output token (db.queries.token_devices)."""
+    return queries.token_devices(store)
+
+
+@reads(max_entries=8)
 def headline_runs(store: Store) -> pl.DataFrame:
     return cited(runs_for_chart(store, HEADLINE))
 
@@ -388,6 +397,20 @@ def run_detail(store: Store, run_id: str) -> RunDetail:
                      queries.run_labels(store, run_id))
 
 
+@reads(max_entries=2, shared=True)
+def slo_frame(store: Store) -> pl.DataFrame:
+    """Every counted request's columns that goodput holds to a limit (db.requests.slo_frame; no gap lists), kept
+    once for every session (shared: 1,000,000 requests are not copied at each rerun), so a new SLO is only
+    computed (decision.goodput), never read again until the store changes."""
+    return db_requests.slo_frame(store)
+
+
+@reads(max_entries=8, shared=True)
+def requests_of(store: Store, run_id: str) -> pl.DataFrame:
+    """One run's stored requests, every column with the gap lists (db.requests.read); empty when it keeps none."""
+    return db_requests.read(store, [run_id])
+
+
 @dataclass(frozen=True)
 class SourceGaps:
     """A source and what its runs do not state."""
@@ -415,6 +438,16 @@ def source_gaps(store: Store, source_id: int) -> SourceGaps | None:
 @reads(max_entries=4, shared=True)
 def devices(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
     return cited(queries.devices(store)), cited(queries.power_modes(store))
+
+
+def devices_here(path: str) -> set[str]:
+    """The catalog entries this machine is (explorer.machine), and those its own runs were measured on."""
+    catalog, _ = devices(path)
+    entries = [CatalogEntry(r["device_name"], r.get("tdp_w"), r.get("memory_gb"))
+               for r in catalog.select([c for c in ("device_name", "tdp_w", "memory_gb") if c in catalog.columns])
+               .iter_rows(named=True)]
+    mine = runs(path).filter(pl.col("source_kind") == "local")["device_name"].unique().to_list()
+    return machine.devices_here(entries, mine)
 
 
 def changed_rows(before: pl.DataFrame, after: pl.DataFrame) -> pl.DataFrame:

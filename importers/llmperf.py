@@ -26,7 +26,8 @@ from __future__ import annotations
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, clean_str, num, pos_int, positive
-from joulebench.metrics import E2E, TPOT, TTFT, Percentiles
+from importers.request_detail import attach, llmperf_requests
+from joulebench.metrics import E2E, TTFT
 
 MS_PER_S = 1e3
 NO_ENERGY = "LLMPerf does not measure energy"
@@ -126,43 +127,17 @@ class LlmPerfImporter(Importer):
 
     def _responses(self, conv: Conversion, doc: list[Any]) -> dict[str, Any]:
         check_run_count(conv, 1, "the responses")
-        ttfts, e2es, tpots, prompts, outputs = [], [], [], [], []
-        failed = 0
-        for i, r in enumerate(doc):
-            where = f"[{i}]"
-            if not isinstance(r, dict):
-                raise conv.fail(where, "expected a response object")
-            if r.get("error_code") is not None:
-                failed += 1
-                continue
-            ttft = num(r.get("ttft_s"), f"{where}.ttft_s", conv)
-            e2e = num(r.get("end_to_end_latency_s"), f"{where}.end_to_end_latency_s", conv)
-            out = num(r.get("number_output_tokens"), f"{where}.number_output_tokens", conv)
-            prompt = num(r.get("number_input_tokens"), f"{where}.number_input_tokens", conv)
-            if ttft is None or e2e is None or ttft < 0 or e2e < ttft:
-                raise conv.fail(where, f"ttft_s {r.get('ttft_s')!r} and end_to_end_latency_s "
-                                f"{r.get('end_to_end_latency_s')!r} must be seconds with 0 <= TTFT <= end-to-end")
-            ttfts.append(ttft * MS_PER_S)
-            e2es.append(e2e * MS_PER_S)
-            if out is not None and out > 1:
-                tpots.append((e2e - ttft) * MS_PER_S / (out - 1))
-            if out is not None and out >= 0:
-                outputs.append(out)
-            if prompt is not None and prompt >= 0:
-                prompts.append(prompt)
-        metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY, "requests_failed": failed,
-                                   "requests_completed": len(ttfts) or None}
-        status, error = "ok", None
-        if not ttfts:
-            status, error = "failed", f"no request completed ({failed} failed)"
-        else:
-            for dist, values in ((TTFT, ttfts), (E2E, e2es), (TPOT, tpots)):
-                metrics.update(dist.columns(Percentiles.of(values)))
-            metrics["prompt_tokens_mean"] = sum(prompts) / len(prompts) if prompts else None
-            metrics["output_tokens_mean"] = sum(outputs) / len(outputs) if outputs else None
+        requests = llmperf_requests(conv, doc)  # every response kept as a request (issue 38)
+        failed = sum(1 for r in requests if r.status == "failed")
         run = self._base(conv, None, {}, "(whole file)")
-        run.update(status=status, error=error, metrics={k: v for k, v in metrics.items() if v is not None},
-                   notes=(f"LLMPerf individual responses: {len(doc)} requests, {failed} with an error (left out); "
-                          "percentiles computed here over the successful requests; TPOT per request = (end-to-end - "
-                          "TTFT) / (output tokens - 1); no throughput (the file holds no test duration)"))
+        run.update(status="ok", metrics={"energy_missing_reason": NO_ENERGY},
+                   notes=(f"LLMPerf individual responses: {len(doc)} requests, {failed} with an error (left out of "
+                          "the latencies); percentiles computed here over the successful requests; TPOT per request "
+                          "= (end-to-end - TTFT) / (output tokens - 1); no throughput (the file holds no test "
+                          "duration)"))
+        if failed == len(requests):
+            run.update(status="failed", error=f"no request completed ({failed} failed)")
+            run["metrics"]["requests_failed"] = failed
+            return run
+        attach(run, requests, "LLMPerf")
         return run

@@ -12,6 +12,9 @@ requests all failed writes 0.0 everywhere: it is a failed run, not zeros. The fi
 vLLM measures no energy; a file that states the tensor-parallel size (`tensor_parallel_size`, as `vllm bench
 sweep` records the server's settings) or a GPU energy whose key names its unit (`gpu_energy_j`,
 `gpu_energy_mj`: milli-joules, converted) has them stored, and nothing is derived where it does not.
+A result saved with `--save-detailed` keeps every request (`input_lens`, `output_lens`, `ttfts`, `itls` in s,
+`errors`): they are stored (importers.request_detail) and the latency figures computed from them; a request vLLM
+counted a success with no output token (TTFT written 0.0) is `empty`, with no TTFT, never a 0 ms one.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from importers.base import (
     pos_int,
     positive,
 )
+from importers.request_detail import attach, vllm_requests
 from joulebench.metrics import E2E, ITL, LATENCY, TPOT, TTFT
 
 # energy keys that name their unit -> factor to J (the GPUs' energy over the benchmark's duration)
@@ -141,7 +145,7 @@ class VllmBenchImporter(Importer):
         for key in ("total_input_tokens", "total_output_tokens", "max_num_seqs", "run_number", "date"):
             if r.get(key) not in (None, ""):
                 notes.append(f"{key} {r.get(key)}")
-        return {
+        run = {
             "run_id": conv.run_id(index),
             "status": status,
             "error": error,
@@ -158,3 +162,7 @@ class VllmBenchImporter(Importer):
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "notes": "; ".join(notes),
         }
+        detailed = vllm_requests(conv, r, where)  # `--save-detailed`: every request kept, the figures theirs
+        if detailed is not None and status == "ok":
+            attach(run, detailed, "vLLM's summary")
+        return run

@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema
 
+import joulebench.requests as requests
 from joulebench.errors import ResultFileError
 from joulebench.labels import SuppliedLabel
 from joulebench.metrics import latency_metrics
@@ -237,6 +238,11 @@ def _semantic_problems(document: dict[str, Any]) -> list[str]:
                 problems.append(f"{where}.power_traces[{j}].t_s: times must not go backwards; sort the samples")
             if any(not math.isfinite(x) for x in p):
                 problems.append(f"{where}.power_traces[{j}].power_w: non-finite value")
+        if run.get("requests"):  # every request kept (issue 38): its latencies checked, never averaged in silently
+            problems.extend(requests.problems(run["requests"], where))
+            if run.get("requests_total", len(run["requests"])) < len(run["requests"]):
+                problems.append(f"{where}.requests_total: {run['requests_total']} is fewer than the "
+                                f"{len(run['requests'])} requests given; it counts the source's requests")
     problems.extend(_time_problems(document))
     problems.extend(_text_problems(document))
     finding_ids = [f["finding_id"] for f in document.get("findings", [])]

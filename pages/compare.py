@@ -4,6 +4,7 @@ import streamlit as st
 
 from decision.markdown import md
 from explorer import charts, compare, compare_inputs, compare_ratios, compare_view, data, grade_legend, nav
+from explorer import goodput_section as goodput
 from explorer.params import UrlReader
 from explorer.tables import styled
 
@@ -116,6 +117,8 @@ with right:
         st.caption("No run here measured both energy and throughput.")
     else:
         st.plotly_chart(energy_chart, width="stretch")
+
+goodput.render(path, chosen, url, "", "the runs the filters select")
 
 st.subheader("Runs")
 if labelled.is_empty():

@@ -10,9 +10,10 @@ from decision.inputs import DecideInputs
 from decision.markdown import md
 from decision.money import COST_FORMULA
 from decision.text import precision_name
-from explorer import cost_inputs, data, decide_view, grade_legend, nav, token_section
+from explorer import cost_inputs, data, decide_view, goodput_section, grade_legend, nav, token_section
 from explorer.params import UrlReader
 from explorer.tables import styled
+from joulebench.metrics import label
 from tuning import GOALS
 
 st.title("Decide what to buy")
@@ -113,12 +114,12 @@ for line in decided.sentences:
 if decided.grade_warning:
     st.warning(decided.grade_warning)  # built with every name escaped (decision.markdown.md)
 
-decide_view.gaps(answer)
+decide_view.gaps(answer, data.devices_here(path))
 decide_view.cost_and_figures(answer, settings)
 
 st.subheader("Every figure, with its basis")
 columns = {k: st.column_config.Column(help=v) for k, v in tables.FIGURE_COLUMN_HELP.items()}
-columns["Boundary"] = st.column_config.Column("Measured at", help=tables.FIGURE_COLUMN_HELP["Boundary"])
+columns["Boundary"] = st.column_config.Column(label("energy_boundary"), help=tables.FIGURE_COLUMN_HELP["Boundary"])
 columns["Source or derivation"] = st.column_config.Column("Source, derivation or why missing", width="large")
 st.dataframe(styled(decided.figure_table), hide_index=True, width="stretch", column_config=columns)
 grade_legend.legend("Every measured figure carries its configuration's trust grade (reference tables are graded "
@@ -130,3 +131,5 @@ st.code("\n".join(tables.cost_workings(answer)), language=None)
 
 if mode == "infer":
     token_section.render(path, asked, catalog, rates, url, query, sfx)
+    goodput_section.render(path, goodput_section.inference_of(runs, devices), url, sfx,
+                           "the candidates' inference runs")

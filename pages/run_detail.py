@@ -5,9 +5,10 @@ import streamlit as st
 
 from decision.markdown import md
 from decision.text import as_fields, count, flag_text, sig
-from explorer import charts, data, detail, grade_legend
+from explorer import charts, data, detail, grade_legend, request_charts
 from explorer.label_form import label_form
 from explorer.tables import picker_options
+from joulebench.metrics import RunKind, run_kind
 
 st.title("Run detail")
 runs = data.or_stop(data.runs, data.db_path())
@@ -58,17 +59,17 @@ with st.expander("Why this grade", expanded=run["trust_grade"] != "A"):
 grade_legend.legend("The run's checks are listed above, and its configuration's below.")
 
 config = data.configuration(data.db_path(), run["config_key"]) if run["config_key"] else None
-headline = [("Throughput (samples/s)", "throughput_sps"), ("p99 latency (ms)", "latency_p99_ms"),
-            ("Energy per example (J)", "j_per_sample"), ("Average power (W)", "avg_power_w")]
-for col, (label, key) in zip(st.columns(4), headline):
-    agg = detail.configuration_aggregate(config, key) if config else None
-    withheld = detail.withheld_text(run) if key == "latency_p99_ms" else None
-    col.metric(label, sig(run[key], 4) if run[key] is not None or not withheld else "withheld",
-               help=None if run[key] is not None else
-               md(withheld or run.get("energy_missing_reason") or "the run or its source did not measure it"))
-    if agg is not None and agg.n > 1:
-        col.caption(f"configuration: {agg.as_text(4)}")
-if run["j_per_sample"] is not None:
+headline = detail.headline(run)  # the figures of the run's kind, labelled by the metric catalogue
+for start in range(0, len(headline), 5):
+    for col, (label, key) in zip(st.columns(5), headline[start:start + 5]):
+        agg = detail.configuration_aggregate(config, key) if config else None
+        withheld = detail.withheld_text(run) if key in detail.WITHHOLDABLE else None
+        col.metric(label, sig(run.get(key), 4) if run.get(key) is not None or not withheld else "withheld",
+                   help=None if run.get(key) is not None else
+                   md(withheld or run.get("energy_missing_reason") or "the run or its source did not measure it"))
+        if agg is not None and agg.n > 1:
+            col.caption(f"configuration: {agg.as_text(4)}")
+if run["energy_j"] is not None:
     st.caption(f"Energy measured at boundary **{md(run['energy_boundary'] or 'not stated')}** "
                f"by method **{md(run['energy_method'])}**.")
 elif run["energy_missing_reason"]:
@@ -93,6 +94,19 @@ for col, (title, frame, empty, chart) in zip(st.columns(2), panels):
             st.caption(empty)
         else:
             st.plotly_chart(chart(frame), width="stretch")
+
+requests = data.requests_of(data.db_path(), run_id)
+if not requests.is_empty() or run_kind(run) is RunKind.SERVING:
+    st.subheader("Requests")
+    if requests.is_empty():
+        st.caption("This serving point keeps no requests: its source gave only its aggregate figures, so no "
+                   "timeline or distribution can be drawn and goodput is known only under the SLO it was measured "
+                   "with. serve-bench, vLLM's --save-detailed and LLMPerf's individual responses keep them.")
+    else:
+        st.caption(md(request_charts.summary(requests)))
+        left, right = st.columns(2)
+        left.plotly_chart(request_charts.timeline(requests), width="stretch")
+        right.plotly_chart(request_charts.distributions(requests), width="stretch")
 
 if config is not None:
     st.subheader(f"This configuration: {config['ok_run_count']:,} of {count(config['run_count'], 'run')} ok")

@@ -98,7 +98,8 @@ def test_selection_and_flat_tables(seeded_db: Path, fixture_file: Path, tmp_path
         for suffix in (".csv", ".parquet"):
             written = write_tables(store, tmp_path / f"sel{suffix}", Selection(device_names=("Intel Xeon (2 vCPU)",)))
             assert [p.name for p in written] == [f"sel_runs{suffix}", f"sel_configurations{suffix}",
-                                                 f"sel_power_samples{suffix}", f"sel_step_times{suffix}"]
+                                                 f"sel_power_samples{suffix}", f"sel_step_times{suffix}",
+                                                 f"sel_requests{suffix}"]  # empty here: no serving run
             runs = pl.read_csv(written[0]) if suffix == ".csv" else pl.read_parquet(written[0])
             assert runs["throughput_sps"].to_list() == [615.38]
             steps = pl.read_csv(written[3]) if suffix == ".csv" else pl.read_parquet(written[3])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shlex
 import sys
@@ -121,6 +122,17 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     hints = _hints(args)
     chosen = target(args)
+    from cli.mapping import mapped_sources, read_recipe, saved_recipes
+
+    try:  # --mapping RECIPE reads every file by it; else a file of a saved mapping's shape is read by that one
+        recipe = read_recipe(args.mapping) if args.mapping is not None else None
+    except ResultFileError as e:
+        print(e.format_message(), file=sys.stderr)
+        return 2
+    saved, note = ([], "") if recipe is not None else saved_recipes(chosen.db)
+    if note:
+        print(note, file=sys.stderr)
+    mapped: dict[int, Any] = {}  # id(source) -> importers.mapping.Mapped
     log = None
     if args.power_log is not None:
         from ingest.attach import PowerLogFile
@@ -148,6 +160,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(e.format_message(), file=sys.stderr)
             continue
         walked = path.is_dir() or len(sources) > 1
+        sources, by_recipe, not_fitting = mapped_sources(sources, recipe, saved)
+        mapped.update({id(sources[i]): done for i, done in by_recipe.items()})
+        for i, why in not_fitting.items():
+            outcomes.append(_Outcome(sources[i].name, "refused", why=why.splitlines()[-1][:300]))
+            print(f"{sources[i].name}: refused (the mapping does not fit it)\n{why}", file=sys.stderr)
+        sources = [s for i, s in enumerate(sources) if i not in not_fitting]
         if log is not None and len(sources) != 1:
             print(f"error: --power-log needs one result file; {path} holds {len(sources)} (use --attach-logs "
                   "for a folder of result files with their logs)", file=sys.stderr)
@@ -165,6 +183,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     results = import_sources(every, db=chosen.db, source_kind=args.kind, hints=hints) if every else []
     for (source, power_log), walked, outcome in zip(every, in_folder, results, strict=True):
         report, imported, error = outcome.report, outcome.loaded, outcome.error
+        if id(source) in mapped:  # said first, and the reader's words turned into the table's
+            by = mapped[id(source)]
+            error = by.explained(error) if error is not None else None
+            if imported is not None:
+                imported = dataclasses.replace(imported, warnings=(by.said, *map(by.explain, imported.warnings)))
+            else:
+                print(f"{source.name}: {by.said}", file=sys.stderr)
         if isinstance(error, NothingToImportError):
             why = _nothing_to_import(error.problems)
             if walked:  # a folder holds other files too: skipped, not a failure
@@ -459,6 +484,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "estimated"),
                    help="where the power log measured (default: wall for a meter CSV, else the log's own: "
                         "gpu_board for nvidia-smi, jetson_module for tegrastats / jtop)")
+    p.add_argument("--mapping", type=Path, metavar="RECIPE",
+                   help="read the files by this mapping (a table no reader knows: each column's field and unit, "
+                        "as `joulebench mapping export` writes it); without it, a file whose shape has a saved "
+                        "mapping is read by that one, and the import says so")
     p.add_argument("--attach-logs", action="store_true",
                    help="in folders and .zip archives, attach a power log to the result file beside it when a "
                         "folder holds exactly one of each")
@@ -557,6 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
     from cli.device_name import add_subcommand as add_device_name
 
     add_device_name(sub, db_help)
+    from cli.mapping import add_subcommand as add_mapping
+
+    add_mapping(sub, db_help)
     return parser
 
 

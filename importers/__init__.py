@@ -24,6 +24,7 @@ from importers.describe import looks_like, tools_line, what_is
 from importers.dllogger import DlloggerImporter
 from importers.experiment_table import ExperimentTableImporter
 from importers.genai_perf import GenAiPerfImporter
+from importers.general_table import GeneralTableImporter
 from importers.guidellm import GuideLlmImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
@@ -40,6 +41,7 @@ from importers.powerlogs.standalone import (
     GpuPowerCsvImporter,
     JtopImporter,
     NvidiaSmiImporter,
+    PowerTableImporter,
     TegrastatsImporter,
     TegrastatsJsonImporter,
 )
@@ -49,6 +51,7 @@ from importers.sglang_bench import SglangBenchImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
 from importers.tqdm_log import TqdmImporter
+from importers.trtexec import TrtexecImporter
 from importers.trtllm_bench import TrtllmBenchImporter
 from importers.vllm_bench import VllmBenchImporter
 from importers.vllm_offline import VllmOfflineImporter
@@ -82,6 +85,7 @@ IMPORTERS: tuple[Importer, ...] = (
     SglangBenchImporter(),  # JSON Lines: before the tables and logs
     LlamaBenchImporter(),  # n_prompt, n_gen, avg_ts in json/jsonl/csv, or the md table '| model | ... | t/s |'
     TrtllmBenchImporter(),  # its JSON report's keys, or the printed '= PERFORMANCE OVERVIEW'
+    TrtexecImporter(),  # '&&&& RUNNING TensorRT.trtexec' and its '=== Performance summary ==='
     ServingReportImporter(),  # the printed '== Serving Benchmark Result ==' blocks of vLLM / SGLang, also in notes
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
     TgiBenchImporter(),  # inference-benchmarker results[].token_throughput_secs, or TGI's '| Decode (token) |' tables
@@ -100,7 +104,9 @@ IMPORTERS: tuple[Importer, ...] = (
     GpuPowerCsvImporter(),
     OllamaImporter(),  # --verbose statistics or eval_count/eval_duration columns: before the home-grown tables
     PowerSummaryImporter(),  # end-of-run power summaries (stated totals, unit-less rail means): before the tables
+    PowerTableImporter(),  # a time column and power columns with units ('Timestamp (s),Power (mW)'): before tables
     ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
+    GeneralTableImporter(),  # any other results table, long table, JSON Lines or records: columns by name and unit
     TqdmImporter(),
 )
 

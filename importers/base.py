@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from energy import energy_figures
-from joulebench import __version__
+from joulebench import __version__, units
 from joulebench.errors import ResultFileError
 from joulebench.ranges import RangeError, check
 from joulebench.resultfile import MAX_DOCUMENT_BYTES, MAX_RUNS_PER_FILE, decompress, new_document
@@ -33,21 +33,20 @@ MAX_CSV_COLUMNS = 1_000
 MAX_CSV_CELLS = 5_000_000
 KINDS = DEVICE_KINDS
 
-# Units: every conversion in one place (the project stores J, W, s, ms and MB = 10^6 bytes).
-J_PER_KWH = 3.6e6
-MS_PER_NS = 1e-6
-MS_PER_S = 1e3
-W_PER_MW = 1e-3
-MB_PER_MIB = 1.048576
-MB_PER_BYTE = 1e-6
+# Units: every conversion is joulebench.units'; the constants below are its factors, for the readers' arithmetic
+J_PER_KWH = units.UNITS["kWh"].factor
+MS_PER_NS = units.UNITS["ns"].factor / units.UNITS["ms"].factor
+MS_PER_S = 1 / units.UNITS["ms"].factor
+W_PER_MW = units.UNITS["mW"].factor
+MB_PER_MIB = units.UNITS["MiB"].factor
+MB_PER_BYTE = units.UNITS["B"].factor
 
 
 # Units a user may state for a column a file leaves without one (`--unit COLUMN=UNIT`): quantity and
 # the factor to the stored unit (J, W, s).
 COLUMN_UNITS: dict[str, tuple[str, float]] = {
-    "J": ("energy", 1.0), "kJ": ("energy", 1e3), "mWh": ("energy", 3.6), "Wh": ("energy", 3600.0),
-    "kWh": ("energy", 3.6e6), "mW": ("power", 1e-3), "W": ("power", 1.0), "kW": ("power", 1e3),
-    "ms": ("time", 1e-3), "s": ("time", 1.0), "min": ("time", 60.0), "h": ("time", 3600.0),
+    symbol: (units.UNITS[symbol].kind, units.UNITS[symbol].factor)
+    for symbol in ("J", "kJ", "mWh", "Wh", "kWh", "mW", "W", "kW", "ms", "s", "min", "h")
 }
 
 
@@ -366,9 +365,6 @@ class Importer:
 
 # --- value helpers ------------------------------------------------------------------------
 
-_NUM = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
-
-
 def clean_str(value: Any) -> str | None:
     if value is None:
         return None
@@ -376,22 +372,37 @@ def clean_str(value: Any) -> str | None:
     return text or None
 
 
-def num(value: Any, where: str | None = None, conv: Conversion | None = None) -> float | None:
-    """A finite number, or None for empty cells; a malformed number raises when `conv` is given."""
+def num(value: Any, where: str | None = None, conv: Conversion | None = None, *, unit: str | None = None
+        ) -> float | None:
+    """A finite number, or None for empty cells; a malformed number raises when `conv` is given.
+
+    A cell that carries a unit ('250 mW', '0.5 kWh', '35 ms') is converted to `unit`, the unit the caller
+    stores the figure in (joulebench.units); a unit of another kind (W where J is expected), or a unit where
+    the caller expects a bare number (`unit` None), is refused: a ResultFileError naming `where` when `conv`
+    is given, else a UnitError (a ValueError). A unit is never dropped."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         return float(value) if math.isfinite(value) else None
     text = str(value).strip()
-    if text == "" or text.lower() in ("nan", "n/a", "na", "none", "null", "-", "[n/a]", "[not supported]"):
+    if text == "" or text.lower() in _EMPTY:
         return None
-    text = re.sub(r"\s*(W|mW|MiB|MB|GB|%|s|ms|ns|J|kWh|img/s|it/s|samples/s)$", "", text)
-    if not _NUM.match(text):
+    try:
+        out = units.value_in(text, unit)
+    except units.UnitError as e:
+        if conv is not None and where is not None:
+            raise conv.fail(where, str(e)) from e
+        if isinstance(e, units.UnknownUnit):
+            return None  # not a number, as a malformed cell without `conv`
+        raise
+    if out is None:
         if conv is not None and where is not None:
             raise conv.fail(where, f"{str(value)[:60]!r} is not a number")
         return None
-    out = float(text)
     return out if math.isfinite(out) else None
+
+
+_EMPTY = frozenset({"nan", "n/a", "na", "none", "null", "-", "[n/a]", "[not supported]"})
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -37,7 +37,46 @@ from importers.base import (
 )
 
 REQUIRED = ("duration", "energy_consumed")
-_GPU = re.compile(r"(\d+)\s*x\s*(.+?)\s*(?=\d+\s*x\s|$)")
+# CodeCarbon writes gpu_model as "".join(f"{count} x {name}") over the distinct names, so a second model's
+# count is glued to the first's last digits ("1 x NVIDIA GeForce RTX 30901 x NVIDIA GeForce RTX 4090"); other
+# writers join names with commas ("NVIDIA GeForce RTX 3090, NVIDIA GeForce RTX 3090").
+_COUNT = re.compile(r"(\d{1,12}) ?x ")
+MAX_GPUS_LISTED = 64
+
+
+def gpu_models(text: str, gpu_count: int | None = None) -> list[tuple[int, str]]:
+    """[(count, model)] from a CodeCarbon `gpu_model`: '2 x NVIDIA GeForce RTX 4090' -> [(2, 'NVIDIA GeForce RTX
+    4090')]; the glued '1 x A1 x B' form split where the counts add up to `gpu_count` (else at a one-digit count);
+    a comma list of names counted per name. [] when it names no GPU."""
+    text = text.strip()[:1000]
+    marks = list(_COUNT.finditer(text))
+    if not marks or marks[0].start() != 0:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        counted: dict[str, int] = {}
+        for n in names:
+            counted[n] = counted.get(n, 0) + 1
+        return [(c, n) for n, c in counted.items()]
+    # each later mark's digits may begin with the previous name's last digits: try every split of them
+    splits: list[list[tuple[int, int]]] = [[(marks[0].start(), int(marks[0].group(1)))]]
+    for m in marks[1:]:
+        digits = m.group(1)
+        splits.append([(m.start() + k, int(digits[k:])) for k in range(len(digits)) if digits[k] != "0"
+                       and int(digits[k:]) <= MAX_GPUS_LISTED])
+    chosen = [options[-1] for options in splits]  # the shortest count: one digit where possible
+    if gpu_count is not None and sum(c for _, c in chosen) != gpu_count and len(splits) <= 4:
+        for k in range(1, len(splits)):  # a two-digit count where that makes the stated total
+            for option in splits[k]:
+                trial = chosen[:k] + [option] + chosen[k + 1:]
+                if sum(c for _, c in trial) == gpu_count:
+                    chosen = trial
+    out = []
+    for i, (start, count) in enumerate(chosen):
+        name_start = text.index("x ", start) + 2
+        end = chosen[i + 1][0] if i + 1 < len(chosen) else len(text)
+        name = text[name_start:end].strip(" ,;")
+        if name and count >= 1:
+            out.append((count, name))
+    return out
 
 
 class CodeCarbonImporter(Importer):
@@ -127,15 +166,17 @@ class CodeCarbonImporter(Importer):
         os_name = clean_str(r.get("os")) or ""
         jetson = False
         if gpu_model:
-            listed = [(int(n), name.strip()) for n, name in _GPU.findall(gpu_model)]
+            listed = gpu_models(gpu_model, gpu_count)
             if listed:
                 names = {name for _, name in listed}
+                listed_count = sum(n for n, _ in listed)
                 if len(names) > 1:
-                    conv.warn(f"{where}: gpu_model lists several GPU models ({gpu_model}); the run is stored on "
-                              f"{listed[0][1]}")
-                gpu_count = gpu_count or (listed[0][0] if len(names) == 1 else None)
-                if gpu_count and sum(n for n, _ in listed) > gpu_count:
-                    conv.warn(f"gpu_model lists {sum(n for n, _ in listed)} GPUs ({gpu_model}) where gpu_count says "
+                    conv.warn(f"{where}: gpu_model lists several GPU models ({gpu_model}): "
+                              + ", ".join(f"{n} x {name}" for n, name in listed) + f"; the run is stored on "
+                              f"{listed[0][1]}, the first listed")
+                gpu_count = gpu_count or listed_count
+                if gpu_count and listed_count > gpu_count:
+                    conv.warn(f"gpu_model lists {listed_count} GPUs ({gpu_model}) where gpu_count says "
                               f"{gpu_count} were tracked: the tracked count is stored")
                 gpu_model = listed[0][1]
             device = conv.device(gpu_model, "gpu", where=f"{where}: gpu_model")

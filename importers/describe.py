@@ -8,6 +8,7 @@ tell; the caller then keeps its own message.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -37,6 +38,8 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "dcgm": ("power logs", "DCGM"), "nvidia-smi": ("power logs", "nvidia-smi"),
     "tegrastats": ("power logs", "tegrastats"), "jtop": ("power logs", "jtop"),
     "tegrastats-json": ("power logs", "tegrastats"), "gpu-power-csv": ("power logs", "NVML loggers"),
+    "power-table": ("power logs", ""), "trtexec": ("trtexec", ""),
+    "experiment-table": ("results tables", ""), "general-table": ("results tables", ""),
 }
 
 
@@ -131,6 +134,14 @@ def looks_like(source: Source) -> str:
         return f"a JSON array of {len(doc)} item{'' if len(doc) == 1 else 's'}{inner}"
     lines = [line for line in head.splitlines() if line.strip()]
     first = lines[0] if lines else ""
+    if first.lstrip().startswith("{"):  # JSON Lines: records, never a table whose 'columns' are JSON
+        try:
+            record = json.loads(first)
+        except (ValueError, RecursionError):
+            record = None
+        if isinstance(record, dict):
+            return (f"JSON Lines records with keys {_names(list(record))}, none a figure with a unit JouleBench "
+                    "reads (name the unit in the key, e.g. energy_j, latency_ms)")
     for sep in ("\t", ","):
         if first.count(sep) >= 1:
             return f"a table with columns {_names([c.strip().strip(chr(34)) for c in first.split(sep)])}"

@@ -21,7 +21,6 @@ from typing import Any
 
 from importers.base import (
     COLUMN_UNITS,
-    J_PER_KWH,
     Conversion,
     Importer,
     Source,
@@ -33,11 +32,13 @@ from importers.base import (
     positive,
     read_csv,
 )
+from importers.table_fields import FieldError, measure_field
 from importers.table_units import canonical_header, scaled_rows, with_header_units
+from joulebench import units
 
-J_PER_WH = 3600.0
-ENERGY_UNITS = {"j": 1.0, "joules": 1.0, "wh": J_PER_WH, "kwh": J_PER_KWH, "mj": 1e-3}
-DEVICE_COLUMNS = ("gpu_model", "gpu_name", "device", "device_name", "gpu", "accelerator")
+ENERGY_UNITS = {u: units.unit(u).factor for u in ("j", "joules", "wh", "kwh", "mj")}  # a column name's unit suffix
+DEVICE_COLUMNS = ("gpu_model", "gpu_name", "device", "device_name", "gpu", "accelerator", "dispositivo", "hardware",
+                  "geraet", "gerät")
 MODEL_COLUMNS = ("model", "model_name", "models", "network", "arch", "modelo", "modell", "modèle", "modello")
 _SECONDS = r"(?:_s|_sec|_secs|_seconds)"
 DURATION = re.compile(r"^(?:duration|(?:duration|runtime|elapsed|elapsed_time|time_elapsed|wall_time"
@@ -65,6 +66,32 @@ THROUGHPUT = {"throughput_inf_s": ("throughput_sps", "sample"), "inference_throu
               "tokens_per_second": ("tokens_per_s", None), "tokens_per_second_mean": ("tokens_per_s", None),
               "mean_tokens_per_second": ("tokens_per_s", None), "tokens_per_s": ("tokens_per_s", None),
               "throughput_tokens_per_second": ("tokens_per_s", None)}
+
+
+def _unit_of(column: str) -> str | None:
+    """The unit a recognised column's name states (`energy_total_j`: J, `duration`: s), for cells carrying one."""
+    found = units.header_unit(column)[1]
+    if found is not None:
+        return found.symbol if found.kind != "item_rate" else "items/s"
+    return "s" if DURATION.match(column) else None
+
+
+# fields the general reader (importers.general_table) reads and this one does not
+_GENERAL_ONLY = re.compile(r"^(?:decode_tokens_per_s|prompt_tokens_per_s|decode_j_per_token|requests_per_s"
+                           r"|j_per_request|(?:ttft|tpot|itl|e2e_latency)_p\d\d_ms)$")
+
+
+def _for_the_general_reader(header: list[str]) -> bool:
+    """A column whose unit contradicts its name ('Energy per Token (W)', which the general reader refuses by
+    name), or one only the general reader reads (decode_tps, a TTFT percentile)."""
+    for name in header:
+        try:
+            field = measure_field(name)[0]
+        except FieldError:
+            return True
+        if field is not None and _GENERAL_ONLY.match(field.key):
+            return True
+    return False
 
 
 def _columns(header: list[str]) -> dict[str, str]:
@@ -145,11 +172,7 @@ def _with_user_units(conv: Conversion, header: list[str], rows: list[tuple[int, 
 
 
 LONG_COLUMNS = {"metric", "value", "unit"}
-_LONG_UNITS = {"j": ("energy", 1.0), "kj": ("energy", 1e3), "wh": ("energy", 3600.0), "kwh": ("energy", J_PER_KWH),
-               "w": ("power", 1.0), "mw": ("power", 1e-3), "kw": ("power", 1e3),
-               "s": ("time", 1.0), "sec": ("time", 1.0), "secs": ("time", 1.0), "seconds": ("time", 1.0),
-               "ms": ("time", 1e-3), "tokens/s": ("tokens", 1.0), "tok/s": ("tokens", 1.0),
-               "samples/s": ("samples", 1.0), "it/s": ("samples", 1.0), "images/s": ("samples", 1.0)}
+_LONG_KINDS = {"energy": "energy", "power": "power", "time": "time", "token_rate": "tokens", "item_rate": "samples"}
 
 
 def _from_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
@@ -169,7 +192,8 @@ def _from_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[s
 
         metric, unit = cell_of("metric").lower(), cell_of("unit").lower()
         value = num(cell_of("value"), f"line {lineno}: value", conv)
-        quantity, factor = _LONG_UNITS.get(unit, (None, 1.0))
+        kind, factor = units.factor_of(unit, tuple(_LONG_KINDS)) or ("", 1.0)
+        quantity = _LONG_KINDS.get(kind)
         words = set(re.split(r"[^a-z0-9]+", metric))
         if value is None or quantity is None or words & {"max", "min", "peak", "std", "stdev", "per"}:
             skipped.append(cell_of("metric")[:40])
@@ -209,11 +233,12 @@ class ExperimentTableImporter(Importer):
         if not head or head.lstrip()[:1] in ("{", "["):
             return False
         first = head.split("\n", 1)[0]
-        cols = _columns(canonical_header([c.strip().strip('"') for c in first.split(_delimiter(head))]))
-        if LONG_COLUMNS <= set(cols):
-            return True
-        if len(cols) < 3:
-            return False
+        raw = [c.strip().strip('"') for c in first.split(_delimiter(head))]
+        cols = _columns(canonical_header(raw))
+        if LONG_COLUMNS <= set(cols):  # a per-GPU summary; a long table of several runs is the general reader's
+            return not set(cols) - LONG_COLUMNS - {"gpu_index", "gpu", "device_index", "gpu_id"}
+        if len(cols) < 3 or _for_the_general_reader(raw):
+            return False  # decode/prefill rates, percentiles, a unit against its name: importers.general_table's
         kinds = _recognised(cols)
         measures = kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["unitless"]
         return bool(measures) and bool(kinds["duration"] or kinds["rate"] or kinds["latency"]
@@ -250,8 +275,8 @@ class ExperimentTableImporter(Importer):
              kinds: dict[str, list[str]]) -> dict[str, Any]:
         values = {h.strip().lower(): (row[j].strip() if j < len(row) else "") for j, h in enumerate(header)}
 
-        def val(low: str) -> float | None:
-            return num(values.get(low), f"line {lineno}: {cols[low]}", conv)
+        def val(low: str) -> float | None:  # a cell may carry the unit its column's name states ('2.1 s')
+            return num(values.get(low), f"line {lineno}: {cols[low]}", conv, unit=_unit_of(low))
 
         where = f"line {lineno}"
         device_col = next((c for c in DEVICE_COLUMNS if c in cols and values.get(c)), None)

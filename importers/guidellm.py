@@ -188,6 +188,8 @@ class GuideLlmImporter(Importer):
         def stat(key: str, name: str) -> float | None:
             entry = ok(key)
             value = entry.get("mean") if name == "avg" else as_dict(entry.get("percentiles")).get(name)
+            if value is None and name == "p50":
+                value = entry.get("median")  # GuideLLM states its median apart from the percentiles
             return num(value, f"{where}.metrics.{key}.successful.{name}", conv)
 
         metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY}

@@ -31,9 +31,12 @@ from importers.base import (
 
 _KEYS = ("total duration", "load duration", "prompt eval count", "prompt eval duration", "prompt eval rate",
          "eval count", "eval duration", "eval rate")
-_STAT = re.compile(r"^[\s>*-]*(total duration|load duration|prompt eval count|prompt eval duration|prompt eval rate|"
-                   r"eval count|eval duration|eval rate):\s+(\S+)")
-_RUN = re.compile(r"ollama run\s+(?:--\S+\s+)*([A-Za-z0-9][\w.:/-]*)")
+_STAT = re.compile(r"(?:^|[\s>*|-])(total duration|load duration|prompt eval count|prompt eval duration|prompt eval "
+                   r"rate|eval count|eval duration|eval rate):\s+(\S+)")
+# what a terminal capture holds besides the text: ANSI escapes (cursor, colour) and the spinner's braille frames
+_TERMINAL = re.compile(r"\x1b\[[0-?]{0,20}[ -/]{0,5}[@-~]|\x1b[@-Z\\-_]|[\u2800-\u28ff]")
+_RUN = re.compile(r"ollama run\s+(?:--\S+\s+)*([A-Za-z0-9][\w.:/-]*)"
+                  r"|^\s*model(?:_name)?\s*[:=]\s*([A-Za-z0-9][\w.:/-]*)\s*$")
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?)(h|ms|m|µs|us|μs|ns|s)")
 _GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ns": 1e-9}
 NO_ENERGY = "Ollama's timings hold no power or energy"
@@ -58,6 +61,10 @@ class OllamaImporter(Importer):
         head = source.head
         if "eval rate:" in head and "eval count:" in head and "eval duration:" in head:
             return True
+        if ("\x1b[" in head or re.search("[\u2800-\u28ff]", head) or "ollama" in head.lower()) and head[:1] != "{":
+            text = source.text or ""  # `ollama run --verbose` captured: the statistics follow the answer
+            if "eval rate:" in text and "eval count:" in text and "eval duration:" in text:
+                return True
         first = head.lstrip().split("\n", 1)[0].lower()
         columns = {c.strip().strip('"') for c in first.split(",")}
         return "eval_count" in columns and any(c.startswith("eval_duration") for c in columns)
@@ -74,10 +81,11 @@ class OllamaImporter(Importer):
         model: str | None = None
         current: dict[str, tuple[int, str]] = {}
         start = 0
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, raw in enumerate(text.splitlines(), 1):
+            line = _TERMINAL.sub("", raw) if "\x1b" in raw or "\u2800" <= max(raw, default="") else raw
             if (m := _RUN.search(line)) is not None:
-                model = m.group(1)
-            if (m := _STAT.match(line)) is None:
+                model = m.group(1) or m.group(2)
+            if (m := _STAT.search(line)) is None:
                 continue
             key = m.group(1)
             if key in current or (key == "total duration" and current):  # the next answer's statistics

@@ -16,24 +16,12 @@ import re
 import unicodedata
 
 from importers.base import Conversion
+from joulebench import units
 
 _UNIT = re.compile(r"^(?P<name>.*?\S)\s*[\(\[](?P<unit>[^()\[\]]{1,20})[\)\]]\s*$")
-# unit as written -> (quantity, factor to J, W, s, tokens/s, J per item)
-_UNITS: dict[str, tuple[str, float]] = {
-    "J": ("energy", 1.0), "kJ": ("energy", 1e3), "MJ": ("energy", 1e6), "mJ": ("energy", 1e-3),
-    "Wh": ("energy", 3600.0), "kWh": ("energy", 3.6e6), "mWh": ("energy", 3.6),
-    "W": ("power", 1.0), "mW": ("power", 1e-3), "kW": ("power", 1e3),
-    "s": ("time", 1.0), "sec": ("time", 1.0), "ms": ("time", 1e-3), "min": ("time", 60.0), "h": ("time", 3600.0),
-    "us": ("time", 1e-6), "µs": ("time", 1e-6),
-    "s/token": ("token_time", 1.0), "ms/token": ("token_time", 1e-3), "s/tok": ("token_time", 1.0),
-    "ms/tok": ("token_time", 1e-3),
-    "tokens/s": ("tokens", 1.0), "token/s": ("tokens", 1.0), "tok/s": ("tokens", 1.0), "t/s": ("tokens", 1.0),
-    "J/token": ("per_token", 1.0), "mJ/token": ("per_token", 1e-3), "J/tok": ("per_token", 1.0),
-    "mJ/tok": ("per_token", 1e-3),
-    "J/request": ("per_item", 1.0), "J/req": ("per_item", 1.0), "J/prompt": ("per_item", 1.0),
-    "J/image": ("per_item", 1.0), "J/sample": ("per_item", 1.0), "kJ/request": ("per_item", 1e3),
-    "Wh/request": ("per_item", 3600.0),
-}
+# the units module's kinds, by the names this module gives them (factors to J, W, s, tokens/s, J per token or item)
+_KINDS = {"energy": "energy", "power": "power", "time": "time", "time_per_token": "token_time", "token_rate": "tokens",
+          "energy_per_token": "per_token", "energy_per_item": "per_item"}
 _SCORES = {"accuracy", "acc", "precision", "precisión", "précision", "precisao", "precisão", "genauigkeit",
            "exactitud", "exactitude", "exatidão", "recall", "f1", "bleu", "rouge", "score", "puntuación", "punktzahl",
            "perplexity", "ppl", "wer", "cer", "map"}
@@ -56,8 +44,9 @@ def target(header: str) -> tuple[str, float] | None:
     if not m:
         return None
     name, unit = m.group("name"), m.group("unit").strip()
-    unit = unit.replace(" ", "").replace("tokens/sec", "tokens/s").replace("/sec", "/s")
-    found = _UNITS.get(unit) or _UNITS.get(unit.rstrip("s")) if unit not in ("%", "％") else None
+    found_unit = units.find_unit(unit) or units.find_unit(unit.rstrip("s"))
+    found = ((_KINDS[found_unit.kind], found_unit.factor) if found_unit is not None and found_unit.kind in _KINDS
+             else None)
     words = _words(name)
     if found is None or words & _SCORES or {_plain(w) for w in words} & {_plain(s) for s in _SCORES}:
         return None

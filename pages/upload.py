@@ -6,11 +6,12 @@ import streamlit as st
 import importers
 from decision.markdown import md
 from decision.text import count
-from explorer import data, nav, upload, upload_queue
+from explorer import data, mapping_form, nav, upload, upload_queue
 from explorer.device_names_section import choices_section
 from explorer.label_form import label_form
 from explorer.tables import styled
 from joulebench.errors import JouleBenchError
+from joulebench.metrics import label
 
 st.title("Upload results")
 if data.team_store_notice(data.db_path()):
@@ -24,8 +25,8 @@ files = st.file_uploader("Result files", accept_multiple_files=True,
 with st.expander("What the files cannot say (used only where a file is silent)"):
     c = st.columns(4)
     device = c[0].text_input("Device", key="h_device", placeholder="e.g. A100 80GB")
-    boundary = c[1].selectbox("Measured at", ["", "gpu_board", "jetson_module", "cpu_package", "system", "wall"],
-                              key="h_boundary")
+    boundary = c[1].selectbox(label("energy_boundary"),
+                              ["", "gpu_board", "jetson_module", "cpu_package", "system", "wall"], key="h_boundary")
     precision = c[2].selectbox("Precision", ["", "fp32", "tf32", "fp16", "bf16", "fp16-weights"], key="h_precision")
     mode = c[3].selectbox("Mode", ["", "train", "infer", "idle"], key="h_mode")
     units = st.text_input("Units of columns", key="h_units", placeholder="e.g. PWR_IN_AVG=mW, energy=kWh",
@@ -109,12 +110,23 @@ if log and len(files) > 1:
     st.error(f"{md(log.name)}: a power log attaches to the runs of one result file; upload one file with it.")
     st.stop()
 
+
+def queued_now(queued: list[upload_queue.Upload]) -> None:
+    st.session_state["upload_waiting"] = [item.token for item in queued]
+    st.session_state["upload_round"] = upload_round + 1  # an empty uploader: the files are on the server now
+    st.rerun()
+
+
 uploaded = upload.units([(f.name, f.getvalue()) for f in files or []])
-previews = [((name, blob), upload.preview(name, blob, given, log)) for name, blob in uploaded]
+uploaded, by_mapping = mapping_form.with_saved(data.db_path(), uploaded)  # a saved mapping's shape: read by it
+previews = [((name, blob), mapping_form.explained(upload.preview(name, blob, given, log), by_mapping.get(name)))
+            for name, blob in uploaded]
 for _unit, p in previews:
     with st.container(border=True):
         if p.error:
             st.error(md(p.error))
+            if _unit[0] not in by_mapping and (mapped_now := mapping_form.section(data.db_path(), _unit, given)):
+                queued_now(mapped_now)
             continue
         st.markdown(f"**{md(p.name)}** — {md(p.format)}: {count(p.runs, 'run')}")
         st.caption(f"Devices: {md(', '.join(p.devices) or '—')} · Workloads: {md(', '.join(p.workloads) or '—')}")
@@ -129,6 +141,10 @@ for _unit, p in previews:
                 st.caption(f"The first {len(p.figures)} of {count(p.runs, 'run')}.")
         for warning in p.warnings:
             st.caption(f"⚠ {md(warning)}")
+        if mapping_form.partly_read(p) and _unit[0] not in by_mapping:
+            with st.expander("Map the columns yourself"):
+                if mapped_now := mapping_form.section(data.db_path(), _unit, given, partly=True):
+                    queued_now(mapped_now)
 
 importable = [unit for unit, p in previews if not p.error]
 if importable and st.button(f"Import {count(len(importable), 'file')}", type="primary"):
@@ -137,6 +153,4 @@ if importable and st.button(f"Import {count(len(importable), 'file')}", type="pr
     except JouleBenchError as e:
         st.error(md(e.format_message()))
         st.stop()
-    st.session_state["upload_waiting"] = [item.token for item in queued]
-    st.session_state["upload_round"] = upload_round + 1  # an empty uploader: the files are on the server now
-    st.rerun()
+    queued_now(queued)

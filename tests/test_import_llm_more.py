@@ -149,3 +149,14 @@ def test_mutated_inputs_import_or_refuse_naming_the_file(seed: tuple[str, bytes]
     name, data = seed
     for run in runs_or_refusal(mutated(data, cut, at, junk), name, hints=Hints()):
         assert all(not isinstance(v, float) or v == v for v in run["metrics"].values())
+
+
+def test_guidellm_median_is_p50_where_its_percentiles_leave_it_out() -> None:
+    """GuideLLM states a distribution's median apart from its percentiles; a file whose percentiles lack p50 keeps
+    its TTFT p50 (issue 39: the median was not stored)."""
+    doc = json.loads((FORMATS / "guidellm" / "benchmarks.json").read_text())
+    ttft = doc["benchmarks"][0]["metrics"]["time_to_first_token_ms"]["successful"]
+    ttft["percentiles"].pop("p50")
+    ttft["median"] = 23.5
+    f, _ = load(json.dumps(doc).encode(), "benchmarks.json")
+    assert f.document["runs"][0]["metrics"]["ttft_p50_ms"] == pytest.approx(23.5)

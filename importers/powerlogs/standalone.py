@@ -25,6 +25,7 @@ from importers.powerlogs.log import PowerLog, PowerLogError
 from importers.powerlogs.nvidia_smi import parse_nvidia_smi
 from importers.powerlogs.tegrastats import parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json
+from importers.powerlogs.two_column import parse_two_column, two_column_header
 
 
 def _parse(conv: Conversion, parse: Any, jetson: bool = False, device: str | None = None) -> PowerLog:
@@ -217,3 +218,33 @@ class GpuPowerCsvImporter(Importer):
         metrics = _metrics(log, log.flags, "no GPU power samples")
         device = conv.device(None, "gpu", where="(whole file; the log does not name the GPU)")
         return _standalone(conv, log, device, metrics, {"gpu_count": log.gpu_count})
+
+
+class PowerTableImporter(Importer):
+    NAME = "power-table"
+    TOOL = "home-grown power logs"
+    DESCRIPTION = "a time column and power column(s) with their units ('Timestamp (s),Power (mW)'; 'sec,mw')"
+
+    def sniff(self, source: Source) -> bool:
+        head = source.head
+        return bool(head) and head.lstrip()[:1] not in ("{", "[") and two_column_header(head.split("\n", 1)[0])
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        stated = {c.strip().lower(): u for c, u in conv.hints.units}
+        try:
+            log = parse_two_column(conv.source.data, conv.hints.boundary, stated)
+        except PowerLogError as e:
+            raise conv.fail(e.where, e.reason) from e
+        total = next((tr for tr in log.traces if tr.domain in log.totals), None)
+        duration = log.duration_s()
+        flags: list[str] = []
+        metrics: dict[str, Any] = {"duration_s": duration}
+        if total is None or duration is None:
+            metrics["energy_missing_reason"] = (log.notes[-1] if total is None else
+                                                "fewer than 2 samples over a positive time span")
+        else:
+            metrics.update(energy_figures(log.total_j(), boundary=conv.boundary(total.boundary), method="sampled",
+                                          duration_s=duration, what="the log's power", flags=flags))
+        log.flags.extend(flags)
+        device = conv.device(None, "gpu", where="(whole file; a power log does not name the device)")
+        return _standalone(conv, log, device, metrics)

@@ -27,16 +27,13 @@ from typing import Any
 from energy.rails import INPUT_RAILS, module_power, rail_key
 from importers.base import Conversion, Importer, Source, energy_metrics, num, positive, read_csv
 from importers.powerlogs.log import JETSON_MAX_W, KNOWN_RAILS, SINGLE_DEVICE_MAX_W, TIME_COLUMNS
+from joulebench import units
 
 LONG_COLUMNS = ("metric", "value", "unit")
 GPU_COLUMNS = ("gpu_index", "gpu", "gpu_id", "device_index", "index")
 _TOTAL_WORDS = {"total", "sum", "tot"}
 _MEAN_WORDS = {"avg", "average", "mean"}
 _SPREAD_WORDS = {"max", "min", "peak", "std", "stdev", "p50", "p90", "p95", "p99", "per"}
-_UNITS = {"j": ("energy", 1.0), "kj": ("energy", 1e3), "wh": ("energy", 3600.0), "kwh": ("energy", 3.6e6),
-          "w": ("power", 1.0), "mw": ("power", 1e-3), "kw": ("power", 1e3),
-          "s": ("time", 1.0), "sec": ("time", 1.0), "secs": ("time", 1.0), "seconds": ("time", 1.0),
-          "ms": ("time", 1e-3), "min": ("time", 60.0), "h": ("time", 3600.0)}
 # a rail summary column: a rail name and a statistic, with no unit ('PWR_IN_AVG', 'VDD_IN_MAX', 'PWR_AVG')
 RAIL_STAT = re.compile(r"(?i)^(?P<rail>(?:pwr|power|pom|vdd|vin)(?:_[a-z0-9]+)*?)"
                        r"_(?P<stat>avg|average|mean|max|peak|min)$")
@@ -54,6 +51,8 @@ def _long_header(head: str) -> list[str] | None:
     first = [c.strip().strip('"').lower() for c in head.split("\n", 1)[0].split(",")]
     if not set(LONG_COLUMNS) <= set(first) or not any(c in first for c in GPU_COLUMNS):
         return None
+    if set(first) - set(LONG_COLUMNS) - set(GPU_COLUMNS) - {""}:
+        return None  # other columns (model, run) name several runs: a long results table (importers.general_table)
     return first
 
 
@@ -90,7 +89,7 @@ def _long_rows(conv: Conversion, header: list[str], rows: list[tuple[int, list[s
 
         metric, unit = cell("metric"), cell("unit").lower()
         value = num(cell("value"), f"line {lineno}: value", conv)
-        quantity, factor = _UNITS.get(unit, (None, 1.0))
+        quantity, factor = units.factor_of(unit, ("energy", "power", "time")) or (None, 1.0)
         if value is None or quantity is None or _words(metric) & _SPREAD_WORDS:
             skipped.append(metric[:40] or f"line {lineno}")
             continue

@@ -1,0 +1,360 @@
+"""Any table of results no tool reader claims: a wide CSV/TSV (one run a row), a long one (one figure a row:
+`Type, Model, GPU, Run, Metric, Value[, Unit]`, pivoted by its metric/value/unit columns), JSON Lines and lists
+of JSON records (each record flattened with its nested settings: `config.batch_size`, `metrics.ttft.p50_ms`).
+
+Columns are recognised by name and unit (`importers.table_fields`), values converted by `joulebench.units`
+(a unit in the header or in the cells: `Total Energy (Wh)`, `250 mW`), each figure checked against the result
+schema's range (`joulebench.ranges`) with the file, line and column named. A column whose unit contradicts its
+name (`Energy per Token (W)`) refuses the file naming it. The device, mode, precision and batch come only from
+columns that state them: where none is stated the run leaves it null and the import asks for it (`joulebench
+label`). A table with no figure with a unit is refused, saying which columns were seen and why none was read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from importers.base import (
+    MAX_CSV_CELLS,
+    Conversion,
+    Importer,
+    Source,
+    check_run_count,
+    clean_str,
+    energy_metrics,
+    read_csv,
+)
+from importers.table_fields import Field, FieldError, label_field, measure_field, plain
+from joulebench import units
+from joulebench.ranges import RangeError, check
+from joulebench.resultfile import MAX_RUNS_PER_FILE
+
+_METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
+                "name", "variable")
+_VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount")
+_UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite")
+_RECORD_KEYS = ("results", "runs", "records", "data", "benchmarks", "rows", "items", "entries", "experiments")
+MAX_DEPTH = 6
+MAX_KEYS = 400
+_PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
+               "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
+_MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
+          "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
+_GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_per_token", "decode_j_per_token",
+               "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
+
+
+def flatten(record: dict[str, Any], prefix: str = "", depth: int = 0, out: dict[str, Any] | None = None
+            ) -> dict[str, Any]:
+    """{'config.batch_size': 8, 'metrics.ttft.p50_ms': 12.3} from nested objects; lists of scalars joined,
+    deeper or larger structures cut at MAX_DEPTH levels and MAX_KEYS keys."""
+    out = {} if out is None else out
+    for key, value in record.items():
+        if len(out) >= MAX_KEYS:
+            break
+        name = f"{prefix}.{key}" if prefix else str(key)[:100]
+        if isinstance(value, dict) and depth < MAX_DEPTH:
+            flatten(value, name, depth + 1, out)
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            out[name] = value
+        elif isinstance(value, bool):
+            out[name] = str(value).lower()
+    return out
+
+
+def json_records(source: Source) -> list[dict[str, Any]] | None:
+    """The records of a JSON Lines file, a JSON list of objects, or an object holding one such list; None
+    when the file is none of these."""
+    doc = source.json
+    if isinstance(doc, list):
+        return doc if doc and all(isinstance(r, dict) for r in doc[:50]) else None
+    if isinstance(doc, dict):
+        lists = [v for k, v in doc.items() if k.lower() in _RECORD_KEYS and isinstance(v, list) and v
+                 and all(isinstance(r, dict) for r in v[:50])]
+        if len(lists) == 1:
+            return lists[0]
+        return [doc] if any(isinstance(v, (int, float)) or isinstance(v, dict) for v in doc.values()) else None
+    text = source.text
+    if text is None or text.lstrip()[:1] != "{":
+        return None
+    records = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_constant=lambda c: None)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(value, dict):
+            return None
+        records.append(value)
+        if len(records) > MAX_RUNS_PER_FILE:
+            break
+    return records or None
+
+
+def _cell_unit(values: list[str]) -> units.Unit | None:
+    """The one unit a column's cells carry ('250 mW', '1.2 kW': power), None when they carry none."""
+    found = set()
+    for v in values[:200]:
+        try:
+            q = units.parse(v) if isinstance(v, str) else None
+        except units.UnitError:
+            return None
+        if q is not None and q.unit is not None:
+            found.add(q.unit.kind)
+    return units.unit(units.BASE[found.pop()]) if len(found) == 1 else None
+
+
+def _to_field(value: float, unit: units.Unit, field: Field) -> float:
+    """`value` in `unit` as the field stores it, converted in one step (175 ms stays 175.0, never 175.00000000000003
+    by way of seconds)."""
+    target = units.find_unit(field.unit) if field.unit else None
+    if target is not None and target.kind == unit.kind:
+        return unit.to(target, value)
+    base = value * unit.factor
+    return base * 1e3 if field.unit == "ms" else base
+
+
+class GeneralTableImporter(Importer):
+    NAME = "general-table"
+    TOOL = "any results table"
+    DESCRIPTION = ("a results table no tool reader claims: wide or long CSV/TSV, JSON Lines or JSON records, with "
+                   "columns recognised by name and unit")
+
+    def sniff(self, source: Source) -> bool:
+        head = source.head
+        if not head:
+            return False
+        if head.lstrip()[:1] in ("{", "["):
+            records = json_records(source)
+            return records is not None and self._has_figure(list(flatten(records[0])))
+        first = head.split("\n", 1)[0]
+        cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
+        if len(cells) < 2:
+            return False
+        if _long_columns(cells) is not None:
+            return True
+        return self._has_figure(cells)
+
+    @staticmethod
+    def _has_figure(names: list[str]) -> bool:
+        for name in names[:MAX_KEYS]:
+            try:
+                if measure_field(name)[0] is not None:
+                    return True
+            except FieldError:
+                return True  # read it, to refuse it naming the column
+        return False
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        source = conv.source
+        if source.head.lstrip()[:1] in ("{", "["):
+            records = json_records(source)
+            if not records:
+                raise conv.fail("(whole file)", "neither JSON Lines nor a list of JSON records")
+            check_run_count(conv, len(records), "its records")
+            flat = [flatten(r) for r in records]
+            header = list(dict.fromkeys(k for r in flat for k in r))[:MAX_KEYS]
+            rows = [(i + 1, ["" if r.get(k) is None else str(r.get(k)) for k in header]) for i, r in enumerate(flat)]
+            where = "record"
+        else:
+            delimiter = _delimiter(source.head)
+            header, rows = read_csv(conv, source.text or "", delimiter=delimiter)
+            if delimiter == ";":  # a decimal comma goes with ';' between cells: '1,5' is 1.5
+                rows = [(n, [c.replace(",", ".") if c.count(",") == 1 and "." not in c else c for c in r])
+                        for n, r in rows]
+            where = "line"
+            long = _long_columns(header)
+            if long is not None:
+                header, rows = _pivot(conv, header, rows, long)
+                where = "rows of"
+        check_run_count(conv, len(rows), "its rows")
+        if not rows:
+            raise conv.fail("line 2", "no rows after the header")
+        columns = self._columns(conv, header, rows)
+        if not any(f.section == "metrics" for f, _ in columns.values()):
+            raise conv.fail("line 1", "no column is a figure with a unit JouleBench reads (columns: "
+                            f"{', '.join(header)[:300]}); name the unit in the header, e.g. 'Energy (J)', "
+                            "'latency_ms', 'Power (mW)'")
+        runs = [self._run(conv, i, f"{where} {n}", header, row, columns) for i, (n, row) in enumerate(rows)]
+        return conv.document(runs)
+
+    @staticmethod
+    def _columns(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
+                 ) -> dict[int, tuple[Field, units.Unit | None]]:
+        """{column index: (field, unit of its values)}; each field from one column (the first)."""
+        out: dict[int, tuple[Field, units.Unit | None]] = {}
+        taken: dict[str, str] = {}
+        left: list[str] = []
+        for i, name in enumerate(header):
+            label = label_field(name)
+            if label is not None and label.key not in taken:
+                out[i] = (label, None)
+                taken[label.key] = name
+                continue
+            stated = conv.hints.unit_of(name)
+            cell_unit = units.find_unit(stated) if stated else _cell_unit([r[i] for _, r in rows if i < len(r)])
+            try:
+                field, unit, why = measure_field(name, cell_unit)
+            except FieldError as e:
+                raise conv.fail(f"line 1: {name[:80]}", str(e)) from e
+            if field is None:
+                if why != "no unit in its name or cells" or name.strip():
+                    left.append(f"{name[:40]} ({why})")
+                continue
+            if field.key in taken:
+                conv.warn(f"{name[:80]} left out: {field.key} is already given by {taken[field.key][:80]}")
+                continue
+            taken[field.key] = name
+            out[i] = (field, unit)
+            conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit else ""))
+        if left:
+            conv.warn("columns not read: " + "; ".join(left[:12]) + (" ..." if len(left) > 12 else ""))
+        return out
+
+    def _run(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
+             columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[str, Any]:
+        metrics: dict[str, Any] = {}
+        labels: dict[str, str] = {}
+        config: dict[str, Any] = {}
+        for i, (field, unit) in columns.items():
+            raw = row[i].strip() if i < len(row) else ""
+            if not raw or raw.lower() in ("nan", "n/a", "na", "none", "null", "-"):
+                continue
+            at = f"{where}: {header[i][:80]}"
+            if field.section == "label":
+                labels[field.key] = raw[:200]
+                continue
+            if field.section == "config":
+                config[field.key] = self._config_value(conv, at, field.key, raw)
+                continue
+            try:
+                value = units.value_in(raw, unit.symbol if unit is not None and unit.kind != "tokens" else None)
+            except units.UnitError as e:
+                raise conv.fail(at, str(e)) from e
+            if value is None:
+                raise conv.fail(at, f"{raw[:40]!r} is not a number")
+            stored = _to_field(value, unit, field) if unit is not None and unit.kind != "tokens" else value
+            try:
+                checked = check("metrics", field.key, stored, label=f"{header[i][:80]} ({field.key})")
+            except RangeError as e:
+                raise conv.fail(at, e.format_message() + "; check the unit") from e
+            metrics[field.key] = checked
+        if not any(v is not None for v in metrics.values()):
+            raise conv.fail(where, "no figure in this row")
+        energy = metrics.pop("energy_j", None)
+        power = metrics.get("avg_power_w")
+        duration = metrics.get("duration_s")
+        boundary = conv.boundary(None)
+        if energy is not None:
+            metrics.update(energy_metrics(energy, duration_s=duration, boundary=boundary, method="reported",
+                                          what="energy column"))
+            if power is not None:
+                metrics["avg_power_w"] = power
+        elif power is not None and duration:
+            metrics.update(energy_metrics(power * duration, duration_s=duration, boundary=boundary,
+                                          method="reported", what="power x duration"))
+        else:
+            metrics["energy_missing_reason"] = "no energy column, nor a power with a duration"
+        if any(k in metrics for k in ("j_per_token", "j_per_sample", "j_per_request", "decode_j_per_token")):
+            metrics.setdefault("energy_boundary", boundary)
+            metrics.setdefault("energy_method", "reported")
+        if metrics.get("tokens_per_s") and power and "j_per_token" not in metrics:
+            metrics["j_per_token"] = power / metrics["tokens_per_s"]
+        mode = _MODES.get(plain(labels.get("mode", "")).strip())
+        if mode is None and _GENERATION & set(metrics):
+            mode = "infer"  # a token rate or a time to first token is text generation
+        precision = _PRECISIONS.get(plain(labels.get("precision", "")).strip())
+        model = clean_str(labels.get("model"))
+        device = conv.device(clean_str(labels.get("device")), None,
+                             where=f"({where}: the table has no device column)")
+        notes = [f"general table {where}"]
+        if labels.get("repeat"):
+            notes.append(f"run {labels['repeat']}")
+        if labels.get("precision") and precision is None:
+            config.setdefault("quantization", labels["precision"][:200])
+        return {
+            "run_id": conv.run_id(index),
+            "status": "ok",
+            "device": device,
+            "config": {
+                "workload": conv.hints.workload or (model or "unknown")[:200],
+                "model": model,
+                "mode": conv.mode(mode, f"({where}: the table does not say whether it trained or inferred)"),
+                "precision": conv.precision(precision),
+                "batch_size": config.pop("batch_size", None) or conv.hints.batch_size,
+                **{k: v for k, v in config.items() if v is not None},
+            },
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "flags": [],
+            "notes": "; ".join(notes),
+        }
+
+    @staticmethod
+    def _config_value(conv: Conversion, at: str, key: str, raw: str) -> Any:
+        if key in ("quantization", "engine", "power_mode"):
+            return raw[:200]
+        try:
+            value = check("config", key, units.value_in(raw, None) if key != "request_rate_per_s" else
+                          units.value_in(raw, "items/s"), label=key.replace("_", " "))
+        except (RangeError, units.UnitError) as e:
+            msg = e.format_message() if isinstance(e, RangeError) else str(e)
+            raise conv.fail(at, msg) from e
+        return value
+
+
+def _delimiter(head: str) -> str:
+    first = head.split("\n", 1)[0]
+    counts = {d: first.count(d) for d in (",", "\t", ";")}
+    return max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
+
+
+def _long_columns(header: list[str]) -> tuple[int, int, int | None] | None:
+    """(metric, value, unit or None) column indices of a long table; None when it is not one."""
+    low = [plain(h.strip()) for h in header]
+    metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
+    value = next((low.index(c) for c in _VALUE_COLS if c in low), None)
+    unit = next((low.index(c) for c in _UNIT_COLS if c in low), None)
+    if metric is None or value is None or metric == value:
+        return None
+    return metric, value, unit
+
+
+def _pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], long: tuple[int, int, int | None]
+           ) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """One row per combination of the other columns (Type, Model, GPU, Run), a column per metric (its unit
+    in brackets when a unit column gives it). The same metric twice for one combination is refused."""
+    m_i, v_i, u_i = long
+    keys = [i for i in range(len(header)) if i not in (m_i, v_i, u_i)]
+    groups: dict[tuple[str, ...], dict[str, str]] = {}
+    first_line: dict[tuple[str, ...], int] = {}
+    names: dict[str, None] = {}
+    cells = 0
+    for lineno, row in rows:
+        def at(i: int, row: list[str] = row) -> str:
+            return row[i].strip() if i is not None and i < len(row) else ""
+
+        key = tuple(at(i) for i in keys)
+        metric = at(m_i)
+        if not metric:
+            continue
+        unit = at(u_i) if u_i is not None else ""
+        name = metric  # the unit travels with its value ('0.0325 Wh'): a metric may change unit between runs
+        group = groups.setdefault(key, {})
+        first_line.setdefault(key, lineno)
+        if name in group:
+            raise conv.fail(f"line {lineno}: {header[m_i]}", f"{metric[:60]!r} given twice for "
+                            f"{', '.join(k for k in key if k)[:120] or 'the same run'}; one value per metric and run")
+        group[name] = f"{at(v_i)} {unit}" if unit and unit not in ("-", "none") and at(v_i) else at(v_i)
+        names[name] = None
+        cells += 1
+        if len(groups) * len(names) > MAX_CSV_CELLS:
+            raise conv.fail(f"line {lineno}", "the pivoted table would be too large; split the file")
+    if len(groups) > 1 or keys:
+        conv.warn(f"long table pivoted: {len(groups)} run(s) by {', '.join(header[i] for i in keys) or 'nothing'}, "
+                  f"{len(names)} metric(s)")
+    new_header = [header[i] for i in keys] + list(names)
+    new_rows = [(first_line[k], list(k) + [g.get(n, "") for n in names]) for k, g in groups.items()]
+    return new_header, new_rows

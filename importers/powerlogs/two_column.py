@@ -1,0 +1,157 @@
+"""A time column and power column(s), as anyone logging a Jetson or a laptop writes with a few lines of Python:
+`Timestamp (s),Power (mW)`, `sec,mw`, `time_ms,gpu_power_w`, `Zeit (s);Leistung (W)`.
+
+Units come from the headers (joulebench.units: a unit in brackets, a last word such as `_mw`, a lone `mw`); a
+power column whose header states no unit is refused naming it (mW and W cannot be told apart), a time column
+without a unit is read as Unix seconds, seconds from the start or ISO 8601 (`log.csv_times`). One power column is
+the total; of several, the one named the total (total, sys, system, input, in, board, wall) is, else none is and
+the log gives traces without an energy (rails need not add up). Where it was measured is not stated, except a
+column that names the GPU (gpu_board) or the CPU (cpu_package).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from energy.trace import PowerTrace
+from importers.powerlogs.log import PowerLog, PowerLogError, csv_rows, csv_times, looks_like_power_table
+from importers.table_fields import FieldError, label_field, measure_field
+from joulebench import units
+
+_TIME_WORDS = {"time", "timestamp", "t", "sec", "secs", "seconds", "s", "ms", "zeit", "tiempo", "temps", "tempo",
+               "elapsed", "datetime", "date_time", "epoch", "unix", "unix_s", "time_s", "time_ms", "t_s", "t_ms"}
+_POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistung", "puissance", "potenza",
+                "potência", "vdd_in", "p"}
+_TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
+MAX_POWER_COLUMNS = 32
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in re.split(r"[^\w]+", name.lower()) if w}
+
+
+def _time_column(header: list[str]) -> tuple[int, float | None] | None:
+    """(index, seconds per unit; None for a clock time or bare number) of the one time column."""
+    found: list[tuple[int, float | None]] = []
+    for i, h in enumerate(header):
+        name, unit, _ = units.header_unit(h)
+        words = _words(name) | _words(h)
+        if unit is not None and unit.kind == "time" and (words & _TIME_WORDS or h.strip().lower() in _TIME_WORDS):
+            found.append((i, unit.factor))
+        elif unit is None and h.strip().lower() in _TIME_WORDS:
+            found.append((i, None))
+    return found[0] if len(found) == 1 else None
+
+
+def power_columns(header: list[str]) -> dict[int, float | None]:
+    """{index: W per unit, None when the header states no unit} of the power columns."""
+    out: dict[int, float | None] = {}
+    for i, h in enumerate(header):
+        name, unit, _ = units.header_unit(h)
+        if unit is not None and unit.kind == "power":
+            out[i] = unit.factor
+        elif unit is None and _words(h) & _POWER_WORDS and not _words(h) & {"limit", "cap", "max", "min", "peak",
+                                                                              "avg", "average", "mean"}:
+            out[i] = None
+    return out
+
+
+def two_column_header(first_line: str) -> bool:
+    """A header of a time column and power column(s), nothing naming runs or durations."""
+    delimiter = ";" if first_line.count(";") > first_line.count(",") else ","
+    cells = [c.strip().strip('"') for c in first_line.split(delimiter)]
+    if not (2 <= len(cells) <= MAX_POWER_COLUMNS + 4) or not looks_like_power_table(cells):
+        return False
+    powers = power_columns(cells)
+    time = _time_column(cells)
+    if time is None or not powers or time[0] in powers:
+        return False
+    for i, c in enumerate(cells):  # nothing else a result table has: labels, energies, rates, latencies
+        if i == time[0] or i in powers:
+            continue
+        if label_field(c) is not None:
+            return False
+        try:
+            field = measure_field(c)[0]
+        except FieldError:
+            return False
+        if field is not None and field.key not in ("avg_power_w", "duration_s"):
+            return False
+    return True
+
+
+def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str, str] | None = None) -> PowerLog:
+    """The log; `stated` gives a unit for a column whose header has none ({'power': 'mW'}, from --unit)."""
+    text = data.decode("utf-8-sig", errors="replace")
+    first = text.split("\n", 1)[0]
+    if ";" in first and first.count(";") > first.count(","):
+        text = text.replace(",", ".").replace(";", ",")  # a decimal comma with ';' between cells
+    rows = [r for r in csv_rows(text) if "".join(r).strip()]
+    if len(rows) < 3:
+        raise PowerLogError("(whole file)", "fewer than 2 samples after the header")
+    header = [c.strip() for c in rows[0]]
+    time = _time_column(header)
+    powers = power_columns(header)
+    if time is None or not powers:
+        raise PowerLogError("line 1", "expected one time column and power columns")
+    for i, f in list(powers.items()):
+        given = (stated or {}).get(header[i].strip().lower())
+        if f is None and given is not None:
+            found = units.find_unit(given)
+            if found is None or found.kind != "power":
+                raise PowerLogError(f"--unit {header[i]}", f"{given!r} is not a unit of power (W, mW, kW)")
+            powers[i] = found.factor
+    unstated = [header[i] for i, f in powers.items() if f is None]
+    if unstated:
+        raise PowerLogError(unstated[0], "the header states no unit, so mW and W cannot be told apart: write it "
+                                         "as 'Power (mW)' or 'Power (W)', or pass --unit COLUMN=mW")
+    body = rows[1:]
+    t_index, t_factor = time
+    cells = [r[t_index].strip() if t_index < len(r) else "" for r in body]
+    if t_factor is not None:
+        try:
+            t_raw = np.array([float(c) for c in cells]) * t_factor
+        except ValueError as e:
+            raise PowerLogError(header[t_index], f"a time that is not a number ({e})") from e
+        t, started, start_wall, notes = t_raw - t_raw[0], None, None, [
+            f"'{header[t_index]}' is time from the start; the wall-clock time is not in the file"]
+    else:
+        t, started, start_wall, notes = csv_times(cells, header[t_index])
+    if np.any(np.diff(t) < 0):
+        raise PowerLogError(header[t_index], "time goes backwards; is the log from several runs?")
+    traces = []
+    for i, factor in powers.items():
+        values = np.full(len(body), np.nan)
+        for j, row in enumerate(body):
+            cell = row[i].strip() if i < len(row) else ""
+            if cell in ("", "N/A", "nan", "-"):
+                continue
+            try:
+                values[j] = float(cell) * (factor or 1.0)
+            except ValueError as e:
+                raise PowerLogError(f"line {j + 2}: {header[i]}", f"{cell[:40]!r} is not a number") from e
+        keep = ~np.isnan(values)
+        if keep.sum() < 2:
+            continue
+        words = _words(header[i])
+        where = boundary or ("gpu_board" if "gpu" in words else "cpu_package" if "cpu" in words else None)
+        domain = re.sub(r"\s*[\(\[].*$", "", header[i]).strip()[:60] or f"column {i + 1}"
+        traces.append(PowerTrace(domain, where, "sampled", t[keep].tolist(), values[keep].tolist()))
+    if not traces:
+        raise PowerLogError("line 2", "no power column with 2 samples or more")
+    if len(traces) == 1:
+        totals = [traces[0].domain]
+    else:
+        named = [tr.domain for tr in traces if _words(tr.domain) & _TOTAL_WORDS]
+        totals = named[:1]
+        if not totals:
+            notes.append(f"{len(traces)} power columns, none named the total ({', '.join(tr.domain for tr in traces)})"
+                         ": no energy is taken from them (rails need not add up)")
+    chosen = next((tr for tr in traces if tr.domain in totals), None)
+    log = PowerLog("power-table", traces, totals, (chosen.boundary if chosen else None) or "",
+                   started, samples=len(body), start_wall_s=start_wall,
+                   total_column=chosen.domain if chosen else None)
+    log.notes = [f"power log, {len(body)} samples of {len(traces)} power column(s)", *notes]
+    return log

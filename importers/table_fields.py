@@ -1,0 +1,183 @@
+"""Which result field a column of any table is, from its name and its unit (joulebench.units).
+
+A column is recognised by the quantity its unit measures (in the header: `Total Energy (Wh)`, `decode_tps`,
+`prefill_gpu_median_ms`; or in its cells: `250 mW`) and by the words of its name, in English and in a few other
+languages (`Energía`, `Potencia`, `Rendimiento`, `Latenz`, `Dauer`). A unit that does not fit what the name
+says (`Energy per Token (W)`) is refused naming the column; a name that is a score (accuracy, BLEU) or a peak
+or spread (max, min, std) is never read as a measurement. Labels (model, device, batch, precision, engine, ...)
+are recognised by name only. `Field` says where a value goes and in which unit it is stored.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from joulebench import units
+from joulebench.metrics import LATENCY_BY_BASE
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str  # the metrics (or config) key
+    unit: str | None  # the unit it is stored in (None: a label or a count)
+    section: str = "metrics"  # metrics | config | label
+
+
+class FieldError(ValueError):
+    """A column whose unit does not fit the field its name gives."""
+
+
+def plain(text: str) -> str:
+    """Lower case without accents ('Energía' -> 'energia')."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+
+
+def words_of(name: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", plain(name)[:200]) if w}
+
+
+_ENERGY = {"energy", "energia", "energie", "consumption", "consumo", "verbrauch", "consommation", "joules"}
+_POWER = {"power", "potencia", "leistung", "puissance", "potenza", "watts", "draw", "pwr"}
+_LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "e2e", "response",
+            "rtt", "delay", "gpu", "compute"}
+_DURATION = {"duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata", "tiempo",
+             "zeit", "temps", "total", "seconds"}
+_RATE = {"throughput", "rendimiento", "durchsatz", "debit", "tps", "speed", "rate", "velocidad"}
+_SCORES = {"accuracy", "acc", "f1", "bleu", "rouge", "score", "perplexity", "ppl", "wer", "cer", "map", "recall",
+           "exactitud", "genauigkeit", "puntuacion"}
+_SPREAD = {"max", "min", "peak", "std", "stdev", "stddev", "sd", "var", "variance", "cov", "cv", "idle", "limit",
+           "cap", "tdp", "ci", "err", "error", "p1", "p5", "p10", "p25", "p75", "maximum", "minimum"}
+_STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"),
+          ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))
+_PER_TOKEN = re.compile(r"per[ _-]?(output[ _-]?)?tok|/tok|_per_tok|j_tok")
+_PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
+
+LABELS: dict[str, Field] = {}
+for _names, _field in (
+    (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id"),
+     Field("model", None, "label")),
+    (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
+      "device_name", "board", "platform", "plataforma", "hw"), Field("device", None, "label")),
+    (("batch", "batch_size", "bs", "batchsize", "tamano_lote"), Field("batch_size", None, "config")),
+    (("precision", "dtype", "data_type", "precisión", "compute_dtype"), Field("precision", None, "label")),
+    (("quantization", "quant", "quantisation", "cuantizacion"), Field("quantization", None, "config")),
+    (("engine", "backend", "framework", "runtime_engine", "server"), Field("engine", None, "config")),
+    (("mode", "phase", "type", "tipo", "kind", "task_type"), Field("mode", None, "label")),
+    (("concurrency", "max_concurrency", "num_concurrent", "users"), Field("max_concurrency", None, "config")),
+    (("request_rate", "rate_rps", "qps_target", "rps"), Field("request_rate_per_s", None, "config")),
+    (("prompt_tokens", "input_len", "input_tokens", "prompt_len", "isl", "prompt_length"),
+     Field("prompt_tokens_requested", None, "config")),
+    (("output_len", "max_new_tokens", "osl", "output_length", "gen_len", "max_tokens"),
+     Field("output_tokens_requested", None, "config")),
+    (("seq_len", "sequence_length", "seqlen", "context", "ctx"), Field("seq_len", None, "config")),
+    (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
+    (("power_mode", "nvpmodel", "power_profile"), Field("power_mode", None, "config")),
+    (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition"), Field("repeat", None, "label")),
+):
+    for _n in _names:
+        LABELS[_n] = _field
+
+
+def label_field(name: str) -> Field | None:
+    """The label a column names, by its whole name or its last dotted part (`config.batch_size`)."""
+    low = plain(name.strip())
+    parts = low.split(".")
+    parent = parts[-2] if len(parts) > 1 and parts[-1] in ("name", "id", "model", "type") else ""
+    for candidate in (low, parts[-1], low.replace(" ", "_"), parent):
+        if candidate in LABELS:
+            return LABELS[candidate]
+    return None
+
+
+def _stat(words: set[str]) -> str:
+    return next((stat for word, stat in _STATS if word in words), "avg")
+
+
+def _latency_field(words: set[str]) -> str | None:
+    """ttft/tpot/itl/e2e_latency/latency and the statistic its words name; None for a max other than latency's."""
+    stat = "max" if words & {"max", "maximum"} else _stat(words)
+    base: str | None = next((b for b in ("ttft", "tpot", "itl") if b in words), None)
+    if base is None and {"first", "token"} <= words:
+        base = "ttft"
+    if base is None and ("e2e" in words or "request" in words or "end" in words):
+        base = "e2e_latency"
+    base = base or "latency"
+    if stat == "max" and base != "latency":
+        return None
+    return LATENCY_BY_BASE[base].stat(stat).name
+
+
+def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field | None, units.Unit | None, str]:
+    """(the field, the unit the column's values are in, why it is left out) for a measurement column.
+    (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
+    contradicts its name. `cell_unit` is the unit the column's cells carry when the header states none."""
+    name, unit, written = units.header_unit(header)
+    unit = unit or cell_unit
+    words = words_of(name) | words_of(header.split("(")[0])
+    low = plain(header)
+    if words & _SCORES or "%" in header:
+        return None, None, "a score or a percentage"
+    if unit is None:
+        return None, None, "no unit in its name or cells"
+    kind = unit.kind
+    per_token = bool(_PER_TOKEN.search(low))
+    per_item = bool(_PER_ITEM.search(low))
+    says_energy = bool(words & _ENERGY)
+    if kind == "power" and says_energy and (per_token or per_item):
+        raise FieldError(units.refuse_unit(header, unit.symbol, "J/token" if per_token else "J/item"))
+    if kind == "energy" and (per_token or per_item):  # 'Energy per Token (J)': J in a per-token column
+        kind = "energy_per_token" if per_token else "energy_per_item"
+        unit = units.Unit(unit.symbol + ("/token" if per_token else "/item"), kind, unit.factor)
+    if kind in ("energy_per_token", "energy_per_item") and (words & _POWER and not says_energy):
+        raise FieldError(units.refuse_unit(header, unit.symbol, "W"))
+    if words & (_SPREAD - {"max", "maximum"}) or (words & {"max", "maximum"} and kind != "time"):
+        return None, None, "a peak, a spread or an idle figure"
+    decode = "decode" in words or "generation" in words or "gen" in words or "eval" in words
+    prefill = "prefill" in words or "prompt" in words
+    if kind == "energy":
+        if words & _POWER and not says_energy:
+            raise FieldError(units.refuse_unit(header, unit.symbol, "W"))
+        return Field("energy_j", "J"), unit, ""
+    if kind == "power":
+        if words & {"energy"} and not ({"second", "sec", "s"} & words or "per second" in low):
+            raise FieldError(units.refuse_unit(header, unit.symbol, "J"))
+        return Field("avg_power_w", "W"), unit, ""
+    if kind == "energy_per_token":
+        return Field("decode_j_per_token" if decode else "j_per_token", "J/token"), unit, ""
+    if kind == "energy_per_item":
+        request = bool(re.search(r"request|req|prompt|query", low))
+        return Field("j_per_request" if request else "j_per_sample", "J/item"), unit, ""
+    if kind == "token_rate":
+        key = "decode_tokens_per_s" if decode else "prompt_tokens_per_s" if prefill else "tokens_per_s"
+        return Field(key, "tokens/s"), unit, ""
+    if kind == "item_rate":
+        if re.search(r"req|request", low) or unit.symbol in ("req/s", "requests/s"):
+            return Field("requests_per_s", "items/s"), unit, ""
+        return Field("throughput_sps", "items/s"), unit, ""
+    if kind == "time_per_token":
+        tpot = _latency_field(words | {"tpot"})
+        return (Field(tpot, "ms"), unit, "") if tpot else (None, None, "a maximum")
+    if kind == "time":
+        if prefill and not words & {"ttft", "first"}:
+            return None, None, "a prefill time (not a time to first token)"
+        if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
+                words & {"max", "maximum"}):
+            latency = _latency_field(words)
+            return (Field(latency, "ms"), unit, "") if latency else (None, None, "a maximum other than the latency's")
+        if decode and not words & _DURATION:
+            return None, None, "a decode time (not a window)"
+        if words & _DURATION or name.strip().lower() in ("s", "sec", "seconds"):
+            return Field("duration_s", "s"), unit, ""
+        return None, None, "a time that is neither a latency nor the run's duration"
+    if kind == "memory":
+        if words & {"gpu", "vram", "device"}:
+            return Field("mem_used_device_mb", "MB"), unit, ""
+        return None, None, "a memory size not said to be the device's"
+    if kind == "frequency" and words & {"gpu", "sm", "graphics"}:
+        return Field("gpu_clock_avg_mhz", "MHz"), unit, ""
+    if kind == "tokens":
+        key = "prompt_tokens_mean" if prefill or "input" in words else "output_tokens"
+        return Field(key, None), unit, ""
+    return None, None, f"a {units.KIND_WORDS[kind]} JouleBench does not store"

@@ -1,0 +1,228 @@
+"""TensorRT `trtexec` logs: what `trtexec --onnx=... | --loadEngine=...` prints, one run per invocation.
+
+Learned from the writer (TensorRT samples/common/sampleReporting.cpp, `printPerformanceReport` and
+`printProlog`): a run opens with `&&&& RUNNING TensorRT.trtexec [TensorRT vNNNN] # trtexec <flags>` and, when it
+timed inference, ends with `=== Performance summary ===`:
+
+    Throughput: 18392 qps
+    Latency: min = 0.033 ms, max = 0.88 ms, mean = 0.043 ms, median = 0.039 ms, percentile(90%) = 0.048 ms, ...
+    GPU Compute Time: min = ..., mean = ..., median = ..., percentile(99%) = ...
+    Total Host Walltime: 3.00005 s
+
+(TensorRT 7 and 8.0 wrote `Host Latency` and `GPU Compute` lines with `min: X ms, ..., percentile: X ms at 99%`.)
+`Latency` is H2D + GPU compute + D2H of one query, stored as the run's latency; GPU Compute Time goes into the
+notes. A query is one execution of the engine: with an input batch of N (`--shapes=x:Nx...`, `--batch=N`, the
+input bindings' first dimension) samples/s = qps x N. Precision: `--fp16`, `--bf16`, `--int8`, `--fp8`, `--best`
+(or the `Precision:` line) are what TensorRT was *allowed* to use per layer; INT8/FP8 are stored as the
+quantization. The device is the `Selected Device:` line (TensorRT 8.4 and later); trtexec measures no power.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from importers.base import Conversion, Importer, Source, check_run_count, clean_str, num, positive
+
+_RUNNING = re.compile(r"&&&& RUNNING TensorRT\.trtexec(?: \[TensorRT v(\d+)\])?[^#\n]*#?\s*(?P<cmd>[^\n]*)")
+_ENDED = re.compile(r"&&&& (PASSED|FAILED|WAIVED) TensorRT\.trtexec")
+_PREFIX = re.compile(r"^(?:\[[^\]\n]{0,40}\]\s*){0,4}")  # '[07/02/2026-03:47:08] [I] ' and '[INFO] ' prefixes
+_STAT_LINE = re.compile(r"^(Latency|Host Latency|GPU Compute Time|GPU Compute|Enqueue Time|H2D Latency|D2H Latency)"
+                        r":\s*(.{1,600})$")
+_STAT_EQ = re.compile(r"(min|max|mean|median|percentile\((\d{1,2}(?:\.\d+)?)%\))\s*=\s*([-+0-9.eE]{1,30})\s*ms")
+_STAT_OLD = re.compile(r"(min|max|mean|median):\s*([-+0-9.eE]{1,30})\s*ms")
+_PCT_OLD = re.compile(r"percentile:\s*([-+0-9.eE]{1,30})\s*ms at (\d{1,2}(?:\.\d+)?)%")
+_THROUGHPUT = re.compile(r"^Throughput:\s*([-+0-9.eE]{1,30})\s*qps", re.IGNORECASE)
+_WALLTIME = re.compile(r"^Total Host Walltime:\s*([-+0-9.eE]{1,30})\s*s\b")
+_TRACE = re.compile(r"^Timing trace has (\d{1,15}) queries over ([-+0-9.eE]{1,30}) s")
+_DEVICE = re.compile(r"^Selected Device:\s*(.{1,200})$")
+_MEMORY = re.compile(r"^Device Global Memory:\s*(\d{1,9})\s*MiB")
+_PRECISION = re.compile(r"^Precision:\s*([A-Za-z0-9+ ]{1,60})$")
+_VERSION = re.compile(r"^TensorRT version:\s*([\d.]{1,20})")
+_BINDING = re.compile(r"^Input binding for \S{1,200} with dimensions (\d{1,9})(?:x| and)")
+_BATCH = re.compile(r"^Batch:\s*(\d{1,9})$")
+_SHAPES = re.compile(r"--shapes=(\S{1,2000})")
+_FLAG_BATCH = re.compile(r"--batch=(\d{1,9})")
+_MODEL = re.compile(r"--(onnx|loadEngine|deploy|uff|model)=(\S{1,500})")
+_PCTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99"}
+NO_ENERGY = "trtexec measures no power or energy"
+
+
+def _stats(text: str) -> dict[str, float]:
+    """{'min': ms, 'mean': ms, 'p99': ms, ...} of one statistics line (either writer's form)."""
+    out: dict[str, float] = {}
+    for name, pct, value in _STAT_EQ.findall(text):
+        key = _PCTS.get(pct, f"p{pct}") if pct else name
+        if (v := num(value)) is not None:
+            out[key] = v
+    for name, value in _STAT_OLD.findall(text):
+        if (v := num(value)) is not None:
+            out.setdefault(name, v)
+    for value, pct in _PCT_OLD.findall(text):
+        if (v := num(value)) is not None:
+            out.setdefault(_PCTS.get(pct, f"p{pct}"), v)
+    return out
+
+
+def _blocks(text: str) -> list[tuple[int, list[str]]]:
+    """(first line number, lines) of each trtexec invocation; a capture without a RUNNING line is one block."""
+    blocks: list[tuple[int, list[str]]] = []
+    current: list[str] = []
+    start = 1
+    for n, line in enumerate(text.splitlines(), 1):
+        if "&&&& RUNNING TensorRT.trtexec" in line and any("Throughput" in x or "Precision" in x for x in current):
+            blocks.append((start, current))
+            current, start = [], n
+        current.append(line)
+    if current:
+        blocks.append((start, current))
+    return blocks
+
+
+class TrtexecImporter(Importer):
+    NAME = "trtexec"
+    TOOL = "TensorRT trtexec"
+    DESCRIPTION = "a TensorRT trtexec log (its '=== Performance summary ===': qps, latency and GPU compute time)"
+
+    def sniff(self, source: Source) -> bool:
+        head = source.head
+        if "TensorRT.trtexec" in head or ("=== Model Options ===" in head and "=== Build Options ===" in head):
+            return True
+        if "[I]" not in head:
+            return False
+        text = source.text or ""
+        return "=== Performance summary ===" in text and bool(re.search(r"Throughput: [0-9.eE+-]{1,30} qps", text))
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        text = (conv.source.text or "").replace("\r", "")
+        blocks = [b for b in _blocks(text) if any("Throughput:" in line or "=== Performance summary" in line
+                                                  for line in b[1])]
+        if not blocks:
+            raise conv.fail("(whole file)", "a trtexec log without a '=== Performance summary ===' (an engine build "
+                            "or --skipInference run): no timing to import; run trtexec without --skipInference")
+        check_run_count(conv, len(blocks), "the trtexec runs in it")
+        return conv.document([self._run(conv, i, start, lines) for i, (start, lines) in enumerate(blocks)])
+
+    def _run(self, conv: Conversion, index: int, start: int, lines: list[str]) -> dict[str, Any]:
+        where = f"line {start}"
+        command, version = "", None
+        found: dict[str, Any] = {"stats": {}}
+        status, error = "ok", None
+        for raw in lines:
+            if (m := _RUNNING.search(raw)) is not None:
+                command = m.group("cmd")
+                if m.group(1) and len(m.group(1)) >= 5:  # v101600 -> 10.16.0
+                    v = m.group(1)
+                    version = f"{int(v[:-4])}.{int(v[-4:-2])}.{int(v[-2:])}"
+                continue
+            if (m := _ENDED.search(raw)) is not None:
+                if m.group(1) == "FAILED":
+                    status, error = "failed", "trtexec ended with &&&& FAILED"
+                continue
+            line = _PREFIX.sub("", raw.strip(), count=1).strip()
+            self._read_line(line, found)
+        conv.tool_version = found.get("version") or version or conv.tool_version
+        flags = re.findall(r"--[A-Za-z0-9]{1,40}", command)
+        shapes = _SHAPES.search(command)
+        batch = None
+        if shapes:
+            firsts = {dims.split("x", 1)[0] for part in shapes.group(1).split(",") if ":" in part
+                      for dims in [part.rsplit(":", 1)[1]]}
+            batch = int(firsts.pop()) if len(firsts) == 1 and next(iter(firsts)).isdigit() else None
+        if batch is None and (m := _FLAG_BATCH.search(command)):
+            batch = int(m.group(1))
+        batch = batch or found.get("batch") or found.get("binding_batch") or conv.hints.batch_size
+        precision, quantization = self._precision(flags, found.get("precision"))
+        model_m = _MODEL.search(command)
+        model_path = model_m.group(2) if model_m else found.get("model")
+        workload = re.sub(r"\.(onnx|trt|engine|plan|uff|prototxt)$", "", (model_path or "").rsplit("/", 1)[-1]) or None
+        qps = positive(found.get("qps"))
+        stats: dict[str, dict[str, float]] = found["stats"]
+        host = stats.get("Latency") or stats.get("Host Latency") or {}
+        gpu = stats.get("GPU Compute Time") or stats.get("GPU Compute") or {}
+        metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY}
+        notes = [f"trtexec {command[:300]}" if command else "trtexec log"]
+        if qps is not None:
+            metrics["iterations_per_s"] = qps  # queries (engine executions) per second
+            if batch:
+                metrics["throughput_sps"] = qps * batch
+                metrics["throughput_derivation"] = f"Throughput {qps:g} qps x batch {batch} (samples a query)"
+            else:
+                notes.append(f"Throughput {qps:g} qps; the samples in a query are not stated (pass --batch-size), "
+                             "so no samples/s is stored")
+        for key, field in (("mean", "latency_avg_ms"), ("p50", "latency_p50_ms"), ("median", "latency_p50_ms"),
+                           ("p90", "latency_p90_ms"), ("p95", "latency_p95_ms"), ("p99", "latency_p99_ms"),
+                           ("max", "latency_max_ms")):
+            if key in host and host[key] >= 0:
+                metrics.setdefault(field, host[key])
+        if gpu:
+            notes.append("GPU Compute Time " + ", ".join(f"{k} {v:g} ms" for k, v in gpu.items()))
+        metrics["duration_s"] = positive(found.get("walltime")) or positive(found.get("trace_s"))
+        if (queries := found.get("queries")) is not None and batch:
+            metrics["examples"] = int(queries) * (batch or 1)
+        if "Latency" not in stats and "Host Latency" not in stats and qps is None:
+            raise conv.fail(where, "the performance summary holds neither Throughput nor Latency")
+        notes.append("precision flags are what TensorRT may use per layer, not one dtype for every layer")
+        device = conv.device(clean_str(found.get("device")), None, memory_gb=found.get("memory_gb"),
+                             where=f"({where}: the log names no device; TensorRT 8.4 and later print 'Selected "
+                                   "Device')")
+        return {
+            "run_id": conv.run_id(index),
+            "status": status,
+            "error": error,
+            "device": device,
+            "config": {
+                "workload": conv.hints.workload or (workload or "trtexec")[:200],
+                "model": workload,
+                "mode": "infer",
+                "precision": conv.precision(precision),
+                "quantization": quantization,
+                "batch_size": batch,
+                "engine": "tensorrt",
+                "engine_version": conv.tool_version,
+            },
+            "metrics": {k: v for k, v in metrics.items() if v is not None},
+            "flags": [],
+            "notes": "; ".join(notes),
+        }
+
+    @staticmethod
+    def _read_line(line: str, found: dict[str, Any]) -> None:
+        if (m := _STAT_LINE.match(line)) is not None:
+            found["stats"].setdefault(m.group(1), _stats(m.group(2)))
+        elif (m := _THROUGHPUT.match(line)) is not None:
+            found["qps"] = num(m.group(1))
+        elif (m := _WALLTIME.match(line)) is not None:
+            found["walltime"] = num(m.group(1))
+        elif (m := _TRACE.match(line)) is not None:
+            found["queries"], found["trace_s"] = int(m.group(1)), num(m.group(2))
+        elif (m := _DEVICE.match(line)) is not None:
+            found.setdefault("device", m.group(1).strip())
+        elif (m := _MEMORY.match(line)) is not None:
+            found.setdefault("memory_gb", round(int(m.group(1)) * 1.048576 / 1e3, 1))
+        elif (m := _PRECISION.match(line)) is not None:
+            found.setdefault("precision", m.group(1))
+        elif (m := _VERSION.match(line)) is not None:
+            found.setdefault("version", m.group(1))
+        elif (m := _BINDING.match(line)) is not None:
+            found.setdefault("binding_batch", int(m.group(1)) or None)
+        elif (m := _BATCH.match(line)) is not None:
+            found.setdefault("batch", int(m.group(1)) or None)
+        elif line.startswith(("Model: ", "Load engine: ")) and len(line.split(": ", 1)[1]) > 0:
+            found.setdefault("model", line.split(": ", 1)[1].strip()[:500])
+
+    @staticmethod
+    def _precision(flags: list[str], stated: str | None) -> tuple[str | None, str | None]:
+        """(precision, quantization) from the flags, else the 'Precision:' line (FP32+FP16+INT8)."""
+        words = {f.lower() for f in flags}
+        allowed = {w.strip().lower() for w in (stated or "").split("+") if w.strip()}
+        if "--best" in words:
+            allowed |= {"fp16", "int8"}
+        for flag in ("fp16", "bf16", "int8", "fp8", "int4"):
+            if f"--{flag}" in words:
+                allowed.add(flag)
+        quantization = next((q for q in ("fp8", "int8", "int4") if q in allowed), None)
+        precision: str | None = next((p for p in ("fp16", "bf16") if p in allowed), None)
+        if precision is None and "fp32" in allowed:
+            precision = "fp32"  # the Precision line says FP32 alone (TensorRT may still use TF32 unless --noTF32)
+        return precision, quantization

@@ -1,0 +1,250 @@
+"""Units, in one place: a value with a unit ("250 mW", "0.5 kWh", "1,234.5 tokens/s") or a header that
+carries one ("Total Energy (Wh)", "prefill_gpu_median_ms", "decode_tps", "Potencia (W)") is converted here
+into the project's stored units: J, W, s (durations), ms (latencies), tokens/s, items/s, J/token, J/item, MB,
+MHz and %.
+
+Every unit has a quantity kind (energy, power, time, ...). A value is converted only between units of one
+kind, so a unit that does not fit a field (W for a J/token field, ms for an energy) is refused with a
+`UnitError` that names the value and the unit expected; a caller adds the file and the column.
+
+Parsing is linear in the input: each regular expression here is anchored with no nested repetition, and a
+cell is looked at only up to `MAX_CELL_CHARS`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+MAX_CELL_CHARS = 80  # a number with a unit is never longer; a longer cell is not a quantity
+
+
+class UnitError(ValueError):
+    """A value whose unit does not fit the quantity asked for (or is not known: `UnknownUnit`)."""
+
+
+class UnknownUnit(UnitError):
+    """A number followed by text that is no unit this module knows ('12 apples')."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    symbol: str  # as stored in this table ("mW", "kWh")
+    kind: str  # energy | power | time | token_rate | item_rate | energy_per_token | energy_per_item | ...
+    factor: float  # value in this unit * factor = value in the kind's base unit
+
+    def to(self, other: Unit, value: float) -> float:
+        if other.kind != self.kind:
+            raise UnitError(f"{self.symbol} is a unit of {KIND_WORDS[self.kind]}, not of {KIND_WORDS[other.kind]} "
+                            f"({other.symbol})")
+        return value * self.factor / other.factor
+
+
+# quantity kind -> words for a person, and its base unit (factor 1)
+KIND_WORDS = {
+    "energy": "energy", "power": "power", "time": "time", "token_rate": "token rate",
+    "item_rate": "rate of items (samples, queries, images or iterations per second)",
+    "energy_per_token": "energy per token", "energy_per_item": "energy per item", "time_per_token": "time per token",
+    "memory": "memory size", "frequency": "frequency", "percent": "percentage", "tokens": "count of tokens",
+}
+BASE = {"energy": "J", "power": "W", "time": "s", "token_rate": "tokens/s", "item_rate": "items/s",
+        "energy_per_token": "J/token", "energy_per_item": "J/item", "time_per_token": "s/token", "memory": "MB",
+        "frequency": "MHz", "percent": "%", "tokens": "tokens"}
+
+_TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
+    # kind, factor to base, symbols (case matters: mW is not MW; lower-case spellings are added below)
+    ("energy", 1.0, ("J", "joule", "joules", "Joule")),
+    ("energy", 1e3, ("kJ",)), ("energy", 1e6, ("MJ",)), ("energy", 1e-3, ("mJ",)),
+    ("energy", 3600.0, ("Wh",)), ("energy", 3.6e6, ("kWh",)), ("energy", 3.6, ("mWh",)),
+    ("power", 1.0, ("W", "watt", "watts", "Watt", "Watts")), ("power", 1e-3, ("mW", "milliwatt", "milliwatts")),
+    ("power", 1e3, ("kW",)), ("power", 1e-6, ("µW", "uW")),
+    ("time", 1.0, ("s", "sec", "secs", "second", "seconds", "seg", "Sek")), ("time", 1e-3, ("ms", "msec", "millis")),
+    ("time", 1e-6, ("us", "µs", "μs", "usec")), ("time", 1e-9, ("ns", "nsec")),
+    ("time", 60.0, ("min", "mins", "minutes")), ("time", 3600.0, ("h", "hr", "hrs", "hours")),
+    ("token_rate", 1.0, ("tokens/s", "token/s", "tok/s", "t/s", "tps", "tokens/sec", "tok/sec", "tokens per second")),
+    ("token_rate", 1e3, ("tokens/ms",)),
+    ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "fps", "FPS",
+                        "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s")),
+    ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
+    ("energy_per_token", 3600.0, ("Wh/token",)),
+    ("energy_per_item", 1.0, ("J/item", "J/request", "J/req", "J/prompt", "J/image", "J/sample", "J/inference",
+                              "J/query", "J/img")),
+    ("energy_per_item", 1e-3, ("mJ/request", "mJ/sample", "mJ/image", "mJ/inference", "mJ/query")),
+    ("energy_per_item", 1e3, ("kJ/request",)), ("energy_per_item", 3600.0, ("Wh/request",)),
+    ("time_per_token", 1.0, ("s/token", "s/tok")), ("time_per_token", 1e-3, ("ms/token", "ms/tok")),
+    ("memory", 1.0, ("MB",)), ("memory", 1.048576, ("MiB",)), ("memory", 1e3, ("GB",)),
+    ("memory", 1073.741824, ("GiB",)), ("memory", 1e-3, ("kB", "KB")), ("memory", 1.024e-3, ("KiB",)),
+    ("memory", 1e-6, ("B", "bytes")),
+    ("frequency", 1.0, ("MHz",)), ("frequency", 1e3, ("GHz",)), ("frequency", 1e-3, ("kHz",)),
+    ("percent", 1.0, ("%", "％", "pct", "percent")),
+    ("tokens", 1.0, ("tokens", "token", "token(s)", "tok")),
+)
+UNITS: dict[str, Unit] = {}
+for _kind, _factor, _symbols in _TABLE:
+    for _s in _symbols:
+        UNITS[_s] = Unit(_symbols[0], _kind, _factor)
+# lower-case spellings ("mw", "kwh", "sec, mw" headers): only those that name one unit
+_LOWER: dict[str, Unit] = {}
+for _s, _u in UNITS.items():
+    _LOWER.setdefault(_s.lower(), _u)
+for _ambiguous in ("mj",):  # mJ or MJ: lower case means milli in practice (a column 'energy_mj')
+    _LOWER[_ambiguous] = UNITS["mJ"]
+
+
+def unit(symbol: str) -> Unit:
+    """The unit written `symbol` (spaces around a slash and plural/case variants allowed); UnitError if unknown."""
+    found = find_unit(symbol)
+    if found is None:
+        raise UnknownUnit(f"{symbol[:30]!r} is not a unit JouleBench converts")
+    return found
+
+
+def find_unit(symbol: str) -> Unit | None:
+    text = symbol.strip()[:40]
+    text = re.sub(r"\s*/\s*", "/", text)
+    if text in UNITS:
+        return UNITS[text]
+    for variant in (text.replace("/sec", "/s"), text.replace("per second", "/s").replace(" ", "")):
+        if variant in UNITS:
+            return UNITS[variant]
+    if text != text.lower():  # 'MW' is no 'mW': a case-insensitive match only for a unit written in lower case
+        return None
+    return _LOWER.get(text) or _LOWER.get(text.replace("/sec", "/s"))
+
+
+def factor_of(symbol: str, kinds: tuple[str, ...]) -> tuple[str, float] | None:
+    """(kind, factor to the kind's base unit) of a unit written `symbol` when it is of one of `kinds`; None
+    otherwise (an unknown unit, or one of another quantity)."""
+    found = find_unit(symbol)
+    return (found.kind, found.factor) if found is not None and found.kind in kinds else None
+
+
+def convert(value: float, from_unit: str, to_unit: str) -> float:
+    """`value` in `from_unit` expressed in `to_unit`; UnitError when they are of different kinds."""
+    return unit(from_unit).to(unit(to_unit), value)
+
+
+# --- cells ---------------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_GROUPED = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # 1,234.5 / 12,345,678
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float
+    unit: Unit | None  # None: a bare number
+    written: str  # the unit as written ('' for a bare number)
+
+
+def parse(text: str) -> Quantity | None:
+    """A number and an optional unit from one cell ('250 mW', '1,234.5 tokens/s', '2.1s', '35'); None when the
+    cell is not a number (with a unit this module knows, or none). Thousands separators are read only in
+    groups of three before a decimal point or in several groups (a lone '1,234' could be a decimal comma)."""
+    cell = text.strip()
+    if not cell or len(cell) > MAX_CELL_CHARS:
+        return None
+    m = _GROUPED.match(cell)
+    if m and ("." in m.group(0) or m.group(0).count(",") > 1):
+        number = m.group(0).replace(",", "")
+    else:
+        m = _NUMBER.match(cell)
+        if m is None:
+            return None
+        number = m.group(0)
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    rest = cell[m.end():].strip()
+    if not rest:
+        return Quantity(value, None, "")
+    found = find_unit(rest)
+    if found is None:
+        raise UnknownUnit(f"{cell!r} is not a number (the unit {rest[:20]!r} is not one JouleBench converts)")
+    return Quantity(value, found, rest)
+
+
+def value_in(text: str, expected: str | None) -> float | None:
+    """The cell's number in the unit `expected`: converted when the cell carries a unit of the same kind,
+    as written when it carries none. UnitError when its unit does not fit, or when it carries a unit and
+    the caller said none (a bare number was expected: '250 mW' is never 250); None when not a number."""
+    q = parse(text)
+    if q is None:
+        return None
+    if q.unit is None:
+        return q.value
+    if expected is None:
+        raise UnitError(f"{text.strip()[:40]!r} carries the unit {q.written!r}, where a plain number was expected; "
+                        "state which unit the figure is stored in")
+    target = unit(expected)
+    if q.unit.kind == "tokens" and target.kind == "tokens":
+        return q.value
+    try:
+        return q.unit.to(target, q.value)
+    except UnitError as e:
+        raise UnitError(f"{text.strip()[:40]!r}: {e}") from e
+
+
+# --- headers -------------------------------------------------------------------------------
+
+_BRACKET = re.compile(r"^(?P<name>[^()\[\]]*?)\s*[\(\[](?P<unit>[^()\[\]]{1,24})[\)\]]\s*$")
+# a unit written as the last word of a snake_case or spaced name: prefill_gpu_median_ms, decode_tps, power_mw
+_SUFFIXES: dict[str, str] = {
+    "j": "J", "joules": "J", "kj": "kJ", "wh": "Wh", "kwh": "kWh", "mwh": "mWh", "mj": "mJ",
+    "w": "W", "watts": "W", "watt": "W", "mw": "mW", "kw": "kW",
+    "s": "s", "sec": "s", "secs": "s", "seconds": "s", "ms": "ms", "us": "us", "ns": "ns", "min": "min",
+    "tps": "tokens/s", "mb": "MB", "mib": "MiB", "gb": "GB", "gib": "GiB", "mhz": "MHz", "ghz": "GHz",
+    "pct": "%", "percent": "%", "qps": "qps", "fps": "fps", "sps": "sps",
+}
+_PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a name
+    ("tokens_per_second", "tokens/s"), ("tokens_per_sec", "tokens/s"), ("tokens_per_s", "tokens/s"),
+    ("tok_per_s", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
+    ("samples_per_second", "samples/s"), ("samples_per_s", "samples/s"), ("images_per_second", "images/s"),
+    ("requests_per_second", "requests/s"), ("requests_per_s", "requests/s"), ("req_per_s", "requests/s"),
+    ("queries_per_second", "queries/s"), ("j_per_token", "J/token"), ("joules_per_token", "J/token"),
+    ("mj_per_token", "mJ/token"), ("wh_per_token", "Wh/token"), ("ms_per_token", "ms/token"),
+    ("j_per_request", "J/request"), ("j_per_sample", "J/sample"), ("j_per_image", "J/image"),
+    ("j_per_query", "J/query"), ("j_per_inference", "J/inference"),
+)
+
+
+def header_unit(header: str) -> tuple[str, Unit | None, str]:
+    """(the name without its unit, the unit, the unit as written) of a column header: a unit in brackets
+    ('Total Energy (Wh)', 'Potencia [W]'), a spelled-out ending ('tokens_per_second'), or a last word
+    ('prefill_gpu_median_ms', 'decode_tps', 'power_mw'). (header, None, '') when it states none."""
+    text = header.strip()[:200]
+    m = _BRACKET.match(text)
+    if m:
+        found = find_unit(m.group("unit"))
+        if found is not None:
+            return m.group("name").strip(), found, m.group("unit").strip()
+        return text, None, ""
+    low = text.lower().replace(" ", "_").replace("-", "_")
+    for phrase, symbol in _PHRASES:
+        if low.endswith(phrase):
+            return text[: len(text) - len(phrase)].rstrip(" _-") or text, UNITS[symbol], symbol
+    parts = re.split(r"[_\s-]+", low)
+    if len(parts) >= 2 and parts[-1] in _SUFFIXES:
+        symbol = _SUFFIXES[parts[-1]]
+        return " ".join(parts[:-1]), UNITS[symbol], symbol
+    if low in _SUFFIXES and low not in ("s", "w", "j"):  # a lone 'mw', 'tps' header ('sec, mw')
+        return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]
+    if low in ("sec", "secs", "seconds", "ms", "mw", "watts"):
+        return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]
+    return text, None, ""
+
+
+def fits(found: Unit, expected: str) -> bool:
+    """Whether a value in `found` can be stored in the unit `expected`."""
+    return found.kind == unit(expected).kind
+
+
+def refuse_unit(column: str, found: str, expected: str) -> str:
+    """The sentence for a column whose unit does not fit its field (W as J/token)."""
+    exp = unit(expected)
+    return (f"column {column[:80]!r} is in {found}, a unit of {KIND_WORDS[unit(found).kind]}, but the field it "
+            f"names holds {KIND_WORDS[exp.kind]} ({exp.symbol}): rename the column or correct its unit")

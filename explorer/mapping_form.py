@@ -47,7 +47,7 @@ def explained(p: upload.Preview, mapped: Mapped | None) -> upload.Preview:
 
 
 def _field_title(key: str) -> str:
-    return "— leave out —" if key == LEFT_OUT else f"{FIELDS[key].title} ({key})"
+    return "— leave out —" if key == LEFT_OUT else f"{FIELDS[key].title} · {key}"
 
 
 def section(db: str, unit: tuple[str, bytes], given: importers.Hints | None, *, partly: bool = False

@@ -13,6 +13,7 @@ label`). A table with no figure with a unit is refused, saying which columns wer
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from importers.base import (
@@ -25,7 +26,7 @@ from importers.base import (
     energy_metrics,
     read_csv,
 )
-from importers.table_fields import Field, FieldError, label_field, measure_field, plain
+from importers.table_fields import Field, FieldError, label_field, measure_field, plain, words_of
 from joulebench import units
 from joulebench.ranges import RangeError, check
 from joulebench.resultfile import MAX_RUNS_PER_FILE
@@ -63,9 +64,80 @@ def flatten(record: dict[str, Any], prefix: str = "", depth: int = 0, out: dict[
     return out
 
 
-def json_records(source: Source) -> list[dict[str, Any]] | None:
-    """The records of a JSON Lines file, a JSON list of objects, or an object holding one such list; None
-    when the file is none of these."""
+MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
+# the words a device column holds when it names where the code ran, not the device: never a device name
+_BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\s*\d{1,3}|gpu\s*:?\s*\d{1,3}|"
+                       r"xpu\s*:\s*\d{1,3}|npu\s*:\s*\d{1,3}|metal|vulkan|opencl|default|none)")
+# a container key whose entries are keyed by a label: {"models": {model: ...}}
+_CONTAINERS = {"models": "model", "model": "model", "llms": "model", "networks": "model", "devices": "device",
+               "gpus": "device", "hardware": "device", "boards": "device"}
+MIN_NESTED = 2
+
+
+def is_backend(name: str) -> bool:
+    """'cuda', 'cuda:0', 'cpu', 'mps', 'auto': where the code ran, not which device it ran on."""
+    return bool(_BACKENDS.fullmatch(name.strip().lower()[:20]))
+
+
+def _leaves(node: dict[str, Any], path: tuple[str, ...], out: list[tuple[tuple[str, ...], dict[str, Any]]],
+            depth: int = 0) -> None:
+    """Every dict whose values hold no dict and at least one number, with its path of keys."""
+    if len(out) > MAX_RUNS_PER_FILE or depth > MAX_DEPTH:
+        return
+    children = [(str(k)[:100], v) for k, v in node.items() if isinstance(v, dict)]
+    numbers = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in node.values())
+    if not children:
+        if numbers and path:
+            out.append((path, node))
+        return
+    for key, child in children:
+        _leaves(child, (*path, key), out, depth + 1)
+
+
+def nested_records(doc: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """{"models": {model: {prompt: {gen_tps, ...}}}}: one record per path to a dict of figures, when there are
+    several at one depth sharing their numeric keys; the path's varying keys become the model (under a 'models'
+    key, else the first) and the tag (the rest, joined by '/'). Scalars beside the nesting at the top apply to
+    every record. None when the document is not of that shape."""
+    found: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    _leaves(doc, (), found)
+    if len(found) < MIN_NESTED or len({len(p) for p, _ in found}) != 1:
+        return None
+    numeric = [{k for k, v in leaf.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+               for _, leaf in found]
+    common = set.intersection(*numeric)
+    if not common or any(len(n & common) * 2 < len(n) for n in numeric):
+        return None
+    depth = len(found[0][0])
+    varying = [i for i in range(depth) if len({p[i] for p, _ in found}) > 1]
+    if not varying:
+        return None
+    named: dict[int, str] = {}
+    for i in varying:
+        parent = found[0][0][i - 1].lower() if i > 0 and i - 1 not in varying else ""
+        if parent in _CONTAINERS and _CONTAINERS[parent] not in named.values():
+            named[i] = _CONTAINERS[parent]
+    has_model = "model" in named.values() or any("model" in leaf for _, leaf in found)
+    if not has_model:
+        named[varying[0]] = "model"
+    top = {k: v for k, v in doc.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    records = []
+    for path, leaf in found:
+        record: dict[str, Any] = dict(top)
+        for i, label in named.items():
+            record[label] = path[i]
+        tag = "/".join(path[i] for i in varying if i not in named)
+        if tag:
+            record["tag"] = tag
+        record.update({k: v for k, v in leaf.items() if k not in record})
+        records.append(record)
+    return records
+
+
+def json_records(source: Source, said: list[str] | None = None) -> list[dict[str, Any]] | None:
+    """The records of a JSON Lines file, a JSON list of objects, an object holding one such list, or an object
+    nesting dicts of figures (`nested_records`); None when the file is none of these. `said` gets a note on how
+    the records were found when it is not plain."""
     doc = source.json
     if isinstance(doc, list):
         return doc if doc and all(isinstance(r, dict) for r in doc[:50]) else None
@@ -74,6 +146,13 @@ def json_records(source: Source) -> list[dict[str, Any]] | None:
                  and all(isinstance(r, dict) for r in v[:50])]
         if len(lists) == 1:
             return lists[0]
+        nested = nested_records(doc)
+        if nested is not None:
+            if said is not None:
+                keys = [k for k in ("model", "tag") if k in nested[0]]
+                said.append(f"nested JSON read as {len(nested)} runs, one per path to a set of figures (the path "
+                            f"kept as {' and '.join(keys) or 'nothing'})")
+            return nested
         return [doc] if any(isinstance(v, (int, float)) or isinstance(v, dict) for v in doc.values()) else None
     text = source.text
     if text is None or text.lstrip()[:1] != "{":
@@ -151,9 +230,12 @@ class GeneralTableImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
         if source.head.lstrip()[:1] in ("{", "["):
-            records = json_records(source)
+            said: list[str] = []
+            records = json_records(source, said)
             if not records:
                 raise conv.fail("(whole file)", "neither JSON Lines nor a list of JSON records")
+            for note in said:
+                conv.warn(note)
             check_run_count(conv, len(records), "its records")
             flat = [flatten(r) for r in records]
             header = list(dict.fromkeys(k for r in flat for k in r))[:MAX_KEYS]
@@ -177,7 +259,7 @@ class GeneralTableImporter(Importer):
         if not any(f.section == "metrics" for f, _ in columns.values()):
             raise conv.fail("line 1", "no column is a figure with a unit JouleBench reads (columns: "
                             f"{', '.join(header)[:300]}); name the unit in the header, e.g. 'Energy (J)', "
-                            "'latency_ms', 'Power (mW)'")
+                            f"'latency_ms', 'Power (mW)', or {MAP_IT}")
         runs = [self._run(conv, i, f"{where} {n}", header, row, columns) for i, (n, row) in enumerate(rows)]
         return conv.document(runs)
 
@@ -188,7 +270,8 @@ class GeneralTableImporter(Importer):
         out: dict[int, tuple[Field, units.Unit | None]] = {}
         taken: dict[str, str] = {}
         left: list[str] = []
-        for i, name in enumerate(header):
+        for i in _total_first(header):
+            name = header[i]
             label = label_field(name)
             if label is not None and label.key not in taken:
                 out[i] = (label, None)
@@ -237,6 +320,9 @@ class GeneralTableImporter(Importer):
             if value is None:
                 raise conv.fail(at, f"{raw[:40]!r} is not a number")
             stored = _to_field(value, unit, field) if unit is not None and unit.kind != "tokens" else value
+            if stored == 0 and field.unit in ("tokens/s", "items/s"):  # a rate of 0: not measured (prompt_tps 0)
+                conv.warn(f"{header[i][:80]}: 0 read as not measured (a rate of nothing) where it is 0")
+                continue
             try:
                 checked = check("metrics", field.key, stored, label=f"{header[i][:80]} ({field.key})")
             except RangeError as e:
@@ -268,8 +354,13 @@ class GeneralTableImporter(Importer):
             mode = "infer"  # a token rate or a time to first token is text generation
         precision = _PRECISIONS.get(plain(labels.get("precision", "")).strip())
         model = clean_str(labels.get("model"))
-        device = conv.device(clean_str(labels.get("device")), None,
-                             where=f"({where}: the table has no device column)")
+        stated = clean_str(labels.get("device"))
+        if stated and is_backend(stated):
+            conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
+                             "stated")
+            stated = None
+        device = conv.device(stated, None, where=f"({where}: the table has no device column)" if "device" not in
+                             labels else f"({where}: the device column names a backend, not a device)")
         notes = [f"general table {where}"]
         if labels.get("repeat"):
             notes.append(f"run {labels['repeat']}")
@@ -294,7 +385,7 @@ class GeneralTableImporter(Importer):
 
     @staticmethod
     def _config_value(conv: Conversion, at: str, key: str, raw: str) -> Any:
-        if key in ("quantization", "engine", "power_mode"):
+        if key in ("quantization", "engine", "power_mode", "tag"):
             return raw[:200]
         try:
             value = check("config", key, units.value_in(raw, None) if key != "request_rate_per_s" else
@@ -303,6 +394,21 @@ class GeneralTableImporter(Importer):
             msg = e.format_message() if isinstance(e, RangeError) else str(e)
             raise conv.fail(at, msg) from e
         return value
+
+
+def _total_first(header: list[str]) -> list[int]:
+    """The column indices in order, except that a column named the total ('total_watts', 'Total Energy (J)') comes
+    before the other columns of its field ('n1_watts'): of several, it is the one read."""
+    keys: dict[int, str] = {}
+    for i, name in enumerate(header[:MAX_KEYS]):
+        try:
+            found = measure_field(name)[0]
+        except FieldError:
+            continue
+        if found is not None:
+            keys[i] = found.key
+    first = [i for i, key in keys.items() if "total" in words_of(header[i]) and list(keys.values()).count(key) > 1]
+    return first + [i for i in range(len(header)) if i not in first]
 
 
 def _delimiter(head: str) -> str:

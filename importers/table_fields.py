@@ -48,10 +48,12 @@ _RATE = {"throughput", "rendimiento", "durchsatz", "debit", "tps", "speed", "rat
 _SCORES = {"accuracy", "acc", "f1", "bleu", "rouge", "score", "perplexity", "ppl", "wer", "cer", "map", "recall",
            "exactitud", "genauigkeit", "puntuacion"}
 _SPREAD = {"max", "min", "peak", "std", "stdev", "stddev", "sd", "var", "variance", "cov", "cv", "idle", "limit",
-           "cap", "tdp", "ci", "err", "error", "p1", "p5", "p10", "p25", "p75", "maximum", "minimum"}
+           "cap", "tdp", "ci", "err", "error", "p1", "p5", "p10", "p25", "p75", "maximum", "minimum", "iqr", "spread",
+           "range", "sem", "stderr", "mad"}  # a spread (iqr, std, range) is never a mean or a percentile
+SPREAD = frozenset(_SPREAD)  # for readers of abbreviated names (importers.mapping): never a mean
 _STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"),
           ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))
-_PER_TOKEN = re.compile(r"per[ _-]?(output[ _-]?)?tok|/tok|_per_tok|j_tok")
+_PER_TOKEN = re.compile(r"per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # per (output|completion) token
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
 LABELS: dict[str, Field] = {}
@@ -60,7 +62,9 @@ for _names, _field in (
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw"), Field("device", None, "label")),
-    (("batch", "batch_size", "bs", "batchsize", "tamano_lote"), Field("batch_size", None, "config")),
+    (("batch", "batch_size", "bs", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch", "tamano_del_lote",
+      "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
+     Field("batch_size", None, "config")),
     (("precision", "dtype", "data_type", "precisión", "compute_dtype"), Field("precision", None, "label")),
     (("quantization", "quant", "quantisation", "cuantizacion"), Field("quantization", None, "config")),
     (("engine", "backend", "framework", "runtime_engine", "server"), Field("engine", None, "config")),
@@ -75,6 +79,7 @@ for _names, _field in (
     (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
     (("power_mode", "nvpmodel", "power_profile"), Field("power_mode", None, "config")),
     (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition"), Field("repeat", None, "label")),
+    (("tag",), Field("tag", None, "config")),
 ):
     for _n in _names:
         LABELS[_n] = _field
@@ -150,6 +155,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         request = bool(re.search(r"request|req|prompt|query", low))
         return Field("j_per_request" if request else "j_per_sample", "J/item"), unit, ""
     if kind == "token_rate":
+        if words & {"total", "all", "combined"} and not (decode or prefill or words & {"output", "generated"}):
+            return None, None, "prompt and output tokens together (JouleBench stores output tokens/s only)"
         key = "decode_tokens_per_s" if decode else "prompt_tokens_per_s" if prefill else "tokens_per_s"
         return Field(key, "tokens/s"), unit, ""
     if kind == "item_rate":

@@ -62,7 +62,7 @@ def test_map_an_unknown_table_then_the_same_shape_is_read_by_the_recipe(  # type
     body = _body(page)
     assert "no reader knows this table" in body and "Refused" not in body.split("Map the columns")[1][:200]
     # pre-filled from the headers: the device, the token rate, the energy per token and a latency: one choice left
-    _choose(page, "Field of lat_first", "Time to first token, median (ttft_p50_ms)")
+    _choose(page, "Field of lat_first", "Time to first token p50 (ms) · ttft_p50_ms")
     name_box = page.get_by_label("Save the mapping as")
     name_box.fill(NAME)
     name_box.press("Enter")

@@ -53,9 +53,12 @@ def test_files_are_imported_after_the_page_is_closed_and_a_reload_shows_each(  #
         again.wait_for_timeout(500)
     assert all("Refused" not in line for line in states.values()), states
     assert "2 runs added" in states["result_v1_cpu_runs.json"]
-    again.reload()  # a reload reads the same states from the server
+    again.reload()  # a reload reads the same states from the server (polled: the table's cells draw after its title)
     _wait_text(again, "Uploads of the last day")
-    assert _states(_body(again)) == states
+    deadline = time.monotonic() + 60
+    while (shown := _states(_body(again))) != states and time.monotonic() < deadline:
+        again.wait_for_timeout(500)
+    assert shown == states
 
     names = {row[0] for row in read_while_served(seeded_db, "SELECT file_name FROM sources")}
     assert {f.name for f in FILES} <= names, names

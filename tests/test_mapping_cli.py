@@ -46,7 +46,7 @@ def test_import_with_a_mapping_then_the_same_shape_is_read_by_the_saved_one(
     assert main(["import", "--db", str(seeded_db), str(second)]) == 2  # no reader, no saved mapping: refused
     assert main(["import", "--db", str(seeded_db), "--mapping", str(recipe), str(first)]) == 0
     out = capsys.readouterr().out
-    assert "read by the saved mapping 'orin logger'" in out and "lat_first as Time to first token, median" in out
+    assert "read by the saved mapping 'orin logger'" in out and "lat_first as Time to first token p50 (ms)" in out
     assert main(["mapping", "import", "--db", str(seeded_db), str(recipe)]) == 0
     assert "mapping 'orin logger' saved" in capsys.readouterr().out
     assert main(["import", "--db", str(seeded_db), str(second)]) == 0  # the saved mapping of its shape

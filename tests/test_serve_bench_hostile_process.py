@@ -1,5 +1,5 @@
 """serve-bench as its own process against a hostile server (tests/hostile_server.py): peak memory under gzip
-bombs and a 200 MB line (resource.getrusage in the child), SIGTERM during the warm-up, and kill -9 mid-point
+bombs and a 200 MB line (VmHWM in the child), SIGTERM during the warm-up, and kill -9 mid-point
 (the point in progress recorded as interrupted when the store next opens). Every process is stopped by PID.
 """
 
@@ -21,9 +21,12 @@ from tests.hostile_server import HostileServer, bomb
 REPO = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1")
 MAX_RSS_BYTES = 1024**3
-# runs `joulebench` in this child and writes its peak resident memory (ru_maxrss, KiB on Linux) to argv[1]
-MEASURED = ("import resource, sys\nfrom cli.main import main\ntry:\n    code = main(sys.argv[2:])\nfinally:\n"
-            "    open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))\n"
+# runs `joulebench` in this child and writes its peak resident memory to argv[1]: VmHWM of /proc/self/status, the
+# high-water mark of this program's own memory (ru_maxrss is not: Linux carries the forking parent's peak across
+# fork and exec, so a child of a 1.2 GB test worker read 1.2 GB before doing anything)
+MEASURED = ("import re, sys\nfrom cli.main import main\ntry:\n    code = main(sys.argv[2:])\nfinally:\n"
+            "    kib = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)\n"
+            "    open(sys.argv[1], 'w').write(str(int(kib) * 1024))\n"
             "sys.exit(code)\n")
 
 

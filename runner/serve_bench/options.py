@@ -84,7 +84,7 @@ def parse_slo(text: str | None) -> list[Limit]:
     try:
         return list(parse(str(text)).limits)
     except SloError as e:
-        raise ServeBenchError(f"--slo: {e}") from None
+        raise ServeBenchError(f"--slo: {str(e).removeprefix('SLO: ')}") from None
 
 
 def slo_text(terms: list[Limit]) -> str | None:

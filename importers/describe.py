@@ -8,11 +8,13 @@ tell; the caller then keeps its own message.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from typing import Any
 
 from importers.base import Source
+from importers.general_table import MAP_IT, nested_records
 from joulebench.errors import ResultFileError
 
 _TEGRA_TEMP = re.compile(r"\b[A-Za-z0-9_]+@-?\d+(?:\.\d+)?C\b")  # tegrastats: CPU@45.5C
@@ -127,11 +129,20 @@ def looks_like(source: Source) -> str:
         return "binary data"
     doc = source.json
     if isinstance(doc, dict):
+        nested = nested_records(doc)
+        if nested is not None:
+            return (f"a JSON object with keys {_names(list(doc))} nesting {len(nested)} sets of figures with keys "
+                    f"{_names([k for k in nested[0] if k not in ('model', 'tag')])}; {MAP_IT}")
         return f"a JSON object with keys {_names(list(doc))}"
     if isinstance(doc, list):
         first = doc[0] if doc else None
-        inner = f" of objects with keys {_names(list(first))}" if isinstance(first, dict) else ""
-        return f"a JSON array of {len(doc)} item{'' if len(doc) == 1 else 's'}{inner}"
+        if isinstance(first, dict):
+            return (f"a JSON array of {len(doc)} item{'' if len(doc) == 1 else 's'} of objects with keys "
+                    f"{_names(list(first))}; {MAP_IT}")
+        return f"a JSON array of {len(doc)} item{'' if len(doc) == 1 else 's'}"
+    inner = _json_in_string(source.text or "")
+    if inner is not None:
+        return inner
     lines = [line for line in head.splitlines() if line.strip()]
     first = lines[0] if lines else ""
     if first.lstrip().startswith("{"):  # JSON Lines: records, never a table whose 'columns' are JSON
@@ -141,11 +152,43 @@ def looks_like(source: Source) -> str:
             record = None
         if isinstance(record, dict):
             return (f"JSON Lines records with keys {_names(list(record))}, none a figure with a unit JouleBench "
-                    "reads (name the unit in the key, e.g. energy_j, latency_ms)")
-    for sep in ("\t", ","):
-        if first.count(sep) >= 1:
-            return f"a table with columns {_names([c.strip().strip(chr(34)) for c in first.split(sep)])}"
+                    f"reads (name the unit in the key, e.g. energy_j, latency_ms, or {MAP_IT})")
+    sep = _table_separator(lines)
+    if sep is not None:
+        return f"a table with columns {_names([c.strip().strip(chr(34)) for c in first.split(sep)])}; {MAP_IT}"
     return f"text beginning {first.strip()[:60]!r}"
+
+
+def _table_separator(lines: list[str]) -> str | None:
+    """The separator of a table: the first lines split into the same number of cells (2 or more) by it, the header
+    and at least one row; None for text that merely contains commas ('=== vLLM 0.20 (x), ctx8192 ===' then prose)."""
+    rows = lines[:6]
+    if len(rows) < 2:
+        return None
+    for sep in ("\t", ";", ","):
+        counts = [len(next(csv.reader([row], delimiter=sep))) for row in rows]
+        if counts[0] >= 2 and sum(1 for c in counts[1:] if c == counts[0]) * 2 >= len(counts) - 1:
+            return sep
+    return None
+
+
+def _json_in_string(text: str) -> str | None:
+    """'a JSON string that holds JSON (...)': a document encoded twice (json.dumps of a JSON text)."""
+    if text.lstrip()[:1] != '"':
+        return None
+    try:
+        outer = json.loads(text, parse_constant=lambda c: None)
+        doc = json.loads(outer, parse_constant=lambda c: None) if isinstance(outer, str) else None
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(doc, dict):
+        what = f"an object with keys {_names(list(doc))}"
+    elif isinstance(doc, list):
+        what = f"an array of {len(doc)} items"
+    else:
+        return None
+    return (f"a JSON string that holds JSON ({what}): the document was encoded twice; decode it once "
+            "(json.loads) and import the inner JSON")
 
 
 def _names(names: list[str], shown: int = 8) -> str:

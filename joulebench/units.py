@@ -211,6 +211,12 @@ _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a n
     ("j_per_query", "J/query"), ("j_per_inference", "J/inference"),
 )
 
+# energy per token spelled out at the end of a name ('joules_per_output_token'), or an energy unit after 'per ...
+# token' ('energy_per_completion_token_J'): J/token, never a total energy. Bounded repetitions: linear in the name.
+_PER_TOKEN_UNITS = {"j": "J/token", "joule": "J/token", "joules": "J/token", "mj": "mJ/token", "wh": "Wh/token"}
+_PER_TOKEN_END = re.compile(r"(?:^|_)(?P<unit>joules?|j|mj|wh)_per_(?:[a-z]{1,20}_){0,2}tokens?$")
+_PER_TOKEN_NAME = re.compile(r"per_(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
+
 
 def header_unit(header: str) -> tuple[str, Unit | None, str]:
     """(the name without its unit, the unit, the unit as written) of a column header: a unit in brackets
@@ -219,17 +225,25 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
     text = header.strip()[:200]
     m = _BRACKET.match(text)
     if m:
-        found = find_unit(m.group("unit"))
-        if found is not None:
-            return m.group("name").strip(), found, m.group("unit").strip()
+        written = m.group("unit").strip()
+        found = find_unit(written) or find_unit(written.split()[0] if written.split() else "")
+        if found is not None:  # 'J/token gen': the first unit token is the unit, the rest says of what
+            return m.group("name").strip(), found, written
         return text, None, ""
     low = text.lower().replace(" ", "_").replace("-", "_")
+    per_token = _PER_TOKEN_END.search(low)
+    if per_token:  # joules_per_output_token, j_per_completion_token, wh_per_generated_token
+        symbol = _PER_TOKEN_UNITS[per_token.group("unit")]
+        return text[: per_token.start()].rstrip(" _-") or text, UNITS[symbol], symbol
     for phrase, symbol in _PHRASES:
         if low.endswith(phrase):
             return text[: len(text) - len(phrase)].rstrip(" _-") or text, UNITS[symbol], symbol
     parts = re.split(r"[_\s-]+", low)
     if len(parts) >= 2 and parts[-1] in _SUFFIXES:
         symbol = _SUFFIXES[parts[-1]]
+        if UNITS[symbol].kind == "energy" and _PER_TOKEN_NAME.search(low):  # energy_per_completion_token_J
+            symbol = _PER_TOKEN_UNITS.get(parts[-1], "J/token")
+            return " ".join(parts[:-1]), UNITS[symbol], symbol
         return " ".join(parts[:-1]), UNITS[symbol], symbol
     if low in _SUFFIXES and low not in ("s", "w", "j"):  # a lone 'mw', 'tps' header ('sec, mw')
         return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]

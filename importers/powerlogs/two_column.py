@@ -4,9 +4,10 @@
 Units come from the headers (joulebench.units: a unit in brackets, a last word such as `_mw`, a lone `mw`); a
 power column whose header states no unit is refused naming it (mW and W cannot be told apart), a time column
 without a unit is read as Unix seconds, seconds from the start or ISO 8601 (`log.csv_times`). One power column is
-the total; of several, the one named the total (total, sys, system, input, in, board, wall) is, else none is and
-the log gives traces without an energy (rails need not add up). Where it was measured is not stated, except a
-column that names the GPU (gpu_board) or the CPU (cpu_package).
+the total; of several, the one literally named the total (`total_watts`, `Total (W)`) is, else one named as the
+input (sys, system, input, in, board, wall), else none is and the log gives traces without an energy (rails need
+not add up); the other columns are kept as traces of their own, never added to it. Where it was measured is not
+stated, except a column that names the GPU (gpu_board) or the CPU (cpu_package).
 """
 
 from __future__ import annotations
@@ -25,11 +26,17 @@ _TIME_WORDS = {"time", "timestamp", "t", "sec", "secs", "seconds", "s", "ms", "z
 _POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistung", "puissance", "potenza",
                 "potência", "vdd_in", "p"}
 _TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
+_LITERAL_TOTAL = {"total", "tot", "sum"}  # a column literally named the total is it, before sys/input/board
 MAX_POWER_COLUMNS = 32
 
 
 def _words(name: str) -> set[str]:
     return {w for w in re.split(r"[^\w]+", name.lower()) if w}
+
+
+def _parts(name: str) -> set[str]:
+    """The words of a name split at underscores too ('total_watts': total, watts)."""
+    return {w for w in re.split(r"[^a-z0-9]+", name.lower()) if w}
 
 
 def _time_column(header: list[str]) -> tuple[int, float | None] | None:
@@ -144,9 +151,14 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
     if len(traces) == 1:
         totals = [traces[0].domain]
     else:
-        named = [tr.domain for tr in traces if _words(tr.domain) & _TOTAL_WORDS]
+        literal = [tr.domain for tr in traces if _parts(tr.domain) & _LITERAL_TOTAL]  # total_watts, Total (W)
+        named = literal or [tr.domain for tr in traces if _words(tr.domain) & _TOTAL_WORDS]
         totals = named[:1]
-        if not totals:
+        if totals:
+            others = [tr.domain for tr in traces if tr.domain not in totals]
+            notes.append(f"{totals[0]} is the total: the energy is taken from it; {', '.join(others)[:200]} kept as "
+                         "traces of their own (not added to it)")
+        else:
             notes.append(f"{len(traces)} power columns, none named the total ({', '.join(tr.domain for tr in traces)})"
                          ": no energy is taken from them (rails need not add up)")
     chosen = next((tr for tr in traces if tr.domain in totals), None)

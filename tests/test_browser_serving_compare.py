@@ -1,7 +1,8 @@
 """A serving sweep compared as serving runs, in a real browser (issue 37): a serve-bench rate sweep (1, 2 and
 5,000 requests/s, the last overloaded) and a concurrency sweep (1 and 4) against a real `transformers serve`, and an
 uploaded LLMPerf summary of two concurrencies. Compare draws each load as its own point (never a bar pooling loads),
-the overloaded point apart, and its figures are what arrived in its steady state."""
+the overloaded point apart, and its figures are what arrived in its steady state; Decide, given a TTFT limit the
+sweep never saw, states each point's goodput as a count of its stored requests (issue 38)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from importers import Hints
 from ingest.service import import_file
+from tests.helpers import read_while_served
 from tests.serve_engine import Server, model_dir, server  # noqa: F401 - the session's engine, shared
 from tests.test_browser import _settled, _shot, app_server, page  # noqa: F401 - the real browser's fixture
 
@@ -76,18 +78,28 @@ def test_compare_draws_each_load_as_its_own_point(server: Server, model_dir: Pat
         assert page.get_by_text("overloaded: measured what arrived").count() >= 1  # the hatched point's legend
         _shot(page, output_dir / "compare-serving-sweep.png")
 
-        workload = con_value(seeded_db, "SELECT DISTINCT workload FROM runs WHERE origin_format = 'llmperf'")
+        # Decide with a TTFT limit the sweep never saw: each point's goodput is a count of its stored requests
+        limit_ms = round(float(read_while_served(
+            seeded_db, "SELECT median(ttft_ms) FROM requests WHERE counted AND status = 'ok'")[0][0]), 2)
+        device = read_while_served(seeded_db,
+                                   "SELECT DISTINCT device_name FROM runs WHERE workload = 'serve-bench'")[0][0]
+        counts = read_while_served(
+            seeded_db, "SELECT count(*) FILTER (WHERE q.status IN ('ok', 'empty')), count(*) FILTER (WHERE q.status = "
+                       "'ok' AND q.ttft_ms <= ?) FROM requests q JOIN runs r USING (run_id) WHERE q.counted AND "
+                       "r.workload = 'serve-bench' GROUP BY q.run_id", [limit_ms])
+        assert len(counts) == 5 and any(0 < good < done for done, good in counts)  # the limit splits requests
+        page.goto(f"{url}/decide?device={device}&device=H100+80GB&mode=infer&gp_ttft={limit_ms}")
+        page.get_by_text("requests met every limit").first.wait_for(timeout=90_000)
+        _settled(page)
+        body = page.inner_text("body")
+        for done, good in counts:
+            assert f"{good:,} of {done:,} requests met every limit" in body, (good, done)
+        _shot(page, output_dir / "decide-goodput-serving-sweep.png")
+
+        workload = read_while_served(seeded_db,
+                                     "SELECT DISTINCT workload FROM runs WHERE origin_format = 'llmperf'")[0][0]
         page.goto(f"{url}/compare?workload={workload}&metric=ttft_p90")
         _settled(page)
         ticks = _ticks(page, ("concurrency 1", "concurrency 2"))
         assert sum("concurrency 1" in t for t in ticks) == 1 and sum("concurrency 2" in t for t in ticks) == 1, ticks
 
-
-def con_value(db: Path, sql: str) -> str:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        row = con.execute(sql).fetchone()
-    finally:
-        con.close()
-    assert row is not None
-    return str(row[0])

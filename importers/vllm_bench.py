@@ -55,6 +55,13 @@ LATENCIES = (
 )
 
 
+# vLLM's benchmark client names the server API it spoke (`backend`): an engine's own API names the engine; the
+# generic OpenAI-compatible ones ("openai", "openai-chat") could be any engine, and leave it not stated
+ENGINE_OF_BACKEND = {"vllm": "vllm", "tgi": "tgi", "lmdeploy": "lmdeploy", "sglang": "sglang",
+                     "tensorrt-llm": "trtllm-serve", "scalellm": "scalellm", "deepspeed-mii": "deepspeed-mii",
+                     "llama.cpp": "llama.cpp"}
+
+
 def _is_result(doc: Any) -> bool:
     return (isinstance(doc, dict) and "model_id" in doc and ("backend" in doc or "endpoint_type" in doc)
             and any(k in doc for k in RESULT_KEYS))
@@ -158,6 +165,7 @@ class VllmBenchImporter(Importer):
                 "request_rate_per_s": rate_per_s, "max_concurrency": concurrency,
                 "arrival": "poisson" if rate_per_s is not None and r.get("burstiness") in (None, 1, 1.0) else None,
                 "tag": ", ".join(part for part in tag_parts if part)[:200] or None,
+                "engine": ENGINE_OF_BACKEND.get(backend.lower()),
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "notes": "; ".join(notes),

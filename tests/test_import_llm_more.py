@@ -160,3 +160,13 @@ def test_guidellm_median_is_p50_where_its_percentiles_leave_it_out() -> None:
     ttft["median"] = 23.5
     f, _ = load(json.dumps(doc).encode(), "benchmarks.json")
     assert f.document["runs"][0]["metrics"]["ttft_p50_ms"] == pytest.approx(23.5)
+
+
+def test_a_vllm_file_names_its_engine_where_its_backend_is_one() -> None:
+    """vLLM's client names the API it spoke: 'vllm' is the engine (issue 37: such a file had no engine); the
+    generic OpenAI-compatible backends could be any engine and leave it not stated."""
+    f, _ = load(VLLM.read_bytes(), VLLM.name)
+    assert {r["config"]["engine"] for r in f.document["runs"]} == {"vllm"}
+    openai = FORMATS / "vllm" / "er0080-vllm-sweep-v0.25.1-max_num_seqs=8-run=1.json"
+    f, _ = load(openai.read_bytes(), openai.name)
+    assert {r["config"].get("engine") for r in f.document["runs"]} == {None}

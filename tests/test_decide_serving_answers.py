@@ -4,12 +4,19 @@ an estimated energy is called an estimate; and a power cap is checked on the con
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
+import pytest
+from streamlit.testing.v1 import AppTest
 
 from decision import token_target
+from decision.markdown import plain
 from decision.money import CostSettings, Rates
 from decision.text import ESTIMATED_BASIS_NAMES
 from decision.token_target import Target
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
 
 CATALOG = pl.DataFrame({"device_name": ["H100 SXM", "B200"], "kind": ["gpu", "gpu"],
                         "price_amount": [None, None], "price_currency": [None, None]},
@@ -70,3 +77,25 @@ def test_an_estimated_energy_is_called_an_estimate() -> None:
     h100 = _decide(configs, Target()).table.filter(pl.col("Device") == "H100 SXM")
     assert h100["Basis"].to_list() == [ESTIMATED_BASIS_NAMES["local"]]
     assert "other processes included" in h100["Basis"][0] and "measured here" not in h100["Basis"][0]
+
+
+def test_decide_on_the_shipped_llm_data_checks_each_limit_on_the_claims_configuration(
+        full_seeded_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's case on the shipped ML.ENERGY data, on the page: with a 500 W cap, each device's power is that of
+    the configuration its "faster" claim uses (688 W and 691 W, never a lower-power configuration's 486 W or 449 W);
+    with ITL p90 <= 20 ms and TTFT p90 <= 500 ms, whose TTFT the file does not state, each device is "not known",
+    never "misses"."""
+    monkeypatch.setenv("JOULEBENCH_DB", str(full_seeded_db))
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params.update({"device": ["H100 SXM", "B200"], "mode": "infer", "max_w": "500", "itl": "20",
+                            "ttft": "500", "job": "model:meta-llama/Llama-3.1-8B-Instruct"})
+    at.run()
+    at.switch_page("pages/decide.py").run()
+    assert not at.exception
+    said = [plain(m.value) for m in at.markdown]
+    assert any(s.startswith("Faster: B200 is faster at inference than H100 SXM: 1.5x") for s in said), said
+    assert any("H100 SXM does not fit: power cap 500 W: fails (688 W at " in s for s in said), said
+    assert any("B200 does not fit: power cap 500 W: fails (691 W at " in s for s in said), said
+    assert "H100 SXM: not known (no TTFT p90 in its runs)." in said and "B200: not known (no TTFT p90 in its runs)." \
+        in said
+    assert not any("misses the target" in s for s in said)

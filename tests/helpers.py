@@ -288,3 +288,28 @@ def sample_data_without(into: Path, runs_files: str, devices: set[str]) -> Path:
         writer.writeheader()
         writer.writerows(kept)
     return folder
+
+
+def count_good(rows: list[dict], limits: dict[str, float]) -> tuple[int, int]:
+    """(completed, good) of stored requests (db.requests rows) for `limits` (ttft, itl, tpot, e2e -> ms), counted
+    here one request at a time: the tests' own reading of each limit, against decision.goodput's vectorised one."""
+    import math
+
+    completed = good = 0
+    for r in rows:
+        if not r["counted"] or r["status"] not in ("ok", "empty"):
+            continue
+        completed += 1
+        if r["status"] != "ok":
+            continue
+        out = r["output_tokens_server"] if r["output_tokens_server"] is not None else r["output_tokens_client"]
+        ok = r["ttft_ms"] <= limits.get("ttft", math.inf)
+        if "e2e" in limits:
+            ok = ok and r["e2e_ms"] <= limits["e2e"]
+        if out > 1:
+            if "tpot" in limits:
+                ok = ok and (r["e2e_ms"] - r["ttft_ms"]) / (out - 1) <= limits["tpot"]
+            if "itl" in limits:
+                ok = ok and all(g <= limits["itl"] for g in r["itl_ms"])
+        good += ok
+    return completed, good

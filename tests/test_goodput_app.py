@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from db import Store
 from decision.goodput import COMPLETED_COLUMN, GOOD_COLUMN, PER_J_COLUMN, PER_S_COLUMN, SHARE_COLUMN
 from importers.base import Hints
 from ingest import import_file
-from tests.helpers import open_page, page_texts
+from tests.helpers import count_good, open_page, page_texts
 from tests.test_requests_store import LLMPERF, VLLM, _write, serve_bench_document
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,23 +62,6 @@ def _stored(db: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
         return db_requests.read(store, runs["run_id"].to_list()), runs
 
 
-def _count(rows: list[dict[str, Any]], limits: dict[str, float]) -> tuple[int, int]:
-    """(completed, good) for `limits` (metric -> ms), read here one request at a time."""
-    completed = good = 0
-    for r in rows:
-        if not r["counted"] or r["status"] not in ("ok", "empty"):
-            continue
-        completed += 1
-        if r["status"] != "ok":
-            continue
-        out = r["output_tokens_server"] if r["output_tokens_server"] is not None else r["output_tokens_client"]
-        ok = r["ttft_ms"] <= limits.get("ttft", math.inf)
-        if "itl" in limits and out > 1:
-            ok = ok and all(g <= limits["itl"] for g in r["itl_ms"])
-        good += ok
-    return completed, good
-
-
 def _plain(markdown: str) -> str:
     """Text as a person reads it (decision.markdown.md's escapes taken out)."""
     return markdown.replace("\\", "")
@@ -105,7 +87,7 @@ def _check(table: pl.DataFrame, db: Path, limits: dict[str, float],
     requests, runs = _stored(db)
     checked = []
     for run in runs.filter(pl.col("format").is_in(formats)).iter_rows(named=True):
-        completed, good = _count(requests.filter(pl.col("run_id") == run["run_id"]).to_dicts(), limits)
+        completed, good = count_good(requests.filter(pl.col("run_id") == run["run_id"]).to_dicts(), limits)
         row = _row(table, run["run_id"])
         assert (row[COMPLETED_COLUMN], row[GOOD_COLUMN]) == (completed, good), run
         assert row[SHARE_COLUMN] == pytest.approx(100.0 * good / completed)
@@ -191,7 +173,7 @@ def test_decide_json_takes_the_same_limits(goodput_db: Path) -> None:
     requests, runs = _stored(goodput_db)
     points = {p["run_id"]: p for p in answer["points"]}
     for run in runs.iter_rows(named=True):
-        completed, good = _count(requests.filter(pl.col("run_id") == run["run_id"]).to_dicts(), {"ttft": 900.0})
+        completed, good = count_good(requests.filter(pl.col("run_id") == run["run_id"]).to_dicts(), {"ttft": 900.0})
         point = points[run["run_id"]]
         assert (point["basis"], point["requests_completed"], point["requests_good"]) == ("requests", completed, good)
         assert point["good_requests_per_s"] == (pytest.approx(good / run["duration_s"]) if run["duration_s"]

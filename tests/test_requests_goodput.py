@@ -14,6 +14,7 @@ import db.requests as db_requests
 from db import Store
 from decision.goodput import SloError, goodput, parse_slo
 from ingest import import_file
+from tests.helpers import count_good
 from tests.test_requests_store import LLMPERF, VLLM, _write, serve_bench_document
 
 
@@ -24,24 +25,6 @@ def store_db(bare_template: Path, tmp_path: Path) -> Path:
     for f in (_write(tmp_path, serve_bench_document(points=3, per_point=60)), VLLM, LLMPERF):
         assert import_file(f, db=db).status == "imported"
     return db
-
-
-def _by_hand(rows: list[dict], limits: dict[str, float]) -> tuple[int, int]:
-    """(completed, good) counted one request at a time: the test's own reading of each limit."""
-    completed = good = 0
-    for r in rows:
-        if not r["counted"] or r["status"] not in ("ok", "empty"):
-            continue
-        completed += 1
-        if r["status"] != "ok":
-            continue
-        out = r["output_tokens_server"] if r["output_tokens_server"] is not None else r["output_tokens_client"]
-        ok = r["ttft_ms"] <= limits["ttft"] and r["e2e_ms"] <= limits["e2e"]
-        if out > 1:
-            ok = ok and (r["e2e_ms"] - r["ttft_ms"]) / (out - 1) <= limits["tpot"]
-            ok = ok and all(g <= limits["itl"] for g in r["itl_ms"])
-        good += ok
-    return completed, good
 
 
 def test_goodput_for_a_new_slo_matches_a_count_of_the_stored_requests(store_db: Path) -> None:
@@ -55,7 +38,7 @@ def test_goodput_for_a_new_slo_matches_a_count_of_the_stored_requests(store_db: 
     assert answer.height == 3 and answer["known"].all()
     for row in answer.iter_rows(named=True):
         mine = stored.filter(pl.col("run_id") == row["run_id"]).to_dicts()
-        completed, good = _by_hand(mine, limits)
+        completed, good = count_good(mine, limits)
         assert 0 < good < completed  # the SLO separates requests: the check can fail
         assert (row["requests_completed"], row["requests_good"]) == (completed, good)
         run = runs.filter(pl.col("run_id") == row["run_id"]).row(0, named=True)

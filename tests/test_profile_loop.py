@@ -221,7 +221,8 @@ def test_a_generation_workload_is_profiled_token_by_token(tmp_path: Path, in_eff
     for x in m:
         assert x["j_per_token"] == pytest.approx(x["avg_power_w"] / x["tokens_per_s"], rel=1e-6)
     assert [x["avg_power_w"] for x in m] == pytest.approx([100.0, 150.0], rel=5e-2)
-    # the recommendation works per output token: fewest J/token at the lower limit (same speed, less power)
+    # the recommendation works per output token: the fewest J/token measured (at the lower limit when both settings
+    # ran at the same speed; on a busy machine the 100 W run can be more than 1.5x slower, and then 150 W is fewer)
     from db import Store, queries
     from tuning import UNIT_TOKEN, Goal, profiles_from_runs, recommend
 
@@ -232,4 +233,5 @@ def test_a_generation_workload_is_profiled_token_by_token(tmp_path: Path, in_eff
     point = {p.label: p for p in profile.points}["100 W"]
     assert point.j_per_unit == pytest.approx(m[0]["j_per_token"], rel=1e-6)
     rec = recommend(profile, Goal("energy"))
-    assert rec.best is not None and rec.best.point.label == "100 W" and "J/output token" in rec.sentence()
+    fewest = min(profile.points, key=lambda p: p.j_per_unit or float("inf")).label
+    assert rec.best is not None and rec.best.point.label == fewest and "J/output token" in rec.sentence()

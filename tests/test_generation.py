@@ -47,8 +47,10 @@ def test_every_token_figure_is_present_and_consistent(generated: tuple[list[dict
         assert m["output_tokens"] == steps * BATCH * NEW
         assert m["tokens_per_s"] == pytest.approx(m["output_tokens"] / m["duration_s"])
         assert m["throughput_sps"] == pytest.approx(m["examples"] / m["duration_s"])
-        # decoding alone is faster per token than end to end (which holds the prefills too)
-        assert m["decode_tokens_per_s"] > m["tokens_per_s"]
+        # decoding happens inside the window, so its rate over the decoded tokens (all but each request's first,
+        # which the prefill gives) is at least those tokens over the whole window; it need not beat the end-to-end
+        # rate when the prefills are short (a busy machine gave 1,039 against 1,044 tokens/s)
+        assert m["decode_tokens_per_s"] >= m["tokens_per_s"] * (NEW - 1) / NEW * (1 - 1e-9)
         # a request's first token comes with its prefill: TTFT is below the request's whole latency
         assert 0 < m["ttft_p50_ms"] < m["latency_p50_ms"]
         for p in (TTFT, ITL, TPOT):

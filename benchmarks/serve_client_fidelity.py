@@ -36,7 +36,8 @@ import waits  # noqa: E402
 from serve_client_schedule import start_server  # noqa: E402
 
 from runner.clock import REAL_CLOCK  # noqa: E402
-from runner.serve_bench.client import RequestResult, request_body, stream_request  # noqa: E402
+from runner.serve_bench.client import request_body, stream_request  # noqa: E402
+from runner.serve_bench.result import RequestResult  # noqa: E402
 
 TARGET_LOW, TARGET_HIGH = 0.98, 1.02
 WAIT_S = 60.0

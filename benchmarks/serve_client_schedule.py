@@ -53,9 +53,10 @@ import waits  # noqa: E402
 
 from joulebench.metrics import Percentiles  # noqa: E402
 from runner.clock import REAL_CLOCK  # noqa: E402
-from runner.serve_bench.client import RequestResult, request_body, stream_request  # noqa: E402
+from runner.serve_bench.client import request_body, stream_request  # noqa: E402
 from runner.serve_bench.lag import ClientLag, CpuMark, CpuUse, send_lags_ms  # noqa: E402
 from runner.serve_bench.load import drive_rate, frozen_heap, schedule_s  # noqa: E402
+from runner.serve_bench.result import RequestResult  # noqa: E402
 
 TARGET_P99_MS = 2.0
 WARMUP_REQUESTS = 2  # serve-bench's default --warmup-requests

@@ -8,7 +8,8 @@ source had and how many are kept (joulebench.requests.retain states the bounds).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 import duckdb
 import polars as pl
@@ -16,8 +17,16 @@ import pyarrow as pa
 
 import joulebench.requests as jr
 
-if TYPE_CHECKING:  # db.store imports db.writes, which imports this module
-    from db.store import Store
+
+class Store(Protocol):
+    """What the readers here use of a db.store.Store (db.store imports db.writes, which writes through this module:
+    a protocol, not an import, keeps the two apart)."""
+
+    con: duckdb.DuckDBPyConnection
+
+    def query(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame: ...
+
+    def time_limited(self) -> AbstractContextManager[None]: ...
 
 ARROW_SCHEMA = pa.schema([
     ("run_id", pa.string()), ("request_index", pa.int64()), ("scheduled_send_s", pa.float64()),

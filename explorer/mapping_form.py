@@ -33,6 +33,20 @@ def partly_read(p: upload.Preview) -> bool:
     return any(w.startswith(PARTLY) for w in p.warnings)
 
 
+def offer(db: str, unit: tuple[str, bytes], given: importers.Hints | None, p: upload.Preview,
+          by_mapping: dict[str, Mapped]) -> list[upload_queue.Upload] | None:
+    """Where no reader is sure of a file (refused, or read only in part) and no saved mapping read it: the mapping
+    section (in an expander under a partly read file); the uploads it queued, once Import is clicked."""
+    if unit[0] in by_mapping:
+        return None
+    if p.error:
+        return section(db, unit, given)
+    if partly_read(p):
+        with st.expander("Map the columns yourself"):
+            return section(db, unit, given, partly=True)
+    return None
+
+
 def with_saved(db: str, units: list[tuple[str, bytes]]) -> tuple[list[tuple[str, bytes]], dict[str, Mapped]]:
     """The uploaded files, those of a saved mapping's shape rewritten by it (explorer.mapping_read)."""
     return mapping_read.with_saved(db, units)

@@ -1,15 +1,13 @@
 """Upload: import result files from other people and other tools, then fill what they do not state."""
 
-import polars as pl
 import streamlit as st
 
 import importers
 from decision.markdown import md
 from decision.text import count
-from explorer import data, mapping_form, nav, upload, upload_queue
+from explorer import data, mapping_form, nav, upload, upload_queue, upload_view
 from explorer.device_names_section import choices_section
 from explorer.label_form import label_form
-from explorer.tables import styled
 from joulebench.errors import JouleBenchError
 from joulebench.metrics import label
 
@@ -125,26 +123,10 @@ for _unit, p in previews:
     with st.container(border=True):
         if p.error:
             st.error(md(p.error))
-            if _unit[0] not in by_mapping and (mapped_now := mapping_form.section(data.db_path(), _unit, given)):
-                queued_now(mapped_now)
-            continue
-        st.markdown(f"**{md(p.name)}** — {md(p.format)}: {count(p.runs, 'run')}")
-        st.caption(f"Devices: {md(', '.join(p.devices) or '—')} · Workloads: {md(', '.join(p.workloads) or '—')}")
-        if p.not_stated:
-            st.caption(f"Not stated in this file: {md(p.not_stated)} (fill in after the import)")
-        if p.missing_fields:
-            st.caption("Figures not in this file: " + md(", ".join(p.missing_fields)))
-        if p.figures:
-            st.dataframe(styled(pl.DataFrame(p.figures, infer_schema_length=None), not_stated=("Batch",)),
-                         hide_index=True)
-            if p.runs > len(p.figures):
-                st.caption(f"The first {len(p.figures)} of {count(p.runs, 'run')}.")
-        for warning in p.warnings:
-            st.caption(f"⚠ {md(warning)}")
-        if mapping_form.partly_read(p) and _unit[0] not in by_mapping:
-            with st.expander("Map the columns yourself"):
-                if mapped_now := mapping_form.section(data.db_path(), _unit, given, partly=True):
-                    queued_now(mapped_now)
+        else:
+            upload_view.preview(p)
+        if mapped_now := mapping_form.offer(data.db_path(), _unit, given, p, by_mapping):
+            queued_now(mapped_now)
 
 importable = [unit for unit, p in previews if not p.error]
 if importable and st.button(f"Import {count(len(importable), 'file')}", type="primary"):

@@ -22,9 +22,9 @@ import pytest
 
 from joulebench.metrics import E2E, ITL, TPOT, TTFT
 from runner.serve_bench import measure
-from runner.serve_bench.client import RequestResult
 from runner.serve_bench.load import gaps_s, schedule_s
 from runner.serve_bench.options import ServeBenchError, parse_slo
+from runner.serve_bench.result import RequestResult
 from tests.helpers import free_port, local_http_server
 from tests.serve_engine import Server, model_dir, server  # noqa: F401 - the session's engine, shared
 
@@ -108,8 +108,8 @@ def test_a_refused_request_is_counted(server: Server, model_dir: Path) -> None: 
     from runner.sensors import detect
     from runner.serve_bench.bench import measure_point, plan_requests, point_run
     from runner.serve_bench.cli import options_from
-    from runner.serve_bench.client import probe
     from runner.serve_bench.lengths import PromptBuilder
+    from runner.serve_bench.probe import probe
 
     args = _args(target=server.url, concurrency="2", requests=8.0, output_tokens="4", request_timeout=60.0)
     opts = options_from(args, None)
@@ -135,8 +135,8 @@ def test_length_distribution_is_honoured_and_seeded(server: Server, model_dir: P
     from runner.sensors import detect
     from runner.serve_bench.bench import measure_point, plan_requests
     from runner.serve_bench.cli import options_from
-    from runner.serve_bench.client import probe
     from runner.serve_bench.lengths import PromptBuilder
+    from runner.serve_bench.probe import probe
 
     args = _args(target=server.url, concurrency="4", requests=16.0, prompt_tokens="mean=24,stdev=6,min=12,max=40",
                  output_tokens="3", tokenizer=model_dir, seed=7.0)

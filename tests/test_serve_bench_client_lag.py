@@ -19,7 +19,6 @@ from decision.text import flag_text
 from energy.grades import RunFacts, grade_run
 from runner.clock import REAL_CLOCK
 from runner.serve_bench import bench
-from runner.serve_bench.client import RequestResult
 from runner.serve_bench.lag import (
     CLIENT_BOUND_MS,
     FLAG_CLIENT_BOUND,
@@ -30,6 +29,7 @@ from runner.serve_bench.lag import (
     send_lags_ms,
 )
 from runner.serve_bench.load import drive_rate
+from runner.serve_bench.result import RequestResult
 from runner.serve_bench.run import summary
 from tests.hostile_server import HostileServer
 from tests.test_serve_bench import _args

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from runner.serve_bench import counts, measure
-from runner.serve_bench.client import RequestResult
 from runner.serve_bench.options import ServeBenchError
+from runner.serve_bench.result import RequestResult
 from tests.hostile_server import EVIL_MODEL, USAGE_KINDS, HostileServer, bomb
 from tests.test_serve_bench import _args
 
@@ -116,7 +116,7 @@ def test_bounds_refuse_a_reply_per_request(hostile: HostileServer, message: str,
 
 @pytest.mark.parametrize("hostile", ["slow_models", "gzip_models"], indirect=True)
 def test_the_probe_is_bounded_in_time_and_size(hostile: HostileServer) -> None:
-    from runner.serve_bench.client import probe
+    from runner.serve_bench.probe import probe
 
     started = time.monotonic()
     with pytest.raises(ServeBenchError) as refused:
@@ -156,7 +156,7 @@ def test_names_and_errors_from_the_server_are_cleaned(hostile: HostileServer, tm
 
 @pytest.mark.parametrize("hostile", ["transformers"], indirect=True)
 def test_transformers_serve_is_recognised(hostile: HostileServer) -> None:
-    from runner.serve_bench.client import probe
+    from runner.serve_bench.probe import probe
 
     info = probe(hostile.url, None, None)
     assert info.engine == "transformers-serve" and info.model == "hostile-model"
@@ -164,7 +164,7 @@ def test_transformers_serve_is_recognised(hostile: HostileServer) -> None:
 
 def test_the_model_id_is_sent_as_the_server_spelled_it() -> None:
     with HostileServer("control_names") as server:
-        from runner.serve_bench.client import probe
+        from runner.serve_bench.probe import probe
 
         info = probe(server.url, None, None)
     assert info.model == EVIL_MODEL and info.label == "evil[31mmodel"

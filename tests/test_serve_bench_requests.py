@@ -22,7 +22,7 @@ from db import Store
 from energy.grades import RunFacts, grade_run
 from joulebench.metrics import E2E, ITL, TPOT, TTFT, Percentiles
 from runner.serve_bench import counts, measure, records
-from runner.serve_bench.client import RequestResult
+from runner.serve_bench.result import RequestResult
 from tests.hostile_server import HostileServer
 from tests.test_serve_bench import _args
 
@@ -219,8 +219,8 @@ def test_a_point_that_served_nothing_inside_its_steady_state_is_failed_not_a_rat
     from runner.environment import Captured
     from runner.serve_bench.bench import Point, point_run
     from runner.serve_bench.cli import options_from
-    from runner.serve_bench.client import ServerInfo
     from runner.serve_bench.counts import Counted
+    from runner.serve_bench.result import ServerInfo
 
     # request 0 ends at 0.5 (the steady state opens there, its last token before); 8 more are sent by 0.9 and end
     # after 5: overloaded, and nothing was served inside [0.5, 0.9]

@@ -18,8 +18,8 @@ import pytest
 
 from runner.serve_bench import measure
 from runner.serve_bench.bench import sweep_rates
-from runner.serve_bench.client import RequestResult
 from runner.serve_bench.options import ServeBenchError
+from runner.serve_bench.result import RequestResult
 from tests.serve_engine import Server, model_dir, server  # noqa: F401 - the session's engine, shared
 from tests.test_serve_bench import bench, not_refused
 

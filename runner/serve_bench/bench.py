@@ -36,12 +36,13 @@ from runner.interrupts import InterruptGuard, signal_name
 from runner.power import PowerMeter
 from runner.record import Fields, RunRecord, now_iso
 from runner.serve_bench import counts, measure, records
-from runner.serve_bench.client import RequestResult, ServerInfo, alive, base_url, request_body, stream_request
+from runner.serve_bench.client import alive, request_body, stream_request
 from runner.serve_bench.counts import Counted
 from runner.serve_bench.lag import FLAG_CLIENT_BOUND, ClientLag, CpuMark, CpuUse, send_lags_ms
 from runner.serve_bench.lengths import LengthPlan, PromptBuilder
 from runner.serve_bench.load import drive_concurrency, drive_rate, frozen_heap, schedule_s
 from runner.serve_bench.options import ServeBenchOptions, slo_text
+from runner.serve_bench.result import RequestResult, ServerInfo, base_url
 
 if TYPE_CHECKING:
     from runner.environment import Captured  # torch: imported only where a run starts

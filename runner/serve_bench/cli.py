@@ -179,8 +179,8 @@ def remote_problems(target: str, server_device: str | None, power_log: Path | No
 def check(opts: Any) -> dict[str, Any]:
     """What the sweep would measure, after asking the server (ServeBenchError when it cannot be measured):
     the runs planned (one per point and repeat), as `joulebench run --check` reports them."""
-    from runner.serve_bench.client import probe
     from runner.serve_bench.gpus import open_gpus
+    from runner.serve_bench.probe import probe
 
     info = probe(opts.target, opts.model, opts.engine)
     if opts.gpus:

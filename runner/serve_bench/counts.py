@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.serve_bench.client import RequestResult
+from runner.serve_bench.result import RequestResult
 
 USAGE_TOLERANCE_PCT = 5.0
 USAGE_TOLERANCE_TOKENS = 1

@@ -19,7 +19,7 @@ from runner.serve_bench.names import message
 from runner.serve_bench.options import MAX_TOKENS
 
 if TYPE_CHECKING:
-    from runner.serve_bench.client import RequestResult
+    from runner.serve_bench.result import RequestResult
 
 MAX_KEPT_TEXT_CHARS = 4 * 1024 * 1024  # a request's text kept for --tokenizer's count; past it, none is counted
 

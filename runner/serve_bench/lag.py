@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from joulebench.metrics import Percentiles, metric
-from runner.serve_bench.client import RequestResult
+from runner.serve_bench.result import RequestResult
 
 FLAG_CLIENT_BOUND = "client_bound"
 CLIENT_BOUND_TTFT_PCT = 5.0  # send lag p99 above this share of TTFT p50 ...

@@ -44,7 +44,7 @@ from energy.trace import window_j
 from joulebench.metrics import E2E, ITL, TPOT, TTFT, Percentiles, metric
 from joulebench.slo import Limit
 from runner.serve_bench import records
-from runner.serve_bench.client import RequestResult
+from runner.serve_bench.result import RequestResult
 
 FLAG_OVERLOADED = "overloaded"
 FILLED = ("requests_completed", "requests_failed", "output_tokens", "tokens_per_s", "requests_per_s", "duration_s",

@@ -21,9 +21,9 @@ from typing import Any
 import httpx
 
 from runner.serve_bench import wire
-from runner.serve_bench.client import ServerInfo, base_url
 from runner.serve_bench.names import clean, message, name
 from runner.serve_bench.options import ServeBenchError
+from runner.serve_bench.result import ServerInfo, base_url
 
 PROBE_TIMEOUT_S = 10.0
 EXTRA_TIMEOUT_S = 3.0

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import joulebench.requests as jr
-from runner.serve_bench.client import RequestResult
+from runner.serve_bench.result import RequestResult
 
 
 def request(r: RequestResult, *, counted: bool, start_s: float) -> jr.Request:

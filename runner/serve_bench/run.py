@@ -18,10 +18,10 @@ from runner.interrupts import InterruptGuard
 from runner.output import ResultSink, unique_out_path
 from runner.power import PowerMeter
 from runner.serve_bench.bench import run_points
-from runner.serve_bench.client import probe
 from runner.serve_bench.lag import CLIENT_BOUND_MS, CLIENT_BOUND_TTFT_PCT, FLAG_CLIENT_BOUND
 from runner.serve_bench.lengths import PromptBuilder
 from runner.serve_bench.options import ServeBenchOptions
+from runner.serve_bench.probe import probe
 
 
 def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, stream: TextIO | None = None,

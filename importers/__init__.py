@@ -48,10 +48,11 @@ from importers.powerlogs.standalone import (
 from importers.powerlogs.summary import PowerSummaryImporter
 from importers.serving_report import ServingReportImporter
 from importers.sglang_bench import SglangBenchImporter
+from importers.text_figures import TextFiguresImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
 from importers.tqdm_log import TqdmImporter
-from importers.trtexec import TrtexecImporter
+from importers.trtexec import TrtexecImporter, TrtexecTimesImporter
 from importers.trtllm_bench import TrtllmBenchImporter
 from importers.vllm_bench import VllmBenchImporter
 from importers.vllm_offline import VllmOfflineImporter
@@ -86,6 +87,7 @@ IMPORTERS: tuple[Importer, ...] = (
     LlamaBenchImporter(),  # n_prompt, n_gen, avg_ts in json/jsonl/csv, or the md table '| model | ... | t/s |'
     TrtllmBenchImporter(),  # its JSON report's keys, or the printed '= PERFORMANCE OVERVIEW'
     TrtexecImporter(),  # '&&&& RUNNING TensorRT.trtexec' and its '=== Performance summary ==='
+    TrtexecTimesImporter(),  # trtexec --exportTimes: a JSON array of startH2dMs .. latencyMs records
     ServingReportImporter(),  # the printed '== Serving Benchmark Result ==' blocks of vLLM / SGLang, also in notes
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
     TgiBenchImporter(),  # inference-benchmarker results[].token_throughput_secs, or TGI's '| Decode (token) |' tables
@@ -108,6 +110,7 @@ IMPORTERS: tuple[Importer, ...] = (
     ExperimentTableImporter(),  # unit-named columns of home-grown tables: after every tool's own format
     GeneralTableImporter(),  # any other results table, long table, JSON Lines or records: columns by name and unit
     TqdmImporter(),
+    TextFiguresImporter(),  # 'name: value unit' figures pasted into text: last, after every format's own reader
 )
 
 POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME,

@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 from importers.base import Source
-from importers.general_table import MAP_IT, nested_records
+from importers.general_table import MAP_IT, flatten, nested_records, twice_encoded
+from importers.table_fields import label_field
 from joulebench.errors import ResultFileError
 
 _TEGRA_TEMP = re.compile(r"\b[A-Za-z0-9_]+@-?\d+(?:\.\d+)?C\b")  # tegrastats: CPU@45.5C
@@ -40,8 +41,9 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "dcgm": ("power logs", "DCGM"), "nvidia-smi": ("power logs", "nvidia-smi"),
     "tegrastats": ("power logs", "tegrastats"), "jtop": ("power logs", "jtop"),
     "tegrastats-json": ("power logs", "tegrastats"), "gpu-power-csv": ("power logs", "NVML loggers"),
-    "power-table": ("power logs", ""), "trtexec": ("trtexec", ""),
+    "power-table": ("power logs", ""), "trtexec": ("trtexec", ""), "trtexec-times": ("trtexec", ""),
     "experiment-table": ("results tables", ""), "general-table": ("results tables", ""),
+    "text-figures": ("figures in text", ""),
 }
 
 
@@ -173,22 +175,35 @@ def _table_separator(lines: list[str]) -> str | None:
 
 
 def _json_in_string(text: str) -> str | None:
-    """'a JSON string that holds JSON (...)': a document encoded twice (json.dumps of a JSON text)."""
+    """What a JSON string is: one that holds JSON (a document encoded twice, which the general reader decodes once,
+    so it is here only when no key of the inner document is a figure with a unit), or one that holds no JSON."""
     if text.lstrip()[:1] != '"':
         return None
     try:
         outer = json.loads(text, parse_constant=lambda c: None)
-        doc = json.loads(outer, parse_constant=lambda c: None) if isinstance(outer, str) else None
     except (ValueError, RecursionError):
         return None
+    if not isinstance(outer, str):
+        return None
+    doc = twice_encoded(text)
     if isinstance(doc, dict):
+        nested = nested_records(doc)
+        flat = flatten(nested[0] if nested else doc)
         what = f"an object with keys {_names(list(doc))}"
     elif isinstance(doc, list):
+        first = doc[0] if doc else None
+        flat = flatten(first) if isinstance(first, dict) else {}
         what = f"an array of {len(doc)} items"
+    elif outer.lstrip()[:1] in ('"', "{", "["):
+        return ("a JSON string that holds a JSON string or broken JSON: the document was encoded more than twice or "
+                "cut; only one level of encoding is decoded")
     else:
-        return None
-    return (f"a JSON string that holds JSON ({what}): the document was encoded twice; decode it once "
-            "(json.loads) and import the inner JSON")
+        return f"a JSON string holding text ({outer.strip()[:40]!r}), not JSON: no object or array of results in it"
+    numbers = [k for k, v in flat.items() if isinstance(v, (int, float)) and label_field(k) is None]
+    if not numbers:
+        return f"a JSON string that holds JSON ({what}, decoded once): no figures in it"
+    return (f"a JSON string that holds JSON ({what}, decoded once): none of its numbers ({_names(numbers)}) states "
+            f"its unit (name the unit in the key, e.g. latency_ms, or {MAP_IT})")
 
 
 def _names(names: list[str], shown: int = 8) -> str:

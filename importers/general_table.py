@@ -134,11 +134,38 @@ def nested_records(doc: dict[str, Any]) -> list[dict[str, Any]] | None:
     return records
 
 
+def twice_encoded(text: str | None) -> dict[str, Any] | list[Any] | None:
+    """The document inside a JSON string that holds JSON (`json.dump` of a `json.dumps` text: encoded twice),
+    decoded once and never more; None when the text is no such string (a plain JSON string, a string holding a
+    JSON string, or not JSON)."""
+    if text is None or text.lstrip()[:1] != '"':
+        return None
+    try:
+        outer = json.loads(text, parse_constant=lambda c: None)
+        if not isinstance(outer, str) or outer.lstrip()[:1] not in ("{", "["):
+            return None
+        inner = json.loads(outer, parse_constant=lambda c: None)
+    except (ValueError, RecursionError):
+        return None
+    return inner if isinstance(inner, (dict, list)) else None
+
+
+def is_json(source: Source) -> bool:
+    """Whether a file is read as JSON: it opens an object or an array, or it is a JSON string that holds JSON
+    (`twice_encoded`; a CSV whose first header cell is quoted opens with '"' too, and stays a table)."""
+    first = source.head.lstrip()[:1]
+    return first in ("{", "[") or (first == '"' and twice_encoded(source.text) is not None)
+
+
 def json_records(source: Source, said: list[str] | None = None) -> list[dict[str, Any]] | None:
     """The records of a JSON Lines file, a JSON list of objects, an object holding one such list, or an object
-    nesting dicts of figures (`nested_records`); None when the file is none of these. `said` gets a note on how
-    the records were found when it is not plain."""
+    nesting dicts of figures (`nested_records`), also inside a JSON string that holds JSON (`twice_encoded`:
+    decoded once); None when the file is none of these. `said` gets a note on how the records were found when it
+    is not plain."""
     doc = source.json
+    if doc is None and (doc := twice_encoded(source.text)) is not None and said is not None:
+        said.append("a JSON string that holds JSON (the document was encoded twice): decoded once and read as the "
+                    "JSON inside it")
     if isinstance(doc, list):
         return doc if doc and all(isinstance(r, dict) for r in doc[:50]) else None
     if isinstance(doc, dict):
@@ -206,7 +233,7 @@ class GeneralTableImporter(Importer):
         head = source.head
         if not head:
             return False
-        if head.lstrip()[:1] in ("{", "["):
+        if is_json(source):
             records = json_records(source)
             return records is not None and self._has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
@@ -229,7 +256,7 @@ class GeneralTableImporter(Importer):
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
-        if source.head.lstrip()[:1] in ("{", "["):
+        if is_json(source):
             said: list[str] = []
             records = json_records(source, said)
             if not records:

@@ -32,6 +32,7 @@ from importers.general_table import (
     _long_columns,
     _pivot,
     flatten,
+    is_json,
     json_records,
 )
 from importers.table_fields import SPREAD, FieldError, label_field, measure_field, plain, words_of
@@ -61,24 +62,24 @@ class MapField:
 
 def _fields() -> dict[str, MapField]:
     out: dict[str, MapField] = {}
-    for key, title, kind, header in (
-        ("energy_j", "Energy", "energy", "energy"), ("avg_power_w", "Average power", "power", "power"),
-        ("duration_s", "Duration", "time", "duration"),
-        ("tokens_per_s", "Output tokens/s", "token_rate", "throughput"),
-        ("decode_tokens_per_s", "Decode tokens/s", "token_rate", "decode throughput"),
-        ("prompt_tokens_per_s", "Prefill tokens/s", "token_rate", "prefill throughput"),
-        ("throughput_sps", "Throughput (items/s)", "item_rate", "throughput"),
-        ("requests_per_s", "Requests/s", "item_rate", "request throughput"),
-        ("j_per_token", "Energy per token", "energy_per_token", "energy per token"),
-        ("decode_j_per_token", "Decode energy per token", "energy_per_token", "decode energy per token"),
-        ("j_per_sample", "Energy per sample", "energy_per_item", "energy per sample"),
-        ("j_per_request", "Energy per request", "energy_per_item", "energy per request"),
-        ("mem_used_device_mb", "Device memory used", "memory", "gpu memory"),
-        ("gpu_clock_avg_mhz", "GPU clock", "frequency", "gpu clock"),
-        ("output_tokens", "Output tokens", None, "output tokens (tokens)"),
-        ("prompt_tokens_mean", "Input tokens (mean)", None, "input tokens (tokens)"),
+    for key, kind, header in (  # titles: the metric's one label (joulebench.metrics)
+        ("energy_j", "energy", "energy"), ("avg_power_w", "power", "power"),
+        ("duration_s", "time", "duration"),
+        ("tokens_per_s", "token_rate", "throughput"),
+        ("decode_tokens_per_s", "token_rate", "decode throughput"),
+        ("prompt_tokens_per_s", "token_rate", "prefill throughput"),
+        ("throughput_sps", "item_rate", "throughput"),
+        ("requests_per_s", "item_rate", "request throughput"),
+        ("j_per_token", "energy_per_token", "energy per token"),
+        ("decode_j_per_token", "energy_per_token", "decode energy per token"),
+        ("j_per_sample", "energy_per_item", "energy per sample"),
+        ("j_per_request", "energy_per_item", "energy per request"),
+        ("mem_used_device_mb", "memory", "gpu memory"),
+        ("gpu_clock_avg_mhz", "frequency", "gpu clock"),
+        ("output_tokens", None, "output tokens (tokens)"),
+        ("prompt_tokens_mean", None, "input tokens (tokens)"),
     ):
-        out[key] = MapField(key, title, kind, header)
+        out[key] = MapField(key, metric_label(key), kind, header)
     for base, dist in LATENCY_BY_BASE.items():
         for m in dist.metrics():
             stat = m.name.removeprefix(base + "_").removesuffix("_ms")
@@ -177,7 +178,7 @@ def read_table(source: Source) -> Table:
     if not head:
         raise MappingError(source.name, ["(whole file): not text; only a table (CSV, TSV, JSON Lines or JSON "
                                          "records) can be mapped"])
-    if head.lstrip()[:1] in ("{", "["):
+    if is_json(source):  # an object, an array, or JSON encoded twice (a JSON string holding JSON: decoded once)
         records = json_records(source)
         if not records:
             raise MappingError(source.name, ["(whole file): JSON, but not JSON Lines or a list of records"])

@@ -45,6 +45,7 @@ _LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot
 _DURATION = {"duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata", "tiempo",
              "zeit", "temps", "total", "seconds"}
 _RATE = {"throughput", "rendimiento", "durchsatz", "debit", "tps", "speed", "rate", "velocidad"}
+_CAPACITY = {"total", "capacity", "free", "available", "installed", "size"}  # a memory size, not what a run used
 _SCORES = {"accuracy", "acc", "f1", "bleu", "rouge", "score", "perplexity", "ppl", "wer", "cer", "map", "recall",
            "exactitud", "genauigkeit", "puntuacion"}
 _SPREAD = {"max", "min", "peak", "std", "stdev", "stddev", "sd", "var", "variance", "cov", "cv", "idle", "limit",
@@ -141,6 +142,11 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return None, None, "a peak, a spread or an idle figure"
     decode = "decode" in words or "generation" in words or "gen" in words or "eval" in words
     prefill = "prefill" in words or "prompt" in words
+    if kind == "time" and per_token:  # 'Avg decode time/token: 0.0073 s': a time per token, never the run's window
+        if prefill and not decode:
+            return None, None, "a prefill time per token (not a time per output token)"
+        kind = "time_per_token"
+        unit = units.Unit(unit.symbol + "/token", kind, unit.factor)
     if kind == "energy":
         if words & _POWER and not says_energy:
             raise FieldError(units.refuse_unit(header, unit.symbol, "W"))
@@ -157,7 +163,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "token_rate":
         if words & {"total", "all", "combined"} and not (decode or prefill or words & {"output", "generated"}):
             return None, None, "prompt and output tokens together (JouleBench stores output tokens/s only)"
-        key = "decode_tokens_per_s" if decode else "prompt_tokens_per_s" if prefill else "tokens_per_s"
+        prompt = prefill or "input" in words  # 'Input token throughput (tok/s)': the prompt's tokens
+        key = "decode_tokens_per_s" if decode else "prompt_tokens_per_s" if prompt else "tokens_per_s"
         return Field(key, "tokens/s"), unit, ""
     if kind == "item_rate":
         if re.search(r"req|request", low) or unit.symbol in ("req/s", "requests/s"):
@@ -179,6 +186,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return Field("duration_s", "s"), unit, ""
         return None, None, "a time that is neither a latency nor the run's duration"
     if kind == "memory":
+        if words & _CAPACITY:
+            return None, None, "the device's memory size (total, free), not the memory the run used"
         if words & {"gpu", "vram", "device"}:
             return Field("mem_used_device_mb", "MB"), unit, ""
         return None, None, "a memory size not said to be the device's"

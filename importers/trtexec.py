@@ -15,14 +15,29 @@ notes. A query is one execution of the engine: with an input batch of N (`--shap
 input bindings' first dimension) samples/s = qps x N. Precision: `--fp16`, `--bf16`, `--int8`, `--fp8`, `--best`
 (or the `Precision:` line) are what TensorRT was *allowed* to use per layer; INT8/FP8 are stored as the
 quantization. The device is the `Selected Device:` line (TensorRT 8.4 and later); trtexec measures no power.
+
+`trtexec --exportTimes=FILE` writes the timing trace as JSON (`exportJSONTrace`): an array with one object per
+inference, `startEnqMs, endEnqMs, startH2dMs, endH2dMs, startComputeMs, endComputeMs, startD2hMs, endD2hMs` (times
+in ms on the host clock) and `h2dMs, computeMs, d2hMs, latencyMs` (latency = H2D + compute + D2H); TensorRT 8.0 to
+8.4 added `endToEndMs`, TensorRT 7 wrote `startInMs, endInMs, startOutMs, endOutMs, inMs, outMs` instead.
+`TrtexecTimesImporter` reads it as one inference run with what the log's summary computes from the same trace:
+latency mean, median and percentiles by trtexec's own rules (the median of the sorted values; percentile p the
+value at n - 1 - floor((1 - p/100) n), in C float arithmetic), GPU compute time (notes), and Throughput = queries /
+(last endD2hMs - first startH2dMs), the window trtexec divides by. Since TensorRT 8.5 the warm-up queries are left
+out of the file; an older trace (with `endToEndMs`) may hold them, which a warning says. The trace names no device,
+model, precision or batch: they come from --device, --precision and --batch-size, or are left not stated.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import struct
+from dataclasses import dataclass
 from typing import Any
 
-from importers.base import Conversion, Importer, Source, check_run_count, clean_str, num, positive
+from importers.base import MS_PER_S, Conversion, Importer, Source, check_run_count, clean_str, num, positive
+from joulebench.resultfile import MAX_RUNS_PER_FILE
 
 _RUNNING = re.compile(r"&&&& RUNNING TensorRT\.trtexec(?: \[TensorRT v(\d+)\])?[^#\n]*#?\s*(?P<cmd>[^\n]*)")
 _ENDED = re.compile(r"&&&& (PASSED|FAILED|WAIVED) TensorRT\.trtexec")
@@ -226,3 +241,137 @@ class TrtexecImporter(Importer):
         if precision is None and "fp32" in allowed:
             precision = "fp32"  # the Precision line says FP32 alone (TensorRT may still use TF32 unless --noTF32)
         return precision, quantization
+
+
+# --- trtexec --exportTimes: the timing trace as JSON --------------------------------------------------------------
+
+_TIMES_KEYS = ('"latencyMs"', '"computeMs"', '"startComputeMs"')  # in every version of exportJSONTrace
+_START_KEYS = ("startH2dMs", "startInMs")  # the first input copy of a query (TensorRT 8.0 and later; 7)
+_END_KEYS = ("endD2hMs", "endOutMs")  # the last output copy
+MAX_QUERIES = 50 * MAX_RUNS_PER_FILE  # a trace of 3 s at the smallest latencies is ~100,000 queries
+
+
+def _f32(value: float) -> float:
+    """`value` rounded to a C float, as trtexec computes its percentiles."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
+
+
+@dataclass(frozen=True)
+class TraceStats:
+    """One column of the trace summarised as trtexec prints it (ms)."""
+
+    min_ms: float
+    mean_ms: float
+    p50_ms: float
+    p90_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+
+    @classmethod
+    def of(cls, values: list[float]) -> TraceStats:
+        """trtexec's rules (sampleReporting.cpp findMedian, findPercentile) over the sorted values."""
+        v = sorted(values)
+        n = len(v)
+
+        def pct(p: float) -> float:  # (1 - p/100) * n in C++ float arithmetic: 90 of 100 values excludes 10, not 9
+            exclude = int(_f32(_f32(1 - _f32(_f32(p) / 100)) * _f32(n)))
+            return v[max(n - 1 - exclude, 0)]
+
+        median = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+        return cls(v[0], math.fsum(v) / n, median, pct(90), pct(95), pct(99), v[-1])
+
+    def words(self) -> str:
+        return (f"min {self.min_ms:g} ms, mean {self.mean_ms:g} ms, median {self.p50_ms:g} ms, p90 {self.p90_ms:g} ms, "
+                f"p99 {self.p99_ms:g} ms, max {self.max_ms:g} ms")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One record of the trace: its window on the host clock and its times (ms)."""
+
+    start_ms: float
+    end_ms: float
+    latency_ms: float
+    compute_ms: float
+
+
+class TrtexecTimesImporter(Importer):
+    NAME = "trtexec-times"
+    TOOL = "TensorRT trtexec"
+    DESCRIPTION = ("a trtexec --exportTimes JSON (one record per inference: startH2dMs .. endD2hMs, computeMs, "
+                   "latencyMs), read as one inference run")
+
+    def sniff(self, source: Source) -> bool:
+        head = source.head.lstrip()
+        return head[:1] == "[" and all(key in head[:4096] for key in _TIMES_KEYS)
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        doc = conv.source.json
+        if not isinstance(doc, list) or not doc:
+            raise conv.fail("(whole file)", "not a JSON array of trtexec timing records")
+        if len(doc) > MAX_QUERIES:
+            raise conv.fail("(whole file)", f"{len(doc):,} records; at most {MAX_QUERIES:,} are read: split the file")
+        queries = [self._query(conv, i, record) for i, record in enumerate(doc)]
+        if any("endToEndMs" in r for r in doc[:1] if isinstance(r, dict)):
+            conv.warn("a trace of TensorRT before 8.5 (it has endToEndMs): it may hold the warm-up queries, which "
+                      "trtexec leaves out of its own summary; all records were read")
+        n = len(queries)
+        start = min(q.start_ms for q in queries)
+        end = max(q.end_ms for q in queries)
+        window_s = (end - start) / MS_PER_S
+        if window_s <= 0:
+            raise conv.fail("(whole file)", f"the {n} queries span no time (first start {start:g} ms, last end "
+                            f"{end:g} ms); no throughput can be computed")
+        latency = TraceStats.of([q.latency_ms for q in queries])
+        compute = TraceStats.of([q.compute_ms for q in queries])
+        qps = n / window_s
+        batch = conv.hints.batch_size
+        formula = (f"Throughput {qps:g} qps = {n} queries / (last endD2hMs - first startH2dMs = {window_s:g} s), as "
+                   "trtexec computes it")
+        conv.warn(f"trtexec timing trace: {formula}")
+        metrics: dict[str, Any] = {
+            "energy_missing_reason": NO_ENERGY, "iterations_per_s": qps, "duration_s": window_s,
+            "latency_avg_ms": latency.mean_ms, "latency_p50_ms": latency.p50_ms, "latency_p90_ms": latency.p90_ms,
+            "latency_p95_ms": latency.p95_ms, "latency_p99_ms": latency.p99_ms, "latency_max_ms": latency.max_ms,
+        }
+        notes = [f"trtexec --exportTimes trace of {n} queries", formula,
+                 f"Latency (H2D + GPU compute + D2H) {latency.words()}", f"GPU Compute Time {compute.words()}"]
+        if batch:
+            metrics["throughput_sps"] = qps * batch
+            metrics["throughput_derivation"] = f"Throughput {qps:g} qps x batch {batch} (samples a query, given)"
+            metrics["examples"] = n * batch
+        else:
+            notes.append("the samples in a query are not stated (pass --batch-size), so no samples/s is stored")
+        device = conv.device(None, None, where="(the exported times name no device: trtexec prints it in its log, "
+                                                "'Selected Device')")
+        return conv.document([{
+            "run_id": conv.run_id(0),
+            "status": "ok",
+            "device": device,
+            "config": {"workload": conv.hints.workload or "trtexec", "model": None, "mode": "infer",
+                       "precision": conv.precision(None), "batch_size": batch, "engine": "tensorrt"},
+            "metrics": metrics,
+            "flags": [],
+            "notes": "; ".join(notes),
+        }])
+
+    @staticmethod
+    def _query(conv: Conversion, index: int, record: Any) -> Query:
+        where = f"record {index + 1}"
+        if not isinstance(record, dict):
+            raise conv.fail(where, "not an object of timing fields")
+
+        def field(keys: tuple[str, ...]) -> float:
+            key = next((k for k in keys if k in record), keys[0])
+            value = record.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise conv.fail(f"{where}: {key}", f"{str(value)[:30]!r} is not a finite number of ms")
+            if value < 0:
+                raise conv.fail(f"{where}: {key}", f"{value:g} ms is negative; a time in the trace cannot be")
+            return float(value)
+
+        query = Query(field(_START_KEYS), field(_END_KEYS), field(("latencyMs",)), field(("computeMs",)))
+        if query.end_ms < query.start_ms:
+            raise conv.fail(where, f"ends ({query.end_ms:g} ms) before it starts ({query.start_ms:g} ms)")
+        return query

@@ -167,9 +167,11 @@ def test_a_saturated_server_reports_the_steady_state_of_full_batches() -> None:
     assert c["request_rate_per_s"] == 100_000.0 and m["examples"] == 400
     assert m["output_tokens"] == 400 * NEW and c["measured_steps"] == 100  # 100 batches of 4
     assert m["throughput_sps"] == pytest.approx(400 / m["duration_s"])
-    # queueing: batch k's requests waited for the k - 1 before them, so TTFT grows linearly across the window:
-    # the median request waits about half of it, the p99 almost all (about twice the median)
-    assert 1.5 * m["ttft_p50_ms"] < m["ttft_p99_ms"] < 2.5 * m["ttft_p50_ms"]
+    # queueing: batch k's requests waited for the k - 1 before them, so the p99 request (batch ~99) waited for
+    # about 49 batches more than the median one (batch ~50); at least half of those took the median batch's decode
+    # time, (NEW - 1) x TPOT p50 or more. A ratio of p99 to p50 is no law: a stall before the first batch (a busy
+    # machine) adds the same wait to every request and pulls the ratio towards 1 (1.02 beside two CPU hogs)
+    assert m["ttft_p99_ms"] - m["ttft_p50_ms"] > 20 * (NEW - 1) * m["tpot_p50_ms"]
     assert m["ttft_p50_ms"] > 0.3 * m["duration_s"] * 1000
     assert "100 of them full" in run["notes"] and "cut from the power trace" in run["notes"]
     assert m["j_per_token"] > 0 and m["tokens_per_s"] > 0

@@ -14,6 +14,7 @@ import pytest
 
 from importers import load
 from importers.base import Source
+from importers.describe import looks_like
 from importers.general_table import is_backend
 from importers.mapping import guess, read_table
 from importers.table_fields import label_field, measure_field
@@ -28,7 +29,7 @@ GTX1080 = TABLES / "llm-energy-bench-gtx1080-summary.csv"
 CITIC = TABLES / "LLM-Energy-Benchmark-q_citic.csv"
 SUMMARY = TABLES / "inference-energy-summary.json"
 MULTIPROMPT = TABLES / "jetson-llm-benchmark-multiprompt_results.json"
-BENCHOFF = REFUSED / "benchoff-agx-orin-vllm-0.20-AWQ-INT4.txt"
+BENCHOFF = FIXTURES / "formats" / "text_figures" / "benchoff-agx-orin-vllm-0.20-AWQ-INT4.txt"  # read since (text)
 RESNET = REFUSED / "edge-vision-resnet18_tensorrt_20241025-083233.json"
 LAYERS = REFUSED / "edge-vision-jetson-average_power_and_run_time-FIRST40.csv"
 
@@ -225,8 +226,9 @@ def test_guess_never_reads_a_spread_as_a_latency() -> None:
 # 9. refusals say what the file is --------------------------------------------------------------------
 
 def test_text_with_commas_is_not_described_as_a_table() -> None:
-    said = _refusal(BENCHOFF)
+    said = looks_like(Source.single(BENCHOFF.read_bytes(), BENCHOFF.name))
     assert "a table with columns" not in said and "text beginning '=== vLLM 0.20" in said
+    assert _load(BENCHOFF)[1] == "text-figures"  # now read as figures in text (tests/test_text_figures.py)
 
 
 def test_a_json_string_holding_json_is_described_as_such() -> None:

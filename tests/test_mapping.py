@@ -162,7 +162,7 @@ def test_a_recipe_file_round_trips_and_a_hostile_one_gets_the_limits_of_any_uplo
         (json.dumps({**doc, "extra": 1}).encode(), "'extra': not part of a mapping"),
         (json.dumps({**doc, "shape": {**doc["shape"], "key": "0" * 32}}).encode(), "does not match its columns"),
         (json.dumps({**doc, "columns": {**doc["columns"], "tok_rate": {"field": "j_per_token", "unit": "J/token"}}}
-                    ).encode(), "all mapped to Energy per token"),
+                    ).encode(), "all mapped to Energy per output token (J)"),
         (b"\xff\xfe", "not a JSON mapping"),
     ]
     for data, said in cases:

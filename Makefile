@@ -9,7 +9,10 @@ TORCH_VERSION ?= 2.13.0
 TORCH_INDEX_URL ?=
 STAMP := $(VENV)/.joulebench-installed
 
-.PHONY: setup run test lint browser postgres clean
+.PHONY: setup run test test-slow lint browser postgres clean
+# pytest keeps its rewritten test modules as bytecode: where the environment forbids writing bytecode, every test
+# process (two workers, the serial and the slow runs) would rewrite all of them again, about 20 s each on 2 cores.
+unexport PYTHONDONTWRITEBYTECODE
 
 setup: $(STAMP)
 
@@ -40,8 +43,12 @@ postgres:
 test: setup browser postgres
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy joulebench energy tuning importers db ingest decision runner explorer cli
-	$(PY) -m pytest -n 2 --dist loadfile -m "not serial"
-	$(PY) -m pytest -m serial
+	$(PY) -m pytest -n 2 --dist loadfile -m "not serial and not slow"
+	$(PY) -m pytest -m "serial and not slow"
+
+# The slow tier (tests/conftest.py SLOW says why each is there); CI runs it after `make test`.
+test-slow: setup browser postgres
+	$(PY) -m pytest -n 2 --dist loadfile -m slow
 
 lint: setup
 	$(VENV)/bin/ruff check .

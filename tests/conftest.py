@@ -27,10 +27,53 @@ SERIAL_FILES = frozenset({"test_generation.py", "test_profile_loop.py", "test_br
                           "test_concurrency.py", "test_db_birth.py"})
 
 
+# Run by `make test-slow` (CI runs it after `make test`), so that `make test` stays within 10 minutes on 2 cores:
+# scale, stress and benchmark checks, and journeys whose steps faster tests also take. Each entry says which.
+SLOW = {
+    "test_benchmarks_run.py": "each benchmark at its smallest size (the benchmarks print their own figures)",
+    "test_browser.py::test_screenshots_of_every_page": "documentation screenshots; every page is drawn by test_pages",
+    "test_browser.py::test_start_a_run_see_it_in_compare_then_cancel_one":
+        "a real run from the browser; test_new_run starts, refuses and cancels one through the page",
+    "test_access_server.py::test_clients_forwarded_by_a_trusted_proxy_are_throttled_separately":
+        "a real server sleeping through the slowdown; test_who_a_guess_counts_against checks the rule",
+    "test_access_server.py::test_guesses_from_other_loopback_addresses_count_as_one_client":
+        "as above; test_every_loopback_address_is_one_shared_client checks the rule",
+    "test_access_server.py::test_a_new_forwarded_address_per_guess_gets_no_fresh_start":
+        "as above; test_a_shared_address_is_slowed_down_but_never_locked_out checks the rule",
+    "test_serve_bench_hostile_process.py::test_bombs_and_a_200_mb_line_stay_under_1_gb":
+        "peak memory under 2 GiB bombs; test_serve_bench_hostile refuses each bomb in process",
+    "test_fuzz_imports.py::test_five_thousand_mutated_real_files_give_documents_or_clear_refusals":
+        "5,000 mutations; test_import_properties mutates and truncates every fixture",
+    "test_robustness.py::test_a_small_zip_of_many_large_members_is_read_one_member_at_a_time": "an archive at scale",
+    "test_push_postgres.py::test_four_machines_push_at_once_to_postgres":
+        "four pushers at once on PostgreSQL; test_push pushes concurrently to a catalog file",
+    "test_push_postgres.py::test_a_team_decides_in_a_real_browser_from_what_two_runners_pushed":
+        "the team journey on PostgreSQL; test_push's explorer reads a pushed store",
+    "test_store_upkeep.py::test_upkeep_removes_the_files_a_killed_push_left_and_the_store_reads_the_same[postgres]":
+        "the same upkeep on PostgreSQL as on the catalog file",
+    "test_power_settings_page.py::test_power_settings_page_in_a_real_browser":
+        "the page in a browser; its AppTest tests check every answer on it",
+    "test_browser_serving_compare.py": "a real engine swept, then Compare in a browser; test_serving_explorer and "
+                                       "test_decide_serving_answers check the same answers through the page",
+    "test_serve_bench.py::test_a_server_killed_mid_run_gives_an_interrupted_run":
+        "a real engine killed; test_serve_bench_hostile_process kills and signals the client at every phase",
+    "test_runner_interrupt.py::test_signal_during_a_sweep_keeps_finished_runs[15-143]":
+        "SIGTERM as SIGINT is checked; test_runner_output kills a sweep with SIGKILL",
+}
+
+
+def _slow(item: pytest.Item) -> bool:
+    node = item.nodeid.split("/")[-1]
+    return any(node == key or node.startswith(key + "[") or (("::" not in key) and node.startswith(key + "::"))
+               for key in SLOW)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+        if _slow(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

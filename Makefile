@@ -48,7 +48,8 @@ test: setup browser postgres
 
 # The slow tier (tests/conftest.py SLOW says why each is there); CI runs it after `make test`.
 test-slow: setup browser postgres
-	$(PY) -m pytest -n 2 --dist loadfile -m slow
+	$(PY) -m pytest -n 2 --dist loadfile -m "slow and not serial"
+	$(PY) -m pytest -m "slow and serial"
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -41,6 +41,7 @@ from importers.powerlogs.standalone import (
     GpuPowerCsvImporter,
     JtopImporter,
     NvidiaSmiImporter,
+    NvidiaSmiQueryImporter,
     PowerTableImporter,
     TegrastatsImporter,
     TegrastatsJsonImporter,
@@ -48,6 +49,7 @@ from importers.powerlogs.standalone import (
 from importers.powerlogs.summary import PowerSummaryImporter
 from importers.serving_report import ServingReportImporter
 from importers.sglang_bench import SglangBenchImporter
+from importers.table_records import unwrapped
 from importers.text_figures import TextFiguresImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
@@ -100,6 +102,7 @@ IMPORTERS: tuple[Importer, ...] = (
     DlloggerImporter(),
     DcgmImporter(),
     NvidiaSmiImporter(),
+    NvidiaSmiQueryImporter(),  # 'NVSMI LOG' reports of nvidia-smi -q: a power log, before the figures in text
     TegrastatsImporter(),
     JtopImporter(),
     TegrastatsJsonImporter(),
@@ -114,7 +117,7 @@ IMPORTERS: tuple[Importer, ...] = (
 )
 
 POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME,
-                               GpuPowerCsvImporter.NAME, TegrastatsJsonImporter.NAME})
+                               GpuPowerCsvImporter.NAME, TegrastatsJsonImporter.NAME, NvidiaSmiQueryImporter.NAME})
 
 __all__ = [
     "IMPORTERS",
@@ -163,16 +166,32 @@ def known_formats() -> list[str]:
 
 def detect(source: Source) -> Importer:
     """The first importer, in the fixed order, that recognises the content."""
-    for importer in IMPORTERS:
-        if importer.FOLDER != source.is_folder and not getattr(importer, "ALSO_FILES", False):
-            continue
-        try:
-            if importer.sniff(source):
-                return importer
-        except ResultFileError:
-            raise
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
-            continue
+    return detect_source(source)[0]
+
+
+def _sniffs(importer: Importer, source: Source) -> bool:
+    if importer.FOLDER != source.is_folder and not getattr(importer, "ALSO_FILES", False):
+        return False
+    try:
+        return bool(importer.sniff(source))
+    except ResultFileError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+        return False
+
+
+def detect_source(source: Source) -> tuple[Importer, Source, str | None]:
+    """(the importer, the source it reads, a note): the first importer, in the fixed order, that recognises the
+    content; before the general readers take a JSON object that wraps one list of records (`{"cmd": ..., "rows":
+    [...]}`), the tool readers are offered that list (`table_records.unwrapped`, one level), with a note saying so."""
+    general = next(n for n, imp in enumerate(IMPORTERS) if isinstance(imp, GeneralTableImporter))
+    for n, importer in enumerate(IMPORTERS):
+        if n == general and (inner := unwrapped(source)) is not None:
+            tool = next((imp for imp in IMPORTERS[:general] if _sniffs(imp, inner[0])), None)
+            if tool is not None:
+                return tool, inner[0], inner[1]
+        if _sniffs(importer, source):
+            return importer, source, None
     what = "folder" if source.is_folder else "file"
     kind = what_is(source)
     if kind:
@@ -190,7 +209,8 @@ def known_tools() -> str:
 def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFile, str]:
     """Detect, convert and validate; raise ResultFileError (and nothing else) on bad input."""
     hints = hints or Hints()
-    importer = detect(source)
+    original = source
+    importer, source, unwrap_note = detect_source(source)
     if (not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None
             and not getattr(importer, "TOLERATES_NUL", False)):
         try:
@@ -200,10 +220,12 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
             where = f"byte {e.start} is not UTF-8"
         raise ResultFileError(source.name, [f"(whole file): {where}; not a {importer.NAME} text file"])
     conv = Conversion(source=source, hints=hints, importer=importer)
+    if unwrap_note:
+        conv.warn(unwrap_note)
     try:
         document = importer.convert(conv)
     except ResultFileError as e:
-        kind = what_is(source)
+        kind = what_is(original)
         if kind:  # refused for want of any figure: say what the file is
             raise NothingToImportError(source.name, [f"(whole file): {kind}; no benchmark figure to import",
                                                      *e.problems]) from e

@@ -38,7 +38,7 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "tokenpowerbench": ("LLM serving", "TokenPowerBench"), "ollama": ("LLM serving", "Ollama"),
     "mlenergy-leaderboard": ("ML.ENERGY", "leaderboard"), "zeus": ("ML.ENERGY", "Zeus"),
     "perseus": ("ML.ENERGY", "Perseus"),
-    "dcgm": ("power logs", "DCGM"), "nvidia-smi": ("power logs", "nvidia-smi"),
+    "dcgm": ("power logs", "DCGM"), "nvidia-smi": ("power logs", "nvidia-smi"), "nvidia-smi-q": ("power logs", ""),
     "tegrastats": ("power logs", "tegrastats"), "jtop": ("power logs", "jtop"),
     "tegrastats-json": ("power logs", "tegrastats"), "gpu-power-csv": ("power logs", "NVML loggers"),
     "power-table": ("power logs", ""), "trtexec": ("trtexec", ""), "trtexec-times": ("trtexec", ""),

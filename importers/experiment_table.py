@@ -78,7 +78,7 @@ def _unit_of(column: str) -> str | None:
 
 # fields the general reader (importers.general_table) reads and this one does not
 _GENERAL_ONLY = re.compile(r"^(?:decode_tokens_per_s|prompt_tokens_per_s|decode_j_per_token|requests_per_s"
-                           r"|j_per_request|(?:ttft|tpot|itl|e2e_latency)_p\d\d_ms)$")
+                           r"|j_per_request|(?:ttft|tpot|itl|e2e_latency)_p\d\d_ms|output_tokens)$")
 
 
 def _for_the_general_reader(header: list[str]) -> bool:

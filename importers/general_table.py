@@ -12,8 +12,6 @@ label`). A table with no figure with a unit is refused, saying which columns wer
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from importers.base import (
@@ -26,18 +24,17 @@ from importers.base import (
     energy_metrics,
     read_csv,
 )
-from importers.table_fields import Field, FieldError, label_field, measure_field, plain, words_of
+from importers.table_fields import Field, FieldError, label_field, measure_field, plain, unitless_energy, words_of
+from importers.table_records import MAX_KEYS, flatten, is_json, json_records, nested_records, twice_encoded
+from importers.table_rows import is_backend, relabelled, without_failed
+from importers.table_units import data_row
 from joulebench import units
 from joulebench.ranges import RangeError, check
-from joulebench.resultfile import MAX_RUNS_PER_FILE
 
 _METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
                 "name", "variable")
 _VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount")
 _UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite")
-_RECORD_KEYS = ("results", "runs", "records", "data", "benchmarks", "rows", "items", "entries", "experiments")
-MAX_DEPTH = 6
-MAX_KEYS = 400
 _PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
                "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
@@ -46,158 +43,10 @@ _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_
                "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
 
 
-def flatten(record: dict[str, Any], prefix: str = "", depth: int = 0, out: dict[str, Any] | None = None
-            ) -> dict[str, Any]:
-    """{'config.batch_size': 8, 'metrics.ttft.p50_ms': 12.3} from nested objects; lists of scalars joined,
-    deeper or larger structures cut at MAX_DEPTH levels and MAX_KEYS keys."""
-    out = {} if out is None else out
-    for key, value in record.items():
-        if len(out) >= MAX_KEYS:
-            break
-        name = f"{prefix}.{key}" if prefix else str(key)[:100]
-        if isinstance(value, dict) and depth < MAX_DEPTH:
-            flatten(value, name, depth + 1, out)
-        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            out[name] = value
-        elif isinstance(value, bool):
-            out[name] = str(value).lower()
-    return out
-
-
 MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
-# the words a device column holds when it names where the code ran, not the device: never a device name
-_BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\s*\d{1,3}|gpu\s*:?\s*\d{1,3}|"
-                       r"xpu\s*:\s*\d{1,3}|npu\s*:\s*\d{1,3}|metal|vulkan|opencl|default|none)")
-# a container key whose entries are keyed by a label: {"models": {model: ...}}
-_CONTAINERS = {"models": "model", "model": "model", "llms": "model", "networks": "model", "devices": "device",
-               "gpus": "device", "hardware": "device", "boards": "device"}
-MIN_NESTED = 2
-
-
-def is_backend(name: str) -> bool:
-    """'cuda', 'cuda:0', 'cpu', 'mps', 'auto': where the code ran, not which device it ran on."""
-    return bool(_BACKENDS.fullmatch(name.strip().lower()[:20]))
-
-
-def _leaves(node: dict[str, Any], path: tuple[str, ...], out: list[tuple[tuple[str, ...], dict[str, Any]]],
-            depth: int = 0) -> None:
-    """Every dict whose values hold no dict and at least one number, with its path of keys."""
-    if len(out) > MAX_RUNS_PER_FILE or depth > MAX_DEPTH:
-        return
-    children = [(str(k)[:100], v) for k, v in node.items() if isinstance(v, dict)]
-    numbers = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in node.values())
-    if not children:
-        if numbers and path:
-            out.append((path, node))
-        return
-    for key, child in children:
-        _leaves(child, (*path, key), out, depth + 1)
-
-
-def nested_records(doc: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """{"models": {model: {prompt: {gen_tps, ...}}}}: one record per path to a dict of figures, when there are
-    several at one depth sharing their numeric keys; the path's varying keys become the model (under a 'models'
-    key, else the first) and the tag (the rest, joined by '/'). Scalars beside the nesting at the top apply to
-    every record. None when the document is not of that shape."""
-    found: list[tuple[tuple[str, ...], dict[str, Any]]] = []
-    _leaves(doc, (), found)
-    if len(found) < MIN_NESTED or len({len(p) for p, _ in found}) != 1:
-        return None
-    numeric = [{k for k, v in leaf.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-               for _, leaf in found]
-    common = set.intersection(*numeric)
-    if not common or any(len(n & common) * 2 < len(n) for n in numeric):
-        return None
-    depth = len(found[0][0])
-    varying = [i for i in range(depth) if len({p[i] for p, _ in found}) > 1]
-    if not varying:
-        return None
-    named: dict[int, str] = {}
-    for i in varying:
-        parent = found[0][0][i - 1].lower() if i > 0 and i - 1 not in varying else ""
-        if parent in _CONTAINERS and _CONTAINERS[parent] not in named.values():
-            named[i] = _CONTAINERS[parent]
-    has_model = "model" in named.values() or any("model" in leaf for _, leaf in found)
-    if not has_model:
-        named[varying[0]] = "model"
-    top = {k: v for k, v in doc.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-    records = []
-    for path, leaf in found:
-        record: dict[str, Any] = dict(top)
-        for i, label in named.items():
-            record[label] = path[i]
-        tag = "/".join(path[i] for i in varying if i not in named)
-        if tag:
-            record["tag"] = tag
-        record.update({k: v for k, v in leaf.items() if k not in record})
-        records.append(record)
-    return records
-
-
-def twice_encoded(text: str | None) -> dict[str, Any] | list[Any] | None:
-    """The document inside a JSON string that holds JSON (`json.dump` of a `json.dumps` text: encoded twice),
-    decoded once and never more; None when the text is no such string (a plain JSON string, a string holding a
-    JSON string, or not JSON)."""
-    if text is None or text.lstrip()[:1] != '"':
-        return None
-    try:
-        outer = json.loads(text, parse_constant=lambda c: None)
-        if not isinstance(outer, str) or outer.lstrip()[:1] not in ("{", "["):
-            return None
-        inner = json.loads(outer, parse_constant=lambda c: None)
-    except (ValueError, RecursionError):
-        return None
-    return inner if isinstance(inner, (dict, list)) else None
-
-
-def is_json(source: Source) -> bool:
-    """Whether a file is read as JSON: it opens an object or an array, or it is a JSON string that holds JSON
-    (`twice_encoded`; a CSV whose first header cell is quoted opens with '"' too, and stays a table)."""
-    first = source.head.lstrip()[:1]
-    return first in ("{", "[") or (first == '"' and twice_encoded(source.text) is not None)
-
-
-def json_records(source: Source, said: list[str] | None = None) -> list[dict[str, Any]] | None:
-    """The records of a JSON Lines file, a JSON list of objects, an object holding one such list, or an object
-    nesting dicts of figures (`nested_records`), also inside a JSON string that holds JSON (`twice_encoded`:
-    decoded once); None when the file is none of these. `said` gets a note on how the records were found when it
-    is not plain."""
-    doc = source.json
-    if doc is None and (doc := twice_encoded(source.text)) is not None and said is not None:
-        said.append("a JSON string that holds JSON (the document was encoded twice): decoded once and read as the "
-                    "JSON inside it")
-    if isinstance(doc, list):
-        return doc if doc and all(isinstance(r, dict) for r in doc[:50]) else None
-    if isinstance(doc, dict):
-        lists = [v for k, v in doc.items() if k.lower() in _RECORD_KEYS and isinstance(v, list) and v
-                 and all(isinstance(r, dict) for r in v[:50])]
-        if len(lists) == 1:
-            return lists[0]
-        nested = nested_records(doc)
-        if nested is not None:
-            if said is not None:
-                keys = [k for k in ("model", "tag") if k in nested[0]]
-                said.append(f"nested JSON read as {len(nested)} runs, one per path to a set of figures (the path "
-                            f"kept as {' and '.join(keys) or 'nothing'})")
-            return nested
-        return [doc] if any(isinstance(v, (int, float)) or isinstance(v, dict) for v in doc.values()) else None
-    text = source.text
-    if text is None or text.lstrip()[:1] != "{":
-        return None
-    records = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line, parse_constant=lambda c: None)
-        except (ValueError, RecursionError):
-            return None
-        if not isinstance(value, dict):
-            return None
-        records.append(value)
-        if len(records) > MAX_RUNS_PER_FILE:
-            break
-    return records or None
+__all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend", "is_json", "json_records",
+           "nested_records", "twice_encoded"]  # the JSON records' readers, kept importable from here
+_COUNTS = {"duration_s", "output_tokens", "prompt_tokens_mean"}  # a window or a count: not what JouleBench compares
 
 
 def _cell_unit(values: list[str]) -> units.Unit | None:
@@ -240,15 +89,16 @@ class GeneralTableImporter(Importer):
         cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
         if len(cells) < 2:
             return False
-        if _long_columns(cells) is not None:
-            return True
+        if _long_columns(cells) is not None or data_row(cells):
+            return True  # a table without its header row: read, to be refused saying so
         return self._has_figure(cells)
 
     @staticmethod
     def _has_figure(names: list[str]) -> bool:
         for name in names[:MAX_KEYS]:
             try:
-                if measure_field(name)[0] is not None:
+                found = measure_field(name)[0]
+                if found is not None and found.key != "output_tokens":  # a count alone: not a result table
                     return True
             except FieldError:
                 return True  # read it, to refuse it naming the column
@@ -271,6 +121,11 @@ class GeneralTableImporter(Importer):
         else:
             delimiter = _delimiter(source.head)
             header, rows = read_csv(conv, source.text or "", delimiter=delimiter)
+            if data_row(header):
+                shown = ", ".join(repr(c[:30]) for c in header[:4])
+                raise conv.fail("line 1", f"the first row is data, not a header ({shown}, ...: values with units or a "
+                                "date-time): the table has no header row, so its columns are not named; write the "
+                                f"header as the first line (nvidia-smi: --format=csv without noheader), or {MAP_IT}")
             if delimiter == ";":  # a decimal comma goes with ';' between cells: '1,5' is 1.5
                 rows = [(n, [c.replace(",", ".") if c.count(",") == 1 and "." not in c else c for c in r])
                         for n, r in rows]
@@ -282,21 +137,37 @@ class GeneralTableImporter(Importer):
         check_run_count(conv, len(rows), "its rows")
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
-        columns = self._columns(conv, header, rows)
-        if not any(f.section == "metrics" for f, _ in columns.values()):
+        columns, left = self._columns(conv, header, rows)
+        figures = [f.key for f, _ in columns.values() if f.section == "metrics"]
+        if not figures:
             raise conv.fail("line 1", "no column is a figure with a unit JouleBench reads (columns: "
                             f"{', '.join(header)[:300]}); name the unit in the header, e.g. 'Energy (J)', "
                             f"'latency_ms', 'Power (mW)', or {MAP_IT}")
+        unitless = [name for name, _ in left if unitless_energy(name)]
+        if set(figures) <= _COUNTS and unitless:  # the energy is there without its unit: map it, not leave it out
+            read = [f"{header[i][:40]} as {f.key}" for i, (f, _) in columns.items()]
+            raise conv.fail("line 1", f"only {' and '.join(sorted(set(figures)))} read ({', '.join(read)[:300]}), "
+                            f"and {', '.join(unitless[:4])} {'names' if len(unitless) == 1 else 'name'} a power or an "
+                            "energy without a unit (W or mW, J or kWh cannot be told apart), so the runs would lack "
+                            f"it (not read: {_grouped(left)}); name the unit in the header, e.g. 'Power (W)', or "
+                            f"{MAP_IT}")
+        rows = without_failed(conv, header, rows, columns, where)
+        header, rows, columns, tagged = relabelled(conv, header, rows, columns)
+        left = [(name, why) for name, why in left if name not in tagged]
+        if left:
+            conv.warn("columns not read: " + "; ".join(f"{n} ({why})" for n, why in left[:12])
+                      + (" ..." if len(left) > 12 else ""))
         runs = [self._run(conv, i, f"{where} {n}", header, row, columns) for i, (n, row) in enumerate(rows)]
         return conv.document(runs)
 
     @staticmethod
     def _columns(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
-                 ) -> dict[int, tuple[Field, units.Unit | None]]:
-        """{column index: (field, unit of its values)}; each field from one column (the first)."""
+                 ) -> tuple[dict[int, tuple[Field, units.Unit | None]], list[tuple[str, str]]]:
+        """({column index: (field, unit of its values)}, the columns not read with why); each field from one column
+        (the first)."""
         out: dict[int, tuple[Field, units.Unit | None]] = {}
         taken: dict[str, str] = {}
-        left: list[str] = []
+        left: list[tuple[str, str]] = []
         for i in _total_first(header):
             name = header[i]
             label = label_field(name)
@@ -312,17 +183,16 @@ class GeneralTableImporter(Importer):
                 raise conv.fail(f"line 1: {name[:80]}", str(e)) from e
             if field is None:
                 if why != "no unit in its name or cells" or name.strip():
-                    left.append(f"{name[:40]} ({why})")
+                    left.append((name[:40], why))
                 continue
             if field.key in taken:
                 conv.warn(f"{name[:80]} left out: {field.key} is already given by {taken[field.key][:80]}")
                 continue
             taken[field.key] = name
             out[i] = (field, unit)
-            conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit else ""))
-        if left:
-            conv.warn("columns not read: " + "; ".join(left[:12]) + (" ..." if len(left) > 12 else ""))
-        return out
+            conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit and unit.kind != "tokens"
+                                                            else "") + (f": {why}" if why else ""))
+        return out, left
 
     def _run(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
              columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[str, Any]:
@@ -347,6 +217,10 @@ class GeneralTableImporter(Importer):
             if value is None:
                 raise conv.fail(at, f"{raw[:40]!r} is not a number")
             stored = _to_field(value, unit, field) if unit is not None and unit.kind != "tokens" else value
+            if field.key == "output_tokens":
+                if stored != int(stored):
+                    raise conv.fail(at, f"{raw[:40]!r} is not a whole number of tokens")
+                stored = int(stored)
             if stored == 0 and field.unit in ("tokens/s", "items/s"):  # a rate of 0: not measured (prompt_tps 0)
                 conv.warn(f"{header[i][:80]}: 0 read as not measured (a rate of nothing) where it is 0")
                 continue
@@ -371,6 +245,9 @@ class GeneralTableImporter(Importer):
                                           method="reported", what="power x duration"))
         else:
             metrics["energy_missing_reason"] = "no energy column, nor a power with a duration"
+        per_token = bool(energy and metrics.get("output_tokens") and "j_per_token" not in metrics)
+        if per_token:
+            metrics["j_per_token"] = energy / metrics["output_tokens"]  # the run's energy over its output tokens
         if any(k in metrics for k in ("j_per_token", "j_per_sample", "j_per_request", "decode_j_per_token")):
             metrics.setdefault("energy_boundary", boundary)
             metrics.setdefault("energy_method", "reported")
@@ -386,9 +263,10 @@ class GeneralTableImporter(Importer):
             conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
                              "stated")
             stated = None
-        device = conv.device(stated, None, where=f"({where}: the table has no device column)" if "device" not in
-                             labels else f"({where}: the device column names a backend, not a device)")
-        notes = [f"general table {where}"]
+        has_column = any(f.key == "device" for f, _ in columns.values())
+        device = conv.device(stated, None, where=f"({where}: the table has no device column)" if not has_column else
+                             f"({where}: the device column names a backend or a setup, not a device)")
+        notes = [f"general table {where}"] + (["J/token = the energy / the output tokens"] if per_token else [])
         if labels.get("repeat"):
             notes.append(f"run {labels['repeat']}")
         if labels.get("precision") and precision is None:
@@ -421,6 +299,15 @@ class GeneralTableImporter(Importer):
             msg = e.format_message() if isinstance(e, RangeError) else str(e)
             raise conv.fail(at, msg) from e
         return value
+
+
+def _grouped(left: list[tuple[str, str]]) -> str:
+    """'gflops, memory_bandwidth (no unit in its name or cells); efficiency_percent (a percentage ...)'."""
+    reasons: dict[str, list[str]] = {}
+    for name, why in left:
+        reasons.setdefault(why, []).append(name)
+    return "; ".join(f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''} ({why})"
+                     for why, names in reasons.items())[:600] or "none"
 
 
 def _total_first(header: list[str]) -> list[int]:

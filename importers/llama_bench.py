@@ -37,6 +37,7 @@ VULKAN_DEVICE = re.compile(r"^ggml_vulkan:\s*(\d+)\s*=\s*(.+?)\s*(?:\|.*)?$")
 VULKAN_FOUND = re.compile(r"^ggml_vulkan:\s*Found\s+\d+\s+Vulkan devices")
 CUDA_FOUND = re.compile(r"^ggml_cuda_init:\s*found\s+\d+\s+\w+\s+devices")
 CUDA_DEVICE = re.compile(r"^\s*Device\s+(\d+):\s*([^,]+),")
+SHARD = re.compile(r"-\d{5}-of-\d{5}$")
 BUILD = re.compile(r"^\s*build:\s*(\S+)\s*\((\d+)\)\s*$")
 # llama.cpp's file-type names (llama_model_ftype_name) -> the short name its files and tools use
 FTYPE_SUFFIX = {"small": "S", "medium": "M", "large": "L", "extra small": "XS", "extra extra small": "XXS"}
@@ -205,7 +206,9 @@ class LlamaBenchImporter(Importer):
         sd = num(t.get("stddev_ts"))
         model_type = clean_str(t.get("model_type"))
         filename = clean_str(t.get("model_filename"))
-        model = (re.sub(r"(?i)\.gguf$", "", filename.replace("\\", "/").rsplit("/", 1)[-1]) if filename else model_type)
+        # a split GGUF's first file ('...-00001-of-00003.gguf'): the shard's number is not the model's name
+        model = (SHARD.sub("", re.sub(r"(?i)\.gguf$", "", filename.replace("\\", "/").rsplit("/", 1)[-1]))
+                 if filename else model_type)
         quantization, weights = quantisation_of(model_type, filename)
         backend = clean_str(t.get("backends"))
         gpus = [g.strip() for g in (clean_str(t.get("gpu_info")) or "").split(",") if g.strip()]

@@ -8,6 +8,12 @@ eval count / eval duration: output tokens per second while decoding, the prompt'
 so it is stored as decode tokens/s, never as the whole request's tokens/s; "prompt eval rate" is prompt
 tokens/s. Total duration (model load included) is the window. One request per block or row; Ollama
 measures no energy, and an energy column is read only with its unit in its name (energy_j, energy_mj).
+
+A table written by a script is checked before it is read: a row whose prompt_eval_* and eval_* cells hold the same
+values (one field of Ollama's response written into both the prompt's and the answer's columns), or whose eval or
+prompt eval duration is longer than its total duration (milliseconds in a column named _s), is refused naming the
+lines, the columns and the values, with the fix: the decode rate cannot be told from the prompt's, nor a duration
+trusted. Rate columns (`eval_rate`, `eval_rate_tps`, `prompt_eval_rate_tps`) are read as the statistics' rates.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from importers.base import (
     positive,
     read_csv,
 )
+from joulebench.errors import ResultFileError
 
 _KEYS = ("total duration", "load duration", "prompt eval count", "prompt eval duration", "prompt eval rate",
          "eval count", "eval duration", "eval rate")
@@ -41,6 +48,10 @@ _GO_PART = re.compile(r"(\d+(?:\.\d*)?)(h|ms|m|µs|us|μs|ns|s)")
 _GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ns": 1e-9}
 NO_ENERGY = "Ollama's timings hold no power or energy"
 CSV_UNITS_S = {"": 1e-9, "_ns": 1e-9, "_us": 1e-6, "_ms": 1e-3, "_s": 1.0}  # the API's fields are ns
+_SAID = {"eval_count": "eval count", "prompt_eval_count": "prompt eval count", "eval_s": "eval duration",
+         "prompt_eval_s": "prompt eval duration", "total_s": "total duration", "load_s": "load duration",
+         "eval_rate": "eval rate", "prompt_eval_rate": "prompt eval rate"}
+RATE_SUFFIXES = ("", "_tps", "_tok_s", "_t_s", "_tokens_per_s", "_tokens_per_second")  # tokens/s
 
 
 def go_duration_s(text: str) -> float | None:
@@ -126,24 +137,29 @@ class OllamaImporter(Importer):
         header, rows = read_csv(conv, text)
         lower = [h.lower() for h in header]
         check_run_count(conv, len(rows), "the table's rows")
-
-        def seconds(row: list[str], line: int, base: str) -> float | None:
-            for suffix, factor in CSV_UNITS_S.items():
-                if (name := base + suffix) in lower:
-                    v = num(cell(lower, row, name), f"line {line} ({header[lower.index(name)]})", conv)
-                    return v * factor if v is not None else None
-            return None
+        durations = {base: next((base + x for x in CSV_UNITS_S if base + x in lower), None)
+                     for base in ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")}
+        rates = {base: next((base + x for x in RATE_SUFFIXES if base + x in lower), None)
+                 for base in ("prompt_eval_rate", "eval_rate")}
+        problems = _inconsistent(header, lower, rows, durations, rates)
+        if problems:
+            raise ResultFileError(conv.source.name, problems)
 
         runs = []
         for i, (line, row) in enumerate(rows):
-            def val(name: str, line: int = line, row: list[str] = row) -> float | None:
-                return num(cell(lower, row, name), f"line {line} ({name})", conv) if name in lower else None
+            def val(name: str | None, line: int = line, row: list[str] = row) -> float | None:
+                return (num(cell(lower, row, name), f"line {line} ({header[lower.index(name)]})", conv)
+                        if name is not None and name in lower else None)
+
+            def seconds(base: str) -> float | None:
+                name = durations[base]
+                v = val(name)
+                return v * CSV_UNITS_S[name[len(base):]] if v is not None and name is not None else None
 
             values = {"eval_count": val("eval_count"), "prompt_eval_count": val("prompt_eval_count"),
-                      "eval_s": seconds(row, line, "eval_duration"), "prompt_eval_s": seconds(row, line,
-                                                                                              "prompt_eval_duration"),
-                      "total_s": seconds(row, line, "total_duration"), "load_s": seconds(row, line, "load_duration"),
-                      "eval_rate": None, "prompt_eval_rate": None}
+                      "eval_s": seconds("eval_duration"), "prompt_eval_s": seconds("prompt_eval_duration"),
+                      "total_s": seconds("total_duration"), "load_s": seconds("load_duration"),
+                      "eval_rate": val(rates["eval_rate"]), "prompt_eval_rate": val(rates["prompt_eval_rate"])}
             energy = val("energy_j")
             if energy is None and (mj := val("energy_mj")) is not None:
                 energy = mj / 1000.0
@@ -157,7 +173,10 @@ class OllamaImporter(Importer):
         decode = positive(v["eval_rate"]) or (out / eval_s if out and eval_s else None)
         prompt_rate = positive(v["prompt_eval_rate"]) or (prompt / prompt_s if prompt and prompt_s else None)
         if decode is None and out is None:
-            raise conv.fail(where, "neither eval count nor eval rate: no generation figure to import")
+            found = ", ".join(f"{_SAID[k]} {x:g}" + (" s" if k.endswith("_s") else "")
+                              for k, x in v.items() if x is not None) or "nothing"
+            raise conv.fail(where, f"neither eval count nor eval rate: no generation figure to import (the row "
+                            f"holds: {found})")
         total_s = positive(v["total_s"])
         metrics: dict[str, Any] = {
             "decode_tokens_per_s": decode, "prompt_tokens_per_s": prompt_rate,
@@ -193,3 +212,55 @@ class OllamaImporter(Importer):
             "metrics": {k: val for k, val in metrics.items() if val is not None},
             "notes": "; ".join(notes),
         }
+
+
+def _inconsistent(header: list[str], lower: list[str], rows: list[tuple[int, list[str]]],
+                  durations: dict[str, str | None], rates: dict[str, str | None]) -> list[str]:
+    """What makes the table's timings untrustworthy, each naming its lines, columns, values and the fix: prompt
+    eval columns that are copies of the eval columns, a duration longer than the request's total duration."""
+    def raw(row: list[str], name: str | None) -> str:
+        return (cell(lower, row, name) or "").strip() if name is not None else ""
+
+    def shown(name: str) -> str:
+        return header[lower.index(name)]
+
+    pairs = [(p, e) for p, e in (("prompt_eval_count", "eval_count"),
+                                 (durations["prompt_eval_duration"], durations["eval_duration"]),
+                                 (rates["prompt_eval_rate"], rates["eval_rate"])) if p in lower and e in lower]
+    copied: list[int] = []
+    example = ""
+    for line, row in rows:
+        filled = [(p, e) for p, e in pairs if raw(row, p) or raw(row, e)]
+        timing = [(p, e) for p, e in filled if "count" not in (p or "")]
+        if timing and all(raw(row, p) == raw(row, e) for p, e in filled):
+            copied.append(line)
+            example = example or "; ".join(f"{shown(p or '')} = {shown(e or '')} = {raw(row, e)}" for p, e in filled)
+    problems: list[str] = []
+    if copied:
+        where = f"line {copied[0]}" if len(copied) == 1 else f"lines {', '.join(str(n) for n in copied[:10])}"
+        empty = [shown(c) for c in ("prompt_eval_count", "eval_count") if c in lower
+                 and all(not raw(row, c) for _, row in rows)]
+        problems.append(
+            f"{where}: the prompt eval columns are copies of the eval columns ({example}"
+            + (f"; {' and '.join(empty)} empty in every row" if empty else "") + "): one field of Ollama's response "
+            "was written into both the prompt's and the answer's columns, so the decode rate cannot be told from the "
+            "prompt's. Fix the script that wrote the table: take prompt_eval_count / prompt_eval_duration and "
+            "eval_count / eval_duration from the response (durations in ns, or in s in a column named _s)")
+    total = durations["total_duration"]
+    for base in ("eval_duration", "prompt_eval_duration", "load_duration"):
+        name = durations[base]
+        if name is None or total is None:
+            continue
+        for line, row in rows:
+            if base == "prompt_eval_duration" and line in copied:
+                continue  # a copy of the eval duration, said above
+            part, whole = num(raw(row, name)), num(raw(row, total))
+            if part is not None and whole is not None and whole > 0 and part > whole * (1 + 1e-6) \
+                    and name[len(base):] == total[len("total_duration"):]:
+                problems.append(f"line {line}: {shown(name)} {raw(row, name)} is longer than {shown(total)} "
+                                f"{raw(row, total)} of the same request, so it is not this request's duration in the "
+                                "column's unit; check the unit the script wrote (ms in a column named _s?) and correct "
+                                "the column or its name")
+        if len(problems) > 12:
+            break
+    return problems

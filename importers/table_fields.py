@@ -55,6 +55,9 @@ SPREAD = frozenset(_SPREAD)  # for readers of abbreviated names (importers.mappi
 _STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"),
           ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))
 _PER_TOKEN = re.compile(r"per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # per (output|completion) token
+_SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # 'power_mode': the setting, not a power
+_GENERATED = {"generated", "completion", "decoded", "new"}  # 'Tokens Generated': a count of output tokens
+_NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
 LABELS: dict[str, Field] = {}
@@ -62,7 +65,8 @@ for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id"),
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
-      "device_name", "board", "platform", "plataforma", "hw"), Field("device", None, "label")),
+      "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model"),
+     Field("device", None, "label")),
     (("batch", "batch_size", "bs", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch", "tamano_del_lote",
       "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
      Field("batch_size", None, "config")),
@@ -78,7 +82,9 @@ for _names, _field in (
      Field("output_tokens_requested", None, "config")),
     (("seq_len", "sequence_length", "seqlen", "context", "ctx"), Field("seq_len", None, "config")),
     (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
-    (("power_mode", "nvpmodel", "power_profile"), Field("power_mode", None, "config")),
+    (("power_mode", "nvpmodel", "power_profile", "power_mode_name", "nvpmodel_mode", "nvpmodel_name"),
+     Field("power_mode", None, "config")),  # the setting (a label: '15W', 'MAXN_SUPER'), never a power figure
+    (("status", "run_status", "state", "outcome"), Field("status", None, "label")),
     (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition"), Field("repeat", None, "label")),
     (("tag",), Field("tag", None, "config")),
 ):
@@ -86,15 +92,48 @@ for _names, _field in (
         LABELS[_n] = _field
 
 
+_NAMED = ("device", "model", "engine", "power_mode", "quantization", "precision")  # `<label>_name` names the label
+
+
 def label_field(name: str) -> Field | None:
-    """The label a column names, by its whole name or its last dotted part (`config.batch_size`)."""
+    """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
+    (`engine_name`, `board.name`)."""
     low = plain(name.strip())
     parts = low.split(".")
     parent = parts[-2] if len(parts) > 1 and parts[-1] in ("name", "id", "model", "type") else ""
+    stem = low.replace(" ", "_").removesuffix("_name")
     for candidate in (low, parts[-1], low.replace(" ", "_"), parent):
         if candidate in LABELS:
             return LABELS[candidate]
+    if stem != low.replace(" ", "_") and stem in LABELS and LABELS[stem].key in _NAMED:
+        return LABELS[stem]
     return None
+
+
+# the statistic pandas' groupby().agg() appends to an aggregated column: 'latency_p95_ms_mean' is the mean over the
+# repeats of latency_p95_ms, '_std' / '_min' / '_max' its spread, '_count' the number of repeats
+_REPEAT_STATS = {"mean": "mean", "avg": "mean", "std": "spread", "stdev": "spread", "stddev": "spread",
+                 "sem": "spread", "var": "spread", "min": "spread", "max": "spread", "count": "count"}
+
+
+def repeat_stat(header: str) -> tuple[str, str] | None:
+    """(the column aggregated, mean | spread | count) for a name whose unit is followed by the statistic of an
+    aggregated table ('avg_power_w_mean', 'latency_mean_ms_std'); None for any other name."""
+    text = header.strip()[:200]
+    m = re.fullmatch(r"(?P<base>.+?)[_\s.-]+(?P<stat>[A-Za-z]{3,6})", text)
+    if m is None or m.group("stat").lower() not in _REPEAT_STATS or units.header_unit(text)[1] is not None:
+        return None
+    if units.header_unit(m.group("base"))[1] is None:
+        return None
+    return m.group("base"), _REPEAT_STATS[m.group("stat").lower()]
+
+
+def unitless_energy(name: str) -> bool:
+    """Whether a column names an energy or a power and states no unit ('avg_power_consumption',
+    'energy_per_step_avg'): the figure is there, but mW and W, J and kWh cannot be told apart."""
+    words = words_of(name)
+    return (bool(words & (_ENERGY | _POWER)) and units.header_unit(name)[1] is None and repeat_stat(name) is None
+            and not words & (_SETTING | _SCORES | _SPREAD))
 
 
 def _stat(words: set[str]) -> str:
@@ -119,15 +158,28 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     """(the field, the unit the column's values are in, why it is left out) for a measurement column.
     (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
     contradicts its name. `cell_unit` is the unit the column's cells carry when the header states none."""
+    aggregated = repeat_stat(header)
+    if aggregated is not None:
+        base, stat = aggregated
+        if stat != "mean":
+            return None, None, ("a count of repeats" if stat == "count" else
+                                f"the {header.strip()[len(base):].strip(' _.-')[:8]} over repeats (a spread)")
+        field, unit, why = measure_field(base, cell_unit)
+        return field, unit, (why if field is None else "the mean over repeats of an aggregated table")
     name, unit, written = units.header_unit(header)
     unit = unit or cell_unit
     words = words_of(name) | words_of(header.split("(")[0])
     low = plain(header)
     if words & _SCORES or "%" in header:
         return None, None, "a score or a percentage"
+    counted = words & {"tokens", "token", "tok", "toks"} and words & _GENERATED and "/" not in header
+    if unit is None and counted and not words & (_SPREAD | _NOT_A_COUNT):
+        unit = units.UNITS["tokens"]  # 'Tokens Generated', 'completion_tokens': the output tokens counted
     if unit is None:
         return None, None, "no unit in its name or cells"
     kind = unit.kind
+    if words & _SETTING and kind in ("power", "energy"):
+        return None, None, "a power mode setting (a label), not a measured power"
     per_token = bool(_PER_TOKEN.search(low))
     per_item = bool(_PER_ITEM.search(low))
     says_energy = bool(words & _ENERGY)
@@ -142,6 +194,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return None, None, "a peak, a spread or an idle figure"
     decode = "decode" in words or "generation" in words or "gen" in words or "eval" in words
     prefill = "prefill" in words or "prompt" in words
+    if kind == "token_rate":  # llama.cpp's tests: pp (prompt processing) and tg (text generation) tokens/s
+        decode, prefill = decode or "tg" in words, prefill or "pp" in words
     if kind == "time" and per_token:  # 'Avg decode time/token: 0.0073 s': a time per token, never the run's window
         if prefill and not decode:
             return None, None, "a prefill time per token (not a time per output token)"
@@ -194,6 +248,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "frequency" and words & {"gpu", "sm", "graphics"}:
         return Field("gpu_clock_avg_mhz", "MHz"), unit, ""
     if kind == "tokens":
+        if words & _GENERATED and not prefill:
+            return Field("output_tokens", None), unit, ""
         key = "prompt_tokens_mean" if prefill or "input" in words else "output_tokens"
         return Field(key, None), unit, ""
     return None, None, f"a {units.KIND_WORDS[kind]} JouleBench does not store"

@@ -129,3 +129,36 @@ def canonical_header(header: list[str]) -> list[str]:
         else:
             out.append(h)
     return out
+
+
+_DATE_TIME = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?"
+                        r"(?:Z|[+-]\d{2}:?\d{2})?$")
+_NOT_AVAILABLE = {"[n/a]", "n/a", "[not supported]", "[unknown error]", "nan", "-"}
+
+
+def value_kind(cell: str) -> str | None:
+    """'time' for a date-time cell, the unit's kind for a number with a unit ('11.64 W': power), 'number' for a bare
+    number, 'missing' for a tool's 'not available'; None for text (a name, a header)."""
+    text = cell.strip().strip('"')
+    if _DATE_TIME.match(text):
+        return "time"
+    if text.lower() in _NOT_AVAILABLE:
+        return "missing"
+    try:
+        q = units.parse(text)
+    except units.UnitError:
+        return None
+    if q is None:
+        return None
+    return q.unit.kind if q.unit is not None else "number"
+
+
+def data_row(cells: list[str]) -> bool:
+    """Whether a table's first row is data, not a header (`nvidia-smi --format=csv,noheader`: '2026/04/25
+    16:06:06.780, 0 %, 2 MiB, 27, 11.64 W'): most cells are values and one is a date-time or carries a unit. A
+    header names its columns: no header cell is a number with a unit or a date-time."""
+    kinds = [value_kind(c) for c in cells if c.strip()]
+    if len(kinds) < 2:
+        return False
+    values = [k for k in kinds if k is not None]
+    return len(values) * 2 > len(kinds) and any(k not in ("number", "missing") for k in values)

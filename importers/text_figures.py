@@ -8,77 +8,88 @@
     === vLLM 0.20 Qwen3.8-27B AWQ-INT4 (compressed-tensors), ctx8192, cudagraphs ===
     N=1 | wall=22.4s | gen=200 | AGG=8.9 tok/s | per-stream~8.9
 
+    PyTorch GPU Performance:
+      resnet50:
+        Batch 8:
+          Throughput: 486.20 FPS
+          Latency: 2.06 ms
+
 A run is a section (the lines under a heading: `# ...` to `###### ...`, or a `=== title ===` banner, while a
-`--- title ---` line only titles a part of one run; a figure named again starts the section's next run) or a line
-of several figures (cells split by `|`, `;`, `, ` or tabs), which takes its section's headings and labels. Each
-figure's field and unit come from `importers.table_fields` (its name and the unit written after its value), its
-value is converted by `joulebench.units` and checked against the result schema's ranges by the general table
-reader's own row reader (`general_table.GeneralTableImporter._run`), so a text reads as the table of the same
-figures would. Only a value with a unit is a figure (a bare number only where its name states a label, e.g.
-`Batch size: 8`); a value marked approximate (`~`) or estimated (`(estimated)`) is left out and said so; of several
-figures of one field the one named a total wins, the others are named in a warning. A run needs at least two
-recognised figures: a log with one `time: 5 s` line is no result.
+`--- title ---` line only titles a part of one run; a figure named again starts the section's next run), a scope
+of an indented report (the lines indented under a line, one run per scope holding figures), or a line of several
+figures (cells split by `|`, `;`, `, ` or tabs), which takes its section's headings and labels. Headings nest in
+the style the text uses first: in a text of `=== banners ===` (a console log) a `## ...` line is text, not a
+heading (a model's generated answer writes them). Each figure's field and unit come from `importers.table_fields`
+(its name and the unit written after its value), its value is converted by `joulebench.units` and checked against
+the result schema's ranges by the general table reader's own row reader (`general_table.GeneralTableImporter._run`),
+so a text reads as the table of the same figures would. Only a value with a unit is a figure (a bare number only
+where its name states a label, e.g. `Batch size: 8`); a value marked approximate (`~`) or estimated
+(`(estimated)`) is left out and said so; of several figures of one field the one named a total wins, the others
+are named in a warning. A run needs at least two recognised figures: a log with one `time: 5 s` line is no result.
+
+Indented reports: a line with lines indented under it opens a scope for them; its text, as a header (`resnet18:`,
+`Batch 8:`), gives the model when it is a known model name or a name with a parameter count and the batch size
+when it reads `Batch N` / `batch size N`. Labels stated inside a scope apply only inside it; a scope that makes no
+run passes the labels it states once to the scope around it (a settings block), while a label it states with
+several values (progress lines 'Batch size: 1', 'Batch size: 4', ...) applies nowhere. A block about the machine
+(`GPU Information:`, `Hardware specs:`, `Environment:`) holds no run: its figures describe the hardware (a memory there
+is the card's size, never memory used) and the device it names applies to the section.
+
+Lines of known tools (`importers.text_lines`): a line naming its run before its figures (`q4km-1: 22.0 tok/s,
+47.83 W decode, 2.174 J/tok`) is that run, or its section's when it names the section's title; llama.cpp's timings
+give decode and prompt tokens/s. A token rate that is the section's decode rate printed again (equal to its printed
+digits) is that decode rate, and a J/token equal to the power over the decode rate is the decode energy per token.
 
 Labels are read strictly: a heading or a `GPU:`/`Device:` line gives the device only when its text is a GPU or
-Jetson name (`base.device_from_path`'s names: `A100-80GB`, `NVIDIA GeForce RTX 3090`, `Jetson AGX Orin`); a heading
-gives the model when it holds exactly one model name with a parameter count (`Qwen2.5-3B-Instruct`, `gpt-oss-20b`)
-and is otherwise kept as the run's tag; `N` is read as the concurrency only where the line shows it (an aggregate
-rate N times its per-stream rate). Labels stated in a section apply to the sections under it. Nothing else is
-guessed: what the text does not state is left not stated. Work is linear in the text: one pass over its lines,
-each line cut at MAX_LINE_CHARS and every pattern anchored and bounded.
+Jetson name (`base.device_from_path`'s names: `A100-80GB`, `NVIDIA GeForce RTX 3090`, `Jetson AGX Orin`) or a
+vendor's name for a part (`NVIDIA GB10`: kept as written, the catalogue maps it or not); a heading gives the model
+when it holds exactly one model name with a parameter count (`Qwen2.5-3B-Instruct`, `gpt-oss-20b`) and is
+otherwise kept as the run's tag; `N` is read as the concurrency only where the line shows it (an aggregate rate N
+times its per-stream rate). Labels stated in a section apply to the sections under it. Nothing else is guessed:
+what the text does not state is left not stated. Work is linear in the text: one pass over its lines, each line
+cut at MAX_LINE_CHARS and every pattern anchored and bounded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, device_from_path
 from importers.general_table import _PRECISIONS, GeneralTableImporter, is_json
-from importers.table_fields import LABELS, Field, FieldError, label_field, measure_field, plain, words_of
+from importers.table_fields import LABELS, Field, label_field, plain, words_of
+from importers.text_lines import MAX_CELLS, MIN_FIGURES, SPLIT, Figure, figure, llama_cpp, recognised, run_line
 from joulebench import units
 from joulebench.errors import ResultFileError
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
+__all__ = ["MAX_LINE_CHARS", "MIN_FIGURES", "Candidate", "Figure", "Label", "TextFiguresImporter", "candidates"]
+
 MAX_LINE_CHARS = 1_000  # a console line of figures is far shorter; a longer line is not read
-MAX_CELLS = 40
 MAX_SECTION_FIGURES = 400  # as many as a table's columns (general_table.MAX_KEYS); more are not one run's
-MIN_FIGURES = 2  # recognised figures a run needs
 APPROX_TOLERANCE = 0.05  # N x per-stream rate within 5 % of the aggregate (each printed to 2-3 digits)
 # the labels a text line may state ('Batch size: 8'); a line's other label-like names (type, run, server) are not read
 _TEXT_LABELS = frozenset({"model", "device", "batch_size", "precision", "quantization", "max_concurrency"})
-_SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+")
 _LEAD = re.compile(r"^(?:\s{0,40}(?:[-*+•>]|\d{1,3}[.)])\s+|\s{0,40}\[[^\]\n]{0,40}\]\s*)+")  # '- ', '> ', '[INFO] '
-_FIGURE = re.compile(r"(?P<name>[A-Za-z][\w .()/%'+-]{0,79}?)\s{0,80}(?P<sep>[:=~])\s{0,80}"
-                     r"(?P<number>[-+]?(?:\d{1,15}(?:,\d{3}){0,5}(?:\.\d{1,15})?|\.\d{1,15})(?:[eE][-+]?\d{1,3})?)"
-                     r"(?P<rest>[^\n]{0,200})")
 _LABEL = re.compile(r"(?P<name>[A-Za-z][\w .()/-]{0,39}?)\s{0,80}[:=]\s{0,80}(?P<value>\S[^\n]{0,199})")
-_APPROX = re.compile(r"estimat|approx", re.IGNORECASE)
 _MODEL_SIZE = re.compile(r"(?:^|[-_:./])\d{1,4}(?:\.\d{1,3})?[BbMm](?:$|[-_:./])")  # -3B-, -20b, :8b, -1.1B
+# model families named without a parameter count ('resnet50', 'mobilenet_v2', 'bert-base-uncased', 'yolov8n')
+_KNOWN_MODEL = re.compile(r"(?:resnet|resnext|wide_resnet|mobilenet|efficientnet|vgg|densenet|inception|googlenet|"
+                          r"alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|vit|swin|deit|yolo|unet|bert|"
+                          r"roberta|distilbert|albert|gpt|t5|bart|whisper|llama|mistral|mixtral|qwen|gemma|falcon|"
+                          r"bloom|deepseek|clip)(?:\d[\w.]{0,20}|[-_.][\w.-]{1,30})?", re.IGNORECASE)
+_BATCH_HEADER = re.compile(r"(?:batch(?:[ _-]?size)?|bs)\s{0,5}[=:]?\s{0,5}(?P<n>\d{1,6})", re.IGNORECASE)
+_INFO_WORDS = frozenset({"information", "info", "specs", "specifications", "spec", "hardware", "environment",
+                         "properties"})
+_VENDOR_PART = re.compile(r"(?:NVIDIA|AMD|Intel|Apple)\s{1,3}(?=[^\n]{0,60}\d)[A-Za-z][\w .+-]{0,60}")  # NVIDIA GB10
+_NOT_A_PART = re.compile(r"\b(?:cuda|driver|version|corporation|toolkit|container|runtime|smi|sdk|library)\b",
+                         re.IGNORECASE)  # 'NVIDIA CUDA 12.1', 'NVIDIA driver 535': software, not a device
 _DEVICE_PARTS = re.compile(r"\s+-\s+|[,;()\[\]]|\s+(?:on|@|with|using)\s+")
 _PER_STREAM = re.compile(r"per[ _-]?(?:stream|user|client|request|seq)")
 _RATES = ("tokens_per_s", "decode_tokens_per_s", "throughput_sps", "requests_per_s")
 _GENERAL = GeneralTableImporter()
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A number with its name as the text writes them, and the field `table_fields` makes of it."""
-
-    line: int
-    name: str
-    value: float
-    unit: units.Unit | None  # as written after the value; None: a bare number
-    approximate: bool  # '~', or a remark '(estimated)': never stored
-    field: Field | None  # None: not a figure JouleBench stores (why says so)
-    field_unit: units.Unit | None  # the unit the value is in for that field
-    why: str = ""
-    error: str | None = None  # the unit contradicts the name (W as J/token): the file is refused naming it
-
-    @property
-    def metric(self) -> bool:
-        return self.field is not None and self.field.section == "metrics" and not self.approximate
 
 
 @dataclass(frozen=True)
@@ -91,13 +102,18 @@ class Label:
 
 @dataclass
 class Level:
-    """A heading and the labels stated under it (before a heading of its level or above)."""
+    """A heading, or a line with lines indented under it (a scope), and the labels and figures stated in it."""
 
-    depth: int  # 1-6 for '#' headings, 7 for a '=== banner ===', 0 for the text before any heading
+    depth: int  # 1-6 for '#' headings, 7 for a '=== banner ===', 0 for the text before any heading; 8: a scope
     line: int
     heading: str | None
     labels: dict[str, Label] = field(default_factory=dict)
-    figures: list[Figure] = field(default_factory=list)  # the section's one-figure lines
+    figures: list[Figure] = field(default_factory=list)  # the section's (scope's) one-figure lines
+    indent: int = -1  # a scope's indentation (-1: a section)
+    info: bool = False  # a block about the machine: no run
+    stated: dict[str, Label] = field(default_factory=dict)  # labels its lines state (not its header's)
+    conflicts: set[str] = field(default_factory=set)  # labels stated with several values in it
+    ran: bool = False  # it made a run
 
 
 @dataclass
@@ -110,33 +126,6 @@ class Candidate:
     heading: str | None
 
 
-def _figure(line: int, cell: str) -> Figure | None:
-    m = _FIGURE.fullmatch(cell)
-    if m is None:
-        return None
-    name = " ".join(m.group("name").split())
-    rest = m.group("rest").strip()
-    cut = min((i for i in (rest.find("("), rest.find("[")) if i >= 0), default=len(rest))
-    written, remark = rest[:cut].strip(), rest[cut:]
-    if written and units.find_unit(written) is None:
-        return None  # '3 layers', '5 of 8': not a quantity
-    try:
-        q = units.parse(f"{m.group('number')} {written}".strip())
-    except units.UnitError:
-        return None
-    if q is None:
-        return None
-    approximate = m.group("sep") == "~" or bool(_APPROX.search(remark))
-    in_name = units.header_unit(name)[1]
-    if in_name is not None and q.unit is not None and in_name.symbol != q.unit.symbol:
-        return Figure(line, name, q.value, q.unit, approximate, None, None, "two units, in its name and its value")
-    try:
-        found, unit, why = measure_field(name, q.unit)
-    except FieldError as e:
-        return Figure(line, name, q.value, q.unit, approximate, None, None, error=str(e))
-    return Figure(line, name, q.value, q.unit, approximate, found, unit, why)
-
-
 def _label(line: int, cell: str) -> Label | None:
     m = _LABEL.fullmatch(cell)
     if m is None:
@@ -146,7 +135,8 @@ def _label(line: int, cell: str) -> Label | None:
     if found is None or found.key not in _TEXT_LABELS:
         return None
     value = m.group("value").strip()[:200]
-    if found.key == "device" and not device_from_path((value,)):
+    if found.key == "device" and not (device_from_path((value,)) or (_VENDOR_PART.fullmatch(value)
+                                                                    and not _NOT_A_PART.search(value))):
         return None  # 'Device: cuda', 'GPU: 0': not a GPU or Jetson named
     if found.key == "precision" and plain(value).strip() not in _PRECISIONS:
         return None  # 'Precision: 93.5%' is a score
@@ -200,86 +190,177 @@ def _level(line: int, depth: int, title: str) -> Level:
     return level
 
 
+def _scope(line: int, indent: int, text: str) -> Level:
+    """A line that may have lines indented under it: its header labels ('resnet18:' the model, 'Batch 8:' the batch
+    size) and whether it opens a block about the machine ('GPU Information:')."""
+    title = text[:-1].strip() if text.endswith(":") else text
+    scope = Level(8, line, title[:200] or None, indent=indent)
+    words = words_of(title)
+    scope.info = 0 < len(words) <= 4 and bool(words & _INFO_WORDS)
+    if (batch := _BATCH_HEADER.fullmatch(title)) is not None:
+        scope.labels["batch_size"] = Label(line, "batch_size", title, batch.group("n"))
+    elif (model := title if _KNOWN_MODEL.fullmatch(title) else _model_in(title)) is not None:
+        scope.labels["model"] = Label(line, "model", title, model)
+    if (device := _device_in(title)) is not None and "model" not in scope.labels:
+        scope.labels["device"] = Label(line, "device", title, device)
+    return scope
+
+
 def _clean(line: str) -> str:
     return _LEAD.sub("", line.replace("**", "").replace("`", ""), count=1).strip()
 
 
-def candidates(text: str) -> list[Candidate]:
-    """Every section and line of figures with at least MIN_FIGURES recognised, in the text's order."""
-    stack = [Level(0, 1, None)]
-    found: list[Candidate] = []
+class _Scan:
+    """One pass over a text's lines: its sections (headings), the scopes of its indented lines, and its runs."""
 
-    def labels() -> dict[str, Label]:
+    def __init__(self) -> None:
+        self.stack = [Level(0, 1, None)]
+        self.scopes: list[Level] = []  # the lines the current line is indented under, outermost first
+        self.found: list[Candidate] = []
+        self.info: list[Figure] = []  # figures of blocks about the machine: no run's
+        self.banners: bool | None = None  # whether the text's first heading is a '=== banner ===' (a log)
+
+    def labels(self, extra: tuple[Level, ...] = ()) -> dict[str, Label]:
         out: dict[str, Label] = {}
-        for level in stack:
+        for level in (*self.stack, *self.scopes, *extra):
             out.update(level.labels)
         return out
 
-    def innermost() -> str | None:
-        return next((lv.heading for lv in reversed(stack) if lv.heading), None)
+    def section_title(self) -> str | None:
+        return next((lv.heading for lv in reversed(self.stack) if lv.heading), None)
 
-    def close(level: Level) -> None:
-        if _recognised(level.figures) >= MIN_FIGURES:
-            first, last = level.figures[0].line, level.figures[-1].line
-            found.append(Candidate(f"line {first}" if first == last else f"lines {first}-{last}", level.figures,
-                                   labels(), innermost()))
+    def titles(self, extra: tuple[Level, ...] = ()) -> str | None:
+        parts = [t for t in (self.section_title(), *(lv.heading for lv in (*self.scopes, *extra))) if t]
+        return " > ".join(parts)[:300] if parts else None
 
+    def emit(self, level: Level, extra: tuple[Level, ...] = ()) -> None:
+        figures = level.figures
+        if recognised(figures) >= MIN_FIGURES:
+            first, last = figures[0].line, figures[-1].line
+            self.found.append(Candidate(f"line {first}" if first == last else f"lines {first}-{last}", figures,
+                                        self.labels(extra), self.titles(extra)))
+            level.ran = True
+
+    def owner(self) -> Level:
+        return self.scopes[-1] if self.scopes else self.stack[-1]
+
+    @staticmethod
+    def state(level: Level, label: Label) -> None:
+        old = level.stated.get(label.key)
+        if old is not None and plain(old.value) != plain(label.value):
+            level.conflicts.add(label.key)
+        level.stated[label.key] = level.labels[label.key] = label
+
+    def close_scope(self) -> None:
+        """A scope ends: its figures are a run (none for a block about the machine); one that made no run passes
+        the labels it stated once to the scope around it."""
+        scope = self.scopes.pop()
+        if scope.info:
+            self.info.extend(f for f in scope.figures if f.unit is not None)
+        else:
+            self.emit(scope, (scope,))
+        if scope.info or not scope.ran:
+            parent = self.owner()
+            for key, label in scope.stated.items():
+                if key not in scope.conflicts:
+                    self.state(parent, label)
+
+    def add(self, owner: Level, figures: list[Figure]) -> None:
+        if {f.name.lower() for f in figures} & {f.name.lower() for f in owner.figures}:
+            self.emit(owner)  # the same figure again: the next block of the section ('Throughput:' twice)
+            owner.figures = []
+        if len(owner.figures) < MAX_SECTION_FIGURES:
+            owner.figures.extend(figures)
+
+    def heading(self, n: int, depth: int, title: str) -> None:
+        while self.scopes:
+            self.close_scope()
+        while len(self.stack) > 1 and self.stack[-1].depth >= depth:
+            self.emit(self.stack[-1])  # with its own labels in force
+            self.stack.pop()
+        self.emit(self.stack[-1])
+        self.stack[-1].figures = []
+        self.stack.append(_level(n, depth, title[:200]))
+
+    def line(self, n: int, raw: str) -> None:
+        head = _heading(raw)
+        if head is not None:
+            self.banners = head[0] == 7 if self.banners is None else self.banners
+            if not self.banners or head[0] == 7:  # in a log of banners a '## ...' line is text (a model's answer)
+                self.heading(n, *head)
+                return
+        expanded = raw.expandtabs(4)
+        indent = len(expanded) - len(expanded.lstrip())
+        while self.scopes and self.scopes[-1].indent >= indent:
+            self.close_scope()
+        owner = self.owner()
+        text = _clean(raw)
+        figures = llama_cpp(n, raw)
+        stated: dict[str, Label] = {}
+        named: str | None = None
+        if figures is None:
+            figures = []
+            for cell in SPLIT.split(text)[:MAX_CELLS]:
+                if (label := _label(n, cell.strip())) is not None:
+                    stated.setdefault(label.key, label)
+                elif (found := figure(n, cell.strip())) is not None:
+                    figures.append(found)
+            if recognised(figures) < MIN_FIGURES and (run := run_line(n, text)) is not None:
+                named, figures = run
+            scope = _scope(n, indent, text) if not figures and not stated else Level(8, n, None, indent=indent)
+        else:
+            scope = Level(8, n, None, indent=indent)
+        section = self.section_title()
+        if named is not None and not (section and plain(section).split("/")[-1].strip() == plain(named)):
+            tag = Label(n, "tag", "line", named)  # a line naming its own run
+            self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated, "tag": tag}, self.titles()))
+        elif named is None and recognised(figures) >= MIN_FIGURES:
+            self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated}, self.titles()))
+        elif figures:
+            self.add(owner, figures)  # one figure, or a line naming its section's run: the section's
+        for label in stated.values():
+            self.state(owner, label)
+        self.scopes.append(scope)
+
+    def finish(self) -> None:
+        while self.scopes:
+            self.close_scope()
+        while self.stack:
+            self.emit(self.stack[-1])
+            self.stack.pop()
+
+
+def _scan(text: str) -> _Scan:
+    scan = _Scan()
     for n, raw in enumerate(text.splitlines(), 1):
         if len(raw) > MAX_LINE_CHARS or not raw.strip():
             continue
-        head = _heading(raw)
-        if head is not None:
-            depth, title = head
-            while len(stack) > 1 and stack[-1].depth >= depth:
-                close(stack[-1])  # with its own labels in force
-                stack.pop()
-            close(stack[-1])
-            stack[-1].figures = []
-            stack.append(_level(n, depth, title[:200]))
-            continue
-        line = _clean(raw)
-        figures: list[Figure] = []
-        stated: dict[str, Label] = {}
-        for cell in _SPLIT.split(line)[:MAX_CELLS]:
-            if (label := _label(n, cell.strip())) is not None:
-                stated.setdefault(label.key, label)
-            elif (figure := _figure(n, cell.strip())) is not None:
-                figures.append(figure)
-        if _recognised(figures) >= MIN_FIGURES:
-            found.append(Candidate(f"line {n}", figures, {**labels(), **stated}, innermost()))
-        elif figures:
-            section = stack[-1]
-            if {f.name.lower() for f in figures} & {f.name.lower() for f in section.figures}:
-                close(section)  # the same figure again: the next block of the section ('Throughput:' twice)
-                section.figures = []
-            if len(section.figures) < MAX_SECTION_FIGURES:
-                section.figures.extend(figures)
-        stack[-1].labels.update(stated)
-        if len(found) > MAX_RUNS_PER_FILE:
+        scan.line(n, raw)
+        if len(scan.found) > MAX_RUNS_PER_FILE:
             break  # refused by the caller, before any run is built
-    while stack:
-        close(stack[-1])
-        stack.pop()
-    found.sort(key=lambda c: c.figures[0].line)
-    return found
+    scan.finish()
+    scan.found.sort(key=lambda c: c.figures[0].line)
+    return scan
 
 
-def _recognised(figures: list[Figure]) -> int:
-    return len({f.field.key for f in figures if f.metric and f.field is not None}) + sum(1 for f in figures if f.error)
+def candidates(text: str) -> list[Candidate]:
+    """Every section, scope and line of figures with at least MIN_FIGURES recognised, in the text's order."""
+    return _scan(text).found
 
 
 class TextFiguresImporter(Importer):
     NAME = "text-figures"
     TOOL = "figures in text"
     DESCRIPTION = ("console output pasted into a text, Markdown or log file: 'name: value unit' or 'name=value unit' "
-                   "figures, a run per section or per line of several figures")
+                   "figures, a run per section, indented scope or line of several figures")
 
     def sniff(self, source: Source) -> bool:
         head = source.head
         return bool(head) and not is_json(source) and bool(candidates(head))
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        found = candidates(conv.source.text or "")
+        scan = _scan(conv.source.text or "")
+        found = scan.found
         if not found:
             raise conv.fail("(whole file)", f"no section or line with {MIN_FIGURES} figures with units "
                             "('Total energy: 5 J', 'latency=35 ms')")
@@ -287,6 +368,11 @@ class TextFiguresImporter(Importer):
         said = _Said()
         runs = [self._run(conv, i, c, said) for i, c in enumerate(found)]
         said.warn(conv)
+        if scan.info:
+            conv.warn("figures of a block about the machine describe the hardware, not a run, and are not read: "
+                      + _some([f"line {f.line}: {f.name[:40]}" + (" (the device's memory size, not memory used)"
+                                                                  if f.unit is not None and f.unit.kind == "memory"
+                                                                  else "") for f in scan.info]))
         return conv.document(runs)
 
     def _run(self, conv: Conversion, index: int, cand: Candidate, said: _Said) -> dict[str, Any]:
@@ -301,7 +387,7 @@ class TextFiguresImporter(Importer):
                 raise conv.fail(f"line {f.line}: {f.name[:80]}", f.error)
             if f.approximate:
                 said.approximate.setdefault(f.name, None)
-        for f in totals + [f for f in metrics if f not in totals]:
+        for f in _decode_printed_again(totals + [f for f in metrics if f not in totals], said):
             if f.field is None:
                 continue
             key = f.field.key
@@ -362,6 +448,37 @@ class TextFiguresImporter(Importer):
         return Label(n.line, "max_concurrency", n.name, str(int(n.value)))
 
 
+def _decode_printed_again(ordered: list[Figure], said: _Said) -> list[Figure]:
+    """A run's figures with the decode rate printed again read as it: a tokens/s equal, to its printed digits, to the
+    decode rate the run states is that rate (not the whole request's tokens/s), and a J/token equal to the power
+    over that rate (within their printed digits) is the decode energy per decoded token."""
+    first: dict[str, Figure] = {}
+    for f in ordered:
+        if f.field is not None:
+            first.setdefault(f.field.key, f)
+    decode = first.get("decode_tokens_per_s")
+    if decode is None or decode.base <= 0:
+        return ordered
+    out: list[Figure] = []
+    for f in ordered:
+        if f.field is not None and f.field.key == "tokens_per_s" and abs(f.base - decode.base) <= f.half_unit():
+            said.decode.setdefault(f"{f.name[:40]} is {decode.name[:40]}", None)
+            continue
+        out.append(f)
+    power = first.get("avg_power_w")
+    if power is None or "decode_j_per_token" in first:
+        return out
+    for i, f in enumerate(out):
+        if f.field is None or f.field.key != "j_per_token" or "tokens_per_s" in {g.field.key for g in out if g.field}:
+            continue
+        ratio = power.base / decode.base
+        slack = f.half_unit() + ratio * (power.half_unit() / power.base + decode.half_unit() / decode.base)
+        if abs(f.base - ratio) <= slack:
+            out[i] = dataclasses.replace(f, field=Field("decode_j_per_token", "J/token"))
+            said.decode.setdefault(f"{f.name[:40]} = {power.name[:40]} / {decode.name[:40]}: decode J/token", None)
+    return out
+
+
 @dataclass
 class _Said:
     """What the conversion says once for the whole file (not once per run)."""
@@ -371,12 +488,15 @@ class _Said:
     unread: dict[str, str] = field(default_factory=dict)
     approximate: dict[str, None] = field(default_factory=dict)
     concurrency: list[str] = field(default_factory=list)
+    decode: dict[str, None] = field(default_factory=dict)
 
     def warn(self, conv: Conversion) -> None:
         for message in self.read:
             conv.warn(message)
         for name, key, by in self.left:
             conv.warn(f"{name[:80]} left out: {key} is already given by {by[:80]}")
+        if self.decode:
+            conv.warn("the decode rate printed again, read as decoding: " + _some(list(self.decode), 4))
         if self.approximate:
             conv.warn("figures the text marks approximate or estimated, not read: " + _some(list(self.approximate)))
         if self.unread:

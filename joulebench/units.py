@@ -202,7 +202,9 @@ _SUFFIXES: dict[str, str] = {
 }
 _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a name
     ("tokens_per_second", "tokens/s"), ("tokens_per_sec", "tokens/s"), ("tokens_per_s", "tokens/s"),
-    ("tok_per_s", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
+    ("tok_per_s", "tokens/s"), ("tok_per_sec", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
+    ("tokens/sec", "tokens/s"), ("tok/sec", "tokens/s"), ("tokens_sec", "tokens/s"), ("tok_sec", "tokens/s"),
+    ("tokens_s", "tokens/s"), ("toks_s", "tokens/s"), ("tok_s", "tokens/s"),  # pp_tok_s: a rate, never seconds
     ("samples_per_second", "samples/s"), ("samples_per_s", "samples/s"), ("images_per_second", "images/s"),
     ("requests_per_second", "requests/s"), ("requests_per_s", "requests/s"), ("req_per_s", "requests/s"),
     ("queries_per_second", "queries/s"), ("j_per_token", "J/token"), ("joules_per_token", "J/token"),
@@ -215,6 +217,8 @@ _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a n
 # token' ('energy_per_completion_token_J'): J/token, never a total energy. Bounded repetitions: linear in the name.
 _PER_TOKEN_UNITS = {"j": "J/token", "joule": "J/token", "joules": "J/token", "mj": "mJ/token", "wh": "Wh/token"}
 _PER_TOKEN_END = re.compile(r"(?:^|_)(?P<unit>joules?|j|mj|wh)_per_(?:[a-z]{1,20}_){0,2}tokens?$")
+# a phase of generation before '_t_s' (llama.cpp's t/s): 'tg_t_s' is tokens/s where a bare 't_s' is a time in seconds
+_TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "decode", "eval", "output", "input"}
 _PER_TOKEN_NAME = re.compile(r"per_(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
 
 
@@ -236,9 +240,11 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         symbol = _PER_TOKEN_UNITS[per_token.group("unit")]
         return text[: per_token.start()].rstrip(" _-") or text, UNITS[symbol], symbol
     for phrase, symbol in _PHRASES:
-        if low.endswith(phrase):
+        if low.endswith(phrase) and (len(low) == len(phrase) or not low[-len(phrase) - 1].isalnum()):
             return text[: len(text) - len(phrase)].rstrip(" _-") or text, UNITS[symbol], symbol
     parts = re.split(r"[_\s-]+", low)
+    if len(parts) >= 3 and parts[-2:] == ["t", "s"] and parts[-3] in _TOKEN_PHASES:  # tg_t_s: t/s, never seconds
+        return " ".join(parts[:-2]), UNITS["tokens/s"], "tokens/s"
     if len(parts) >= 2 and parts[-1] in _SUFFIXES:
         symbol = _SUFFIXES[parts[-1]]
         if UNITS[symbol].kind == "energy" and _PER_TOKEN_NAME.search(low):  # energy_per_completion_token_J

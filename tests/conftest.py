@@ -57,6 +57,10 @@ SLOW = {
                                        "test_decide_serving_answers check the same answers through the page",
     "test_serve_bench.py::test_a_server_killed_mid_run_gives_an_interrupted_run":
         "a real engine killed; test_serve_bench_hostile_process kills and signals the client at every phase",
+    "test_db_birth.py::test_a_killed_creation_leaves_no_database_or_a_complete_one":
+        "kills at seeded random moments of a creation; the other test_db_birth tests check what a kill leaves",
+    "test_concurrency.py::test_sessions_open_every_page_at_once_and_the_server_stays_healthy":
+        "a server under several browser sessions; test_browser_live uses one while imports and a run land",
     "test_runner_interrupt.py::test_signal_during_a_sweep_keeps_finished_runs[15-143]":
         "SIGTERM as SIGINT is checked; test_runner_output kills a sweep with SIGKILL",
 }

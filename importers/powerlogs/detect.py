@@ -9,7 +9,8 @@ from importers.powerlogs.gpu_power_csv import gpu_power_header, parse_gpu_power_
 from importers.powerlogs.jtop import jetson_csv_header, parse_jtop
 from importers.powerlogs.log import PowerLog, head_text
 from importers.powerlogs.meter import parse_meter_csv
-from importers.powerlogs.nvidia_smi import parse_nvidia_smi
+from importers.powerlogs.nvidia_smi import noheader_columns, parse_nvidia_smi
+from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_query
 from importers.powerlogs.tegrastats import is_tegrastats_line, parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json, tegrastats_json_head
 
@@ -19,8 +20,10 @@ def sniff(head: str) -> str | None:
     if dcgm_kind(head):
         return "dcgm"
     first = head.split("\n", 1)[0].lower()
-    if "power.draw" in first and "," in first:
-        return "nvidia-smi"
+    if ("power.draw" in first and "," in first) or ("," in first and noheader_columns(head) is not None):
+        return "nvidia-smi"  # with its header, or written with --format=csv,noheader
+    if is_query_log(head):
+        return "nvidia-smi-q"
     lines = [line for line in head.splitlines()[:8] if line.strip()]
     tegra = [line for line in lines if is_tegrastats_line(line)]
     if tegra and len(tegra) >= min(2, len(lines)) and len(lines) - len(tegra) <= 3:
@@ -35,7 +38,7 @@ def sniff(head: str) -> str | None:
 
 
 def read_power_log(data: bytes, boundary: str | None = None, device: str | None = None) -> PowerLog:
-    """Any supported log: nvidia-smi, tegrastats, jtop / Jetson CSV, DCGM, else a meter's time,watts CSV.
+    """Any supported log: nvidia-smi (CSV, -q reports), tegrastats, jtop / Jetson CSV, DCGM, else a meter's CSV.
     `device` (the device the runs used) names a Jetson board whose rails a hand-rolled log does not."""
     head = head_text(data)
     fmt = sniff(head)
@@ -45,7 +48,8 @@ def read_power_log(data: bytes, boundary: str | None = None, device: str | None 
     return parse(data, boundary, device) if fmt in JETSON_FORMATS else parse(data, boundary)
 
 
-PARSERS: dict[str, Any] = {"nvidia-smi": parse_nvidia_smi, "tegrastats": parse_tegrastats, "jtop": parse_jtop,
+PARSERS: dict[str, Any] = {"nvidia-smi": parse_nvidia_smi, "nvidia-smi-q": parse_nvidia_smi_query,
+                           "tegrastats": parse_tegrastats, "jtop": parse_jtop,
                            "dcgm": parse_dcgm, "gpu-power-csv": parse_gpu_power_csv,
                            "tegrastats-json": parse_tegrastats_json}
 JETSON_FORMATS = ("tegrastats", "jtop", "tegrastats-json")

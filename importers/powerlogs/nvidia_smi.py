@@ -2,6 +2,12 @@
 
 Units in the header (`power.draw [W]`, `memory.used [MiB]`) or in the cells (`25.31 W`); one trace
 per GPU, told apart by the id column that varies; the tools' 'not available' cells are gaps.
+
+A log written with `--format=csv,noheader` has no header row: its first row is data ('2026/04/25 16:06:06.780,
+0 %, 2 MiB, 27, 11.64 W'). Its columns are then told by their cells (`noheader_columns`): the date-time is the
+timestamp, the one column in W (or the one of several that varies) the power draw, a GPU's name, bus id or UUID
+by their look; the %, MiB, MHz and bare-number columns cannot be told apart (memory used or free, which
+utilisation) and are not read. Without a name column the GPU is not stated.
 """
 
 from __future__ import annotations
@@ -15,7 +21,61 @@ import polars as pl
 
 from energy.trace import PowerTrace
 from importers.base import MB_PER_MIB, W_PER_MW
-from importers.powerlogs.log import PowerLog, PowerLogError
+from importers.powerlogs.log import PowerLog, PowerLogError, csv_rows
+from importers.table_units import data_row, value_kind
+
+_GPU_NAME = re.compile(r"(?i)^(?:nvidia|geforce|tesla|quadro|titan|rtx|gtx)\b")
+_BUS_ID = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
+_UUID = re.compile(r"^(?:GPU|MIG)-[0-9A-Fa-f-]{8,}")
+_STATE = re.compile(r"(?i)^(?:P\d{1,2}|enabled|disabled|active|not active|default)$")
+_NAMED_BY_CELL = {"time": "timestamp", "name": "name", "bus": "pci.bus_id", "uuid": "uuid"}
+MAX_NOHEADER_ROWS = 200  # the rows looked at to tell the power draw from a constant power column (a limit)
+
+
+def _cell_kind(cell: str) -> str | None:
+    """What a cell of a log without header is: time, power, name, bus, uuid, another value kind; None: unknown."""
+    text = cell.strip()
+    kind = value_kind(text)
+    if kind == "time" or kind is not None:
+        return kind
+    if _BUS_ID.match(text):
+        return "bus"
+    if _UUID.match(text):
+        return "uuid"
+    if _STATE.match(text):
+        return "state"  # pstate 'P0', power.management 'Enabled': read by no one
+    return "name" if _GPU_NAME.match(text) else None
+
+
+def noheader_columns(head: str) -> list[str] | None:
+    """The header a `--format=csv,noheader` log lacks, from its first rows' cells: 'timestamp', 'power.draw [W]',
+    'name', 'pci.bus_id', 'uuid', a constant power column 'power (W, constant)'; every other column 'column N'
+    (not read). None when the text is no such log (its first row is a header, or no cell is a time or a power)."""
+    lines = [line for line in head.splitlines()[:MAX_NOHEADER_ROWS + 1] if line.strip()]
+    if len(head) >= 16000:
+        lines = lines[:-1]  # the last line of a cut head may be cut
+    rows = [r for r in csv_rows("\n".join(lines)) if r]
+    if len(rows) < 2 or not data_row(rows[0]):
+        return None
+    kinds = [_cell_kind(c) for c in rows[0]]
+    if None in kinds or kinds.count("time") != 1 or "power" not in kinds:
+        return None
+    if any(len(r) != len(kinds) or _cell_kind(r[kinds.index("time")]) != "time" for r in rows[1:]):
+        return None
+    powers = [i for i, k in enumerate(kinds) if k == "power"]
+    varying = [i for i in powers if len({r[i].strip() for r in rows}) > 1]
+    draw = powers[0] if len(powers) == 1 else varying[0] if len(varying) == 1 else None
+    if draw is None:
+        return None
+    header = []
+    for i, kind in enumerate(kinds):
+        if i == draw:
+            header.append("power.draw [W]")
+        elif kind in _NAMED_BY_CELL and kinds.count(kind) == 1:
+            header.append(_NAMED_BY_CELL[kind])
+        else:
+            header.append(f"column {i + 1}" + (" [W, constant]" if kind == "power" else ""))
+    return header
 
 
 def _frame(data: bytes, columns: list[str] | None = None, n_rows: int | None = None) -> pl.DataFrame:
@@ -45,7 +105,7 @@ def _first_true(mask: pl.Series, column: str) -> int:
 _MISSING_CELLS = ["", "[N/A", "N/A", "[Not Supported]", "[Not Supported", "[Unknown Error]", "[Unknown Error"]
 
 
-def _numbers(frame: pl.DataFrame, column: str) -> np.ndarray:
+def _numbers(frame: pl.DataFrame, column: str, headed: int = 1) -> np.ndarray:
     """A column's numbers with units stripped; NaN for the tools' 'not available' cells."""
     raw = frame[column].str.strip_chars()
     cleaned = raw.str.strip_chars_end(" WmMiBHzC%").str.strip_chars_end()
@@ -54,7 +114,7 @@ def _numbers(frame: pl.DataFrame, column: str) -> np.ndarray:
     bad = values.is_null() & ~missing_text
     if bad.any():
         row = _first_true(bad, column)
-        raise PowerLogError(f"line {row + 2}: {column}", f"{raw[row][:40]!r} is not a number")
+        raise PowerLogError(f"line {row + 1 + headed}: {column}", f"{raw[row][:40]!r} is not a number")
     out: np.ndarray = values.to_numpy()
     if not np.isfinite(out[~np.isnan(out)]).all():
         raise PowerLogError(column, "non-finite value")
@@ -65,7 +125,7 @@ _ZONED_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d %H:
 _ISO_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S")
 
 
-def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...]) -> tuple[np.ndarray, datetime]:
+def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...], headed: int = 1) -> tuple[np.ndarray, datetime]:
     """Seconds from the first sample and the first sample's time: naive (local) for the tools' own
     formats, UTC when the text carries an offset (ISO 8601 written by wrappers)."""
     raw = frame[column].str.strip_chars()
@@ -85,17 +145,34 @@ def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...]) -> tuple[
     if parsed is None:
         attempt = raw.str.strptime(pl.Datetime("us"), formats[0], strict=False)
         row = _first_true(attempt.is_null(), column)
-        raise PowerLogError(f"line {row + 2}: {column}", f"{raw[row]!r} is not a time like {formats[0]}")
+        raise PowerLogError(f"line {row + 1 + headed}: {column}", f"{raw[row]!r} is not a time like {formats[0]}")
     micros = parsed.cast(pl.Int64).to_numpy()
     t = (micros - micros[0]) / 1e6
     if np.any(np.diff(t) < 0):
         row = int(np.argmax(np.diff(t) < 0)) + 1
-        raise PowerLogError(f"line {row + 2}: {column}", "time goes backwards; is the log from several runs?")
+        raise PowerLogError(f"line {row + 1 + headed}: {column}", "time goes backwards; is the log from several runs?")
     return t, parsed[0]
 
 
 def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
-    """`nvidia-smi --query-gpu=timestamp,...,power.draw --format=csv` (units in header or cells)."""
+    """`nvidia-smi --query-gpu=timestamp,...,power.draw --format=csv` (units in header or cells), also with
+    `noheader` (the columns told by their cells: `noheader_columns`)."""
+    named = noheader_columns(data[:16384].decode("utf-8-sig", errors="replace"))
+    headed = 1
+    if named is not None:
+        data = (",".join(named) + "\n").encode() + data.removeprefix(b"\xef\xbb\xbf")
+        headed = 0
+    log = _parse(data, boundary, headed)
+    if named is not None:
+        told = [f"{h} (column {i + 1})" for i, h in enumerate(named) if not h.startswith("column ")]
+        log.notes.append(f"no header row (nvidia-smi --format=csv,noheader): columns told by their cells: "
+                         f"{', '.join(told)}; the {len(named) - len(told)} other columns (%, MiB, bare numbers) cannot "
+                         "be told apart and are not read" + ("" if "name" in named else "; the GPU's name is not in "
+                                                             "the log"))
+    return log
+
+
+def _parse(data: bytes, boundary: str | None, headed: int) -> PowerLog:
     first = _frame(data, n_rows=1)  # every column, one row: names and first-row facts
     cols = {re.split(r" ?[\[(]", c)[0].strip(): c for c in first.columns}  # `power.draw [W]`, `power.draw(W)`
     power_col = cols.get("power.draw") or cols.get("power.draw.instant") or cols.get("power.draw.average")
@@ -117,8 +194,8 @@ def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
         codes = ids_col.replace_strict(order, list(range(len(order))), return_dtype=pl.Int32).to_numpy()
     else:
         order, codes = ["0"], np.zeros(frame.height, dtype=np.int32)
-    power = _numbers(frame, power_col) * scale
-    t, started = _times(frame, cols["timestamp"], ("%Y/%m/%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S"))
+    power = _numbers(frame, power_col, headed) * scale
+    t, started = _times(frame, cols["timestamp"], ("%Y/%m/%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S"), headed)
     where = boundary or "gpu_board"
     traces = []
     for n in range(len(order)):
@@ -135,7 +212,7 @@ def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
         if len(limits) and not np.isnan(limits[0]) and limits[0] > 0:
             log.power_limit_w = float(limits[0]) * scale
     if "memory.used" in cols:
-        used = _numbers(frame, cols["memory.used"])
+        used = _numbers(frame, cols["memory.used"], headed)
         if np.any(~np.isnan(used)):
             mib = "MiB" in cols["memory.used"] or frame[cols["memory.used"]].str.ends_with("MiB").any()
             log.mem_used_mb = float(np.nanmax(used)) * (MB_PER_MIB if mib else 1.0)

@@ -1,4 +1,4 @@
-"""Power and telemetry logs imported on their own: nvidia-smi CSV, tegrastats, jtop and other
+"""Power and telemetry logs imported on their own: nvidia-smi CSV and -q reports, tegrastats, jtop and other
 Jetson telemetry CSVs, parsed tegrastats records (JSON) and wide GPU power CSVs.
 
 The logs are parsed by the format modules beside this one (the same parsers the runner's
@@ -23,6 +23,7 @@ from importers.powerlogs.gpu_power_csv import parse_gpu_power_csv
 from importers.powerlogs.jtop import parse_jtop
 from importers.powerlogs.log import PowerLog, PowerLogError
 from importers.powerlogs.nvidia_smi import parse_nvidia_smi
+from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_query
 from importers.powerlogs.tegrastats import parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json
 from importers.powerlogs.two_column import parse_two_column, two_column_header
@@ -158,6 +159,30 @@ class NvidiaSmiImporter(Importer):
         metrics["mem_used_device_mb"] = log.mem_used_mb
         config: dict[str, Any] = {"gpu_count": log.gpu_count, "power_limit_w": log.power_limit_w}
         device = conv.device(log.device_name, "gpu", where="name column", memory_gb=log.memory_gb)
+        log.flags.extend(flags)
+        return _standalone(conv, log, device, metrics, {k: v for k, v in config.items() if v is not None})
+
+
+class NvidiaSmiQueryImporter(Importer):
+    NAME = "nvidia-smi-q"
+    TOOL = "nvidia-smi"
+    DESCRIPTION = "nvidia-smi -q reports (NVSMI LOG), one after another: each GPU's Power Draw at each Timestamp"
+
+    def sniff(self, source: Source) -> bool:
+        return is_query_log(source.head)
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        log = _parse(conv, parse_nvidia_smi_query)
+        flags: list[str] = []
+        if log.samples < 2:  # one report: one sample per GPU, no time span
+            metrics: dict[str, Any] = {"energy_missing_reason": "the log holds one sample (one nvidia-smi -q "
+                                                                "report): a run's energy needs at least two"}
+        else:
+            metrics = _metrics(log, flags, "no GPU power samples")
+        metrics["mem_used_device_mb"] = log.mem_used_mb
+        config: dict[str, Any] = {"gpu_count": log.gpu_count, "power_limit_w": log.power_limit_w}
+        device = conv.device(log.device_name, "gpu", memory_gb=log.memory_gb,
+                             where="(whole file; the reports give no Product Name: nvidia-smi -q -d POWER omits it)")
         log.flags.extend(flags)
         return _standalone(conv, log, device, metrics, {k: v for k, v in config.items() if v is not None})
 

@@ -1,0 +1,171 @@
+"""What a table's rows say besides their figures, for the general reader (`importers.general_table`):
+
+- a row whose status column says it failed (`failed`, `error`, `oom`, ...) holds no measurement: it is left out with
+  a warning naming it and its error, and the other rows are read (a table of failed rows only is refused);
+- a model column whose value is a precision (`FP16`, `INT8`) or an engine (`PYTORCH`, `TensorRT`) states that, not a
+  model: the value is read as the precision (a quantisation where it is no compute dtype) or the engine;
+- a device column that holds where the code ran (`igpu`, `cpu_offload`, `cuda`) beside other labels (`a770`) names
+  setups, not devices: none of its values is taken as the device (no guessing), each is kept in the run's tag;
+- short text columns no reader knows that tell the rows apart (`Strategy`, `name`) are kept in the tag, so that runs
+  of different setups never read as repeats of one configuration.
+"""
+
+from __future__ import annotations
+
+import re
+
+from importers.base import Conversion
+from importers.table_fields import Field, label_field, plain
+from joulebench import units
+
+Rows = list[tuple[int, list[str]]]
+Columns = dict[int, tuple[Field, units.Unit | None]]
+# the words a device column holds when it names where the code ran, not the device: never a device name
+_BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\s*\d{1,3}|gpu\s*:?\s*\d{1,3}|"
+                       r"xpu\s*:\s*\d{1,3}|npu\s*:\s*\d{1,3}|metal|vulkan|opencl|default|none|"
+                       r"[ide]gpu|(?:cpu|gpu|partial|full)?[ _-]?offload(?:ed)?|hybrid|integrated|discrete)")
+
+FAILED = {"failed", "fail", "failure", "error", "errored", "oom", "crashed", "crash", "timeout", "timed_out",
+          "timedout", "killed", "aborted", "cancelled", "canceled", "skipped"}
+_ERROR_COLS = ("error", "error_message", "err", "message", "reason", "exception", "stderr", "failure_reason")
+_NAME_COLS = ("name", "run_name", "id", "run_id", "experiment", "config", "label", "test", "benchmark")
+PRECISION_WORDS = {"fp32", "float32", "fp16", "float16", "half", "bf16", "bfloat16", "tf32", "int8", "int4", "fp8",
+                   "fp4", "nf4", "w8a8", "w4a16"}
+ENGINE_WORDS = {"pytorch", "torch", "tensorrt", "trt", "onnx", "onnxruntime", "ort", "tflite", "tensorflow", "jax",
+                "openvino", "llama.cpp", "llamacpp", "vllm", "sglang", "tgi", "ollama", "mlc", "exllama", "ctranslate2",
+                "deepspeed", "tensorrt-llm", "trt-llm", "coreml", "mlx"}
+_NOT_TAGS = {"error", "message", "output", "text", "prompt", "response", "notes", "note", "comment", "comments",
+             "timestamp", "date", "time", "datetime", "path", "file", "filename", "cmd", "command", "description",
+             "url", "stderr", "stdout", "log", "reason", "exception", "answer", "question", "completion"}
+MAX_TAG_COLUMNS = 3
+MAX_TAG_CELL = 60
+_DATE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
+
+
+def is_backend(name: str) -> bool:
+    """'cuda', 'cuda:0', 'cpu', 'mps', 'auto', 'igpu', 'cpu_offload': where the code ran, not which device it ran
+    on."""
+    return bool(_BACKENDS.fullmatch(name.strip().lower()[:20]))
+
+
+def _cell(row: list[str], i: int | None) -> str:
+    return row[i].strip() if i is not None and i < len(row) else ""
+
+
+def _find(header: list[str], names: tuple[str, ...]) -> int | None:
+    low = [plain(h.strip()).split(".")[-1] for h in header]
+    return next((low.index(n) for n in names if n in low), None)
+
+
+def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Columns, where: str) -> Rows:
+    """The rows whose status column does not say they failed; each failed row said in a warning."""
+    status = next((i for i, (f, _) in columns.items() if f.key == "status"), None)
+    if status is None:
+        return rows
+    model = next((i for i, (f, _) in columns.items() if f.key == "model"), None)
+    name = model if model is not None else _find(header, _NAME_COLS)
+    error = _find(header, _ERROR_COLS)
+    kept: Rows = []
+    for n, row in rows:
+        said = plain(_cell(row, status)).replace(" ", "_")
+        if said not in FAILED:
+            kept.append((n, row))
+            continue
+        who = _cell(row, name)
+        why = " ".join(_cell(row, error).split())
+        why = f"{why[:60]} ... {why[-100:]}" if len(why) > 170 else why  # a log's last line says what went wrong
+        conv.warn(f"{where} {n}{f' ({who[:60]})' if who else ''} left out: its {header[status][:40]} is "
+                  f"{_cell(row, status)[:20]!r}" + (f" ({header[error][:30]}: {why})" if why and error is not None
+                                                     else "") + "; a failed run holds no measurement")
+    if rows and not kept:
+        raise conv.fail(f"{where} {rows[0][0]}", f"every row's {header[status][:40]} says it failed: no measurement to "
+                   "import")
+    return kept
+
+
+def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
+               ) -> tuple[list[str], Rows, Columns, set[str]]:
+    """The table with a model column's precisions and engines, a device column's setups and the text columns that
+    tell rows apart moved to the fields they state (new columns at the end of each row), and the names of the
+    columns no field read that the tag now holds."""
+    header, columns = list(header), dict(columns)
+    moved: dict[str, dict[int, str]] = {}  # new column -> {row index: value}
+    by_key = {f.key: i for i, (f, _) in columns.items()}
+    if (m := by_key.get("model")) is not None:
+        for r, (_, row) in enumerate(rows):
+            value = plain(_cell(row, m))
+            if value in PRECISION_WORDS and "precision" not in by_key:
+                moved.setdefault("precision", {})[r] = _cell(row, m)
+                row[m] = ""
+            elif value in ENGINE_WORDS and "engine" not in by_key:
+                moved.setdefault("engine", {})[r] = _cell(row, m)
+                row[m] = ""
+        for key in ("precision", "engine"):
+            if key in moved:
+                said = sorted(set(moved[key].values()))
+                one, many = {"precision": ("is a precision", "are precisions"), "engine": ("is an engine",
+                                                                                         "are engines")}[key]
+                conv.warn(f"{header[m][:40]}: {', '.join(said)[:120]} {many if len(said) > 1 else one}, not "
+                          f"{'models' if len(said) > 1 else 'a model'}: read as the {key} (the model is not stated in "
+                          "those rows)")
+    tags: dict[int, list[str]] = {}
+    telling: list[int] = []
+    if (d := by_key.get("device")) is not None:
+        values = {_cell(row, d) for _, row in rows} - {""}
+        placements = sorted(v for v in values if is_backend(v))
+        if placements and values - set(placements):  # backends only: each row's says so (GeneralTableImporter._run)
+            conv.warn(f"{header[d][:40]} holds where the code ran ({', '.join(placements)[:80]}) beside other labels "
+                      f"({', '.join(sorted(values - set(placements)))[:80] or 'none'}): it names setups, not devices; "
+                      "none is taken as the device (kept in the tag)")
+            for r, (_, row) in enumerate(rows):
+                if _cell(row, d):
+                    tags.setdefault(r, []).append(f"{header[d][:30]} {_cell(row, d)}")
+                row[d] = ""
+    if "tag" not in by_key:
+        telling = _telling_columns(header, rows, columns)
+        for i in reversed(telling):
+            for r, (_, row) in enumerate(rows):
+                if _cell(row, i):
+                    tags.setdefault(r, []).insert(0, f"{header[i][:30]} {_cell(row, i)}")
+        if telling:
+            several = len(telling) > 1
+            conv.warn(f"{', '.join(header[i][:40] for i in telling)} {'tell' if several else 'tells'} the rows apart "
+                      f"(no field reads {'them' if several else 'it'}): kept in the tag, so that different setups are "
+                      "not read as repeats of one")
+        if tags:
+            moved["tag"] = {r: ", ".join(parts)[:200] for r, parts in tags.items()}
+    fields = {"precision": Field("precision", None, "label"), "engine": Field("engine", None, "config"),
+              "tag": Field("tag", None, "config")}
+    for key, cells in moved.items():
+        columns[len(header)] = (fields[key], None)
+        header.append(f"{key} (from the table)")
+        rows = [(n, [*row, cells.get(r, "")]) for r, (n, row) in enumerate(rows)]
+    return header, rows, columns, {header[i] for i in telling}
+
+
+def _telling_columns(header: list[str], rows: Rows, columns: Columns) -> list[int]:
+    """The columns no field reads whose short text values differ between rows (a setup's name, a strategy)."""
+    out: list[int] = []
+    labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics")
+    for i, name in enumerate(header):
+        words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
+        if i in columns or label_field(name) is not None or not words or words[-1] in _NOT_TAGS:  # 'prompt_text'
+            continue
+        values = [_cell(row, i) for _, row in rows]
+        seen = {v for v in values if v}
+        if len(seen) < 2 or any(len(v) > MAX_TAG_CELL or "\n" in v or _DATE.match(v) for v in seen):
+            continue
+        try:
+            if any(units.parse(v) is not None for v in seen):
+                continue
+        except units.UnitError:
+            continue
+        given: dict[tuple[str, ...], set[str]] = {}  # a column the labels or the chosen ones already tell
+        for _, row in rows:                             # (test_name by test_id, a model's short name by the model)
+            given.setdefault(tuple(_cell(row, j) for j in (*labels, *out)), set()).add(_cell(row, i))
+        if (labels or out) and all(len(v) == 1 for v in given.values()):
+            continue
+        out.append(i)
+        if len(out) == MAX_TAG_COLUMNS:
+            break
+    return out

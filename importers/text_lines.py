@@ -1,0 +1,188 @@
+"""What one line of console text holds: its figures, for `importers.text_figures`, which gives them their runs.
+
+- `name: value unit` / `name=value unit` cells (`Total energy: 5 J`, `wall=22.4s`): `figure`;
+- a line naming its run before figures written value first, a word after the unit saying what it is
+  (`q4km-1: 22.0 tok/s, 47.83 W decode, 2.174 J/tok (604 Wh/Mtok)`): `run_line`; every cell holds a number (a cell
+  without one is prose, and the line is none), its first cell is such a figure;
+- llama.cpp's timings: `llama_perf_context_print` / `common_perf_print` / `llama_print_timings` lines
+  (`eval time = 11376.90 ms / 256 runs ( 44.44 ms per token, 22.50 tokens per second)`) and its examples'
+  `decoded 257 tokens in 11.680 seconds, speed: 22.003 t/s`, with or without common_log's `0.16.643.646 I ` lead:
+  `llama_cpp`. Eval and 'decoded' are decoding (decode tokens/s), prompt eval and 'encoded' the prompt's (prompt
+  tokens/s); a rate over one run or printed inf/nan is none (a speculative run's target evaluates once); the load,
+  sampling and total times are no figure of a run's window.
+
+Each figure's field and unit come from `importers.table_fields` (its name and the unit written after its value), or,
+for llama.cpp's phases, from what the tool prints them for. Only a value with a unit this project converts is a
+figure; every pattern is anchored and bounded.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from importers.table_fields import Field, FieldError, measure_field
+from joulebench import units
+
+MIN_FIGURES = 2  # recognised figures a run needs
+MAX_CELLS = 40
+NUM = r"[-+]?(?:\d{1,15}(?:,\d{3}){0,5}(?:\.\d{1,15})?|\.\d{1,15})(?:[eE][-+]?\d{1,3})?"
+SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+")
+_FIGURE = re.compile(r"(?P<name>[A-Za-z][\w .()/%'+-]{0,79}?)\s{0,80}(?P<sep>[:=~])\s{0,80}"
+                     rf"(?P<number>{NUM})(?P<rest>[^\n]{{0,200}})")
+_APPROX = re.compile(r"estimat|approx", re.IGNORECASE)
+_RUN_LINE = re.compile(r"(?P<name>[^:=|\s][^:=|]{0,99}?):\s{1,40}(?P<rest>[-+]?\.?\d[^\n]{0,900})")
+_VALUE_FIRST = re.compile(rf"(?P<number>{NUM})\s{{0,5}}(?P<rest>[^\n]{{1,200}})")
+_QUALIFIER = re.compile(r"[A-Za-z][A-Za-z_-]{0,30}")  # one word: decode, prefill, avg
+_LLAMA_LOG = re.compile(r"\d{1,4}\.\d{2}\.\d{3}\.\d{3} [IWED] ")  # common_log: time and level
+_LLAMA_TIMING = re.compile(
+    r"(?:llama_perf_context_print|llama_print_timings|common_perf_print|llama_perf_sampler_print):\s{0,40}"
+    rf"(?P<phase>[a-z]{{1,12}}(?: [a-z]{{1,12}}){{0,2}}) time\s{{0,40}}=\s{{0,40}}{NUM}\s{{0,5}}ms"
+    r"(?P<rest>[^\n]{0,200})")
+_LLAMA_RATE = re.compile(
+    rf"/\s{{0,20}}(?P<n>\d{{1,12}}) (?:tokens|runs)\s{{0,20}}\(\s{{0,20}}(?:{NUM}|-?inf|nan) ms per token,"
+    rf"\s{{0,20}}(?P<rate>{NUM}|-?inf|nan) tokens per second\)")
+_LLAMA_SPEED = re.compile(
+    rf"(?P<phase>encoded|decoded)\s{{1,20}}(?P<n>\d{{1,12}}) tokens in\s{{1,20}}{NUM}\s{{0,5}}s(?:ec|econds)?,"
+    rf" speed:\s{{1,20}}(?P<rate>{NUM}|-?inf|nan)\s{{0,5}}t/s")
+_LLAMA_PHASES = {"eval": "decode_tokens_per_s", "prompt eval": "prompt_tokens_per_s",
+                 "decoded": "decode_tokens_per_s", "encoded": "prompt_tokens_per_s"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number with its name as the text writes them, and the field `table_fields` makes of it."""
+
+    line: int
+    name: str
+    value: float
+    unit: units.Unit | None  # as written after the value; None: a bare number
+    approximate: bool  # '~', or a remark '(estimated)': never stored
+    field: Field | None  # None: not a figure JouleBench stores (why says so)
+    field_unit: units.Unit | None  # the unit the value is in for that field
+    why: str = ""
+    error: str | None = None  # the unit contradicts the name (W as J/token): the file is refused naming it
+    decimals: int | None = None  # digits printed after the decimal point
+
+    @property
+    def metric(self) -> bool:
+        return self.field is not None and self.field.section == "metrics" and not self.approximate
+
+    @property
+    def base(self) -> float:
+        """The value in its field's base unit (tokens/s, W, J/token)."""
+        return self.value * (self.field_unit.factor if self.field_unit is not None else 1.0)
+
+    def half_unit(self) -> float:
+        """Half the last printed digit, in the base unit: how far the printed value may be from the true one."""
+        scale = self.field_unit.factor if self.field_unit is not None else 1.0
+        return 0.5 * 10.0 ** -(self.decimals if self.decimals is not None else 6) * scale
+
+
+def recognised(figures: list[Figure]) -> int:
+    """Distinct fields among the figures that are measurements, and the figures refused (counted so the file is)."""
+    return len({f.field.key for f in figures if f.metric and f.field is not None}) + sum(1 for f in figures if f.error)
+
+
+def _decimals(number: str) -> int:
+    mantissa = number.lower().split("e")[0]
+    return len(mantissa.split(".")[1]) if "." in mantissa else 0
+
+
+def _remark_cut(rest: str) -> int:
+    return min((i for i in (rest.find("("), rest.find("[")) if i >= 0), default=len(rest))
+
+
+def figure(line: int, cell: str) -> Figure | None:
+    """'Total energy: 183155.23 J (0.050876 kWh)', 'wall=22.4s', 'per-stream~8.9' (approximate)."""
+    m = _FIGURE.fullmatch(cell)
+    if m is None:
+        return None
+    name = " ".join(m.group("name").split())
+    rest = m.group("rest").strip()
+    cut = _remark_cut(rest)
+    written, remark = rest[:cut].strip(), rest[cut:]
+    if written and units.find_unit(written) is None:
+        return None  # '3 layers', '5 of 8': not a quantity
+    approximate = m.group("sep") == "~" or bool(_APPROX.search(remark))
+    return _measured(line, name, m.group("number"), written, approximate)
+
+
+def _measured(line: int, name: str, number: str, written: str, approximate: bool, shown: str = "") -> Figure | None:
+    """The figure `name` of `number` `written` (a unit or ''), its field from `table_fields`; `shown` names it in
+    warnings when `name` is empty (a figure written value first: 'tok/s')."""
+    try:
+        q = units.parse(f"{number} {written}".strip())
+    except units.UnitError:
+        return None
+    if q is None:
+        return None
+    label = shown or name
+    in_name = units.header_unit(name)[1]
+    if in_name is not None and q.unit is not None and in_name.symbol != q.unit.symbol:
+        return Figure(line, label, q.value, q.unit, approximate, None, None, "two units, in its name and its value")
+    try:
+        found, unit, why = measure_field(name, q.unit)
+    except FieldError as e:
+        return Figure(line, label, q.value, q.unit, approximate, None, None, error=str(e))
+    return Figure(line, label, q.value, q.unit, approximate, found, unit, why, decimals=_decimals(number))
+
+
+def value_first(line: int, cell: str) -> Figure | None:
+    """'47.83 W decode', '22.0 tok/s', '2.174 J/tok (604 Wh/Mtok)': a value, its unit, then at most one word saying
+    what it is ('5 W inside a sentence' is no figure, nor is a count of tokens)."""
+    m = _VALUE_FIRST.fullmatch(cell)
+    if m is None:
+        return None
+    rest = m.group("rest").strip()
+    cut = _remark_cut(rest)
+    words = rest[:cut].split()
+    for k in (3, 2, 1):  # 'tokens per second', 'W', 'J/tok'
+        found = units.find_unit(" ".join(words[:k])) if len(words) >= k else None
+        if found is not None:
+            what = " ".join(words[k:])
+            if found.kind == "tokens" or (what and not _QUALIFIER.fullmatch(what)):
+                return None  # '5 tokens were generated': a count in a sentence
+            written = " ".join(words[:k])
+            return _measured(line, what, m.group("number"), written, bool(_APPROX.search(rest[cut:])),
+                             shown=f"{written} {what}".strip())
+    return None
+
+
+def run_line(line: int, text: str) -> tuple[str, list[Figure]] | None:
+    """(the run's name, its figures) of 'NAME: value unit [what], value unit [what], ...'; None for any other line."""
+    m = _RUN_LINE.fullmatch(text)
+    if m is None:
+        return None
+    cells = [c.strip() for c in SPLIT.split(m.group("rest"))[:MAX_CELLS]]
+    if not cells or any(not re.search(r"\d", c) for c in cells) or value_first(line, cells[0]) is None:
+        return None
+    figures = [f for c in cells if (f := figure(line, c) or value_first(line, c)) is not None]
+    return (" ".join(m.group("name").split()), figures) if recognised(figures) >= MIN_FIGURES else None
+
+
+def llama_cpp(line: int, raw: str) -> list[Figure] | None:
+    """The figures of one of llama.cpp's timing lines ([] for its load, sampling and total times); None for any
+    other line."""
+    text = raw.strip()
+    if (lead := _LLAMA_LOG.match(text)) is not None:
+        text = text[lead.end():]
+    m = _LLAMA_SPEED.match(text)
+    if m is not None:
+        return [_rate(line, f"{m.group('phase')} speed", m.group("rate"), int(m.group("n")), m.group("phase"))]
+    m = _LLAMA_TIMING.match(text)
+    if m is None:
+        return None
+    phase = m.group("phase")
+    rate = _LLAMA_RATE.search(m.group("rest")) if phase in _LLAMA_PHASES else None
+    return [] if rate is None else [_rate(line, f"{phase} rate", rate.group("rate"), int(rate.group("n")), phase)]
+
+
+def _rate(line: int, name: str, number: str, count: int, phase: str) -> Figure:
+    unit = units.unit("tokens/s")
+    value = float(number.replace(",", "")) if re.fullmatch(NUM, number) else math.nan
+    if not math.isfinite(value) or value <= 0 or count < 2:
+        return Figure(line, name, 0.0, unit, False, None, None, f"{number} tokens/s over {count}: no rate")
+    return Figure(line, name, value, unit, False, Field(_LLAMA_PHASES[phase], "tokens/s"), unit,
+                  decimals=_decimals(number))

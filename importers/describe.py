@@ -16,6 +16,7 @@ from typing import Any
 from importers.base import Source
 from importers.general_table import MAP_IT, flatten, nested_records, twice_encoded
 from importers.table_fields import label_field
+from importers.table_text import approximate_column, text_tables
 from joulebench.errors import ResultFileError
 
 _TEGRA_TEMP = re.compile(r"\b[A-Za-z0-9_]+@-?\d+(?:\.\d+)?C\b")  # tegrastats: CPU@45.5C
@@ -77,7 +78,21 @@ def what_is(source: Source) -> str | None:
         return _json_kind(doc)
     if doc is not None:
         return None
-    return _log_kind(head)
+    return _approximate(source.text or "") or _log_kind(head)
+
+
+def _approximate(text: str) -> str | None:
+    """A text whose table gives approximate ranges ('~15-17 tokens/sec') where figures would be."""
+    if "~" not in text and "-" not in text and "≈" not in text:
+        return None
+    found = approximate_column(text_tables(text)[0])
+    if found is None:
+        return None
+    column, cell, kind = found
+    return (f"a {kind} whose figures are approximate ranges: its {column[:40]!r} column gives {cell[:40]!r} and the "
+            "like, which are not measurements and are not stored as figures; if you have the exact figures, write "
+            "one number per cell (e.g. '16.2 tokens/s') in a table or a CSV and import that, mapping its columns on "
+            "the Upload page or with joulebench import --mapping RECIPE FILE")
 
 
 def _json_kind(doc: dict[str, Any]) -> str | None:

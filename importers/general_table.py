@@ -1,6 +1,10 @@
 """Any table of results no tool reader claims: a wide CSV/TSV (one run a row), a long one (one figure a row:
 `Type, Model, GPU, Run, Metric, Value[, Unit]`, pivoted by its metric/value/unit columns), JSON Lines and lists
-of JSON records (each record flattened with its nested settings: `config.batch_size`, `metrics.ttft.p50_ms`).
+of JSON records (each record flattened with its nested settings: `config.batch_size`, `metrics.ttft.p50_ms`), an
+object of records keyed by name (`{"systems": {"QUIET": {...}, "NVIDIA MIG": {...}}}`: one run each, never one
+record's figure standing for another's; `importers.table_records`), and the tables of a text whose figures are in
+tables (Markdown pipe tables, fixed-width console tables: `importers.table_text`), read like a CSV with the headings
+above them as the tag, or as the device where a heading names a known one.
 
 Columns are recognised by name and unit (`importers.table_fields`), values converted by `joulebench.units`
 (a unit in the header or in the cells: `Total Energy (Wh)`, `250 mW`), each figure checked against the result
@@ -24,9 +28,27 @@ from importers.base import (
     energy_metrics,
     read_csv,
 )
-from importers.table_fields import Field, FieldError, label_field, measure_field, plain, unitless_energy, words_of
-from importers.table_records import MAX_KEYS, flatten, is_json, json_records, nested_records, twice_encoded
+from importers.table_fields import (
+    HEADING_DEVICE,
+    Field,
+    FieldError,
+    label_field,
+    measure_field,
+    plain,
+    unitless_energy,
+    words_of,
+)
+from importers.table_records import (
+    MAX_KEYS,
+    flatten,
+    is_json,
+    json_records,
+    nested_ambiguity,
+    nested_records,
+    twice_encoded,
+)
 from importers.table_rows import is_backend, relabelled, without_failed
+from importers.table_text import TextTable, figures_outside, heading_device, text_tables
 from importers.table_units import data_row
 from joulebench import units
 from joulebench.ranges import RangeError, check
@@ -45,7 +67,7 @@ _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_
 
 MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
 __all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend", "is_json", "json_records",
-           "nested_records", "twice_encoded"]  # the JSON records' readers, kept importable from here
+           "nested_ambiguity", "nested_records", "twice_encoded"]  # the JSON records' readers, importable from here
 _COUNTS = {"duration_s", "output_tokens", "prompt_tokens_mean"}  # a window or a count: not what JouleBench compares
 
 
@@ -84,14 +106,25 @@ class GeneralTableImporter(Importer):
             return False
         if is_json(source):
             records = json_records(source)
-            return records is not None and self._has_figure(list(flatten(records[0])))
+            if records is None:  # an object whose records cannot be told apart: read, to be refused naming them
+                doc = source.json
+                return (isinstance(doc, dict) and nested_ambiguity(doc) is not None
+                        and self._has_figure(list(flatten(doc))))
+            return self._has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
         cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
-        if len(cells) < 2:
-            return False
-        if _long_columns(cells) is not None or data_row(cells):
-            return True  # a table without its header row: read, to be refused saying so
-        return self._has_figure(cells)
+        if len(cells) >= 2:
+            if _long_columns(cells) is not None or data_row(cells):
+                return True  # a table without its header row: read, to be refused saying so
+            if self._has_figure(cells):
+                return True
+        return bool(_figure_tables(source.text or ""))
+
+    @classmethod
+    def _csv_like(cls, head: str, delimiter: str) -> bool:
+        """Whether the first line is a CSV/TSV header the wide or long reader takes (else a text's tables are read)."""
+        cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
+        return len(cells) >= 2 and (_long_columns(cells) is not None or data_row(cells) or cls._has_figure(cells))
 
     @staticmethod
     def _has_figure(names: list[str]) -> bool:
@@ -110,6 +143,10 @@ class GeneralTableImporter(Importer):
             said: list[str] = []
             records = json_records(source, said)
             if not records:
+                doc = source.json if source.json is not None else twice_encoded(source.text)
+                why = nested_ambiguity(doc) if isinstance(doc, dict) else None
+                if why is not None:
+                    raise conv.fail("(whole file)", f"a JSON object nesting records: {why}; {MAP_IT}")
                 raise conv.fail("(whole file)", "neither JSON Lines nor a list of JSON records")
             for note in said:
                 conv.warn(note)
@@ -120,7 +157,8 @@ class GeneralTableImporter(Importer):
             where = "record"
         else:
             delimiter = _delimiter(source.head)
-            header, rows = read_csv(conv, source.text or "", delimiter=delimiter)
+            tables = _figure_tables(source.text or "") if not self._csv_like(source.head, delimiter) else []
+            header, rows = _joined(conv, tables) if tables else read_csv(conv, source.text or "", delimiter=delimiter)
             if data_row(header):
                 shown = ", ".join(repr(c[:30]) for c in header[:4])
                 raise conv.fail("line 1", f"the first row is data, not a header ({shown}, ...: values with units or a "
@@ -186,6 +224,10 @@ class GeneralTableImporter(Importer):
                     left.append((name[:40], why))
                 continue
             if field.key in taken:
+                if _siblings(name, taken[field.key]):  # two records flattened into one: neither stands for the other
+                    raise conv.fail(f"{name[:80]}", f"{taken[field.key][:80]} and {name[:80]} both give {field.key}: "
+                                    "the object holds records side by side that are not told apart, and one "
+                                    f"record's figure would stand for the other's; {MAP_IT}")
                 conv.warn(f"{name[:80]} left out: {field.key} is already given by {taken[field.key][:80]}")
                 continue
             taken[field.key] = name
@@ -201,7 +243,7 @@ class GeneralTableImporter(Importer):
         config: dict[str, Any] = {}
         for i, (field, unit) in columns.items():
             raw = row[i].strip() if i < len(row) else ""
-            if not raw or raw.lower() in ("nan", "n/a", "na", "none", "null", "-"):
+            if not raw or raw.lower() in ("nan", "n/a", "na", "none", "null", "-", "—", "–"):
                 continue
             at = f"{where}: {header[i][:80]}"
             if field.section == "label":
@@ -263,9 +305,11 @@ class GeneralTableImporter(Importer):
             conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
                              "stated")
             stated = None
-        has_column = any(f.key == "device" for f, _ in columns.values())
-        device = conv.device(stated, None, where=f"({where}: the table has no device column)" if not has_column else
-                             f"({where}: the device column names a backend or a setup, not a device)")
+        column = next((header[i] for i, (f, _) in columns.items() if f.key == "device"), None)
+        device = conv.device(stated, None, where=f"({where}: " + (
+            "the table has no device column)" if column is None else
+            "no heading above its table names a device JouleBench knows)" if column == HEADING_DEVICE else
+            "the device column names a backend or a setup, not a device)"))
         notes = [f"general table {where}"] + (["J/token = the energy / the output tokens"] if per_token else [])
         if labels.get("repeat"):
             notes.append(f"run {labels['repeat']}")
@@ -276,7 +320,7 @@ class GeneralTableImporter(Importer):
             "status": "ok",
             "device": device,
             "config": {
-                "workload": conv.hints.workload or (model or "unknown")[:200],
+                "workload": conv.hints.workload or (clean_str(labels.get("workload")) or model or "unknown")[:200],
                 "model": model,
                 "mode": conv.mode(mode, f"({where}: the table does not say whether it trained or inferred)"),
                 "precision": conv.precision(precision),
@@ -299,6 +343,54 @@ class GeneralTableImporter(Importer):
             msg = e.format_message() if isinstance(e, RangeError) else str(e)
             raise conv.fail(at, msg) from e
         return value
+
+
+def _siblings(a: str, b: str) -> bool:
+    """Whether two flattened JSON keys are the same key of two records side by side ('systems.QUIET.p99_us',
+    'systems.NVIDIA MIG.p99_us'): one path's length, one last key, one other key differing."""
+    pa, pb = a.split("."), b.split(".")
+    return (len(pa) == len(pb) >= 2 and pa[-1] == pb[-1]
+            and sum(x != y for x, y in zip(pa[:-1], pb[:-1], strict=True)) == 1)
+
+
+def _figure_tables(text: str) -> list[TextTable]:
+    """The tables of a text (`importers.table_text`) that hold a figure, when its figures are all in tables (none
+    stated on a line of its own, which is the reader of figures in text's); [] otherwise."""
+    if not text or "  " not in text and "|" not in text:
+        return []
+    tables, used = text_tables(text)
+    found = []
+    for table in tables:
+        for c, name in enumerate(table.header):
+            try:
+                field = measure_field(name, _cell_unit([row[c] for _, row in table.rows]))[0]
+            except FieldError:
+                field = Field("refused", "", "metrics")  # read, to refuse it naming the column
+            if field is not None and field.section == "metrics" and field.key != "output_tokens":
+                found.append(table)
+                break
+    return found if found and not figures_outside(text, used) else []
+
+
+def _joined(conv: Conversion, tables: list[TextTable]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """One table of a text's tables: the union of their columns, with the device a heading above a table names (a
+    known device only, never guessed) and the other headings as the tag."""
+    header = list(dict.fromkeys(h for t in tables for h in t.header))
+    given = {f.key for h in header if (f := label_field(h)) is not None}
+    devices = [next((d for t in reversed(table.headings) if (d := heading_device(t))), None) for table in tables]
+    tags = [" / ".join(t for t in table.headings if heading_device(t) is None)[:200] for table in tables]
+    extra = [key for key, values in (("device", devices), ("tag", tags)) if key not in given and any(values)]
+    names = {"device": HEADING_DEVICE, "tag": "tag"}
+    rows = []
+    for table, device, tag in zip(tables, devices, tags, strict=True):
+        at = {h: i for i, h in enumerate(table.header)}
+        for n, row in table.rows:
+            cells = [row[at[h]] if h in at else "" for h in header]
+            rows.append((n, cells + [{"device": device or "", "tag": tag}[key] for key in extra]))
+    shown = ", ".join(f"line {t.line}" + (f" ({' / '.join(t.headings)[:60]})" if t.headings else "") for t in tables)
+    conv.warn(f"{len(tables)} {tables[0].kind} table{'s' if len(tables) > 1 else ''} read from the text ({shown[:300]})"
+              + (": the headings above them kept as the " + " and the ".join(extra) if extra else ""))
+    return header + [names[key] for key in extra], rows
 
 
 def _grouped(left: list[tuple[str, str]]) -> str:

@@ -2,6 +2,11 @@
 log or a Markdown note), and tables of the API's timing fields (`eval_count`, `eval_duration`,
 `prompt_eval_count`, `prompt_eval_duration`, `total_duration`, `load_duration`).
 
+A benchmark script that keeps only the eval rate (llm_benchmark: `model_name =    mistral:7b`, `prompt = ...`,
+`eval rate:            67.11 tokens/s`) is read one run per rate, but only under the model line it ran (a lone eval
+rate is no result); its header's `gpu_info:` names the device when it is a GPU or Jetson name, `ollama_version:` the
+version; a statistic with words before it (`Average of eval rate:`) is an average over answers, not read.
+
 Learned from the writer (api/types.go `Metrics.Summary`): durations print as Go durations
 ("1m13.810328292s", "97.885315ms", "450µs"); the API's duration fields are nanoseconds. "eval rate" is
 eval count / eval duration: output tokens per second while decoding, the prompt's evaluation left out,
@@ -29,6 +34,7 @@ from importers.base import (
     cell,
     check_run_count,
     clean_str,
+    device_from_path,
     energy_metrics,
     num,
     positive,
@@ -44,6 +50,12 @@ _STAT = re.compile(r"(?:^|[\s>*|-])(total duration|load duration|prompt eval cou
 _TERMINAL = re.compile(r"\x1b\[[0-?]{0,20}[ -/]{0,5}[@-~]|\x1b[@-Z\\-_]|[\u2800-\u28ff]")
 _RUN = re.compile(r"ollama run\s+(?:--\S+\s+)*([A-Za-z0-9][\w.:/-]*)"
                   r"|^\s*model(?:_name)?\s*[:=]\s*([A-Za-z0-9][\w.:/-]*)\s*$")
+_RATE_ONLY = re.compile(r"^[ \t]{0,40}eval rate:[ \t]+\d{1,9}(?:\.\d{1,9})?[ \t]*tokens/s[ \t]*$", re.MULTILINE)
+_MODEL_LINE = re.compile(r"^[ \t]{0,40}model(?:_name)?[ \t]*[:=][ \t]*[A-Za-z0-9][\w.:/-]{0,200}[ \t]*$", re.MULTILINE)
+# the device and version lines of a benchmark script's header (llm_benchmark: 'gpu_info: NVIDIA GeForce RTX 3060')
+_DEVICE_LINE = re.compile(r"^\s*(?:gpu_info|gpu_name|gpu|device)\s*[:=]\s*(\S[^\n]{0,199}?)\s*$")
+_VERSION_LINE = re.compile(r"^\s*ollama_version\s*[:=]\s*v?(\d{1,4}(?:\.\d{1,6}){1,3})\s*$")
+_PROMPT_LINE = re.compile(r"^\s*prompt\s*[:=]\s*(\S[^\n]{0,999})$")
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?)(h|ms|m|µs|us|μs|ns|s)")
 _GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ns": 1e-9}
 NO_ENERGY = "Ollama's timings hold no power or energy"
@@ -76,43 +88,69 @@ class OllamaImporter(Importer):
             text = source.text or ""  # `ollama run --verbose` captured: the statistics follow the answer
             if "eval rate:" in text and "eval count:" in text and "eval duration:" in text:
                 return True
+        if (model := _MODEL_LINE.search(head)) is not None and _RATE_ONLY.search(head, model.end()) is not None:
+            return True  # a script's capture of the eval rate alone, each under the model it ran (llm_benchmark)
         first = head.lstrip().split("\n", 1)[0].lower()
         columns = {c.strip().strip('"') for c in first.split(",")}
         return "eval_count" in columns and any(c.startswith("eval_duration") for c in columns)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         text = conv.source.text or ""
-        if "eval count:" in text and "eval duration:" in text:
+        if ("eval count:" in text and "eval duration:" in text) or (
+                (model := _MODEL_LINE.search(text)) is not None and _RATE_ONLY.search(text, model.end()) is not None):
             return conv.document(self._from_text(conv, text))
         return conv.document(self._from_csv(conv, text))
 
     # --- `ollama run --verbose` -----------------------------------------------------------------
     def _from_text(self, conv: Conversion, text: str) -> list[dict[str, Any]]:
-        blocks: list[tuple[int, str | None, dict[str, tuple[int, str]]]] = []
+        """One run per answer's statistics. A statistic with words before it on its line is a script's summary over
+        answers ('Average of eval rate:'), no answer's; a block of the eval rate alone (a script that keeps only it)
+        is read only under the model it ran ('model_name = mistral:7b'). The device is a header's 'gpu_info:' line
+        naming a GPU or Jetson, the prompt (a 'prompt =' line) goes into the notes."""
+        blocks: list[tuple[int, str | None, dict[str, tuple[int, str]], str | None, str | None]] = []
         model: str | None = None
+        device: str | None = None
+        prompt: str | None = None
         current: dict[str, tuple[int, str]] = {}
-        start = 0
+        start, said = 0, (model, device, prompt)  # the labels in force where a block starts are its own
+        summaries: list[int] = []
         for n, raw in enumerate(text.splitlines(), 1):
             line = _TERMINAL.sub("", raw) if "\x1b" in raw or "\u2800" <= max(raw, default="") else raw
             if (m := _RUN.search(line)) is not None:
                 model = m.group(1) or m.group(2)
+            elif (m := _DEVICE_LINE.match(line)) is not None and device_from_path((m.group(1),)):
+                device = m.group(1)
+            elif (m := _VERSION_LINE.match(line)) is not None:
+                conv.tool_version = conv.tool_version or m.group(1)
+            elif (m := _PROMPT_LINE.match(line)) is not None:
+                prompt = " ".join(m.group(1).split())
             if (m := _STAT.search(line)) is None:
+                continue
+            if re.search(r"[A-Za-z]", line[:m.start(1)]):
+                summaries.append(n)  # 'Average of eval rate:': over the answers above, not one answer
                 continue
             key = m.group(1)
             if key in current or (key == "total duration" and current):  # the next answer's statistics
-                blocks.append((start, model, current))
+                blocks.append((start, said[0], current, said[1], said[2]))
                 current = {}
             if not current:
-                start = n
+                start, said = n, (model, device, prompt)
             current[key] = (n, m.group(2))
         if current:
-            blocks.append((start, model, current))
-        blocks = [b for b in blocks if "eval count" in b[2] or "eval rate" in b[2]]
+            blocks.append((start, said[0], current, said[1], said[2]))
+        lone = [b[0] for b in blocks if set(b[2]) == {"eval rate"} and b[1] is None]
+        blocks = [b for b in blocks if ("eval count" in b[2] or "eval rate" in b[2]) and b[0] not in lone]
+        if summaries:
+            conv.warn(f"{self._lines(summaries)}: a statistic after other words (an average over answers) is no "
+                      "answer's: not read")
+        if lone:
+            conv.warn(f"{self._lines(lone)}: an eval rate alone, under no model line ('model_name = ...'): not read")
         if not blocks:
-            raise conv.fail("(whole file)", "no 'eval count:' / 'eval rate:' lines of ollama run --verbose")
+            raise conv.fail("(whole file)", "no 'eval count:' / 'eval rate:' lines of ollama run --verbose (an eval "
+                            "rate alone is read only under the model it ran)")
         check_run_count(conv, len(blocks), "the statistics blocks")
         runs = []
-        for i, (line_no, model_name, stats) in enumerate(blocks):
+        for i, (line_no, model_name, stats, device_name, prompt_text) in enumerate(blocks):
             def count(key: str, stats: dict[str, tuple[int, str]] = stats) -> float | None:
                 return num(stats[key][1], f"line {stats[key][0]} ({key})", conv) if key in stats else None
 
@@ -129,8 +167,18 @@ class OllamaImporter(Importer):
                       "eval_s": seconds("eval duration"), "prompt_eval_s": seconds("prompt eval duration"),
                       "total_s": seconds("total duration"), "load_s": seconds("load duration"),
                       "eval_rate": count("eval rate"), "prompt_eval_rate": count("prompt eval rate")}
-            runs.append(self._run(conv, i, f"line {line_no}", model_name, values, None))
+            run = self._run(conv, i, f"line {line_no}", model_name, values, None, device_name)
+            if set(stats) == {"eval rate"}:
+                run["notes"] += "; the eval rate alone (the script kept no other statistic)"
+            if prompt_text:
+                run["notes"] += f"; prompt: {prompt_text[:120]}"
+            runs.append(run)
         return runs
+
+    @staticmethod
+    def _lines(numbers: list[int]) -> str:
+        shown = ", ".join(str(n) for n in numbers[:8]) + (f" and {len(numbers) - 8} more" if len(numbers) > 8 else "")
+        return f"line {shown}" if len(numbers) == 1 else f"lines {shown}"
 
     # --- a table of the API's fields ------------------------------------------------------------
     def _from_csv(self, conv: Conversion, text: str) -> list[dict[str, Any]]:
@@ -167,7 +215,7 @@ class OllamaImporter(Importer):
         return runs
 
     def _run(self, conv: Conversion, index: int, where: str, model: str | None, v: dict[str, float | None],
-             energy_j: float | None) -> dict[str, Any]:
+             energy_j: float | None, device: str | None = None) -> dict[str, Any]:
         out, prompt = positive(v["eval_count"]), positive(v["prompt_eval_count"])
         eval_s, prompt_s = positive(v["eval_s"]), positive(v["prompt_eval_s"])
         decode = positive(v["eval_rate"]) or (out / eval_s if out and eval_s else None)
@@ -203,7 +251,7 @@ class OllamaImporter(Importer):
             "run_id": conv.run_id(index),
             "status": "ok",
             "flags": flags,
-            "device": conv.device(None, "gpu", where=f"({where}: Ollama's timings do not name the device)"),
+            "device": conv.device(device, "gpu", where=f"({where}: Ollama's timings do not name the device)"),
             "config": {
                 **conv.generation_config(model),
                 "engine": "ollama",

@@ -60,12 +60,16 @@ _GENERATED = {"generated", "completion", "decoded", "new"}  # 'Tokens Generated'
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
+HEADING_DEVICE = "device (from a heading)"  # the column a text's tables get from the headings above them
+# a status column that says whether the run succeeded ('ok: yes / no'): 'no' is a failed run (importers.table_rows)
+OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok")
 LABELS: dict[str, Field] = {}
 for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id"),
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
-      "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model"),
+      "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
+      HEADING_DEVICE),
      Field("device", None, "label")),
     (("batch", "batch_size", "bs", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch", "tamano_del_lote",
       "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
@@ -84,7 +88,8 @@ for _names, _field in (
     (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
     (("power_mode", "nvpmodel", "power_profile", "power_mode_name", "nvpmodel_mode", "nvpmodel_name"),
      Field("power_mode", None, "config")),  # the setting (a label: '15W', 'MAXN_SUPER'), never a power figure
-    (("status", "run_status", "state", "outcome"), Field("status", None, "label")),
+    (("status", "run_status", "state", "outcome") + OK_COLUMNS, Field("status", None, "label")),
+    (("workload", "workload_name", "task_name"), Field("workload", None, "label")),
     (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition"), Field("repeat", None, "label")),
     (("tag",), Field("tag", None, "config")),
 ):
@@ -128,6 +133,25 @@ def repeat_stat(header: str) -> tuple[str, str] | None:
     return m.group("base"), _REPEAT_STATS[m.group("stat").lower()]
 
 
+# a statistic written after the unit ('ttft_ms_p50', 'latency_s_p99', 'tpot_ms_median'): the statistic of the column
+# in that unit, over its requests (not over repeats, as an aggregated table's '_mean' is)
+_AFTER_UNIT = {"p50": "p50", "median": "p50", "med": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
+_PERCENTILE = re.compile(r"p\d{1,3}")
+
+
+def stat_after_unit(header: str) -> tuple[str, str, units.Unit] | None:
+    """(the name before the unit, the statistic, the unit) for a name whose unit is followed by a percentile or a
+    median ('ttft_ms_p50': ('ttft', 'p50', ms)); None for any other name."""
+    text = header.strip()[:200]
+    m = re.fullmatch(r"(?P<base>.+?)[_\s.-]+(?P<stat>[pP]\d{1,3}|median|med|MEDIAN)", text)
+    if m is None or units.header_unit(text)[1] is not None:
+        return None
+    name, unit, _ = units.header_unit(m.group("base"))
+    if unit is None or name == m.group("base").strip():
+        return None
+    return name, m.group("stat").lower(), unit
+
+
 def unitless_energy(name: str) -> bool:
     """Whether a column names an energy or a power and states no unit ('avg_power_consumption',
     'energy_per_step_avg'): the figure is there, but mW and W, J and kWh cannot be told apart."""
@@ -154,6 +178,25 @@ def _latency_field(words: set[str]) -> str | None:
     return LATENCY_BY_BASE[base].stat(stat).name
 
 
+_BASELINE = {"baseline", "idle", "before", "initial"}  # memory or power before the run: not what it used
+
+
+def _memory_field(words: set[str], unit: units.Unit) -> tuple[Field | None, units.Unit | None, str]:
+    """Device memory used (a peak of it is what the run used: `peak_vram_mib`), a process's peak RSS; never the
+    device's size, a baseline before the run or a spread."""
+    if words & _CAPACITY:
+        return None, None, "the device's memory size (total, free), not the memory the run used"
+    if words & _BASELINE:
+        return None, None, "a baseline (memory in use before the run), not the memory the run used"
+    if words & (_SPREAD - {"max", "maximum", "peak"}):
+        return None, None, "a spread or a minimum of memory"
+    if words & {"gpu", "vram", "device"}:
+        return Field("mem_used_device_mb", "MB"), unit, ""
+    if words & {"rss", "ram"} and words & {"peak", "max", "maximum", "pk", "hwm"}:
+        return Field("mem_peak_rss_mb", "MB"), unit, ""
+    return None, None, "a memory size not said to be the device's"
+
+
 def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field | None, units.Unit | None, str]:
     """(the field, the unit the column's values are in, why it is left out) for a measurement column.
     (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
@@ -166,6 +209,13 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
                                 f"the {header.strip()[len(base):].strip(' _.-')[:8]} over repeats (a spread)")
         field, unit, why = measure_field(base, cell_unit)
         return field, unit, (why if field is None else "the mean over repeats of an aggregated table")
+    after = stat_after_unit(header)
+    if after is not None:
+        base, stat, stated = after
+        if stat not in _AFTER_UNIT:
+            return None, None, f"the {stat} of {base[:40]} (a percentile JouleBench does not store)"
+        field, unit, why = measure_field(f"{base} {_AFTER_UNIT[stat]} ({stated.symbol})", cell_unit)
+        return field, unit, (why if field is None else f"the {stat} of {base[:40]} in {stated.symbol}")
     name, unit, written = units.header_unit(header)
     unit = unit or cell_unit
     words = words_of(name) | words_of(header.split("(")[0])
@@ -176,6 +226,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if unit is None and counted and not words & (_SPREAD | _NOT_A_COUNT):
         unit = units.UNITS["tokens"]  # 'Tokens Generated', 'completion_tokens': the output tokens counted
     if unit is None:
+        if words & {"tokens", "token", "tok", "toks"} and (words & {"median", "med"} or any(
+                _PERCENTILE.fullmatch(w) for w in words)):
+            return None, None, "a median or percentile of a count of tokens (JouleBench stores the total or the mean)"
         return None, None, "no unit in its name or cells"
     kind = unit.kind
     if words & _SETTING and kind in ("power", "energy"):
@@ -190,8 +243,14 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         unit = units.Unit(unit.symbol + ("/token" if per_token else "/item"), kind, unit.factor)
     if kind in ("energy_per_token", "energy_per_item") and (words & _POWER and not says_energy):
         raise FieldError(units.refuse_unit(header, unit.symbol, "W"))
+    if kind == "memory":
+        return _memory_field(words, unit)
+    if kind in ("power", "energy") and words & (_BASELINE - {"idle"}):  # 'idle': said below, with the peaks
+        return None, None, "a baseline (idle) figure, not the run's"
     if words & (_SPREAD - {"max", "maximum"}) or (words & {"max", "maximum"} and kind != "time"):
         return None, None, "a peak, a spread or an idle figure"
+    if kind in ("time", "time_per_token") and any(_PERCENTILE.fullmatch(w) and w not in _AFTER_UNIT for w in words):
+        return None, None, "a percentile JouleBench does not store"
     decode = "decode" in words or "generation" in words or "gen" in words or "eval" in words
     prefill = "prefill" in words or "prompt" in words
     if kind == "token_rate":  # llama.cpp's tests: pp (prompt processing) and tg (text generation) tokens/s
@@ -239,12 +298,6 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         if words & _DURATION or name.strip().lower() in ("s", "sec", "seconds"):
             return Field("duration_s", "s"), unit, ""
         return None, None, "a time that is neither a latency nor the run's duration"
-    if kind == "memory":
-        if words & _CAPACITY:
-            return None, None, "the device's memory size (total, free), not the memory the run used"
-        if words & {"gpu", "vram", "device"}:
-            return Field("mem_used_device_mb", "MB"), unit, ""
-        return None, None, "a memory size not said to be the device's"
     if kind == "frequency" and words & {"gpu", "sm", "graphics"}:
         return Field("gpu_clock_avg_mhz", "MHz"), unit, ""
     if kind == "tokens":

@@ -9,9 +9,12 @@ reads them (`importers.detect_source`: one level, never the list's own members).
 from __future__ import annotations
 
 import json
+import re
+from functools import lru_cache
 from typing import Any
 
 from importers.base import Source
+from importers.table_fields import FieldError, measure_field
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
 RECORD_KEYS = ("results", "runs", "records", "data", "benchmarks", "rows", "items", "entries", "experiments")
@@ -39,61 +42,176 @@ def flatten(record: dict[str, Any], prefix: str = "", depth: int = 0, out: dict[
 
 # a container key whose entries are keyed by a label: {"models": {model: ...}}
 _CONTAINERS = {"models": "model", "model": "model", "llms": "model", "networks": "model", "devices": "device",
-               "gpus": "device", "hardware": "device", "boards": "device"}
+               "gpus": "device", "hardware": "device", "boards": "device", "engines": "engine", "backends": "engine",
+               "runtimes": "engine", "frameworks": "engine", "servers": "engine"}
 MIN_NESTED = 2
+MAX_KINDS = 64
+_SIZED = re.compile(r"(?i)(?:^|[^a-z0-9])\d+(?:\.\d+)?[bm](?:$|[^a-z0-9])")  # 'qwen2.5:7b', 'llama-3-8B': a model
 
 
-def _leaves(node: dict[str, Any], path: tuple[str, ...], out: list[tuple[tuple[str, ...], dict[str, Any]]],
-            depth: int = 0) -> None:
-    """Every dict whose values hold no dict and at least one number, with its path of keys."""
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _nodes(node: dict[str, Any], path: tuple[str, ...], out: list[tuple[tuple[str, ...], dict[str, Any]]],
+           depth: int = 0) -> None:
+    """Every dict below the top holding a number of its own (beside any dicts it nests: a record's `source: {path,
+    sha256}`), with its path of keys."""
     if len(out) > MAX_RUNS_PER_FILE or depth > MAX_DEPTH:
         return
-    children = [(str(k)[:100], v) for k, v in node.items() if isinstance(v, dict)]
-    numbers = any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in node.values())
-    if not children:
-        if numbers and path:
-            out.append((path, node))
-        return
-    for key, child in children:
-        _leaves(child, (*path, key), out, depth + 1)
+    if path and any(_number(v) for v in node.values()):
+        out.append((path, node))
+    for key, child in node.items():
+        if isinstance(child, dict):
+            _nodes(child, (*path, str(key)[:100]), out, depth + 1)
 
 
-def nested_records(doc: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """{"models": {model: {prompt: {gen_tps, ...}}}}: one record per path to a dict of figures, when there are
-    several at one depth sharing their numeric keys; the path's varying keys become the model (under a 'models'
-    key, else the first) and the tag (the rest, joined by '/'). Scalars beside the nesting at the top apply to
-    every record. None when the document is not of that shape."""
-    found: list[tuple[tuple[str, ...], dict[str, Any]]] = []
-    _leaves(doc, (), found)
-    if len(found) < MIN_NESTED or len({len(p) for p, _ in found}) != 1:
+def _alike(a: set[str], b: set[str]) -> bool:
+    """Two records of one kind: they share their numeric keys, at least half of each one's."""
+    common = a & b
+    return bool(common) and len(common) * 2 >= len(a) and len(common) * 2 >= len(b)
+
+
+Family = list[tuple[tuple[str, ...], dict[str, Any]]]
+
+
+def _families(doc: dict[str, Any]) -> tuple[list[Family], Family]:
+    """(the sets of two or more dicts of one kind (alike numeric keys), the dicts of figures in none)."""
+    nodes: Family = []
+    _nodes(doc, (), nodes)
+    groups: list[tuple[set[str], Family]] = []
+    for path, node in nodes:
+        keys = {str(k) for k, v in node.items() if _number(v)}
+        group = next((g for g in groups if _alike(g[0], keys)), None)
+        if group is not None:
+            group[1].append((path, node))
+        elif len(groups) < MAX_KINDS:  # bounded: a hostile object of many kinds costs no more than this
+            groups.append((keys, [(path, node)]))
+    families = [members for _, members in groups if len(members) >= MIN_NESTED]
+    alone = [m for _, members in groups if len(members) < MIN_NESTED for m in members]
+    return families, alone
+
+
+def _within(inner: tuple[str, ...], outer: tuple[str, ...]) -> bool:
+    return len(inner) > len(outer) and inner[:len(outer)] == outer
+
+
+def _record_family(doc: dict[str, Any]) -> tuple[Family | None, Family, Family, str | None]:
+    """(the records: the one family of dicts of one kind, the innermost where families nest (a model's own scalars
+    over its prompts' figures); the dicts that hold them; the dicts of figures of no family; why the structure is
+    ambiguous, else None)."""
+    families, alone = _families(doc)
+    if not families:
+        return None, [], alone, None
+    inner = [f for f in families if not any(g is not f and all(any(_within(p, q) for q, _ in f) for p, _ in g)
+                                            for g in families)]
+    outer = [m for f in families if f not in inner for m in f]
+    for family in inner:
+        paths = [p for p, _ in family]
+        if any(_within(p, q) for p in paths for q in paths):
+            why = (f"{_shown(family)} nest records of one kind inside each other (a total over parts?): which is a "
+                   "run is not told")
+            return None, [], alone, why
+    if len(inner) > 1:
+        shown = "; ".join(f"{_shown(f)} ({', '.join(sorted(_keys(f))[:4])})" for f in inner[:3])
+        why = (f"{len(inner)} sets of records of different keys: {shown}; which of them are the runs is not told, "
+               "and reading the object as one run would let one record's figure stand for the others'")
+        return None, [], alone, why
+    return inner[0], outer, alone, None
+
+
+def _keys(family: Family) -> set[str]:
+    return set.intersection(*({k for k, v in node.items() if _number(v)} for _, node in family))
+
+
+def _shown(family: Family) -> str:
+    paths = [".".join(p) for p, _ in family]
+    return ", ".join(p[:60] for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def nested_ambiguity(doc: dict[str, Any]) -> str | None:
+    """Why a JSON object nesting records cannot be read as runs (several sets of records of different keys, records
+    nested in records of their own kind), naming the paths; None when it can, or nests none."""
+    return _record_family(doc)[3]
+
+
+def _scalars(node: dict[str, Any]) -> dict[str, Any]:
+    """A dict's own scalars that apply to the records below it: labels and settings, never a figure (a total
+    energy beside per-system records is the whole file's, not each record's)."""
+    out = {}
+    for key, value in node.items():
+        if isinstance(value, (dict, list)) or isinstance(value, bool) or value is None:
+            continue
+        if not _is_figure(str(key)[:100]):
+            out[str(key)[:100]] = value
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _is_figure(key: str) -> bool:
+    try:
+        field = measure_field(key)[0]
+    except FieldError:
+        return True
+    return field is not None and field.section == "metrics"
+
+
+def nested_records(doc: dict[str, Any], said: list[str] | None = None) -> list[dict[str, Any]] | None:
+    """{"models": {model: {prompt: {gen_tps, ...}}}} or {"systems": {name: {p99_us, ..., "source": {...}}}}: one
+    record per dict of figures, when two or more dicts, anywhere in the object, hold numeric keys of one kind (each
+    record's nested dicts flattened with it). The path's varying keys become the model (under a 'models' key, or
+    keys naming a parameter count), the engine (under 'engines', 'backends', 'runtimes'), the device (under
+    'gpus', 'devices') and the tag (the rest, joined by '/'). The scalars of the dicts above a record (the top
+    object, a model's own) apply to it, except figures. A record whose every figure equals an earlier one's is that
+    measurement listed again (under another key): read once, and said. None when the document is not of that shape,
+    or when its shape is ambiguous (`nested_ambiguity`)."""
+    family, outer, alone, _ = _record_family(doc)
+    if family is None:
         return None
-    numeric = [{k for k, v in leaf.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-               for _, leaf in found]
-    common = set.intersection(*numeric)
-    if not common or any(len(n & common) * 2 < len(n) for n in numeric):
-        return None
-    depth = len(found[0][0])
-    varying = [i for i in range(depth) if len({p[i] for p, _ in found}) > 1]
-    if not varying:
-        return None
+    if alone and said is not None:
+        said.append(f"{_shown(alone)} not read: {'its figures are' if len(alone) == 1 else 'their figures are'} of "
+                    "another kind than the records'")
+    paths = [p for p, _ in family]
+    same_depth = len({len(p) for p in paths}) == 1
+    depth = len(paths[0]) if same_depth else 0
+    varying = [i for i in range(depth) if len({p[i] for p in paths}) > 1]
     named: dict[int, str] = {}
     for i in varying:
-        parent = found[0][0][i - 1].lower() if i > 0 and i - 1 not in varying else ""
+        parent = paths[0][i - 1].lower() if i > 0 and i - 1 not in varying else ""
         if parent in _CONTAINERS and _CONTAINERS[parent] not in named.values():
             named[i] = _CONTAINERS[parent]
-    has_model = "model" in named.values() or any("model" in leaf for _, leaf in found)
-    if not has_model:
-        named[varying[0]] = "model"
-    top = {k: v for k, v in doc.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-    records = []
-    for path, leaf in found:
-        record: dict[str, Any] = dict(top)
+    has_model = "model" in named.values() or any("model" in leaf for _, leaf in family)
+    sized = [i for i in varying if i not in named and all(_SIZED.search(p[i]) for p in paths)]
+    if not has_model and sized:
+        named[sized[0]] = "model"
+    prefix = 0
+    while not same_depth and all(len(p) > prefix + 1 and p[prefix] == paths[0][prefix] for p in paths):
+        prefix += 1
+    above = {path: _scalars(node) for path, node in outer}
+    top = _scalars(doc)
+    records: list[dict[str, Any]] = []
+    seen: dict[tuple[tuple[str, Any], ...], str] = {}
+    for path, leaf in family:
+        figures = tuple(sorted((k, v) for k, v in flatten(leaf).items() if _number(v)))
+        again = seen.get(figures) if any(isinstance(v, float) and not v.is_integer() for _, v in figures) else None
+        if again is not None:
+            if said is not None:
+                said.append(f"{'.'.join(path)[:80]} left out: every figure equals {again[:80]}'s (the same "
+                            "measurement listed again)")
+            continue
+        seen.setdefault(figures, ".".join(path))
+        record: dict[str, Any] = dict(leaf)
         for i, label in named.items():
-            record[label] = path[i]
-        tag = "/".join(path[i] for i in varying if i not in named)
-        if tag:
-            record["tag"] = tag
-        record.update({k: v for k, v in leaf.items() if k not in record})
+            record.setdefault(label, path[i])
+        parts = [path[i] for i in varying if i not in named] if same_depth else list(path[prefix:])
+        if parts:
+            record.setdefault("tag", "/".join(parts))
+        for at, scalars in sorted(above.items(), key=lambda item: -len(item[0])):
+            if _within(path, at):
+                for k, v in scalars.items():
+                    record.setdefault(k, v)
+        for k, v in top.items():
+            record.setdefault(k, v)
         records.append(record)
     return records
 
@@ -163,13 +281,15 @@ def json_records(source: Source, said: list[str] | None = None) -> list[dict[str
         found = record_list(doc)
         if found is not None:
             return found[1]
-        nested = nested_records(doc)
+        nested = nested_records(doc, said)
         if nested is not None:
             if said is not None:
                 keys = [k for k in ("model", "tag") if k in nested[0]]
                 said.append(f"nested JSON read as {len(nested)} runs, one per path to a set of figures (the path "
                             f"kept as {' and '.join(keys) or 'nothing'})")
             return nested
+        if nested_ambiguity(doc) is not None:  # read as one record, one record's figure would stand for another's
+            return None
         return [doc] if any(isinstance(v, (int, float)) or isinstance(v, dict) for v in doc.values()) else None
     text = source.text
     if text is None or text.lstrip()[:1] != "{":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
-from importers.table_fields import Field, label_field, plain
+from importers.table_fields import OK_COLUMNS, Field, label_field, plain
 from joulebench import units
 
 Rows = list[tuple[int, list[str]]]
@@ -25,6 +25,7 @@ _BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\
                        r"xpu\s*:\s*\d{1,3}|npu\s*:\s*\d{1,3}|metal|vulkan|opencl|default|none|"
                        r"[ide]gpu|(?:cpu|gpu|partial|full)?[ _-]?offload(?:ed)?|hybrid|integrated|discrete)")
 
+NOT_OK = {"no", "false", "n", "0", "x", "✗", "✘"}  # in an 'ok' / 'success' column: the run failed
 FAILED = {"failed", "fail", "failure", "error", "errored", "oom", "crashed", "crash", "timeout", "timed_out",
           "timedout", "killed", "aborted", "cancelled", "canceled", "skipped"}
 _ERROR_COLS = ("error", "error_message", "err", "message", "reason", "exception", "stderr", "failure_reason")
@@ -66,9 +67,10 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
     name = model if model is not None else _find(header, _NAME_COLS)
     error = _find(header, _ERROR_COLS)
     kept: Rows = []
+    failed = FAILED | (NOT_OK if plain(header[status].strip()).split(".")[-1] in OK_COLUMNS else set())
     for n, row in rows:
         said = plain(_cell(row, status)).replace(" ", "_")
-        if said not in FAILED:
+        if said not in failed:
             kept.append((n, row))
             continue
         who = _cell(row, name)
@@ -108,8 +110,19 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
                 conv.warn(f"{header[m][:40]}: {', '.join(said)[:120]} {many if len(said) > 1 else one}, not "
                           f"{'models' if len(said) > 1 else 'a model'}: read as the {key} (the model is not stated in "
                           "those rows)")
+    read: set[int] = set()  # columns no field reads that a label now holds
+    if "model" not in by_key and (joined := _family_and_size(header, rows, columns)) is not None:
+        moved["model"], read = joined[0], set(joined[1])
+        conv.warn(f"the model read as its family ({header[joined[1][0]][:30]}) and parameter count "
+                  f"({header[joined[1][1]][:30]}): " + ", ".join(sorted(set(joined[0].values()))[:3])
+                  + (" ..." if len(set(joined[0].values())) > 3 else ""))
     tags: dict[int, list[str]] = {}
     telling: list[int] = []
+    if "engine" not in by_key and (e := _engine_column(header, rows, columns)) is not None:
+        moved["engine"] = {r: _cell(row, e) for r, (_, row) in enumerate(rows) if _cell(row, e)}
+        conv.warn(f"{header[e][:40]} names engines ({', '.join(sorted(set(moved['engine'].values())))[:80]}): read "
+                  "as the engine")
+        read.add(e)
     if (d := by_key.get("device")) is not None:
         values = {_cell(row, d) for _, row in rows} - {""}
         placements = sorted(v for v in values if is_backend(v))
@@ -122,7 +135,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
                     tags.setdefault(r, []).append(f"{header[d][:30]} {_cell(row, d)}")
                 row[d] = ""
     if "tag" not in by_key:
-        telling = _telling_columns(header, rows, columns)
+        telling = _telling_columns(header, rows, columns, read)
         for i in reversed(telling):
             for r, (_, row) in enumerate(rows):
                 if _cell(row, i):
@@ -135,21 +148,55 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
         if tags:
             moved["tag"] = {r: ", ".join(parts)[:200] for r, parts in tags.items()}
     fields = {"precision": Field("precision", None, "label"), "engine": Field("engine", None, "config"),
-              "tag": Field("tag", None, "config")}
+              "tag": Field("tag", None, "config"), "model": Field("model", None, "label")}
     for key, cells in moved.items():
         columns[len(header)] = (fields[key], None)
         header.append(f"{key} (from the table)")
         rows = [(n, [*row, cells.get(r, "")]) for r, (n, row) in enumerate(rows)]
-    return header, rows, columns, {header[i] for i in telling}
+    return header, rows, columns, {header[i][:40] for i in (*telling, *read)}
 
 
-def _telling_columns(header: list[str], rows: Rows, columns: Columns) -> list[int]:
+_FAMILY = {"model family", "model_family", "family", "model series", "series"}
+_SIZE = {"parameters", "params", "parameter count", "param count", "parameter_count", "num_params", "#params",
+         "size (params)", "model size (params)"}
+_PARAMS = re.compile(r"^(\d{1,4}(?:\.\d{1,3})?)\s?([bBmMkK])$")  # '1.5 B', '7B', '500M' parameters
+
+
+def _family_and_size(header: list[str], rows: Rows, columns: Columns) -> tuple[dict[int, str], tuple[int, int]] | None:
+    """({row: 'DeepSeek R1 1.5B'}, the two columns) for a table naming each model by its family and its parameter
+    count in two columns ('Model Family', 'Parameters': '1.5 B'); None for any other."""
+    low = [plain(h.strip()) for h in header]
+    family = next((i for i, h in enumerate(low) if h in _FAMILY and i not in columns), None)
+    size = next((i for i, h in enumerate(low) if h in _SIZE and i not in columns), None)
+    if family is None or size is None:
+        return None
+    out: dict[int, str] = {}
+    for r, (_, row) in enumerate(rows):
+        name, count = _cell(row, family), _PARAMS.match(_cell(row, size))
+        if not name or count is None:
+            return None  # a size that is no parameter count ('1.1 GB'): nothing joined
+        out[r] = f"{name} {count.group(1)}{count.group(2).upper()}"[:200]
+    return (out, (family, size)) if out else None
+
+
+def _engine_column(header: list[str], rows: Rows, columns: Columns) -> int | None:
+    """A column no field reads whose every value is an engine ('runtime': llamacpp / ollama / vllm)."""
+    for i in range(len(header)):
+        if i in columns or label_field(header[i]) is not None:
+            continue
+        values = {plain(_cell(row, i)) for _, row in rows} - {""}
+        if values and values <= ENGINE_WORDS:
+            return i
+    return None
+
+
+def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:
     """The columns no field reads whose short text values differ between rows (a setup's name, a strategy)."""
     out: list[int] = []
     labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics")
     for i, name in enumerate(header):
         words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
-        if i in columns or label_field(name) is not None or not words or words[-1] in _NOT_TAGS:  # 'prompt_text'
+        if i in columns or i in read or label_field(name) is not None or not words or words[-1] in _NOT_TAGS:
             continue
         values = [_cell(row, i) for _, row in rows]
         seen = {v for v in values if v}

@@ -35,6 +35,11 @@ several values (progress lines 'Batch size: 1', 'Batch size: 4', ...) applies no
 (`GPU Information:`, `Hardware specs:`, `Environment:`) holds no run: its figures describe the hardware (a memory there
 is the card's size, never memory used) and the device it names applies to the section.
 
+`go test -bench` result lines (`importers.go_bench`: `BenchmarkInference-32  99  110913774 ns/op  270.5 tokens/s`)
+are each a run of their own, ns/op the latency mean and a reported tokens/s the token rate; their tag is the path of
+headings above them, the benchmark's name and the flags its `go test` command gave the benchmark, so the lines of one
+benchmark under one heading are repeats of one configuration.
+
 Lines of known tools (`importers.text_lines`): a line naming its run before its figures (`q4km-1: 22.0 tok/s,
 47.83 W decode, 2.174 J/tok`) is that run, or its section's when it names the section's title; llama.cpp's timings
 give decode and prompt tokens/s. A token rate that is the section's decode rate printed again (equal to its printed
@@ -44,7 +49,8 @@ Labels are read strictly: a heading or a `GPU:`/`Device:` line gives the device 
 Jetson name (`base.device_from_path`'s names: `A100-80GB`, `NVIDIA GeForce RTX 3090`, `Jetson AGX Orin`) or a
 vendor's name for a part (`NVIDIA GB10`: kept as written, the catalogue maps it or not); a heading gives the model
 when it holds exactly one model name with a parameter count (`Qwen2.5-3B-Instruct`, `gpt-oss-20b`) and is
-otherwise kept as the run's tag; `N` is read as the concurrency only where the line shows it (an aggregate rate N
+otherwise kept as the run's tag, never the workload (a banner such as `=== TENSORRT BENCHMARKS ===` names no model:
+the workload is left unknown); `N` is read as the concurrency only where the line shows it (an aggregate rate N
 times its per-stream rate). Labels stated in a section apply to the sections under it. Nothing else is guessed:
 what the text does not state is left not stated. Work is linear in the text: one pass over its lines, each line
 cut at MAX_LINE_CHARS and every pattern anchored and bounded.
@@ -59,8 +65,21 @@ from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, device_from_path
 from importers.general_table import _PRECISIONS, GeneralTableImporter, is_json
+from importers.go_bench import GoContext
+from importers.go_bench import result as go_result
 from importers.table_fields import LABELS, Field, label_field, plain, words_of
-from importers.text_lines import MAX_CELLS, MIN_FIGURES, SPLIT, Figure, figure, llama_cpp, recognised, run_line
+from importers.text_lines import (
+    KNOWN_MODEL,
+    MAX_CELLS,
+    MIN_FIGURES,
+    MODEL_SIZE,
+    SPLIT,
+    Figure,
+    figure,
+    llama_cpp,
+    recognised,
+    run_line,
+)
 from joulebench import units
 from joulebench.errors import ResultFileError
 from joulebench.resultfile import MAX_RUNS_PER_FILE
@@ -74,12 +93,6 @@ APPROX_TOLERANCE = 0.05  # N x per-stream rate within 5 % of the aggregate (each
 _TEXT_LABELS = frozenset({"model", "device", "batch_size", "precision", "quantization", "max_concurrency"})
 _LEAD = re.compile(r"^(?:\s{0,40}(?:[-*+•>]|\d{1,3}[.)])\s+|\s{0,40}\[[^\]\n]{0,40}\]\s*)+")  # '- ', '> ', '[INFO] '
 _LABEL = re.compile(r"(?P<name>[A-Za-z][\w .()/-]{0,39}?)\s{0,80}[:=]\s{0,80}(?P<value>\S[^\n]{0,199})")
-_MODEL_SIZE = re.compile(r"(?:^|[-_:./])\d{1,4}(?:\.\d{1,3})?[BbMm](?:$|[-_:./])")  # -3B-, -20b, :8b, -1.1B
-# model families named without a parameter count ('resnet50', 'mobilenet_v2', 'bert-base-uncased', 'yolov8n')
-_KNOWN_MODEL = re.compile(r"(?:resnet|resnext|wide_resnet|mobilenet|efficientnet|vgg|densenet|inception|googlenet|"
-                          r"alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|vit|swin|deit|yolo|unet|bert|"
-                          r"roberta|distilbert|albert|gpt|t5|bart|whisper|llama|mistral|mixtral|qwen|gemma|falcon|"
-                          r"bloom|deepseek|clip)(?:\d[\w.]{0,20}|[-_.][\w.-]{1,30})?", re.IGNORECASE)
 _BATCH_HEADER = re.compile(r"(?:batch(?:[ _-]?size)?|bs)\s{0,5}[=:]?\s{0,5}(?P<n>\d{1,6})", re.IGNORECASE)
 _INFO_WORDS = frozenset({"information", "info", "specs", "specifications", "spec", "hardware", "environment",
                          "properties"})
@@ -124,6 +137,7 @@ class Candidate:
     figures: list[Figure]
     labels: dict[str, Label]
     heading: str | None
+    note: str | None = None  # what the notes say besides where it is (a go test line's iterations and configuration)
 
 
 def _label(line: int, cell: str) -> Label | None:
@@ -147,7 +161,7 @@ def _label(line: int, cell: str) -> Label | None:
 
 def _model_in(heading: str) -> str | None:
     """The one model name with a parameter count a heading holds ('Qwen2.5-3B-Instruct'); None for none or several."""
-    names = {t for t in re.split(r"[\s,;()\[\]]+", heading) if _MODEL_SIZE.search(t) and re.search(r"[A-Za-z]{2}", t)}
+    names = {t for t in re.split(r"[\s,;()\[\]]+", heading) if MODEL_SIZE.search(t) and re.search(r"[A-Za-z]{2}", t)}
     return names.pop() if len(names) == 1 else None
 
 
@@ -199,7 +213,7 @@ def _scope(line: int, indent: int, text: str) -> Level:
     scope.info = 0 < len(words) <= 4 and bool(words & _INFO_WORDS)
     if (batch := _BATCH_HEADER.fullmatch(title)) is not None:
         scope.labels["batch_size"] = Label(line, "batch_size", title, batch.group("n"))
-    elif (model := title if _KNOWN_MODEL.fullmatch(title) else _model_in(title)) is not None:
+    elif (model := title if KNOWN_MODEL.fullmatch(title) else _model_in(title)) is not None:
         scope.labels["model"] = Label(line, "model", title, model)
     if (device := _device_in(title)) is not None and "model" not in scope.labels:
         scope.labels["device"] = Label(line, "device", title, device)
@@ -219,6 +233,7 @@ class _Scan:
         self.found: list[Candidate] = []
         self.info: list[Figure] = []  # figures of blocks about the machine: no run's
         self.banners: bool | None = None  # whether the text's first heading is a '=== banner ===' (a log)
+        self.go = GoContext()  # the go test command and configuration lines in force
 
     def labels(self, extra: tuple[Level, ...] = ()) -> dict[str, Label]:
         out: dict[str, Label] = {}
@@ -273,6 +288,7 @@ class _Scan:
             owner.figures.extend(figures)
 
     def heading(self, n: int, depth: int, title: str) -> None:
+        self.go.reset()
         while self.scopes:
             self.close_scope()
         while len(self.stack) > 1 and self.stack[-1].depth >= depth:
@@ -294,6 +310,13 @@ class _Scan:
         while self.scopes and self.scopes[-1].indent >= indent:
             self.close_scope()
         owner = self.owner()
+        go = None if self.go.see(raw) else go_result(n, raw)
+        if go is not None:  # a go test -bench result: its own run, its repeats one configuration under its headings
+            path = " > ".join(lv.heading for lv in self.stack if lv.heading) or None
+            tag = Label(n, "tag", "go test", self.go.tag(path, go))
+            self.found.append(Candidate(f"line {n}", go.figures, {**self.labels(), "tag": tag}, self.titles(),
+                                        self.go.note(go)))
+            return
         text = _clean(raw)
         figures = llama_cpp(n, raw)
         stated: dict[str, Label] = {}
@@ -422,10 +445,8 @@ class TextFiguresImporter(Importer):
             conv.unstated.setdefault("device", "(the text names no GPU or Jetson JouleBench recognises)")
         conv.unstated.setdefault("mode", "(the text does not say whether it trained or inferred)")
         run = _GENERAL._run(conv, index, cand.where, header, row, columns)
-        config = run["config"]
-        if not config.get("model") and not conv.hints.workload and config.get("tag"):
-            config["workload"] = config["tag"]
-        run["notes"] = f"figures in text, {cand.where}" + (f", under {cand.heading!r}" if cand.heading else "")
+        run["notes"] = (f"figures in text, {cand.where}" + (f", under {cand.heading!r}" if cand.heading else "")
+                        + (f"; {cand.note}" if cand.note else ""))
         return run
 
     @staticmethod

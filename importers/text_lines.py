@@ -31,6 +31,12 @@ NUM = r"[-+]?(?:\d{1,15}(?:,\d{3}){0,5}(?:\.\d{1,15})?|\.\d{1,15})(?:[eE][-+]?\d
 SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+")
 _FIGURE = re.compile(r"(?P<name>[A-Za-z][\w .()/%'+-]{0,79}?)\s{0,80}(?P<sep>[:=~])\s{0,80}"
                      rf"(?P<number>{NUM})(?P<rest>[^\n]{{0,200}})")
+MODEL_SIZE = re.compile(r"(?:^|[-_:./])\d{1,4}(?:\.\d{1,3})?[BbMm](?:$|[-_:./])")  # -3B-, -20b, :8b, -1.1B
+# model families named without a parameter count ('resnet50', 'mobilenet_v2', 'bert-base-uncased', 'YOLOv9-C')
+KNOWN_MODEL = re.compile(r"(?:resnet|resnext|wide_resnet|mobilenet|efficientnet|vgg|densenet|inception|googlenet|"
+                         r"alexnet|squeezenet|shufflenet|mnasnet|regnet|convnext|vit|swin|deit|yolo|unet|bert|"
+                         r"roberta|distilbert|albert|gpt|t5|bart|whisper|llama|mistral|mixtral|qwen|gemma|falcon|"
+                         r"bloom|deepseek|clip)(?:\d[\w.]{0,20}|v\d[\w.-]{0,20}|[-_.][\w.-]{1,30})?", re.IGNORECASE)
 _APPROX = re.compile(r"estimat|approx", re.IGNORECASE)
 _RUN_LINE = re.compile(r"(?P<name>[^:=|\s][^:=|]{0,99}?):\s{1,40}(?P<rest>[-+]?\.?\d[^\n]{0,900})")
 _VALUE_FIRST = re.compile(rf"(?P<number>{NUM})\s{{0,5}}(?P<rest>[^\n]{{1,200}})")

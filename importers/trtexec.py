@@ -16,6 +16,15 @@ input bindings' first dimension) samples/s = qps x N. Precision: `--fp16`, `--bf
 (or the `Precision:` line) are what TensorRT was *allowed* to use per layer; INT8/FP8 are stored as the
 quantization. The device is the `Selected Device:` line (TensorRT 8.4 and later); trtexec measures no power.
 
+Summaries pasted into notes are read with or without the log prefixes: each `=== Performance summary ===` is one
+run, with the context stated before it (a `=== Device Information ===` block at the top applies to every summary
+after it, until another summary's context states its own). The Markdown headings above a summary give what the
+pasted lines lost: `Batch Size 4` / `BatchSize 4` / `bs=4` the batch (a batch heading without a size states none),
+`Precision: FP32+FP16+INT8` or `FP16` the precision as trtexec's own Precision line, a heading that begins with a
+model's name (`YOLOv9-C QAT (Mish)`) the model; the headings as written, but the batch, are the run's tag. A
+heading of the same depth ends its sibling's scope only when it states the same label or starts a new section, so
+`## Precision: FP16` holds for the `## Batch Size N` headings after it.
+
 `trtexec --exportTimes=FILE` writes the timing trace as JSON (`exportJSONTrace`): an array with one object per
 inference, `startEnqMs, endEnqMs, startH2dMs, endH2dMs, startComputeMs, endComputeMs, startD2hMs, endD2hMs` (times
 in ms on the host clock) and `h2dMs, computeMs, d2hMs, latencyMs` (latency = H2D + compute + D2H); TensorRT 8.0 to
@@ -37,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from importers.base import MS_PER_S, Conversion, Importer, Source, check_run_count, clean_str, num, positive
+from importers.text_lines import KNOWN_MODEL, MODEL_SIZE
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
 _RUNNING = re.compile(r"&&&& RUNNING TensorRT\.trtexec(?: \[TensorRT v(\d+)\])?[^#\n]*#?\s*(?P<cmd>[^\n]*)")
@@ -60,6 +70,21 @@ _SHAPES = re.compile(r"--shapes=(\S{1,2000})")
 _FLAG_BATCH = re.compile(r"--batch=(\d{1,9})")
 _MODEL = re.compile(r"--(onnx|loadEngine|deploy|uff|model)=(\S{1,500})")
 _PCTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99"}
+_LEAD = r"^[ \t]{0,40}(?:\[[^\]\n]{0,40}\][ \t]*){0,4}"  # indentation and the '[date] [I] ' prefixes, if any
+_SUMMARY_LINE = re.compile(_LEAD + r"=== Performance summary ===[ \t]*$", re.MULTILINE)
+_QPS_LINE = re.compile(_LEAD + r"Throughput:[ \t]*[-+0-9.eE]{1,30}[ \t]*qps", re.MULTILINE)
+_LATENCY_LINE = re.compile(_LEAD + r"(?:Host )?Latency:[ \t]*min[ =:]", re.MULTILINE)
+# the lines of a summary's body (TensorRT 7 to 10), its remarks ('* GPU compute time is unstable') and blank lines
+_BODY = re.compile(r"(?:Throughput|Latency|Host Latency|GPU Compute Time|GPU Compute|Enqueue Time|H2D Latency|"
+                   r"D2H Latency|Total Host Walltime|Total GPU Compute Time|Average on)\b|\*|$")
+# what a summary's context states (the prolog of the invocation it ends): a new one after a summary is the next's
+_CONTEXT = (_DEVICE, _MEMORY, _PRECISION, _VERSION, _BINDING, _BATCH, _TRACE)
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S[^\n]{0,199}?)[ \t#]*$")
+_HEAD_BATCH = re.compile(r"(?:batch(?:[ _-]?size)?|bs)[ \t]{0,5}[=:]?[ \t]{0,5}(\d{1,6})", re.IGNORECASE)
+_HEAD_BATCH_WORD = re.compile(r"(?:batch(?:[ _-]?size)?|bs)\b", re.IGNORECASE)
+_DTYPES = r"(?:fp32|tf32|fp16|bf16|int8|fp8|int4)"
+_HEAD_PRECISION = re.compile(rf"(?:precision[ \t]{{0,5}}[:=]?[ \t]{{0,5}})?(?P<p>{_DTYPES}(?:[ \t]{{0,3}}\+[ \t]{{0,3}}"
+                             rf"{_DTYPES}){{0,4}})(?:[ \t]{{1,5}}(?:precision|mode|engine))?", re.IGNORECASE)
 NO_ENERGY = "trtexec measures no power or energy"
 
 
@@ -94,6 +119,114 @@ def _blocks(text: str) -> list[tuple[int, list[str]]]:
     return blocks
 
 
+@dataclass(frozen=True)
+class Heading:
+    """A Markdown heading above a pasted summary and the label it states: 'Batch Size 4' (batch), 'Precision:
+    FP32+FP16+INT8' or 'FP16' (precision, as trtexec's Precision line), a heading that begins with a model's name
+    ('YOLOv9-C QAT (Mish)', 'Llama-3-8B results': model), else other (kept in the tag)."""
+
+    depth: int
+    text: str
+    kind: str  # batch | precision | model | other
+    value: str | None = None
+
+    @classmethod
+    def of(cls, depth: int, text: str) -> Heading:
+        if (m := _HEAD_BATCH.fullmatch(text)) is not None:
+            return cls(depth, text, "batch", m.group(1))
+        if _HEAD_BATCH_WORD.match(text):  # 'BatchSize Resilience': about the batch, no size stated
+            return cls(depth, text, "batch")
+        if (m := _HEAD_PRECISION.fullmatch(text)) is not None:
+            return cls(depth, text, "precision", m.group("p"))
+        first = re.split(r"[\s()\[\],;:]+", text, maxsplit=1)[0]
+        if KNOWN_MODEL.fullmatch(first) or (MODEL_SIZE.search(first) and re.search(r"[A-Za-z]{2}", first)):
+            return cls(depth, text, "model", text)
+        return cls(depth, text, "other")
+
+    def replaces(self, older: Heading) -> bool:
+        """Whether this heading ends `older`'s scope: a deeper one always; one of the same depth when it states the
+        same label, or a new model or other section; a batch heading beside a precision or model heading does not
+        ('## Precision: FP16' then '## Batch Size 1', '## Batch Size 4': the precision holds for each batch)."""
+        if older.depth != self.depth:
+            return older.depth > self.depth
+        return older.kind == self.kind or older.kind == "other" or self.kind in ("model", "other")
+
+
+@dataclass(frozen=True)
+class Headings:
+    """The headings in force at a summary, outermost first."""
+
+    stack: tuple[Heading, ...] = ()
+
+    def _last(self, kind: str) -> Heading | None:
+        return next((h for h in reversed(self.stack) if h.kind == kind), None)
+
+    @property
+    def batch(self) -> int | None:
+        h = self._last("batch")
+        return (int(h.value) or None) if h is not None and h.value is not None else None
+
+    @property
+    def precision(self) -> str | None:
+        h = self._last("precision")
+        return h.value if h is not None else None
+
+    @property
+    def model(self) -> str | None:
+        h = self._last("model")
+        return h.text if h is not None else None
+
+    @property
+    def tag(self) -> str | None:
+        """The headings as written, but a batch size (a setting of its own)."""
+        parts = [h.text for h in self.stack if h.kind != "batch" or h.value is None]
+        return " > ".join(parts)[:200] if parts else None
+
+
+def _headings(lines: list[str]) -> list[Headings]:
+    """The Markdown headings in force at each line (one object shared until the next heading)."""
+    out: list[Headings] = []
+    current = Headings()
+    for raw in lines:
+        if raw[:1] == "#" and (m := _MD_HEADING.match(raw)) is not None:
+            h = Heading.of(len(m.group(1)), m.group(2).strip())
+            current = Headings((*(x for x in current.stack if not h.replaces(x)), h))
+        out.append(current)
+    return out
+
+
+def _clean(raw: str) -> str:
+    return _PREFIX.sub("", raw.strip(), count=1).strip()
+
+
+def _summaries(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """(offset of its summary line, the lines to read) of each summary of a block. A block of one summary is read
+    whole; a block of several (summaries pasted into notes one after another) gives each its own body, after the
+    context stated before it: the first summary's prolog, until a context line after a summary starts the next's
+    ('Selected Device' of another invocation)."""
+    at = {i for i, raw in enumerate(lines) if _clean(raw) == "=== Performance summary ==="}
+    if len(at) <= 1:
+        return [(min(at, default=0), lines)]
+    out: list[tuple[int, list[str]]] = []
+    context: list[str] = []
+    after_summary = False
+    i = 0
+    while i < len(lines):
+        if i in at:
+            j = i + 1
+            while j < len(lines) and j not in at and _BODY.match(_clean(lines[j])):
+                j += 1
+            out.append((i, context + lines[i:j]))
+            after_summary, i = True, j
+            continue
+        line = _clean(lines[i])
+        if after_summary and any(p.match(line) for p in _CONTEXT):
+            context, after_summary = [], False
+        context.append(lines[i])
+        i += 1
+    return out
+
+
 class TrtexecImporter(Importer):
     NAME = "trtexec"
     TOOL = "TensorRT trtexec"
@@ -103,8 +236,8 @@ class TrtexecImporter(Importer):
         head = source.head
         if "TensorRT.trtexec" in head or ("=== Model Options ===" in head and "=== Build Options ===" in head):
             return True
-        if "[I]" not in head:
-            return False
+        if "[I]" not in head:  # a summary pasted without its log prefixes: the lines themselves, in the first 16 KB
+            return all(p.search(head) is not None for p in (_SUMMARY_LINE, _QPS_LINE, _LATENCY_LINE))
         text = source.text or ""
         return "=== Performance summary ===" in text and bool(re.search(r"Throughput: [0-9.eE+-]{1,30} qps", text))
 
@@ -115,10 +248,14 @@ class TrtexecImporter(Importer):
         if not blocks:
             raise conv.fail("(whole file)", "a trtexec log without a '=== Performance summary ===' (an engine build "
                             "or --skipInference run): no timing to import; run trtexec without --skipInference")
-        check_run_count(conv, len(blocks), "the trtexec runs in it")
-        return conv.document([self._run(conv, i, start, lines) for i, (start, lines) in enumerate(blocks)])
+        heads = _headings(text.splitlines())
+        parts = [(start + offset, part, heads[start - 1 + offset]) for start, lines in blocks
+                 for offset, part in _summaries(lines)]
+        check_run_count(conv, len(parts), "the trtexec runs in it")
+        return conv.document([self._run(conv, i, start, lines, headings)
+                              for i, (start, lines, headings) in enumerate(parts)])
 
-    def _run(self, conv: Conversion, index: int, start: int, lines: list[str]) -> dict[str, Any]:
+    def _run(self, conv: Conversion, index: int, start: int, lines: list[str], heads: Headings) -> dict[str, Any]:
         where = f"line {start}"
         command, version = "", None
         found: dict[str, Any] = {"stats": {}}
@@ -146,11 +283,12 @@ class TrtexecImporter(Importer):
             batch = int(firsts.pop()) if len(firsts) == 1 and next(iter(firsts)).isdigit() else None
         if batch is None and (m := _FLAG_BATCH.search(command)):
             batch = int(m.group(1))
-        batch = batch or found.get("batch") or found.get("binding_batch") or conv.hints.batch_size
-        precision, quantization = self._precision(flags, found.get("precision"))
+        batch = batch or found.get("batch") or found.get("binding_batch") or heads.batch or conv.hints.batch_size
+        precision, quantization = self._precision(flags, found.get("precision") or heads.precision)
         model_m = _MODEL.search(command)
         model_path = model_m.group(2) if model_m else found.get("model")
-        workload = re.sub(r"\.(onnx|trt|engine|plan|uff|prototxt)$", "", (model_path or "").rsplit("/", 1)[-1]) or None
+        workload = (re.sub(r"\.(onnx|trt|engine|plan|uff|prototxt)$", "", (model_path or "").rsplit("/", 1)[-1])
+                    or heads.model)
         qps = positive(found.get("qps"))
         stats: dict[str, dict[str, float]] = found["stats"]
         host = stats.get("Latency") or stats.get("Host Latency") or {}
@@ -195,6 +333,7 @@ class TrtexecImporter(Importer):
                 "batch_size": batch,
                 "engine": "tensorrt",
                 "engine_version": conv.tool_version,
+                "tag": heads.tag,
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "flags": [],

@@ -38,7 +38,16 @@ class Unit:
         if other.kind != self.kind:
             raise UnitError(f"{self.symbol} is a unit of {KIND_WORDS[self.kind]}, not of {KIND_WORDS[other.kind]} "
                             f"({other.symbol})")
-        return value * self.factor / other.factor
+        plain = value * self.factor / other.factor
+        ratio = self.factor / other.factor
+        whole = round(1 / ratio) if ratio < 1 else round(ratio)
+        if not whole or abs((1 / ratio if ratio < 1 else ratio) - whole) >= 1e-9 * whole:
+            return plain
+        # a power of ten or 3600 apart: of the ways to scale, the one written shortest is the value without float
+        # noise (1933.44637 us is 1.93344637 ms, never 1.9334463699999997; 1.5331832 s is 1533.1832 ms)
+        inverse = other.factor / self.factor
+        exact = (value / whole, value / inverse) if ratio < 1 else (value * whole, value / inverse)
+        return min((plain, *exact), key=lambda x: len(repr(x)))
 
 
 # quantity kind -> words for a person, and its base unit (factor 1)

@@ -1,0 +1,237 @@
+"""Tables written in text, for the general reader (`importers.general_table`): Markdown pipe tables and fixed-width
+console tables (a summary a script prints, pasted into notes or a code block), each with the headings above it.
+
+    ## GeForce RTX 2070
+    ```
+    Model                         gen tok/s   RSS ΔMB   wall s   ok
+    ---------------------------------------------------------------
+    llama3.2:3b                        98.79       0.0     3.11  yes
+    gemma3:27b                             -         -        -   no
+    ```
+
+A fixed-width table is a header of two or more names (a name may hold single spaces: `gen tok/s`), split from each
+other by two or more spaces, then rows whose cells sit under the header's names (each overlaps its column's name, or
+ends within two characters of it: numbers are right-aligned), a dashed rule between them optional (without one, two
+rows at least). A pipe table is a header row, a `|---|---|` rule and its rows; `**bold**` and `code` marks are
+taken off its cells. Headings are Markdown's, outside code blocks (a `## ...` line inside a code block is text).
+
+A text is read as its tables only when its figures are in them: lines outside the tables that state figures
+(`Generation Speed: 13.55 tokens/sec`, two or more) leave the text to the reader of figures in text
+(`importers.text_figures`).
+A table whose figures are approximate ranges (`~15-17 tokens/sec`) holds no measurement: `approximate_column` names
+it for the refusal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import islice
+
+from importers.base import device_from_path
+from joulebench import units
+
+MAX_LINES = 50_000  # a table of results in text is never further down
+MAX_COLUMNS = 40
+MAX_LINE = 2_000
+_CELL = re.compile(r"\S+(?: \S+)*")  # a cell of a fixed-width line: words split by single spaces
+_RULE = re.compile(r"^\s*[-=─━+|: ]{10,}\s*$")
+_PIPE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")
+# a range ('15-17 tokens/sec', '~5–7 tok/s') or a value marked approximate ('~20 tokens/s', '≈ 3 W')
+_ABOUT = r"(?:~|≈|approx\.?|about|ca\.)"
+_APPROXIMATE = re.compile(rf"^(?:{_ABOUT}\s*)?\d+(?:\.\d+)?\s*(?:-|–|to)\s*\d+(?:\.\d+)?\s*(?P<u>.+)$"
+                          rf"|^{_ABOUT}\s*\d+(?:\.\d+)?\s*(?P<v>.+)$", re.IGNORECASE)
+# a figure stated on a line of text: 'Generation Speed: 13.55 tokens/sec', 'wall=22.4s'
+_STATED = re.compile(r"[:=]\s*\**\s*([-+]?\d[\d,]*(?:\.\d+)?\s?[A-Za-zµ%][\w/%]*(?:/\w+)?)")
+
+
+@dataclass
+class TextTable:
+    line: int  # the header's line number
+    header: list[str]
+    rows: list[tuple[int, list[str]]]  # (line number, cells under the header's columns)
+    headings: tuple[str, ...]  # the Markdown headings above it, outermost first (a text's one title left out)
+    kind: str  # pipe | fixed width
+
+
+def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
+    """(the tables of a text, the line numbers they take up). A text's one level-1 heading is its title, above
+    every table: no table's heading."""
+    lines = [line[:MAX_LINE] for line in text.splitlines()[:MAX_LINES]]
+    tables: list[TextTable] = []
+    used: list[int] = []
+    stack: list[tuple[int, str]] = []
+    above: list[tuple[tuple[int, str], ...]] = []
+    titles = 0
+    code = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _FENCE.match(line):
+            code = not code
+            i += 1
+            continue
+        heading = None if code else _HEADING.match(line)
+        if heading is not None:
+            level = len(heading.group(1))
+            titles += level == 1
+            stack = [(lvl, title) for lvl, title in stack if lvl < level] + [(level, heading.group(2).strip())]
+            i += 1
+            continue
+        found = _pipe_table(lines, i) or _fixed_table(lines, i)
+        if found is None:
+            i += 1
+            continue
+        header, rows, end, kind = found
+        tables.append(TextTable(i + 1, header, rows, (), kind))
+        above.append(tuple(stack))
+        used.extend(range(i + 1, end + 1))
+        i = end
+    for table, stack_above in zip(tables, above, strict=True):
+        table.headings = tuple(title for level, title in stack_above if level > 1 or titles > 1)
+    return tables, used
+
+
+def _pipe_cells(line: str) -> list[str]:
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    out = []
+    for cell in cells:
+        m = _MARKS.match(cell)
+        out.append(m.group(2).strip() if m else cell)
+    return out
+
+
+def _pipe_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
+    if not lines[i].lstrip().startswith("|") or i + 1 >= len(lines) or not _PIPE_RULE.match(lines[i + 1]):
+        return None
+    header = _pipe_cells(lines[i])
+    if not 2 <= len(header) <= 2 * MAX_COLUMNS:
+        return None
+    rows = []
+    end = i + 2
+    while end < len(lines) and lines[end].lstrip().startswith("|"):
+        cells = _pipe_cells(lines[end])
+        rows.append((end + 1, (cells + [""] * len(header))[:len(header)]))
+        end += 1
+    return (header, rows, end, "pipe") if rows else None
+
+
+def _spans(line: str) -> list[tuple[int, int, str]]:
+    """The cells of a line with their columns, MAX_COLUMNS + 1 at most (a wider line is no table's)."""
+    return [(m.start(), m.end(), m.group()) for m in islice(_CELL.finditer(line), MAX_COLUMNS + 1)]
+
+
+def _header_like(spans: list[tuple[int, int, str]]) -> bool:
+    """Two or more names split by two or more spaces, none a value."""
+    if not 2 <= len(spans) <= MAX_COLUMNS or any(b[0] - a[1] < 2 for a, b in zip(spans, spans[1:], strict=False)):
+        return False
+    for _, _, cell in spans:
+        if not re.search(r"[A-Za-z]", cell):
+            return False
+        if cell[:1] not in "0123456789+-.":  # a value opens with its number
+            continue
+        try:
+            if units.parse(cell) is not None:
+                return False
+        except units.UnitError:
+            pass
+    return True
+
+
+def _aligned(header: list[tuple[int, int, str]], line: str) -> list[str] | None:
+    """The row's cells under the header's columns, '' where it has none; None when a cell sits under no column, or
+    two under one."""
+    spans = _spans(line)
+    if not 2 <= len(spans) <= len(header) or any(b[0] - a[1] < 2 for a, b in zip(spans, spans[1:], strict=False)):
+        return None
+    cells = [""] * len(header)
+    for start, end, text in spans:
+        best = None
+        for n, (h_start, h_end, _) in enumerate(header):
+            if start < h_end and end > h_start:
+                best = n
+                break
+        if best is None:
+            near = [(min(abs(end - h_end), abs(start - h_start)), n) for n, (h_start, h_end, _) in enumerate(header)]
+            gap, n = min(near)
+            best = n if gap <= 2 else None
+        if best is None or cells[best]:
+            return None
+        cells[best] = text
+    return cells
+
+
+def _fixed_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
+    header = _spans(lines[i])
+    if not _header_like(header) or lines[i].lstrip().startswith("|"):
+        return None
+    end = i + 1
+    ruled = end < len(lines) and bool(_RULE.match(lines[end])) and lines[end].count("-") + lines[end].count("=") >= 10
+    if ruled:
+        end += 1
+    rows = []
+    while end < len(lines) and lines[end].strip():
+        cells = _aligned(header, lines[end])
+        if cells is None:
+            break
+        rows.append((end + 1, cells))
+        end += 1
+    if not rows or (not ruled and (len(rows) < 2 or len(header) < 3)):
+        return None
+    return [text for _, _, text in header], rows, end, "fixed width"
+
+
+def heading_device(title: str) -> str | None:
+    """The GPU or Jetson a heading names: the whole heading or a part in brackets ('GeForce RTX 2070', 'Results
+    (RTX 3090)'); None for any other ('jetson orion': no device JouleBench knows by that name, never guessed)."""
+    parts = [title, *re.findall(r"[(\[]([^()\[\]]{2,60})[)\]]", title)]
+    for part in parts:
+        found = device_from_path((part.strip()[:100],))
+        if found:
+            return found
+    return None
+
+
+def figures_outside(text: str, used: list[int]) -> bool:
+    """Whether lines outside the tables state two figures or more with their units (`name: value unit`): a run of
+    figures in text (one alone is no run there, and leaves the tables to be read)."""
+    taken = set(used)
+    count = 0
+    for n, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
+        if n in taken or ":" not in line and "=" not in line:
+            continue
+        for m in _STATED.finditer(line[:MAX_LINE]):
+            try:
+                q = units.parse(m.group(1))
+            except units.UnitError:
+                continue
+            if q is not None and q.unit is not None and q.unit.kind != "percent":
+                count += 1
+                if count >= 2:
+                    return True
+    return False
+
+
+def approximate_column(tables: list[TextTable]) -> tuple[str, str, str] | None:
+    """(the column, an example cell, the kind of table) of the first column whose values are all approximate
+    ranges or approximate values with a unit ('~15-17 tokens/sec'); None when no column is."""
+    for table in tables:
+        for c, name in enumerate(table.header):
+            cells = [row[c] for _, row in table.rows if c < len(row) and row[c] and row[c] not in ("-", "n/a")]
+            if not cells:
+                continue
+            found = [_APPROXIMATE.match(cell) for cell in cells]
+            if all(m is not None and _unit_of(m.group("u") or m.group("v")) for m in found):
+                return name, cells[0], "Markdown table" if table.kind == "pipe" else "table"
+    return None
+
+
+def _unit_of(text: str) -> bool:
+    try:
+        q = units.parse(f"1 {text.strip()}")
+    except units.UnitError:
+        return False
+    return q is not None and q.unit is not None

@@ -61,6 +61,34 @@ SLOW = {
         "kills at seeded random moments of a creation; the other test_db_birth tests check what a kill leaves",
     "test_concurrency.py::test_sessions_open_every_page_at_once_and_the_server_stays_healthy":
         "a server under several browser sessions; test_browser_live uses one while imports and a run land",
+    "test_push.py::test_the_explorer_reads_the_team_store":
+        "test_explorer_reads and test_read_only_controls read pushed team stores through the pages",
+    "test_push.py::test_two_machines_share_the_reference_data_and_add_their_own":
+        "test_push_postgres and the other test_push tests push from several machines",
+    "test_secrets.py::test_no_command_prints_a_password": "every command run once; the other test_secrets tests "
+                                                         "check each way a password travels",
+    "test_browser.py::test_overview_renders_reference_data_in_a_real_browser": "test_pages draws the overview",
+    "test_browser.py::test_compare_with_only_the_two_devices_shows_data":
+        "test_browser's student and cost journeys use Compare in the browser; test_pages checks its filters",
+    "test_browser.py::test_compare_shows_the_spread_of_repeats_and_whether_a_difference_is_noise":
+        "as above; the spread and noise rule are checked in test_trust_grades and test_pages",
+    "test_browser.py::test_compare_a100_and_t4_by_link_shows_a_multi_metric_table": "as above, by a link",
+    "test_browser.py::test_a_device_named_with_markdown_shows_as_text":
+        "test_hostile_labels shows hostile labels as literal text on every page",
+    "test_browser.py::test_run_detail_shows_the_trust_grade_and_its_reasons":
+        "test_pages and test_trust_grades check Run detail's grade and reasons",
+    "test_browser_answers.py": "Decide and Cost in a browser; test_decide and test_reference_llm check the answers",
+    "test_browser_goodput.py": "goodput on Decide in a browser; test_goodput_app checks the same count on the page",
+    "test_browser_tokens.py": "J/token under a latency limit in a browser; test_token_target checks it on the page",
+    "test_runner_output.py::test_two_sweeps_started_in_the_same_second_keep_every_run":
+        "two real sweeps at once; the other test_runner_output tests check the file names and recovery",
+    "test_tuning.py::test_nsdi23_v100_traces_leave_one_out": "a model fitted 8 times; test_tuning's others fit once",
+    "test_derived_damage.py::test_export_works_and_the_derived_tables_are_rebuilt":
+        "the other test_derived_damage tests rebuild each derived table",
+    "test_ingest.py::test_export_import_export_gives_the_same_content":
+        "the round trip at full size; test_labels exports and imports back",
+    "test_browser_live.py::test_imports_and_a_run_while_the_app_is_open_all_show_and_the_inbox_ends_empty":
+        "a real run and imports under an open browser; test_browser_live's next test shows a CLI import",
     "test_runner_interrupt.py::test_signal_during_a_sweep_keeps_finished_runs[15-143]":
         "SIGTERM as SIGINT is checked; test_runner_output kills a sweep with SIGKILL",
 }

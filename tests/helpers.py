@@ -297,12 +297,12 @@ def count_good(rows: list[dict], limits: dict[str, float]) -> tuple[int, int]:
 
     completed = good = 0
     for r in rows:
-        if not r["counted"] or r["status"] not in ("ok", "empty"):
+        if not r.get("counted", True) or r["status"] not in ("ok", "empty"):  # a result file writes only False
             continue
         completed += 1
         if r["status"] != "ok":
             continue
-        out = r["output_tokens_server"] if r["output_tokens_server"] is not None else r["output_tokens_client"]
+        out = r["output_tokens_server"] if r.get("output_tokens_server") is not None else r["output_tokens_client"]
         ok = r["ttft_ms"] <= limits.get("ttft", math.inf)
         if "e2e" in limits:
             ok = ok and r["e2e_ms"] <= limits["e2e"]

@@ -56,6 +56,13 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie has stopped; only its parent's wait is missing
 
 
+def _as_from_a_terminal() -> None:
+    """The dispositions a command started from a terminal has: a test run started under `nohup` (or with SIGINT
+    ignored, as a background job) would pass its ignored SIGHUP on, and the app then rightly keeps running."""
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"])
 def test_stopping_the_app_command_stops_its_server(signum: int, tmp_path: Path) -> None:
     port = free_port()
@@ -64,7 +71,7 @@ def test_stopping_the_app_command_stops_its_server(signum: int, tmp_path: Path) 
         proc = subprocess.Popen([JOULEBENCH, "app", "--port", str(port), "--db", str(tmp_path / "x.duckdb")],
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                                 env=dict(os.environ, HF_HUB_OFFLINE="1"),
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal
+                                preexec_fn=_as_from_a_terminal)
     below: set[int] = set()
     try:
         deadline = time.monotonic() + START_CEILING_S

@@ -12,6 +12,14 @@ schema's range (`joulebench.ranges`) with the file, line and column named. A col
 name (`Energy per Token (W)`) refuses the file naming it. The device, mode, precision and batch come only from
 columns that state them: where none is stated the run leaves it null and the import asks for it (`joulebench
 label`). A table with no figure with a unit is refused, saying which columns were seen and why none was read.
+
+A row whose figure cells are all blank or a missing mark (`–`) measured nothing: it is left out, said in a warning
+(a table of such rows only is refused). A numeric setting's column whose cells are names (`ctx`: tiny, 64k) is no
+setting: it may tell the rows apart in the tag. A table naming its figures in a metric column and giving statistics as
+columns (`Metric | Median | P95 | Mean`, a setup named on its first line only) is read as one column per figure and
+statistic (`prompt tok/s median`), so a rate's median or mean is read and its percentiles never are. A text table's
+unnamed first column (`| | TTFT p50 |` over `| **vLLM** | 46 ms |`) names its rows: kept in the tag beside the
+headings.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from importers.base import (
 )
 from importers.table_fields import (
     HEADING_DEVICE,
+    HEADING_TAG,
     Field,
     FieldError,
     label_field,
@@ -169,6 +178,9 @@ class GeneralTableImporter(Importer):
                         for n, r in rows]
             where = "line"
             long = _long_columns(header)
+            stats = _stat_columns(header) if long is None else None
+            if stats is not None:
+                header, rows, long = _stats_long(conv, header, rows, stats)
             if long is not None:
                 header, rows = _pivot(conv, header, rows, long)
                 where = "rows of"
@@ -195,7 +207,19 @@ class GeneralTableImporter(Importer):
         if left:
             conv.warn("columns not read: " + "; ".join(f"{n} ({why})" for n, why in left[:12])
                       + (" ..." if len(left) > 12 else ""))
-        runs = [self._run(conv, i, f"{where} {n}", header, row, columns) for i, (n, row) in enumerate(rows)]
+        runs: list[dict[str, Any]] = []
+        empty: list[str] = []
+        for n, row in rows:  # a row whose figures are all blank or '–' measured nothing: left out, said
+            run = self._run(conv, len(runs), f"{where} {n}", header, row, columns)
+            if run is None:
+                empty.append(f"{n}")
+            else:
+                runs.append(run)
+        if not runs:
+            raise conv.fail(f"{where} {rows[0][0]}", "no figure in any row (every figure cell is blank or '-')")
+        if empty:
+            conv.warn(f"{where} {', '.join(empty[:10])}{' ...' if len(empty) > 10 else ''} left out: no figure in "
+                      "the row (its figure cells are blank or '-')")
         return conv.document(runs)
 
     @staticmethod
@@ -209,6 +233,10 @@ class GeneralTableImporter(Importer):
         for i in _total_first(header):
             name = header[i]
             label = label_field(name)
+            if label is not None and label.section == "config" and label.key not in _TEXT_CONFIG and (
+                    word := _not_number([r[i] for _, r in rows if i < len(r)])) is not None:
+                left.append((name[:40], f"{word[:20]!r} is no number: names setups, not a {label.key}"))
+                continue
             if label is not None and label.key not in taken:
                 out[i] = (label, None)
                 taken[label.key] = name
@@ -237,7 +265,8 @@ class GeneralTableImporter(Importer):
         return out, left
 
     def _run(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
-             columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[str, Any]:
+             columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[str, Any] | None:
+        """The row's run; None when it states no figure (every figure cell blank or a missing mark)."""
         metrics: dict[str, Any] = {}
         labels: dict[str, str] = {}
         config: dict[str, Any] = {}
@@ -272,7 +301,7 @@ class GeneralTableImporter(Importer):
                 raise conv.fail(at, e.format_message() + "; check the unit") from e
             metrics[field.key] = checked
         if not any(v is not None for v in metrics.values()):
-            raise conv.fail(where, "no figure in this row")
+            return None
         energy = metrics.pop("energy_j", None)
         power = metrics.get("avg_power_w")
         duration = metrics.get("duration_s")
@@ -334,7 +363,7 @@ class GeneralTableImporter(Importer):
 
     @staticmethod
     def _config_value(conv: Conversion, at: str, key: str, raw: str) -> Any:
-        if key in ("quantization", "engine", "power_mode", "tag"):
+        if key in _TEXT_CONFIG:
             return raw[:200]
         try:
             value = check("config", key, units.value_in(raw, None) if key != "request_rate_per_s" else
@@ -343,6 +372,25 @@ class GeneralTableImporter(Importer):
             msg = e.format_message() if isinstance(e, RangeError) else str(e)
             raise conv.fail(at, msg) from e
         return value
+
+
+_TEXT_CONFIG = ("quantization", "engine", "power_mode", "tag")  # the settings written as text; the others are numbers
+_MISSING = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")
+
+
+def _not_number(cells: list[str]) -> str | None:
+    """The first cell of a settings column that is no number ('tiny', '64k': the names of setups); None when every
+    cell is a number or missing."""
+    for cell in cells[:200]:
+        text = cell.strip()
+        if text.lower() in _MISSING:
+            continue
+        try:
+            if units.value_in(text, None) is None:
+                return text
+        except units.UnitError:
+            return text
+    return None
 
 
 def _siblings(a: str, b: str) -> bool:
@@ -361,6 +409,10 @@ def _figure_tables(text: str) -> list[TextTable]:
     tables, used = text_tables(text)
     found = []
     for table in tables:
+        stats = _stat_columns(table.header)
+        if stats is not None and _has_named_figure([row[stats[0]] for _, row in table.rows]):
+            found.append(table)
+            continue
         for c, name in enumerate(table.header):
             try:
                 field = measure_field(name, _cell_unit([row[c] for _, row in table.rows]))[0]
@@ -379,14 +431,18 @@ def _joined(conv: Conversion, tables: list[TextTable]) -> tuple[list[str], list[
     given = {f.key for h in header if (f := label_field(h)) is not None}
     devices = [next((d for t in reversed(table.headings) if (d := heading_device(t))), None) for table in tables]
     tags = [" / ".join(t for t in table.headings if heading_device(t) is None)[:200] for table in tables]
-    extra = [key for key, values in (("device", devices), ("tag", tags)) if key not in given and any(values)]
-    names = {"device": HEADING_DEVICE, "tag": "tag"}
+    # a table's first column with no name holds its rows' names ('| | TTFT | ...' over '| **vLLM** | 46 ms |'):
+    # kept in the tag beside the headings, so that the rows of one table are not read as repeats of one setup
+    named = [bool(t.header) and not t.header[0].strip() and t.kind == "pipe" for t in tables]
+    extra = [key for key, values in (("device", devices), ("tag", tags + named)) if key not in given and any(values)]
+    names = {"device": HEADING_DEVICE, "tag": HEADING_TAG}
     rows = []
-    for table, device, tag in zip(tables, devices, tags, strict=True):
+    for table, device, tag, by_name in zip(tables, devices, tags, named, strict=True):
         at = {h: i for i, h in enumerate(table.header)}
         for n, row in table.rows:
-            cells = [row[at[h]] if h in at else "" for h in header]
-            rows.append((n, cells + [{"device": device or "", "tag": tag}[key] for key in extra]))
+            cells = [row[at[h]] if h in at and h.strip() else "" for h in header]
+            row_tag = " / ".join(t for t in (tag, row[0].strip() if by_name else "") if t)[:200]
+            rows.append((n, cells + [{"device": device or "", "tag": row_tag}[key] for key in extra]))
     shown = ", ".join(f"line {t.line}" + (f" ({' / '.join(t.headings)[:60]})" if t.headings else "") for t in tables)
     conv.warn(f"{len(tables)} {tables[0].kind} table{'s' if len(tables) > 1 else ''} read from the text ({shown[:300]})"
               + (": the headings above them kept as the " + " and the ".join(extra) if extra else ""))
@@ -432,6 +488,48 @@ def _long_columns(header: list[str]) -> tuple[int, int, int | None] | None:
     if metric is None or value is None or metric == value:
         return None
     return metric, value, unit
+
+
+# the statistics a table gives as columns beside a metric column ('Metric | Median | P95 | Mean | Min/Max')
+_STAT_NAMES = {"median", "med", "mean", "avg", "average", "p50", "p90", "p95", "p99", "min", "max", "min/max", "std",
+               "stdev", "stddev", "sd"}
+
+
+def _stat_columns(header: list[str]) -> tuple[int, list[int]] | None:
+    """(the metric column, the statistic columns) of a table whose figures are named in a metric column and given as
+    statistics in columns ('prompt tok/s' under Metric, 84.74 under Median); None for any other table."""
+    low = [plain(h.strip()) for h in header]
+    metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
+    stats = [i for i, h in enumerate(low) if h in _STAT_NAMES]
+    return (metric, stats) if metric is not None and stats else None
+
+
+def _has_named_figure(names: list[str]) -> bool:
+    return GeneralTableImporter._has_figure([n for n in names if n.strip()])
+
+
+def _stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], stats: tuple[int, list[int]]
+                ) -> tuple[list[str], list[tuple[int, list[str]]], tuple[int, int, None]]:
+    """The table written long, one figure a row named by its metric and statistic ('prompt tok/s median'), so that
+    each statistic is read as the field its name gives (a rate's median or mean, never its percentiles as a
+    latency). A setup named on the first of its rows only (a console table's 'Test' column) holds for the rows below
+    it."""
+    metric, columns = stats
+    keys = [i for i in range(len(header)) if i != metric and i not in columns]
+    long: list[tuple[int, list[str]]] = []
+    above = ["" for _ in keys]
+    for n, row in rows:
+        cells = [row[i].strip() if i < len(row) else "" for i in keys]
+        if not any(cells) and any(above):  # the setup of the row above, written once
+            cells = list(above)
+        above = cells
+        name = row[metric].strip() if metric < len(row) else ""
+        for i in columns:
+            if name and i < len(row) and row[i].strip():
+                long.append((n, [*cells, f"{name} {header[i].strip().lower()}", row[i].strip()]))
+    conv.warn(f"{header[metric][:40]} names the figures and {', '.join(header[i][:20] for i in columns)} give their "
+              "statistics: read as one column per figure and statistic")
+    return [header[i] for i in keys] + ["metric", "value"], long, (len(keys), len(keys) + 1, None)
 
 
 def _pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], long: tuple[int, int, int | None]

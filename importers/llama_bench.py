@@ -17,6 +17,11 @@ Learned from the writer (tools/llama-bench/llama-bench.cpp, `struct test` and it
   (<driver>) | ...`, `ggml_cuda_init: found N CUDA devices:` then `  Device 0: <name>, compute capability`);
 - the md footer `build: <commit> (<number>)` is the llama.cpp version.
 llama-bench measures no energy.
+
+llama-benchy (a llama-bench-style tool for OpenAI-compatible servers) prints the same md table with more columns
+after t/s (`peak t/s`, `ttfr (ms)`, `est_ppt (ms)`, `e2e_ttft (ms)`, each `mean ± sd` over its runs): read the same
+way (t/s's mean; the test and depth in the tag), with `e2e_ttft`'s mean as the mean time to first token and no engine
+(the server it measured is not named in the table).
 """
 
 from __future__ import annotations
@@ -29,7 +34,10 @@ from importers.sglang_bench import read_jsonl
 
 NO_ENERGY = "llama-bench does not measure energy"
 REQUIRED = ("n_prompt", "n_gen", "avg_ts")
-MD_HEADER = re.compile(r"^\s*\|\s*model\s*\|.*\|\s*test\s*\|\s*t/s\s*\|\s*$")
+# llama-benchy (llama-bench's table for OpenAI endpoints) adds columns after t/s: peak t/s, ttfr (ms), est_ppt (ms),
+# e2e_ttft (ms), each 'mean ± sd' over the runs, blank where a test has none (a tg test has no time to first token)
+MD_HEADER = re.compile(r"^\s*\|\s*model\s*\|(?:.*\|)?\s*test\s*\|\s*t/s\s*\|(?:[^|]*\|){0,8}\s*$")
+BENCHY_COLUMNS = ("peak t/s", "ttfr (ms)", "est_ppt (ms)", "e2e_ttft (ms)")
 MD_RULE = re.compile(r"^\s*\|(\s*:?-+:?\s*\|)+\s*$")
 TEST = re.compile(r"^(?:pp\s*(\d+))?(?:\+)?(?:tg\s*(\d+))?(?:\s*@\s*d(\d+))?$")
 TS = re.compile(r"^([0-9.]+(?:[eE][-+]?\d+)?)(?:\s*±\s*([0-9.]+(?:[eE][-+]?\d+)?))?$")
@@ -82,7 +90,8 @@ def _md_start(text: str) -> bool:
 class LlamaBenchImporter(Importer):
     NAME = "llama-bench"
     TOOL = "llama.cpp llama-bench"
-    DESCRIPTION = "llama.cpp llama-bench -o json / jsonl / csv / md output (also its md table inside a log)"
+    DESCRIPTION = ("llama.cpp llama-bench -o json / jsonl / csv / md output (also its md table inside a log), and "
+                   "llama-benchy's md table")
 
     def sniff(self, source: Source) -> bool:
         doc = source.json
@@ -180,6 +189,10 @@ class LlamaBenchImporter(Importer):
             "avg_ts": ts.group(1), "stddev_ts": ts.group(2),
             "gpu_info": ", ".join(devices[k] for k in sorted(devices)) if devices else None,
         }
+        if any(c in row for c in BENCHY_COLUMNS):  # llama-benchy against a server: its engine is not stated
+            test["tool"] = "llama-benchy"
+            ttft = TS.match(row.get("e2e_ttft (ms)", "").strip())
+            test["e2e_ttft_ms"] = ttft.group(1) if ttft else None
         for column, value in row.items():
             if column not in ("model", "size", "params", "backend", "test", "t/s"):
                 test[MD_COLUMNS.get(column, column)] = value
@@ -227,14 +240,20 @@ class LlamaBenchImporter(Importer):
         shown = [f"{label} {kv if label == 'kv' else v}" for label, v in settings
                  if v is not None and v not in ("none", "auto", "0.00") and not (label == "n_cpu_moe" and v == "0")]
         tag = ", ".join([name, *shown, *([backend] if backend else [])])
-        metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY}
+        benchy = t.get("tool") == "llama-benchy"
+        metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY.replace("llama-bench", "llama-benchy")
+                                   if benchy else NO_ENERGY}
+        ttft = num(t.get("e2e_ttft_ms"), f"{where}.e2e_ttft (ms)", conv) if benchy else None
+        if ttft is not None:
+            metrics["ttft_avg_ms"] = ttft  # the mean over the runs of the time to the first generated token
         if kind == "pp":
             metrics["prompt_tokens_per_s"] = avg
         elif kind == "tg":
             metrics["tokens_per_s"] = avg
         commit, build = clean_str(t.get("build_commit")), clean_str(t.get("build_number"))
         samples = t.get("samples_ns") if isinstance(t.get("samples_ns"), list) else []
-        notes = [f"llama-bench {name}" + (f" ({len(samples)} repetitions)" if samples else "")
+        tool = "llama-benchy" if benchy else "llama-bench"
+        notes = [f"{tool} {name}" + (f" ({len(samples)} repetitions)" if samples else "")
                  + f": {avg:g} ± {sd or 0:g} tokens/s, "
                  + {"pp": "prompt tokens processed per second (stored as prompt tokens/s)",
                     "tg": "tokens generated per second for one sequence (stored as output tokens/s)",
@@ -250,7 +269,8 @@ class LlamaBenchImporter(Importer):
             "workload": conv.hints.workload or (model or "llama-bench")[:200], "model": model and model[:200],
             "task": "text-generation", "mode": "infer", "precision": conv.precision(weights),
             "quantization": quantization, "batch_size": conv.hints.batch_size or 1, "load_kind": "batch",
-            "engine": "llama.cpp", "engine_version": (f"{commit} ({build})" if commit and build else commit),
+            "engine": None if benchy else "llama.cpp",
+            "engine_version": (f"{commit} ({build})" if commit and build else commit),
             "prompt_tokens_requested": n_prompt or None, "output_tokens_requested": n_gen or None,
             "max_new_tokens": n_gen or None, "length_distribution": "fixed",
             "gpu_count": len(gpus) or None, "tag": tag[:200],

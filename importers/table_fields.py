@@ -61,6 +61,7 @@ _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", 
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
 HEADING_DEVICE = "device (from a heading)"  # the column a text's tables get from the headings above them
+HEADING_TAG = "tag (from the headings)"  # the headings above a text's tables (and its rows' names), as the tag
 # a status column that says whether the run succeeded ('ok: yes / no'): 'no' is a failed run (importers.table_rows)
 OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok")
 LABELS: dict[str, Field] = {}
@@ -78,7 +79,7 @@ for _names, _field in (
     (("quantization", "quant", "quantisation", "cuantizacion"), Field("quantization", None, "config")),
     (("engine", "backend", "framework", "runtime_engine", "server"), Field("engine", None, "config")),
     (("mode", "phase", "type", "tipo", "kind", "task_type"), Field("mode", None, "label")),
-    (("concurrency", "max_concurrency", "num_concurrent", "users"), Field("max_concurrency", None, "config")),
+    (("concurrency", "conc", "max_concurrency", "num_concurrent", "users"), Field("max_concurrency", None, "config")),
     (("request_rate", "rate_rps", "qps_target", "rps"), Field("request_rate_per_s", None, "config")),
     (("prompt_tokens", "input_len", "input_tokens", "prompt_len", "isl", "prompt_length"),
      Field("prompt_tokens_requested", None, "config")),
@@ -91,7 +92,7 @@ for _names, _field in (
     (("status", "run_status", "state", "outcome") + OK_COLUMNS, Field("status", None, "label")),
     (("workload", "workload_name", "task_name"), Field("workload", None, "label")),
     (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition"), Field("repeat", None, "label")),
-    (("tag",), Field("tag", None, "config")),
+    (("tag", HEADING_TAG), Field("tag", None, "config")),
 ):
     for _n in _names:
         LABELS[_n] = _field
@@ -147,8 +148,11 @@ def stat_after_unit(header: str) -> tuple[str, str, units.Unit] | None:
     if m is None or units.header_unit(text)[1] is not None:
         return None
     name, unit, _ = units.header_unit(m.group("base"))
-    if unit is None or name == m.group("base").strip():
-        return None
+    alone = unit is not None and unit.kind in ("token_rate", "item_rate") and name == m.group("base").strip()
+    if unit is None or name == m.group("base").strip() and not alone:  # 'tok/s p50': a rate's median, named by
+        return None  # its unit alone
+    if alone:
+        name = ""
     return name, m.group("stat").lower(), unit
 
 
@@ -214,8 +218,11 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         base, stat, stated = after
         if stat not in _AFTER_UNIT:
             return None, None, f"the {stat} of {base[:40]} (a percentile JouleBench does not store)"
+        if stated.kind in ("token_rate", "item_rate") and _AFTER_UNIT[stat] != "p50":
+            return None, None, f"the {stat} of a rate (JouleBench stores a rate's mean or median, no percentile)"
         field, unit, why = measure_field(f"{base} {_AFTER_UNIT[stat]} ({stated.symbol})", cell_unit)
-        return field, unit, (why if field is None else f"the {stat} of {base[:40]} in {stated.symbol}")
+        of = f"the {stat} of {base[:40]}" if base.strip() else f"the {stat}"
+        return field, unit, (why if field is None else f"{of} in {stated.symbol}")
     name, unit, written = units.header_unit(header)
     unit = unit or cell_unit
     words = words_of(name) | words_of(header.split("(")[0])
@@ -289,8 +296,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "time":
         if prefill and not words & {"ttft", "first"}:
             return None, None, "a prefill time (not a time to first token)"
+        averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time"} | {"epoch"})
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
-                words & {"max", "maximum"}):
+                words & {"max", "maximum"}) or averaged:  # 'Average time (per image)': a mean latency, no window
             latency = _latency_field(words)
             return (Field(latency, "ms"), unit, "") if latency else (None, None, "a maximum other than the latency's")
         if decode and not words & _DURATION:

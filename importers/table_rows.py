@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
-from importers.table_fields import OK_COLUMNS, Field, label_field, plain
+from importers.table_fields import HEADING_TAG, OK_COLUMNS, Field, label_field, plain
 from joulebench import units
 
 Rows = list[tuple[int, list[str]]]
@@ -134,18 +134,26 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
                 if _cell(row, d):
                     tags.setdefault(r, []).append(f"{header[d][:30]} {_cell(row, d)}")
                 row[d] = ""
-    if "tag" not in by_key:
+    heading = by_key.get("tag") if header[by_key.get("tag", 0)] == HEADING_TAG else None
+    if heading is not None:  # the headings above a text's table: the columns that tell its rows apart join them
+        for r, (_, row) in enumerate(rows):
+            if _cell(row, heading):
+                tags.setdefault(r, []).insert(0, _cell(row, heading))
+    if "tag" not in by_key or heading is not None:
         telling = _telling_columns(header, rows, columns, read)
         for i in reversed(telling):
             for r, (_, row) in enumerate(rows):
                 if _cell(row, i):
-                    tags.setdefault(r, []).insert(0, f"{header[i][:30]} {_cell(row, i)}")
+                    tags.setdefault(r, []).insert(0 if heading is None else 1, f"{header[i][:30]} {_cell(row, i)}")
+        if heading is not None and telling:
+            for _, row in rows:
+                row[heading] = ""  # now in the tag read from the table
         if telling:
             several = len(telling) > 1
             conv.warn(f"{', '.join(header[i][:40] for i in telling)} {'tell' if several else 'tells'} the rows apart "
                       f"(no field reads {'them' if several else 'it'}): kept in the tag, so that different setups are "
                       "not read as repeats of one")
-        if tags:
+        if tags and (heading is None or telling):
             moved["tag"] = {r: ", ".join(parts)[:200] for r, parts in tags.items()}
     fields = {"precision": Field("precision", None, "label"), "engine": Field("engine", None, "config"),
               "tag": Field("tag", None, "config"), "model": Field("model", None, "label")}
@@ -196,7 +204,9 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
     labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics")
     for i, name in enumerate(header):
         words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
-        if i in columns or i in read or label_field(name) is not None or not words or words[-1] in _NOT_TAGS:
+        label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
+        if i in columns or i in read or label is not None and label.section != "config" or not words or (
+                words[-1] in _NOT_TAGS):
             continue
         values = [_cell(row, i) for _, row in rows]
         seen = {v for v in values if v}

@@ -11,8 +11,9 @@ console tables (a summary a script prints, pasted into notes or a code block), e
 
 A fixed-width table is a header of two or more names (a name may hold single spaces: `gen tok/s`), split from each
 other by two or more spaces, then rows whose cells sit under the header's names (each overlaps its column's name, or
-ends within two characters of it: numbers are right-aligned), a dashed rule between them optional (without one, two
-rows at least). A pipe table is a header row, a `|---|---|` rule and its rows; `**bold**` and `code` marks are
+ends within two characters of it: numbers are right-aligned; else lies wholly between its name and the next name;
+values one space apart in two columns are two cells), a dashed rule between them optional (without one, two rows at
+least). A pipe table is a header row, a `|---|---|` rule and its rows; `**bold**` and `code` marks are
 taken off its cells. Headings are Markdown's, outside code blocks (a `## ...` line inside a code block is text).
 
 A text is read as its tables only when its figures are in them: lines outside the tables that state figures
@@ -143,12 +144,22 @@ def _header_like(spans: list[tuple[int, int, str]]) -> bool:
 
 def _aligned(header: list[tuple[int, int, str]], line: str) -> list[str] | None:
     """The row's cells under the header's columns, '' where it has none; None when a cell sits under no column, or
-    two under one."""
+    two under one. A cell sits under a column when it overlaps the column's name or ends within two characters of
+    it, else when it lies wholly in the column's stretch, from its name to the next name (a value right-aligned past
+    a left-aligned name: 'Median' over '      84.74'); values a single space apart ('90.88 84.12/107.51') in two
+    columns' stretches are two cells."""
     spans = _spans(line)
     if not 2 <= len(spans) <= len(header) or any(b[0] - a[1] < 2 for a, b in zip(spans, spans[1:], strict=False)):
         return None
+    stretch = [(h[0], nxt[0] if nxt else MAX_LINE + 1) for h, nxt in zip(header, [*header[1:], None], strict=True)]
     cells = [""] * len(header)
+    split: list[tuple[int, int, str]] = []
     for start, end, text in spans:
+        under = [n for n, (s_start, s_end) in enumerate(stretch) if start < s_end and end > s_start]
+        words = [(start + m.start(), start + m.end(), m.group()) for m in re.finditer(r"\S+", text)]
+        values = all(w[2][:1] in "0123456789+-." for w in words)
+        split.extend(words if values and len(under) > 1 and len(words) == len(under) else [(start, end, text)])
+    for start, end, text in split:
         best = None
         for n, (h_start, h_end, _) in enumerate(header):
             if start < h_end and end > h_start:
@@ -158,6 +169,8 @@ def _aligned(header: list[tuple[int, int, str]], line: str) -> list[str] | None:
             near = [(min(abs(end - h_end), abs(start - h_start)), n) for n, (h_start, h_end, _) in enumerate(header)]
             gap, n = min(near)
             best = n if gap <= 2 else None
+        if best is None:
+            best = next((n for n, (s_start, s_end) in enumerate(stretch) if s_start <= start and end <= s_end), None)
         if best is None or cells[best]:
             return None
         cells[best] = text

@@ -445,6 +445,8 @@ class TextFiguresImporter(Importer):
             conv.unstated.setdefault("device", "(the text names no GPU or Jetson JouleBench recognises)")
         conv.unstated.setdefault("mode", "(the text does not say whether it trained or inferred)")
         run = _GENERAL._run(conv, index, cand.where, header, row, columns)
+        if run is None:  # every figure a rate of 0: nothing measured
+            raise conv.fail(cand.where, "no figure in this run")
         run["notes"] = (f"figures in text, {cand.where}" + (f", under {cand.heading!r}" if cand.heading else "")
                         + (f"; {cand.note}" if cand.note else ""))
         return run

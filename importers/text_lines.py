@@ -28,7 +28,7 @@ from joulebench import units
 MIN_FIGURES = 2  # recognised figures a run needs
 MAX_CELLS = 40
 NUM = r"[-+]?(?:\d{1,15}(?:,\d{3}){0,5}(?:\.\d{1,15})?|\.\d{1,15})(?:[eE][-+]?\d{1,3})?"
-SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+")
+SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+|\s+[—–]\s+")  # ' — ' too: 'Strategy cuda — Average time: 0.16s
 _FIGURE = re.compile(r"(?P<name>[A-Za-z][\w .()/%'+-]{0,79}?)\s{0,80}(?P<sep>[:=~])\s{0,80}"
                      rf"(?P<number>{NUM})(?P<rest>[^\n]{{0,200}})")
 MODEL_SIZE = re.compile(r"(?:^|[-_:./])\d{1,4}(?:\.\d{1,3})?[BbMm](?:$|[-_:./])")  # -3B-, -20b, :8b, -1.1B

@@ -228,6 +228,10 @@ _PER_TOKEN_UNITS = {"j": "J/token", "joule": "J/token", "joules": "J/token", "mj
 _PER_TOKEN_END = re.compile(r"(?:^|_)(?P<unit>joules?|j|mj|wh)_per_(?:[a-z]{1,20}_){0,2}tokens?$")
 # a phase of generation before '_t_s' (llama.cpp's t/s): 'tg_t_s' is tokens/s where a bare 't_s' is a time in seconds
 _TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "decode", "eval", "output", "input"}
+# a count of items per second spelled out at the end of a name ('throughput_samples_per_sec', 'frames_per_s'): a rate,
+# never a time in seconds
+_PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|items?|inferences?|predictions?|"
+                             r"requests?|reqs?|queries|query)_per_(?:second|sec|s)$")
 _PER_TOKEN_NAME = re.compile(r"per_(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
 
 
@@ -248,6 +252,10 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
     if per_token:  # joules_per_output_token, j_per_completion_token, wh_per_generated_token
         symbol = _PER_TOKEN_UNITS[per_token.group("unit")]
         return text[: per_token.start()].rstrip(" _-") or text, UNITS[symbol], symbol
+    per_second = _PER_SECOND_END.search(low)
+    if per_second:
+        symbol = "requests/s" if per_second.group("what").startswith("req") else "items/s"
+        return text[: per_second.start()].rstrip(" _-") or text, UNITS[symbol], symbol
     for phrase, symbol in _PHRASES:
         if low.endswith(phrase) and (len(low) == len(phrase) or not low[-len(phrase) - 1].isalnum()):
             return text[: len(text) - len(phrase)].rstrip(" _-") or text, UNITS[symbol], symbol

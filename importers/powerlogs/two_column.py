@@ -3,7 +3,9 @@
 
 Units come from the headers (joulebench.units: a unit in brackets, a last word such as `_mw`, a lone `mw`); a
 power column whose header states no unit is refused naming it (mW and W cannot be told apart), a time column
-without a unit is read as Unix seconds, seconds from the start or ISO 8601 (`log.csv_times`). One power column is
+without a unit is read as Unix seconds, seconds from the start or ISO 8601 (`log.csv_times`), and so is one whose
+header states a unit over cells that are all date-times (`Timestamp (s)` over `2025-05-16 01:12:05.19`: the clock
+times, the unit their resolution). One power column is
 the total; of several, the one literally named the total (`total_watts`, `Total (W)`) is, else one named as the
 input (sys, system, input, in, board, wall), else none is and the log gives traces without an energy (rails need
 not add up); the other columns are kept as traces of their own, never added to it. Where it was measured is not
@@ -28,6 +30,7 @@ _POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistun
 _TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
 _LITERAL_TOTAL = {"total", "tot", "sum"}  # a column literally named the total is it, before sys/input/board
 MAX_POWER_COLUMNS = 32
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # '2025-05-16 01:12:05.1936'
 
 
 def _words(name: str) -> set[str]:
@@ -117,7 +120,10 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
     body = rows[1:]
     t_index, t_factor = time
     cells = [r[t_index].strip() if t_index < len(r) else "" for r in body]
-    if t_factor is not None:
+    if t_factor is not None and all(_DATE_TIME.match(c) for c in cells):  # 'Timestamp (s)' over date-times:
+        t, started, start_wall, notes = csv_times(cells, header[t_index])  # clock times, (s) their resolution
+        notes = [*notes, f"'{header[t_index]}' holds date-times: read as the clock times (its unit is not an offset)"]
+    elif t_factor is not None:
         try:
             t_raw = np.array([float(c) for c in cells]) * t_factor
         except ValueError as e:

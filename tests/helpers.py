@@ -313,3 +313,23 @@ def count_good(rows: list[dict], limits: dict[str, float]) -> tuple[int, int]:
                 ok = ok and all(g <= limits["itl"] for g in r["itl_ms"])
         good += ok
     return completed, good
+
+
+def refusal(data: bytes, name: str) -> str:
+    """The message an import of `data` (as file `name`) is refused with; fails the test when it is read."""
+    import pytest
+
+    from importers import load
+    from joulebench.errors import ResultFileError
+
+    with pytest.raises(ResultFileError) as err:
+        load(data, name)
+    return str(err.value)
+
+
+def field_key(header: str) -> str | None:
+    """The field a column header is read as by the general table reader, None when it is not read."""
+    from importers.table_fields import measure_field
+
+    field = measure_field(header)[0]
+    return None if field is None else field.key

@@ -20,8 +20,11 @@ from importers.table_fields import label_field, measure_field
 from importers.table_units import data_row
 from joulebench import units
 from joulebench.errors import ResultFileError
+from tests.helpers import field_key as _key
+from tests.helpers import refusal as _refusal
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
 FORMATS = FIXTURES / "formats"
 INTEL = FORMATS / "general_table" / "intel-llm-bench-results.jsonl"
 AGG = FORMATS / "general_table" / "rl-tensorrt-jetson-orin-final_results_agg.csv"
@@ -37,16 +40,6 @@ def _load(data: bytes, name: str) -> tuple[list[dict], str, tuple[str, ...]]:
     return imported.runs, fmt, imported.warnings
 
 
-def _refusal(data: bytes, name: str) -> str:
-    with pytest.raises(ResultFileError) as err:
-        load(data, name)
-    return str(err.value)
-
-
-def _key(header: str) -> str | None:
-    """The field a column is read as, None when it is not read."""
-    field = measure_field(header)[0]
-    return None if field is None else field.key
 
 
 def _label(header: str) -> str | None:

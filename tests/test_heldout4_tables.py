@@ -15,7 +15,8 @@ import pytest
 from importers import load
 from importers.table_fields import measure_field
 from importers.table_text import approximate_column, text_tables
-from joulebench.errors import ResultFileError
+from tests.helpers import field_key as _key
+from tests.helpers import refusal as _refusal
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GENERAL = FIXTURES / "formats" / "general_table"
@@ -31,15 +32,6 @@ def _load(data: bytes, name: str) -> tuple[list[dict], str, tuple[str, ...]]:
     return imported.runs, fmt, imported.warnings
 
 
-def _refusal(data: bytes, name: str) -> str:
-    with pytest.raises(ResultFileError) as err:
-        load(data, name)
-    return str(err.value)
-
-
-def _key(header: str) -> str | None:
-    field = measure_field(header)[0]
-    return None if field is None else field.key
 
 
 # 1. a statistic after the unit: 'ttft_ms_p50' is TTFT's p50 in ms ----------------------------------------------

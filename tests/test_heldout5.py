@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from importers import load
-from importers.table_fields import measure_field
 from importers.table_text import _aligned, _spans
 from joulebench.errors import ResultFileError
+from tests.helpers import field_key as _key
+from tests.helpers import refusal as _refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 THOR = FORMATS / "general_table" / "jetson-thor-edgellm-vllm-llamacpp-precision_sweep_results.txt"
@@ -32,15 +33,6 @@ def _load(path: Path) -> tuple[list[dict], str, tuple[str, ...]]:
     return imported.runs, fmt, imported.warnings
 
 
-def _refusal(data: bytes, name: str) -> str:
-    with pytest.raises(ResultFileError) as err:
-        load(data, name)
-    return str(err.value)
-
-
-def _key(header: str) -> str | None:
-    field = measure_field(header)[0]
-    return None if field is None else field.key
 
 
 # 1. Markdown tables in text: a row with no figure left out, the unnamed first column's row names in the tag --------

@@ -33,7 +33,7 @@ _NUM = r"[-+]?(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})(?:[eE][-+]?\d{1,3})?"
 _RESULT = re.compile(rf"[ \t]{{0,8}}(?P<name>Benchmark(?:[^a-z\s]\S{{0,200}}?)?)(?:-(?P<procs>\d{{1,4}}))?"
                      rf"[ \t]+(?P<n>\d{{1,15}})(?P<pairs>(?:[ \t]+{_NUM}[ \t]+\S{{1,40}}){{1,20}})[ \t]*")
 _PAIR = re.compile(rf"({_NUM})[ \t]+(\S{{1,40}})")
-_CONFIG = re.compile(r"[ \t]{0,8}(?P<key>goos|goarch|pkg|cpu):[ \t]*(?P<value>\S[^\n]{0,199}?)[ \t]*")
+_GO_ENV_LINE = re.compile(r"[ \t]{0,8}(?P<key>goos|goarch|pkg|cpu):[ \t]*(?P<value>\S[^\n]{0,199}?)[ \t]*")
 _COMMAND = re.compile(r"(?:^|.*[\s>$#])go test(?P<args>(?:[ \t][^\n]{0,1000})?)")
 _NOT_STORED = {"B/op": "bytes allocated per iteration", "allocs/op": "allocations per iteration",
                "MB/s": "bytes processed per second"}
@@ -110,7 +110,7 @@ class GoContext:
 
     def see(self, raw: str) -> bool:
         """Take a configuration or command line; whether it was one."""
-        if (m := _CONFIG.fullmatch(raw.rstrip("\r\n"))) is not None:
+        if (m := _GO_ENV_LINE.fullmatch(raw.rstrip("\r\n"))) is not None:
             self.config[m.group("key")] = m.group("value")
             return True
         if "go test" in raw and (m := _COMMAND.match(raw.strip())) is not None:

@@ -60,13 +60,14 @@ from importers.table_rows import is_backend, relabelled, without_failed
 from importers.table_text import TextTable, figures_outside, heading_device, text_tables
 from importers.table_units import data_row
 from joulebench import units
+from joulebench.configuration import TEXT_FIELDS
 from joulebench.ranges import RangeError, check
 
 _METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
                 "name", "variable")
 _VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount")
 _UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite")
-_PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
+PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
                "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
@@ -210,7 +211,7 @@ class GeneralTableImporter(Importer):
         runs: list[dict[str, Any]] = []
         empty: list[str] = []
         for n, row in rows:  # a row whose figures are all blank or '–' measured nothing: left out, said
-            run = self._run(conv, len(runs), f"{where} {n}", header, row, columns)
+            run = self.read_row(conv, len(runs), f"{where} {n}", header, row, columns)
             if run is None:
                 empty.append(f"{n}")
             else:
@@ -233,7 +234,7 @@ class GeneralTableImporter(Importer):
         for i in _total_first(header):
             name = header[i]
             label = label_field(name)
-            if label is not None and label.section == "config" and label.key not in _TEXT_CONFIG and (
+            if label is not None and label.section == "config" and label.key not in TEXT_FIELDS and (
                     word := _not_number([r[i] for _, r in rows if i < len(r)])) is not None:
                 left.append((name[:40], f"{word[:20]!r} is no number: names setups, not a {label.key}"))
                 continue
@@ -264,7 +265,7 @@ class GeneralTableImporter(Importer):
                                                             else "") + (f": {why}" if why else ""))
         return out, left
 
-    def _run(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
+    def read_row(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
              columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[str, Any] | None:
         """The row's run; None when it states no figure (every figure cell blank or a missing mark)."""
         metrics: dict[str, Any] = {}
@@ -327,7 +328,7 @@ class GeneralTableImporter(Importer):
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
         if mode is None and _GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation
-        precision = _PRECISIONS.get(plain(labels.get("precision", "")).strip())
+        precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
         model = clean_str(labels.get("model"))
         stated = clean_str(labels.get("device"))
         if stated and is_backend(stated):
@@ -363,7 +364,7 @@ class GeneralTableImporter(Importer):
 
     @staticmethod
     def _config_value(conv: Conversion, at: str, key: str, raw: str) -> Any:
-        if key in _TEXT_CONFIG:
+        if key in TEXT_FIELDS:
             return raw[:200]
         try:
             value = check("config", key, units.value_in(raw, None) if key != "request_rate_per_s" else
@@ -374,7 +375,6 @@ class GeneralTableImporter(Importer):
         return value
 
 
-_TEXT_CONFIG = ("quantization", "engine", "power_mode", "tag")  # the settings written as text; the others are numbers
 _MISSING = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")
 
 

@@ -126,7 +126,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
     if (d := by_key.get("device")) is not None:
         values = {_cell(row, d) for _, row in rows} - {""}
         placements = sorted(v for v in values if is_backend(v))
-        if placements and values - set(placements):  # backends only: each row's says so (GeneralTableImporter._run)
+        if placements and values - set(placements):  # backends only: each row's says so (GeneralTableImporter.read_row)
             conv.warn(f"{header[d][:40]} holds where the code ran ({', '.join(placements)[:80]}) beside other labels "
                       f"({', '.join(sorted(values - set(placements)))[:80] or 'none'}): it names setups, not devices; "
                       "none is taken as the device (kept in the tag)")

@@ -21,7 +21,7 @@ figures (cells split by `|`, `;`, `, ` or tabs), which takes its section's headi
 the style the text uses first: in a text of `=== banners ===` (a console log) a `## ...` line is text, not a
 heading (a model's generated answer writes them). Each figure's field and unit come from `importers.table_fields`
 (its name and the unit written after its value), its value is converted by `joulebench.units` and checked against
-the result schema's ranges by the general table reader's own row reader (`general_table.GeneralTableImporter._run`),
+the result schema's ranges by the general table reader's own row reader (`general_table.GeneralTableImporter.read_row`),
 so a text reads as the table of the same figures would. Only a value with a unit is a figure (a bare number only
 where its name states a label, e.g. `Batch size: 8`); a value marked approximate (`~`) or estimated
 (`(estimated)`) is left out and said so; of several figures of one field the one named a total wins, the others
@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, device_from_path
-from importers.general_table import _PRECISIONS, GeneralTableImporter, is_json
+from importers.general_table import PRECISIONS, GeneralTableImporter, is_json
 from importers.go_bench import GoContext
 from importers.go_bench import result as go_result
 from importers.table_fields import LABELS, Field, label_field, plain, words_of
@@ -152,7 +152,7 @@ def _label(line: int, cell: str) -> Label | None:
     if found.key == "device" and not (device_from_path((value,)) or (_VENDOR_PART.fullmatch(value)
                                                                     and not _NOT_A_PART.search(value))):
         return None  # 'Device: cuda', 'GPU: 0': not a GPU or Jetson named
-    if found.key == "precision" and plain(value).strip() not in _PRECISIONS:
+    if found.key == "precision" and plain(value).strip() not in PRECISIONS:
         return None  # 'Precision: 93.5%' is a score
     if found.key == "max_concurrency" and not words_of(name) & {"max", "maximum"}:
         return None  # SGLang's 'Concurrency: 21.04' is the mean in flight, measured: no setting
@@ -444,7 +444,7 @@ class TextFiguresImporter(Importer):
         if "device" not in labels:
             conv.unstated.setdefault("device", "(the text names no GPU or Jetson JouleBench recognises)")
         conv.unstated.setdefault("mode", "(the text does not say whether it trained or inferred)")
-        run = _GENERAL._run(conv, index, cand.where, header, row, columns)
+        run = _GENERAL.read_row(conv, index, cand.where, header, row, columns)
         if run is None:  # every figure a rate of 0: nothing measured
             raise conv.fail(cand.where, "no figure in this run")
         run["notes"] = (f"figures in text, {cand.where}" + (f", under {cand.heading!r}" if cand.heading else "")

@@ -50,6 +50,7 @@ class Field:
     label: str  # for a person
     prefix: str = ""  # how a value reads in a configuration's label: prefix + value + suffix
     suffix: str = ""
+    value: type = str  # what a value is: str (a name), float (a number, its unit in the name or label), bool
 
     def text(self, value: object) -> str:
         """'rate 2/s', 'concurrency 4', 'prompt 64 tokens': a value of this field for a person."""
@@ -73,25 +74,25 @@ FIELDS: tuple[Field, ...] = (
     Field("workload", _W, _A, "Workload"),
     Field("mode", _W, _A, "Mode"),
     Field("precision", _W, _A, "Precision"),
-    Field("batch_size", _T, _A, "Batch size", "batch "),
-    Field("grad_accum_steps", _T, _A, "Gradient accumulation steps", "accumulation "),
-    Field("seq_len", _W, _A, "Sequence length (tokens)", "seq "),
-    Field("image_size", _W, _A, "Image size (pixels)", "image ", " px"),
-    Field("gpu_count", _D, _A, "GPUs per system", "", " GPUs"),
-    Field("compile", _T, _A, "Compiled"),
-    Field("power_limit_w", _T, _A, "Power limit (W)", "PL ", " W"),
+    Field("batch_size", _T, _A, "Batch size", "batch ", value=float),
+    Field("grad_accum_steps", _T, _A, "Gradient accumulation steps", "accumulation ", value=float),
+    Field("seq_len", _W, _A, "Sequence length (tokens)", "seq ", value=float),
+    Field("image_size", _W, _A, "Image size (pixels)", "image ", " px", value=float),
+    Field("gpu_count", _D, _A, "GPUs per system", "", " GPUs", value=float),
+    Field("compile", _T, _A, "Compiled", value=bool),
+    Field("power_limit_w", _T, _A, "Power limit (W)", "PL ", " W", value=float),
     Field("power_mode", _T, _A, "Power mode", "mode "),
     Field("tag", _T, _A, "Tag", "tag "),
     Field("energy_boundary", _B, _A, "Energy measured at", "measured at "),
     Field("origin_kind", _O, _A, "Origin"),
-    Field("max_new_tokens", _W, _S, "Output tokens per request", "output ", " tokens"),
-    Field("request_rate_per_s", _L, _S, "Requests arriving per second", "rate ", "/s"),
+    Field("max_new_tokens", _W, _S, "Output tokens per request", "output ", " tokens", value=float),
+    Field("request_rate_per_s", _L, _S, "Requests arriving per second", "rate ", "/s", value=float),
     Field("load_kind", _L, _S, "Load offered as", "load by "),
-    Field("max_concurrency", _L, _S, "Concurrency (requests in flight)", "concurrency "),
+    Field("max_concurrency", _L, _S, "Concurrency (requests in flight)", "concurrency ", value=float),
     Field("arrival", _L, _S, "Arrivals", "", " arrivals"),
-    Field("burstiness", _L, _S, "Burstiness", "burstiness "),
-    Field("prompt_tokens_requested", _W, _S, "Prompt tokens per request", "prompt ", " tokens"),
-    Field("output_tokens_requested", _W, _S, "Output tokens per request (asked)", "output ", " tokens"),
+    Field("burstiness", _L, _S, "Burstiness", "burstiness ", value=float),
+    Field("prompt_tokens_requested", _W, _S, "Prompt tokens per request", "prompt ", " tokens", value=float),
+    Field("output_tokens_requested", _W, _S, "Output tokens per request (asked)", "output ", " tokens", value=float),
     Field("length_distribution", _W, _S, "Request lengths", "lengths "),
     Field("engine", _E, _S, "Engine", "engine "),
     Field("quantization", _W, _S, "Quantization", "quantized "),
@@ -101,6 +102,7 @@ BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 KEY_ALWAYS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.key is Key.ALWAYS)
 KEY_WHERE_STATED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.key is Key.WHERE_STATED)
+TEXT_FIELDS: frozenset[str] = frozenset(f.name for f in FIELDS if f.value is str)  # settings written as names
 
 # Stored run fields (the result file's config.*) that are not settings, each with why it does not change a result.
 NOT_SETTINGS: dict[str, str] = {

@@ -91,6 +91,26 @@ SLOW = {
         "a real run and imports under an open browser; test_browser_live's next test shows a CLI import",
     "test_runner_interrupt.py::test_signal_during_a_sweep_keeps_finished_runs[15-143]":
         "SIGTERM as SIGINT is checked; test_runner_output kills a sweep with SIGKILL",
+    "test_browser.py::test_student_decides_between_rtx3060_and_jetson_agx_xavier":
+        "test_decide checks the student's answer; test_browser_buyer decides between devices in a browser",
+    "test_browser.py::test_cost_ranking_moves_with_electricity_price":
+        "test_pages checks the same move on the page; test_browser_buyer types a price in a browser",
+    "test_browser.py::test_upload_an_exported_result_file":
+        "test_browser_uploads and test_browser_mapping upload in a browser; test_pages imports an exported file",
+    "test_serving_explorer.py::test_decide_gives_the_sweep_answer_in_a_real_browser":
+        "test_decide_answers_from_the_sweeps_with_the_cost_split checks the same answer; Decide in a browser in "
+        "test_browser_buyer",
+    "test_serve_bench.py::test_rate_sweep_lands_in_the_database_with_the_servers_token_counts":
+        "test_serve_bench_sweep_gpus sweeps the same real engine into a database",
+    "test_import_atomic.py::test_an_upload_stopped_by_its_time_limit_commits_nothing_then_a_retry_adds_the_whole_set_once":
+        "a 20 s stall by design; the killed-import tests check a stopped import commits nothing, and "
+        "test_every_path_that_stops_an_import_writes_the_same_sentence its message",
+    "test_grading_vectorised.py::test_a_database_of_ten_thousand_ungraded_runs_is_graded_as_each_run_alone":
+        "scale; test_runs_graded_at_once_in_duckdb_match_each_run_graded_alone checks the same equality",
+    "test_store_upkeep.py::test_snapshots_older_than_the_retention_are_expired_and_as_of_one_says_what_is_left[postgres]":
+        "the same expiry on PostgreSQL as on the catalog file",
+    "test_serve_bench_hostile_process.py::test_a_signal_during_the_warm_up_stops_it_and_records_the_point[15]":
+        "SIGTERM takes SIGINT's path, checked in the same test's [2] case",
 }
 
 

@@ -56,7 +56,7 @@ from importers.table_records import (
     nested_records,
     twice_encoded,
 )
-from importers.table_rows import is_backend, relabelled, without_failed
+from importers.table_rows import is_backend, relabelled, without_failed, without_summaries
 from importers.table_text import TextTable, figures_outside, heading_device, text_tables
 from importers.table_units import data_row
 from joulebench import units
@@ -202,7 +202,7 @@ class GeneralTableImporter(Importer):
                             "energy without a unit (W or mW, J or kWh cannot be told apart), so the runs would lack "
                             f"it (not read: {_grouped(left)}); name the unit in the header, e.g. 'Power (W)', or "
                             f"{MAP_IT}")
-        rows = without_failed(conv, header, rows, columns, where)
+        rows = without_summaries(conv, header, without_failed(conv, header, rows, columns, where), columns, where)
         header, rows, columns, tagged = relabelled(conv, header, rows, columns)
         left = [(name, why) for name, why in left if name not in tagged]
         if left:

@@ -57,15 +57,16 @@ def read_jsonl(text: str, conv: Conversion | None = None) -> list[tuple[int, Any
         except (ValueError, RecursionError) as e:
             if conv is None:
                 break
-            raise conv.fail(f"line {n}", f"not a JSON object ({str(e)[:80]}); each line must be one JSON object "
-                            "as SGLang writes it") from e
+            raise conv.fail(f"line {n}", f"not a JSON object ({str(e)[:80]}); each line of a JSON Lines file "
+                            "must be one JSON object") from e
     return out
 
 
 def _kind(obj: Any) -> str | None:
     if not isinstance(obj, dict):
         return None
-    if all(k in obj for k in SERVING_KEYS) and "backend" in obj and any(k.endswith("_ttft_ms") for k in obj):
+    if all(k in obj for k in SERVING_KEYS) and "backend" in obj and any(k.endswith("_ttft_ms") for k in obj) and (
+            "model_id" not in obj):  # vLLM's benchmark names its model_id; SGLang's never does (importers.vllm_bench)
         return "serving"
     if all(k in obj for k in ONE_BATCH_KEYS) and "prefill_throughput" in obj:
         return "one_batch"

@@ -56,7 +56,7 @@ _STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p
           ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))
 _PER_TOKEN = re.compile(r"per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # per (output|completion) token
 _SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # 'power_mode': the setting, not a power
-_GENERATED = {"generated", "completion", "decoded", "new"}  # 'Tokens Generated': a count of output tokens
+_GENERATED = {"generated", "completion", "decoded", "new", "output"}  # 'Tokens Generated': a count of output tokens
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
@@ -86,6 +86,7 @@ for _names, _field in (
     (("output_len", "max_new_tokens", "osl", "output_length", "gen_len", "max_tokens"),
      Field("output_tokens_requested", None, "config")),
     (("seq_len", "sequence_length", "seqlen", "context", "ctx"), Field("seq_len", None, "config")),
+    (("img_size", "image_size", "input_size", "resolution", "img_res", "imgsz"), Field("image_size", None, "config")),
     (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
     (("power_mode", "nvpmodel", "power_profile", "power_mode_name", "nvpmodel_mode", "nvpmodel_name"),
      Field("power_mode", None, "config")),  # the setting (a label: '15W', 'MAXN_SUPER'), never a power figure
@@ -99,6 +100,7 @@ for _names, _field in (
 
 
 _NAMED = ("device", "model", "engine", "power_mode", "quantization", "precision")  # `<label>_name` names the label
+_PHASE = re.compile(r"^(?:infer|inference|train|training|eval)_(?=(?:batch|img|image)_size$)")
 
 
 def label_field(name: str) -> Field | None:
@@ -108,7 +110,8 @@ def label_field(name: str) -> Field | None:
     parts = low.split(".")
     parent = parts[-2] if len(parts) > 1 and parts[-1] in ("name", "id", "model", "type") else ""
     stem = low.replace(" ", "_").removesuffix("_name")
-    for candidate in (low, parts[-1], low.replace(" ", "_"), parent):
+    phase = _PHASE.sub("", low.replace(" ", "_"))  # timm's 'infer_batch_size', 'train_img_size': the phase's setting
+    for candidate in (low, parts[-1], low.replace(" ", "_"), parent, phase):
         if candidate in LABELS:
             return LABELS[candidate]
     if stem != low.replace(" ", "_") and stem in LABELS and LABELS[stem].key in _NAMED:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from importers.base import Source
-from importers.table_fields import FieldError, measure_field
+from importers.table_fields import FieldError, label_field, measure_field
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
 RECORD_KEYS = ("results", "runs", "records", "data", "benchmarks", "rows", "items", "entries", "experiments")
@@ -247,6 +247,15 @@ def record_list(doc: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
     return lists[0] if len(lists) == 1 else None
 
 
+def wrapper_labels(doc: dict[str, Any], key: str) -> dict[str, Any]:
+    """The labels an object wrapping a list of records states beside it, which hold for every record: the device,
+    model, engine or a setting (`{"gpu": "NVIDIA A10", "model": ..., "results": [...]}`); never a figure (a
+    wrapper's total is not each record's)."""
+    return {str(k): v for k, v in doc.items() if k != key and isinstance(v, (str, int, float))
+            and not isinstance(v, bool) and (field := label_field(str(k))) is not None and field.section != "metrics"
+            and field.key not in ("status", "repeat")}
+
+
 def unwrapped(source: Source) -> tuple[Source, str] | None:
     """The list of records a JSON object wraps (`{"cmd": [...], "rows": [<llama-bench records>], "stderr_tail": ...}`)
     as a source of its own, with the original's name and content hash (its runs are the file's), and a note saying
@@ -280,7 +289,12 @@ def json_records(source: Source, said: list[str] | None = None) -> list[dict[str
     if isinstance(doc, dict):
         found = record_list(doc)
         if found is not None:
-            return found[1]
+            key, records = found
+            shared = wrapper_labels(doc, key)
+            if shared and said is not None:
+                said.append(f"the wrapper's {', '.join(shared)[:120]} read as every record's (where a record does "
+                            "not state its own)")
+            return [{**shared, **r} for r in records] if shared else records
         nested = nested_records(doc, said)
         if nested is not None:
             if said is not None:

@@ -39,6 +39,10 @@ _NOT_TAGS = {"error", "message", "output", "text", "prompt", "response", "notes"
              "timestamp", "date", "time", "datetime", "path", "file", "filename", "cmd", "command", "description",
              "url", "stderr", "stdout", "log", "reason", "exception", "answer", "question", "completion"}
 MAX_TAG_COLUMNS = 3
+_WHOLE = re.compile(r"\d{1,9}")
+_MEASURED = {"time", "latency", "throughput", "energy", "power", "speed", "rate", "duration", "count", "total",
+             "completed", "failed", "memory", "mem", "loss", "flops", "gflops", "gmacs", "macs", "macts", "params",
+             "param", "ms", "sec", "tokens", "samples", "watts", "joules", "temp", "temperature", "step", "steps"}
 MAX_TAG_CELL = 60
 _DATE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
 
@@ -82,6 +86,32 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
     if rows and not kept:
         raise conv.fail(f"{where} {rows[0][0]}", f"every row's {header[status][:40]} says it failed: no measurement to "
                    "import")
+    return kept
+
+
+# a run column's word for a row that summarises the repeats beside it ('r3_mean_stdev', 'average', 'summary')
+_SUMMARY_WORDS = {"mean", "avg", "average", "median", "stdev", "std", "sd", "summary", "aggregate", "overall", "all"}
+
+
+def without_summaries(conv: Conversion, header: list[str], rows: Rows, columns: Columns, where: str) -> Rows:
+    """The rows less those whose run column names a statistic of the repeats ('r3_mean_stdev') where those repeats
+    are rows of their own (the same labels otherwise): a summary is not one more run. A summary row without its
+    repeats is kept (its figures are the repeats' means); each row left out is said."""
+    run = next((i for i, (f, _) in columns.items() if f.key == "repeat"), None)
+    if run is None:
+        return rows
+    labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics" and i != run)
+
+    def is_summary(row: list[str]) -> bool:
+        return bool(set(re.split(r"[^a-z]+", plain(_cell(row, run)))) & _SUMMARY_WORDS)
+
+    repeated = {tuple(_cell(row, j) for j in labels) for _, row in rows if not is_summary(row)}
+    kept = [(n, row) for n, row in rows if not (is_summary(row) and tuple(_cell(row, j) for j in labels) in repeated)]
+    if len(kept) < len(rows):
+        still = {n for n, _ in kept}
+        left = [f"{n}" for n, _ in rows if n not in still]
+        conv.warn(f"{where} {', '.join(left[:10])}{' ...' if len(left) > 10 else ''} left out: its {header[run][:30]} "
+                  "names a summary of the repeats (mean, stdev) whose own rows are read")
     return kept
 
 
@@ -213,9 +243,12 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         if len(seen) < 2 or any(len(v) > MAX_TAG_CELL or "\n" in v or _DATE.match(v) for v in seen):
             continue
         try:
-            if any(units.parse(v) is not None for v in seen):
-                continue
+            numbers = any(units.parse(v) is not None for v in seen)
         except units.UnitError:
+            continue
+        # a column of whole numbers with a setting's name ('infer_img_size': 160, 224) tells rows apart as a text
+        # column does; a column of other numbers is a figure without its unit, never a setting
+        if numbers and not (labels and all(_WHOLE.fullmatch(v) for v in seen) and not set(words) & _MEASURED):
             continue
         given: dict[tuple[str, ...], set[str]] = {}  # a column the labels or the chosen ones already tell
         for _, row in rows:                             # (test_name by test_id, a model's short name by the model)

@@ -19,12 +19,14 @@ counted a success with no output token (TTFT written 0.0) is `empty`, with no TT
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from importers.base import (
     Conversion,
     Importer,
     Source,
+    check_run_count,
     clean_str,
     energy_metrics,
     num,
@@ -32,6 +34,8 @@ from importers.base import (
     positive,
 )
 from importers.request_detail import attach, vllm_requests
+from importers.sglang_bench import read_jsonl
+from importers.table_fields import label_field
 from joulebench.metrics import E2E, ITL, LATENCY, TPOT, TTFT
 
 # energy keys that name their unit -> factor to J (the GPUs' energy over the benchmark's duration)
@@ -62,6 +66,41 @@ ENGINE_OF_BACKEND = {"vllm": "vllm", "tgi": "tgi", "lmdeploy": "lmdeploy", "sgla
                      "llama.cpp": "llama.cpp"}
 
 
+# what vLLM's benchmark writes as text itself; any other text key came from `--metadata KEY=VALUE` (a person's
+# label of the run: the GPU, a deployment, the lengths asked for)
+OWN_TEXT_KEYS = frozenset({"date", "backend", "endpoint_type", "label", "model_id", "tokenizer_id", "request_rate",
+                           "mode", "dataset_name", "percentile_metrics", "model", "request_goodput:"})
+_COUNTED = re.compile(r"(\d{1,3})\s*[xX×]\s*(\S.*)")  # '4xNVIDIA_L40S', '2 x H100'
+
+
+class Metadata:
+    """The labels `--metadata` added to a result: a device (with how many), settings, and the rest for the tag."""
+
+    def __init__(self) -> None:
+        self.device: str | None = None
+        self.gpu_count: int | None = None
+        self.config: dict[str, Any] = {}
+        self.tags: list[tuple[str, str]] = []
+
+
+def metadata(r: dict[str, Any]) -> Metadata:
+    out = Metadata()
+    for key, value in r.items():
+        if not isinstance(value, str) or key in OWN_TEXT_KEYS or not value.strip() or len(out.tags) >= 6:
+            continue
+        text = value.strip()[:100]
+        field = label_field(str(key))
+        if field is not None and field.key == "device" and out.device is None:
+            counted = _COUNTED.fullmatch(text)
+            out.device = (counted.group(2) if counted else text).replace("_", " ")
+            out.gpu_count = pos_int(counted.group(1)) if counted else None
+        elif field is not None and field.section == "config" and field.key != "tag" and pos_int(text):
+            out.config[field.key] = pos_int(text)
+        else:
+            out.tags.append((str(key)[:30], text))
+    return out
+
+
 def _is_result(doc: Any) -> bool:
     return (isinstance(doc, dict) and "model_id" in doc and ("backend" in doc or "endpoint_type" in doc)
             and any(k in doc for k in RESULT_KEYS))
@@ -74,16 +113,24 @@ class VllmBenchImporter(Importer):
 
     def sniff(self, source: Source) -> bool:
         doc = source.json
+        if doc is None and source.head.lstrip().startswith("{"):  # `--append-result`: one result per line
+            first = read_jsonl(source.head.split("\n", 1)[0])
+            return bool(first) and _is_result(first[0][1])
         if isinstance(doc, list):
             return bool(doc) and all(_is_result(d) for d in doc[:3])
         return _is_result(doc)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
-        results = doc if isinstance(doc, list) else [doc]
-        runs = [self._run(conv, r, i, f"[{i}]" if isinstance(doc, list) else "(object)")
-                for i, r in enumerate(results)]
-        if conv.hints.device is None:
+        if doc is None:  # JSON Lines: each line a benchmark of its own (appended run after run)
+            lines = read_jsonl(conv.source.text or "", conv)
+            check_run_count(conv, len(lines), "the lines")
+            runs = [self._run(conv, r, i, f"line {n}") for i, (n, r) in enumerate(lines)]
+        else:
+            results = doc if isinstance(doc, list) else [doc]
+            runs = [self._run(conv, r, i, f"[{i}]" if isinstance(doc, list) else "(object)")
+                    for i, r in enumerate(results)]
+        if "device" in conv.unstated:
             conv.warn("vLLM's result file names neither the GPU nor how many served the model")
         return conv.document(conv.as_sweep(runs) if isinstance(doc, list) else runs)  # `vllm bench sweep`'s list
 
@@ -149,6 +196,7 @@ class VllmBenchImporter(Importer):
                      f"max_num_seqs {seqs}" if seqs else None,
                      f"{mode} {turns} turns" if mode and turns else None)
         rate_per_s = positive(num(rate)) if not isinstance(rate, bool) else None  # "inf": every request at once
+        stated = metadata(r)
         for key in ("total_input_tokens", "total_output_tokens", "max_num_seqs", "run_number", "date"):
             if r.get(key) not in (None, ""):
                 notes.append(f"{key} {r.get(key)}")
@@ -156,15 +204,17 @@ class VllmBenchImporter(Importer):
             "run_id": conv.run_id(index),
             "status": status,
             "error": error,
-            "device": conv.device(None, "gpu", where=f"{where} (vLLM's result file does not name the GPU)"),
+            "device": conv.device(stated.device, "gpu", where=f"{where} (vLLM's result file does not name the GPU)"),
             "config": {
                 # batch: the user's (max_num_seqs is the server's cap on running requests, not the batch that ran)
                 **conv.generation_config(model),
-                "gpu_count": next((n for k in TP_KEYS if (n := pos_int(r.get(k)))), None),
+                **stated.config,
+                "gpu_count": next((n for k in TP_KEYS if (n := pos_int(r.get(k)))), None) or stated.gpu_count,
                 "load_kind": "rate" if rate_per_s is not None else ("concurrency" if concurrency else None),
                 "request_rate_per_s": rate_per_s, "max_concurrency": concurrency,
                 "arrival": "poisson" if rate_per_s is not None and r.get("burstiness") in (None, 1, 1.0) else None,
-                "tag": ", ".join(part for part in tag_parts if part)[:200] or None,
+                "tag": ", ".join(part for part in (*tag_parts, *(f"{k} {v}" for k, v in stated.tags)) if part)[:200]
+                       or None,
                 "engine": ENGINE_OF_BACKEND.get(backend.lower()),
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},

@@ -71,7 +71,8 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("time", 1.0, ("s", "sec", "secs", "second", "seconds", "seg", "Sek")), ("time", 1e-3, ("ms", "msec", "millis")),
     ("time", 1e-6, ("us", "µs", "μs", "usec")), ("time", 1e-9, ("ns", "nsec")),
     ("time", 60.0, ("min", "mins", "minutes")), ("time", 3600.0, ("h", "hr", "hrs", "hours")),
-    ("token_rate", 1.0, ("tokens/s", "token/s", "tok/s", "t/s", "tps", "tokens/sec", "tok/sec", "tokens per second")),
+    ("token_rate", 1.0, ("tokens/s", "token/s", "tok/s", "t/s", "T/s", "tps", "tokens/sec", "tok/sec",
+                         "tokens per second")),
     ("token_rate", 1e3, ("tokens/ms",)),
     ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "fps", "FPS",
                         "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s")),
@@ -117,9 +118,13 @@ def find_unit(symbol: str) -> Unit | None:
     for variant in (text.replace("/sec", "/s"), text.replace("per second", "/s").replace(" ", "")):
         if variant in UNITS:
             return UNITS[variant]
-    if text != text.lower():  # 'MW' is no 'mW': a case-insensitive match only for a unit written in lower case
-        return None
+    if text != text.lower():  # 'MW' is no 'mW': a case-insensitive match only for a unit written in lower case,
+        wordy = _LOWER.get(text.lower().replace("/sec", "/s"))  # or a count spelled in words ('Tokens/s', 'FPS')
+        return wordy if wordy is not None and wordy.kind in _WORDY and re.search(r"[a-z]{3}", text.lower()) else None
     return _LOWER.get(text) or _LOWER.get(text.replace("/sec", "/s"))
+
+
+_WORDY = ("token_rate", "item_rate", "tokens", "energy_per_token", "time_per_token", "energy_per_item")
 
 
 def factor_of(symbol: str, kinds: tuple[str, ...]) -> tuple[str, float] | None:
@@ -138,6 +143,8 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
 
 _NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # 1,234.5 / 12,345,678
+# a spread written after a mean ('127.73±0.21', '5.1 +- 0.3', '14.8 ± 0.0 ms'): the cell's value is the mean
+_SPREAD_AFTER = re.compile(r"^\s*(?:±|\+/-|\+-)\s*(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -168,7 +175,7 @@ def parse(text: str) -> Quantity | None:
         return None
     if not math.isfinite(value):
         return None
-    rest = cell[m.end():].strip()
+    rest = _SPREAD_AFTER.sub("", cell[m.end():]).strip()  # '127.73±0.21': the mean, its spread after it
     if not rest:
         return Quantity(value, None, "")
     found = find_unit(rest)
@@ -218,6 +225,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a n
     ("requests_per_second", "requests/s"), ("requests_per_s", "requests/s"), ("req_per_s", "requests/s"),
     ("queries_per_second", "queries/s"), ("j_per_token", "J/token"), ("joules_per_token", "J/token"),
     ("mj_per_token", "mJ/token"), ("wh_per_token", "Wh/token"), ("ms_per_token", "ms/token"),
+    ("ms_per_tok", "ms/token"), ("s_per_token", "s/token"),
     ("j_per_request", "J/request"), ("j_per_sample", "J/sample"), ("j_per_image", "J/image"),
     ("j_per_query", "J/query"), ("j_per_inference", "J/inference"),
 )

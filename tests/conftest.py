@@ -111,6 +111,10 @@ SLOW = {
         "the same expiry on PostgreSQL as on the catalog file",
     "test_serve_bench_hostile_process.py::test_a_signal_during_the_warm_up_stops_it_and_records_the_point[15]":
         "SIGTERM takes SIGINT's path, checked in the same test's [2] case",
+    "test_runner.py::test_every_mode_at_every_cpu_precision[fp32]":
+        "the [bf16] case runs both modes; fp32 runs in test_cli_sweep_prints_a_summary_and_writes_next_to_the_database",
+    "test_import_properties.py::test_labels_apply_whole_or_not_at_all":
+        "a property search over label values; test_labels checks that a refused or failed label changes nothing",
 }
 
 

@@ -18,6 +18,7 @@ from polars.exceptions import PolarsError
 
 from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
+from importers.carbontracker import CarbonTrackerImporter
 from importers.codecarbon import CodeCarbonImporter
 from importers.dcgm import DcgmImporter
 from importers.describe import looks_like, tools_line, what_is
@@ -49,7 +50,7 @@ from importers.powerlogs.standalone import (
 from importers.powerlogs.summary import PowerSummaryImporter
 from importers.serving_report import ServingReportImporter
 from importers.sglang_bench import SglangBenchImporter
-from importers.table_records import unwrapped
+from importers.table_records import Unwrapped, unwrapped
 from importers.text_figures import TextFiguresImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
@@ -81,6 +82,7 @@ IMPORTERS: tuple[Importer, ...] = (
     AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),
+    CarbonTrackerImporter(),  # carbontracker's 'Actual consumption' blocks, in its logs or pasted into notes
     MlEnergyImporter(),
     VllmBenchImporter(),
     VllmOfflineImporter(),
@@ -180,16 +182,16 @@ def _sniffs(importer: Importer, source: Source) -> bool:
         return False
 
 
-def detect_source(source: Source) -> tuple[Importer, Source, str | None]:
+def detect_source(source: Source) -> tuple[Importer, Source, Unwrapped | None]:
     """(the importer, the source it reads, a note): the first importer, in the fixed order, that recognises the
     content; before the general readers take a JSON object that wraps one list of records (`{"cmd": ..., "rows":
     [...]}`), the tool readers are offered that list (`table_records.unwrapped`, one level), with a note saying so."""
     general = next(n for n, imp in enumerate(IMPORTERS) if isinstance(imp, GeneralTableImporter))
     for n, importer in enumerate(IMPORTERS):
         if n == general and (inner := unwrapped(source)) is not None:
-            tool = next((imp for imp in IMPORTERS[:general] if _sniffs(imp, inner[0])), None)
+            tool = next((imp for imp in IMPORTERS[:general] if _sniffs(imp, inner.source)), None)
             if tool is not None:
-                return tool, inner[0], inner[1]
+                return tool, inner.source, inner
         if _sniffs(importer, source):
             return importer, source, None
     what = "folder" if source.is_folder else "file"
@@ -210,7 +212,7 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     """Detect, convert and validate; raise ResultFileError (and nothing else) on bad input."""
     hints = hints or Hints()
     original = source
-    importer, source, unwrap_note = detect_source(source)
+    importer, source, unwrap = detect_source(source)
     if (not source.is_folder and importer.NAME != JouleBenchImporter.NAME and source.text is None
             and not getattr(importer, "TOLERATES_NUL", False)):
         try:
@@ -220,8 +222,8 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
             where = f"byte {e.start} is not UTF-8"
         raise ResultFileError(source.name, [f"(whole file): {where}; not a {importer.NAME} text file"])
     conv = Conversion(source=source, hints=hints, importer=importer)
-    if unwrap_note:
-        conv.warn(unwrap_note)
+    if unwrap is not None:
+        conv.warn(unwrap.note)
     try:
         document = importer.convert(conv)
     except ResultFileError as e:
@@ -245,6 +247,8 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
             source.name, [f"(whole file): not a valid {importer.NAME} file ({type(e).__name__}: {e})"]
         ) from e
     runs_made = document.get("runs") if isinstance(document, dict) else None
+    if unwrap is not None and unwrap.tags is not None:
+        _tag_each(source.name, runs_made, unwrap.tags)
     if isinstance(runs_made, list) and len(runs_made) > MAX_RUNS_PER_FILE:
         raise ResultFileError(source.name, [f"(whole file): {len(runs_made):,} runs; one file holds at most "
                                             f"{MAX_RUNS_PER_FILE:,}: split it into smaller files"])
@@ -265,6 +269,19 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
         supplied=_supplied(conv, hints),
     )
     return imported, importer.NAME
+
+
+def _tag_each(name: str, runs: Any, tags: tuple[str, ...]) -> None:
+    """Each run of a wrapper's nested records gets its record's own labels in its tag (`table_records.Unwrapped`):
+    one run per record, or the file is refused (the labels could not be told to their runs)."""
+    if not isinstance(runs, list) or len(runs) != len(tags):
+        raise ResultFileError(name, [f"(whole file): {len(tags)} records, each with labels that tell it apart, gave "
+                                     f"{len(runs) if isinstance(runs, list) else 0} runs: the labels cannot be given "
+                                     "to their runs; map the file on the Upload page"])
+    for run, tag in zip(runs, tags, strict=True):
+        config = run.get("config") if isinstance(run, dict) else None
+        if isinstance(config, dict) and tag:
+            config["tag"] = ", ".join(p for p in (config.get("tag"), tag) if p)[:200]
 
 
 def _not_stated_to_null(document: Any) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -256,7 +257,17 @@ def wrapper_labels(doc: dict[str, Any], key: str) -> dict[str, Any]:
             and field.key not in ("status", "repeat")}
 
 
-def unwrapped(source: Source) -> tuple[Source, str] | None:
+@dataclass(frozen=True)
+class Unwrapped:
+    """A wrapper's records as a source of their own, the note saying so, and for records each nesting a tool's
+    record, the wrapper records' own text labels that tell them apart (one tag part per record, in order)."""
+
+    source: Source
+    note: str
+    tags: tuple[str, ...] | None = None
+
+
+def unwrapped(source: Source) -> Unwrapped | None:
     """The list of records a JSON object wraps (`{"cmd": [...], "rows": [<llama-bench records>], "stderr_tail": ...}`)
     as a source of its own, with the original's name and content hash (its runs are the file's), and a note saying
     so; None for anything else. One level: the list's own members are never unwrapped."""
@@ -264,15 +275,75 @@ def unwrapped(source: Source) -> tuple[Source, str] | None:
         return None
     doc = source.json
     found = record_list(doc) if isinstance(doc, dict) else None
-    if found is None:
-        return None
-    key, records = found
+    if found is not None:
+        key, records = found
+        others = [str(k)[:30] for k in doc if k != key]
+        note = (f"the {len(records)} records under {key!r} of a wrapper object read as that tool's own output"
+                + (f" (its other keys not read: {', '.join(others[:8])})" if others else ""))
+    else:
+        lines = doc if isinstance(doc, list) else _json_lines(source) if doc is None else None
+        nested = _nested_key(lines) if lines else None
+        if lines is None or nested is None:
+            return None
+        key, records = nested, [r[nested] for r in lines]
+        telling = _telling_text(lines, key)
+        others = list(dict.fromkeys(str(k)[:30] for r in lines[:50] for k in r if k != key and k not in telling))
+        note = (f"each of the {len(records)} records' {key!r} object read as that tool's own output (the records' "
+                f"own keys not read: {', '.join(others[:8])}{' ...' if len(others) > 8 else ''}: a harness's "
+                "figures cover its own window, not the tool's)"
+                + (f"; {', '.join(telling)} kept in the tag (they tell the records apart)" if telling else ""))
+        tags = tuple(", ".join(f"{k} {r[k]}" for k in telling if isinstance(r.get(k), str) and r[k].strip())
+                     for r in lines)
+        inner = Source.single(json.dumps(records).encode(), source.name, source.dirs)
+        inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
+        return Unwrapped(inner, note, tags if telling else None)
     inner = Source.single(json.dumps(records).encode(), source.name, source.dirs)
     inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
-    others = [str(k)[:30] for k in doc if k != key]
-    note = (f"the {len(records)} records under {key!r} of a wrapper object read as that tool's own output"
-            + (f" (its other keys not read: {', '.join(others[:8])})" if others else ""))
-    return inner, note
+    return Unwrapped(inner, note)
+
+
+def _telling_text(records: list[dict[str, Any]], nested: str) -> list[str]:
+    """The wrapper records' short text keys whose values differ between records (a build, a driver): labels the
+    nested tool's record does not state. Never a date, a time or a message."""
+    out = []
+    for key in dict.fromkeys(k for r in records[:MAX_RUNS_PER_FILE] for k in r if k != nested):
+        values = {r.get(key) for r in records}
+        words = [w for w in re.split(r"[^a-z]+", str(key).lower()) if w]
+        if (len(values) > 1 and all(v is None or isinstance(v, str) and len(v) <= 60 and not _DATE.match(v)
+                                    for v in values) and words and words[-1] not in _NOT_LABELS):
+            out.append(str(key))
+    return out[:4]
+
+
+_DATE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
+_NOT_LABELS = {"time", "date", "timestamp", "message", "error", "path", "file", "cmd", "command", "log", "text",
+               "output", "prompt", "response", "stderr", "stdout"}
+
+
+def _json_lines(source: Source) -> list[Any] | None:
+    text = source.text
+    if text is None or text.lstrip()[:1] != "{":
+        return None
+    out: list[Any] = []
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                out.append(json.loads(line, parse_constant=lambda c: None))
+            except (ValueError, RecursionError):
+                return None
+            if len(out) > MAX_RUNS_PER_FILE:
+                return None
+    return out
+
+
+def _nested_key(records: list[Any]) -> str | None:
+    """The one key under which every record nests a non-empty object (a harness wrapping each of a tool's records:
+    `{"mode": "pp", ..., "bench_raw": {<llama-bench's record>}}`); None when there is none or several."""
+    if not all(isinstance(r, dict) for r in records):
+        return None
+    keys = [k for k, v in records[0].items() if isinstance(v, dict) and v]
+    found = [k for k in keys if all(isinstance(r.get(k), dict) and r.get(k) for r in records)]
+    return str(found[0]) if len(found) == 1 else None
 
 
 def json_records(source: Source, said: list[str] | None = None) -> list[dict[str, Any]] | None:

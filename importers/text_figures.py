@@ -36,14 +36,19 @@ several values (progress lines 'Batch size: 1', 'Batch size: 4', ...) applies no
 is the card's size, never memory used) and the device it names applies to the section.
 
 `go test -bench` result lines (`importers.go_bench`: `BenchmarkInference-32  99  110913774 ns/op  270.5 tokens/s`)
-are each a run of their own, ns/op the latency mean and a reported tokens/s the token rate; their tag is the path of
+are each a run of their own, ns/op the latency mean and a reported metric read by its unit, or, where the unit names
+what it measures (Ollama's `gen_tok/s`, `ttft_ms`, `prompt_tokens`), as a column of that name; their tag is the path of
 headings above them, the benchmark's name and the flags its `go test` command gave the benchmark, so the lines of one
-benchmark under one heading are repeats of one configuration.
+benchmark under one heading are repeats of one configuration. The model is read only from an Ollama benchmark case's
+name (`go_bench.GoContext.model`).
 
-Lines of known tools (`importers.text_lines`): a line naming its run before its figures (`q4km-1: 22.0 tok/s,
-47.83 W decode, 2.174 J/tok`) is that run, or its section's when it names the section's title; llama.cpp's timings
-give decode and prompt tokens/s. A token rate that is the section's decode rate printed again (equal to its printed
-digits) is that decode rate, and a J/token equal to the power over the decode rate is the decode energy per token.
+Lines of known tools (`importers.text_lines`): a line naming its run before its figures (`q4km-1: 22.0 tok/s, 47.83
+W decode, 2.174 J/tok`) is that run, or its section's when it names the section's title; llama.cpp's timings give
+decode and prompt tokens/s; mlx-lm's verbose lines (`Prompt: 7 tokens, 6.657 tokens-per-sec`, `Generation: 256
+tokens, 7.932 tokens-per-sec`, then `Peak memory: 5.990 GB`) give prompt tokens and tokens/s, output tokens and
+decode tokens/s and the device memory used, and, like llama.cpp's, are their block's figures, never a run each. A
+token rate that is the section's decode rate printed again (equal to its printed digits) is that decode rate, and a
+J/token equal to the power over the decode rate is the decode energy per token.
 
 Labels are read strictly: a heading or a `GPU:`/`Device:` line gives the device only when its text is a GPU or
 Jetson name (`base.device_from_path`'s names: `A100-80GB`, `NVIDIA GeForce RTX 3090`, `Jetson AGX Orin`) or a
@@ -77,6 +82,7 @@ from importers.text_lines import (
     Figure,
     figure,
     llama_cpp,
+    mlx_lm,
     recognised,
     run_line,
 )
@@ -234,6 +240,7 @@ class _Scan:
         self.info: list[Figure] = []  # figures of blocks about the machine: no run's
         self.banners: bool | None = None  # whether the text's first heading is a '=== banner ===' (a log)
         self.go = GoContext()  # the go test command and configuration lines in force
+        self.after_mlx = False  # the line before was mlx-lm's Generation line (its Peak memory line follows)
 
     def labels(self, extra: tuple[Level, ...] = ()) -> dict[str, Label]:
         out: dict[str, Label] = {}
@@ -299,6 +306,7 @@ class _Scan:
         self.stack.append(_level(n, depth, title[:200]))
 
     def line(self, n: int, raw: str) -> None:
+        after_mlx, self.after_mlx = self.after_mlx, False
         head = _heading(raw)
         if head is not None:
             self.banners = head[0] == 7 if self.banners is None else self.banners
@@ -313,12 +321,16 @@ class _Scan:
         go = None if self.go.see(raw) else go_result(n, raw)
         if go is not None:  # a go test -bench result: its own run, its repeats one configuration under its headings
             path = " > ".join(lv.heading for lv in self.stack if lv.heading) or None
-            tag = Label(n, "tag", "go test", self.go.tag(path, go))
-            self.found.append(Candidate(f"line {n}", go.figures, {**self.labels(), "tag": tag}, self.titles(),
-                                        self.go.note(go)))
+            labels = {**self.labels(), "tag": Label(n, "tag", "go test", self.go.tag(path, go))}
+            if (model := self.go.model(go)) is not None:  # Ollama's benchmark names its -m model in each case
+                labels["model"] = Label(n, "model", "go test", model)
+            self.found.append(Candidate(f"line {n}", go.figures, labels, self.titles(), self.go.note(go)))
             return
         text = _clean(raw)
         figures = llama_cpp(n, raw)
+        if figures is None and (figures := mlx_lm(n, text, after_mlx)) is not None:
+            self.after_mlx = any(f.name.startswith("Generation") for f in figures)
+        tool_line = figures is not None  # a known tool's line: its figures are its block's, never a run of their own
         stated: dict[str, Label] = {}
         named: str | None = None
         if figures is None:
@@ -337,7 +349,7 @@ class _Scan:
         if named is not None and not (section and plain(section).split("/")[-1].strip() == plain(named)):
             tag = Label(n, "tag", "line", named)  # a line naming its own run
             self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated, "tag": tag}, self.titles()))
-        elif named is None and recognised(figures) >= MIN_FIGURES:
+        elif named is None and not tool_line and recognised(figures) >= MIN_FIGURES:
             self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated}, self.titles()))
         elif figures:
             self.add(owner, figures)  # one figure, or a line naming its section's run: the section's

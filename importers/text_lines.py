@@ -9,7 +9,13 @@
   `decoded 257 tokens in 11.680 seconds, speed: 22.003 t/s`, with or without common_log's `0.16.643.646 I ` lead:
   `llama_cpp`. Eval and 'decoded' are decoding (decode tokens/s), prompt eval and 'encoded' the prompt's (prompt
   tokens/s); a rate over one run or printed inf/nan is none (a speculative run's target evaluates once); the load,
-  sampling and total times are no figure of a run's window.
+  sampling and total times are no figure of a run's window;
+- mlx-lm's generate (`mlx_lm.generate --verbose`, mlx_lm/generate.py): `Prompt: 7 tokens, 6.657 tokens-per-sec` (the
+  prompt's tokens over the time to the first token: prompt tokens and prompt tokens/s), `Generation: 256 tokens, 7.932
+  tokens-per-sec` (the tokens generated over the time after the first: output tokens and decode tokens/s; versions
+  before the counts print the rates alone, `Prompt: 6.657 tokens-per-sec`) and, right after the Generation line,
+  `Peak memory: 5.990 GB` (`mx.get_peak_memory()`: the most memory MLX held on the device, stored as device memory
+  used; a `Peak memory:` line of any other text is no figure of the device's): `mlx_lm`.
 
 Each figure's field and unit come from `importers.table_fields` (its name and the unit written after its value), or,
 for llama.cpp's phases, from what the tool prints them for. Only a value with a unit this project converts is a
@@ -52,6 +58,12 @@ _LLAMA_RATE = re.compile(
 _LLAMA_SPEED = re.compile(
     rf"(?P<phase>encoded|decoded)\s{{1,20}}(?P<n>\d{{1,12}}) tokens in\s{{1,20}}{NUM}\s{{0,5}}s(?:ec|econds)?,"
     rf" speed:\s{{1,20}}(?P<rate>{NUM}|-?inf|nan)\s{{0,5}}t/s")
+_MLX_LEAD = r"(?:\[batch_generate\]\s{1,5})?"  # mlx-lm's batch_generate prints the same lines behind this
+_MLX_RATE = re.compile(rf"{_MLX_LEAD}(?P<phase>Prompt|Generation):\s{{1,20}}(?:(?P<n>\d{{1,12}}) tokens,\s{{1,20}})?"
+                       rf"(?P<rate>{NUM}|-?inf|nan) tokens-per-sec")
+_MLX_PEAK = re.compile(rf"{_MLX_LEAD}Peak memory:\s{{1,20}}(?P<gb>{NUM}) GB")
+_MLX_FIELDS = {"Prompt": ("prompt_tokens_mean", "prompt_tokens_per_s"), "Generation": ("output_tokens",
+                                                                                     "decode_tokens_per_s")}
 _LLAMA_PHASES = {"eval": "decode_tokens_per_s", "prompt eval": "prompt_tokens_per_s",
                  "decoded": "decode_tokens_per_s", "encoded": "prompt_tokens_per_s"}
 
@@ -176,19 +188,42 @@ def llama_cpp(line: int, raw: str) -> list[Figure] | None:
         text = text[lead.end():]
     m = _LLAMA_SPEED.match(text)
     if m is not None:
-        return [_rate(line, f"{m.group('phase')} speed", m.group("rate"), int(m.group("n")), m.group("phase"))]
+        return [_rate(line, f"{m.group('phase')} speed", m.group("rate"), int(m.group("n")),
+                      _LLAMA_PHASES[m.group("phase")])]
     m = _LLAMA_TIMING.match(text)
     if m is None:
         return None
     phase = m.group("phase")
     rate = _LLAMA_RATE.search(m.group("rest")) if phase in _LLAMA_PHASES else None
-    return [] if rate is None else [_rate(line, f"{phase} rate", rate.group("rate"), int(rate.group("n")), phase)]
+    return [] if rate is None else [_rate(line, f"{phase} rate", rate.group("rate"), int(rate.group("n")),
+                                          _LLAMA_PHASES[phase])]
 
 
-def _rate(line: int, name: str, number: str, count: int, phase: str) -> Figure:
+def _rate(line: int, name: str, number: str, count: int | None, key: str) -> Figure:
+    """A tool's printed token rate as the field `key`; none where it is inf, nan, not above 0 or over one token."""
     unit = units.unit("tokens/s")
     value = float(number.replace(",", "")) if re.fullmatch(NUM, number) else math.nan
-    if not math.isfinite(value) or value <= 0 or count < 2:
-        return Figure(line, name, 0.0, unit, False, None, None, f"{number} tokens/s over {count}: no rate")
-    return Figure(line, name, value, unit, False, Field(_LLAMA_PHASES[phase], "tokens/s"), unit,
-                  decimals=_decimals(number))
+    if not math.isfinite(value) or value <= 0 or (count is not None and count < 2):
+        over = f" over {count}" if count is not None else ""
+        return Figure(line, name, 0.0, unit, False, None, None, f"{number} tokens/s{over}: no rate")
+    return Figure(line, name, value, unit, False, Field(key, "tokens/s"), unit, decimals=_decimals(number))
+
+
+def mlx_lm(line: int, text: str, after_generation: bool = False) -> list[Figure] | None:
+    """The figures of one of mlx-lm's verbose lines: a Prompt or Generation line's count and rate, and the peak
+    memory printed right after the Generation line (`after_generation`); None for any other line."""
+    m = _MLX_RATE.fullmatch(text.strip())
+    if m is not None:
+        count_key, rate_key = _MLX_FIELDS[m.group("phase")]
+        figures = []
+        if m.group("n") is not None:
+            tokens = units.unit("tokens")
+            figures.append(Figure(line, f"{m.group('phase')} tokens", float(m.group("n")), tokens, False,
+                                  Field(count_key, None), tokens, decimals=0))
+        return [*figures, _rate(line, f"{m.group('phase')} tokens-per-sec", m.group("rate"), None, rate_key)]
+    m = _MLX_PEAK.fullmatch(text.strip()) if after_generation else None
+    if m is None:
+        return None
+    gb = units.unit("GB")
+    return [Figure(line, "Peak memory", float(m.group("gb").replace(",", "")), gb, False,
+                   Field("mem_used_device_mb", "MB"), gb, decimals=_decimals(m.group("gb")))]

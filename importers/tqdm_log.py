@@ -3,6 +3,13 @@
 Each bar that reaches its total (`1563/1563 [01:36<00:00, 16.14it/s]`) becomes a run with
 iterations_per_s; throughput in samples/s needs the batch size (--batch-size), and is then
 stated as derived. Carriage-return refreshes are read like lines.
+
+The rate a finished bar shows is not its mean: tqdm displays an exponential moving average of the
+last updates (`smoothing=0.3` by default, `format_meter`'s rate from `_ema_dn / _ema_dt`), so a bar
+that slowed at its end shows the slow rate. Its mean lies between n / (elapsed + 1) and n / elapsed
+(the elapsed time is printed in whole seconds): a shown rate inside that range is kept; one outside
+it is replaced by n / (elapsed + 0.5) when the bar ran MIN_ELAPSED_S or more (an error of at most 1 in
+20), and kept, said so in the notes, on a shorter bar.
 """
 
 from __future__ import annotations
@@ -16,6 +23,9 @@ from importers.base import Conversion, Importer, Source, positive
 # every position) and every repeat is bounded; an unbounded `(\d+)/` over 64 KiB of digits took 30 s.
 _BAR = re.compile(r"(?<!\d)(\d{1,15})/(\d{1,15}) \[(?:(\d{1,6}):)?(\d{1,6}):(\d{1,2})<[^,\]\n]{0,40},\s{0,8}"
                   r"(\d{1,15}(?:\.\d{1,15})?)(it/s|s/it)")
+
+
+MIN_ELAPSED_S = 10
 
 
 def _progress_lines(text: str) -> list[str]:
@@ -49,8 +59,13 @@ class TqdmImporter(Importer):
                 continue
             seen.add(m.group(0))
             rate = float(m.group(6))
-            it_s = rate if m.group(7) == "it/s" else (1 / rate if rate > 0 else None)
+            shown = rate if m.group(7) == "it/s" else (1 / rate if rate > 0 else None)
             elapsed = int(m.group(3) or 0) * 3600 + int(m.group(4)) * 60 + int(m.group(5))
+            steps = int(m.group(2))
+            # the mean lies between n / (elapsed + 1) and n / elapsed (the elapsed time is printed in whole seconds)
+            consistent = shown is not None and elapsed > 0 and steps / (elapsed + 1) <= shown <= steps / elapsed
+            mean = not consistent and elapsed >= MIN_ELAPSED_S
+            it_s = steps / (elapsed + 0.5) if mean else shown
             metrics: dict[str, Any] = {
                 "iterations_per_s": positive(it_s),
                 "duration_s": positive(float(elapsed)),
@@ -72,7 +87,10 @@ class TqdmImporter(Importer):
                         "repeat_index": len(runs),
                     },
                     "metrics": metrics,
-                    "notes": f"tqdm bar: {m.group(0)}",
+                    "notes": f"tqdm bar: {m.group(0)}" + (
+                        f"; its shown rate is a moving average outside its mean's range: rate = {steps} iterations "
+                        f"/ {elapsed}.5 s" if mean else "" if consistent else
+                        f"; the rate as shown (a moving average; {elapsed} s in whole seconds is too coarse to check)"),
                 }
             )
         return conv.document(runs)

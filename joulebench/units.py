@@ -72,7 +72,7 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("time", 1e-6, ("us", "µs", "μs", "usec")), ("time", 1e-9, ("ns", "nsec")),
     ("time", 60.0, ("min", "mins", "minutes")), ("time", 3600.0, ("h", "hr", "hrs", "hours")),
     ("token_rate", 1.0, ("tokens/s", "token/s", "tok/s", "t/s", "T/s", "tps", "tokens/sec", "tok/sec",
-                         "tokens per second")),
+                         "tokens per second", "tokens-per-sec")),  # tokens-per-sec: mlx-lm's generate
     ("token_rate", 1e3, ("tokens/ms",)),
     ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "fps", "FPS",
                         "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s")),

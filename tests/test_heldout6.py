@@ -135,3 +135,74 @@ def test_a_numeric_column_that_tells_rows_apart_joins_the_tag_only_when_whole_an
 
 def test_a_table_with_only_a_spread_is_still_refused() -> None:
     assert "holds no benchmark figures" in refusal(b"model,std\na,1\nb,2\n", "t.csv")
+
+
+# 6. a console log's printed Trainer metrics; a tqdm bar's shown rate is a moving average --------------------------
+
+TRAINER_LOG = FORMATS / "hf_trainer" / "ezpz-polaris-aurora-hf-trainer-comparison.md"
+WRAPPED = FORMATS / "llama_bench" / "strix-halo-testing-glm45-air-llm-bench-wrapped-excerpt.jsonl"
+QUANTIZED = FORMATS / "general_table" / "benchmarking-energy-llms-llama2-7b-quantization-metrics_output.csv"
+
+
+def test_the_metrics_a_trainer_printed_are_its_runs_never_its_progress_bars() -> None:
+    runs, fmt, warnings = _load(TRAINER_LOG)
+    assert fmt == "hf-trainer" and len(runs) == 2  # Aurora (line 289) and Polaris (line 419); the bars are not runs
+    aurora, polaris = runs
+    assert aurora["metrics"] == {"duration_s": 299.1983, "throughput_sps": 8.021, "iterations_per_s": 0.334}
+    assert polaris["metrics"]["throughput_sps"] == 1.958 and polaris["metrics"]["duration_s"] == 408.6051
+    assert {r["config"]["mode"] for r in runs} == {"train"}
+    assert aurora["config"]["tag"] != polaris["config"]["tag"]  # two machines' runs: never repeats of one
+    assert any("printed on line 289, 419" in w for w in warnings)
+
+
+def test_a_trainer_progress_line_is_not_the_end_of_a_run() -> None:
+    log = "{'loss': 2.6, 'train_runtime': 252.0, 'train_tokens_per_second': 78016.9}\n"
+    assert "hf-trainer" not in refusal(log.encode(), "train.log")
+
+
+def test_a_bars_shown_rate_outside_its_mean_is_replaced_by_the_mean() -> None:
+    slowed = "100%|##########| 100/100 [04:59<00:00,  2.27s/it]\n"  # shown 0.44 it/s; the mean is 100 / 299 s
+    imported, fmt = load(slowed.encode(), "train.log")
+    assert fmt == "tqdm"
+    assert imported.runs[0]["metrics"]["iterations_per_s"] == pytest.approx(100 / 299.5)
+    short = "100%|##########| 50/50 [00:02<00:00, 30.1it/s]\n"  # 2 s in whole seconds: too coarse to check
+    assert load(short.encode(), "a.log")[0].runs[0]["metrics"]["iterations_per_s"] == 30.1
+
+
+# 7. a harness wrapping each of a tool's records: the tool reads them, the harness's own labels stay apart ---------
+
+def test_records_each_nesting_a_llama_bench_record_are_read_by_llama_bench() -> None:
+    runs, fmt, warnings = _load(WRAPPED)
+    lines = [json.loads(line) for line in WRAPPED.read_text().splitlines()]
+    assert fmt == "llama-bench" and len(runs) == len(lines) == 8
+    for run, line in zip(runs, lines, strict=True):
+        raw = line["bench_raw"]
+        if line["mode"] == "pp":  # a prompt rate, never the output rate
+            assert run["metrics"]["prompt_tokens_per_s"] == pytest.approx(raw["avg_ts"])
+            assert "tokens_per_s" not in run["metrics"]
+        else:
+            assert run["metrics"]["tokens_per_s"] == pytest.approx(raw["avg_ts"])
+        assert f"build {line['build']}" in run["config"]["tag"]  # amdvlk and radv: two drivers, two configurations
+        assert "energy_j" not in run["metrics"]  # the harness's power covers its own window, not llama-bench's
+    assert len({r["config"]["tag"] for r in runs}) == 8
+    assert any("'bench_raw' object read as that tool's own output" in w for w in warnings)
+
+
+def test_records_nesting_objects_no_tool_reads_stay_with_the_general_reader() -> None:
+    lines = [{"gpu": "NVIDIA A10", "latency_ms": 5.0, "extra": {"a": 1}},
+             {"gpu": "NVIDIA A10", "latency_ms": 6.0, "extra": {"a": 2}}]
+    imported, fmt = load("\n".join(json.dumps(x) for x in lines).encode(), "r.jsonl")
+    assert fmt == "general-table" and [r["metrics"]["latency_avg_ms"] for r in imported.runs] == [5.0, 6.0]
+
+
+# 8. a home-grown table with settings only the general reader reads goes to it: its configurations kept apart ------
+
+def test_quantization_and_lengths_keep_a_home_grown_tables_configurations_apart() -> None:
+    runs, fmt, _ = _load(QUANTIZED)
+    assert fmt == "general-table" and len(runs) == 14
+    first = runs[0]
+    assert first["config"]["quantization"] == "fp16" and first["config"]["prompt_tokens_requested"] == 4096
+    assert first["metrics"]["energy_j"] == pytest.approx(5001.76) and first["metrics"]["output_tokens"] == 4096
+    assert first["metrics"]["j_per_token"] == pytest.approx(1.2211, abs=1e-4)  # the file's Energy_per_OutputToken
+    setups = {(r["config"]["quantization"], r["config"]["prompt_tokens_requested"], r["config"]["tag"]) for r in runs}
+    assert len(setups) == 6  # fp16/int8/int4, three prompt lengths, two datasets: never averaged together

@@ -20,6 +20,7 @@ counted a success with no output token (TTFT written 0.0) is `empty`, with no TT
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from importers.base import (
@@ -73,14 +74,14 @@ OWN_TEXT_KEYS = frozenset({"date", "backend", "endpoint_type", "label", "model_i
 _COUNTED = re.compile(r"(\d{1,3})\s*[xX×]\s*(\S.*)")  # '4xNVIDIA_L40S', '2 x H100'
 
 
+@dataclass
 class Metadata:
     """The labels `--metadata` added to a result: a device (with how many), settings, and the rest for the tag."""
 
-    def __init__(self) -> None:
-        self.device: str | None = None
-        self.gpu_count: int | None = None
-        self.config: dict[str, Any] = {}
-        self.tags: list[tuple[str, str]] = []
+    device: str | None = None
+    gpu_count: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    tags: list[tuple[str, str]] = field(default_factory=list)
 
 
 def metadata(r: dict[str, Any]) -> Metadata:
@@ -89,13 +90,13 @@ def metadata(r: dict[str, Any]) -> Metadata:
         if not isinstance(value, str) or key in OWN_TEXT_KEYS or not value.strip() or len(out.tags) >= 6:
             continue
         text = value.strip()[:100]
-        field = label_field(str(key))
-        if field is not None and field.key == "device" and out.device is None:
+        label = label_field(str(key))
+        if label is not None and label.key == "device" and out.device is None:
             counted = _COUNTED.fullmatch(text)
             out.device = (counted.group(2) if counted else text).replace("_", " ")
             out.gpu_count = pos_int(counted.group(1)) if counted else None
-        elif field is not None and field.section == "config" and field.key != "tag" and pos_int(text):
-            out.config[field.key] = pos_int(text)
+        elif label is not None and label.section == "config" and label.key != "tag" and pos_int(text):
+            out.config[label.key] = pos_int(text)
         else:
             out.tags.append((str(key)[:30], text))
     return out

@@ -315,6 +315,14 @@ def count_good(rows: list[dict], limits: dict[str, float]) -> tuple[int, int]:
     return completed, good
 
 
+def load_fixture(path: Path, name: str | None = None) -> tuple[list[dict], str, tuple[str, ...]]:
+    """(runs, format, warnings) of a fixture file imported unaided (as file `name`, by default its own)."""
+    from importers import load
+
+    imported, fmt = load(path.read_bytes(), name or path.name)
+    return imported.runs, fmt, imported.warnings
+
+
 def refusal(data: bytes, name: str) -> str:
     """The message an import of `data` (as file `name`) is refused with; fails the test when it is read."""
     import pytest

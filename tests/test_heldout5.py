@@ -15,6 +15,7 @@ from importers import load
 from importers.table_text import _aligned, _spans
 from joulebench.errors import ResultFileError
 from tests.helpers import field_key as _key
+from tests.helpers import load_fixture as _load
 from tests.helpers import refusal as _refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -26,11 +27,6 @@ BENCHY = FORMATS / "llama_bench" / "llama-benchy-vllm-qwen3.8-27b-nvfp4a16-awq-d
 LLAMA_MD = FORMATS / "llama_bench" / "llama.cpp-README-depth-qwen2-7b-q4_K_M.md"
 E2FL = FORMATS / "jetson" / "e2fl-jetson-orin-nx-resnet18-fl-power_jetson_2025-05-16_011216.csv"
 YOLO = FORMATS / "text_figures" / "jetson-orin-nano-yolov8n-camera-fps-yolo_benchmark_results.txt"
-
-
-def _load(path: Path) -> tuple[list[dict], str, tuple[str, ...]]:
-    imported, fmt = load(path.read_bytes(), path.name)
-    return imported.runs, fmt, imported.warnings
 
 
 

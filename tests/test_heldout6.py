@@ -12,6 +12,7 @@ import pytest
 
 from importers import load
 from joulebench import units
+from tests.helpers import load_fixture as _load
 from tests.helpers import refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -20,11 +21,6 @@ MEAN_ROWS = FORMATS / "general_table" / "llm_rs2-adreno830-prefill-decode-mean-s
 WRAPPER = FORMATS / "general_table" / "llm-serving-benchmark-tgi-a10-wrapper-labels.json"
 README = FORMATS / "general_table" / "llm-inference-benchmarks-m4-max-lmstudio-README.md"
 TIMM = FORMATS / "general_table" / "timm-benchmark-infer-amp-nchw-rtx5090-excerpt.csv"
-
-
-def _load(path: Path, name: str | None = None) -> tuple[list[dict], str, tuple[str, ...]]:
-    imported, fmt = load(path.read_bytes(), name or path.name)
-    return imported.runs, fmt, imported.warnings
 
 
 # 1. vLLM's --append-result: one result per line, its engine from `backend`, --metadata as labels ---------------

@@ -10,17 +10,13 @@ from pathlib import Path
 import pytest
 
 from importers import load
+from tests.helpers import load_fixture as _load
 from tests.helpers import readers_of_other_fixtures, refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 OLLAMA_GO = FORMATS / "text_figures" / "local-llm-benchmark-m4-max-ollama-go-bench-qwen3-8b.txt"
 MLX_NOTES = FORMATS / "text_figures" / "coco-apple-silicon-ollama-mlx-lm-verbose-observations.md"
 CARBONTRACKER = FORMATS / "carbontracker" / "carbon-cost-kaggle-a30-a100-carbontracker-results.md"
-
-
-def _load(path: Path, name: str | None = None) -> tuple[list[dict], str, tuple[str, ...]]:
-    imported, fmt = load(path.read_bytes(), name or path.name)
-    return imported.runs, fmt, imported.warnings
 
 
 # 1. a Go metric whose unit is a name with a unit is read as that column would be; Ollama's case names its model -----

@@ -256,7 +256,8 @@ def _boundary() -> pl.Expr:
     b = pl.col("energy_boundary")
     return _case(
         (~_has_energy, "A", "no energy figure: the grade covers throughput and latency only"),
-        (_estimated, "D", "energy estimated from utilisation x TDP: not a measurement"),
+        (_estimated, "D", "energy estimated from utilisation x TDP, or a reading scaled by an assumed "
+                             "factor (a PUE): not a measurement"),
         (pl.col("flags").list.contains(FLAG_PARTLY_ESTIMATED).fill_null(False), "C",
          _text("partly estimated: the tool that wrote it modelled part of the energy at the ",
                _or_else("energy_boundary", "unstated boundary"), " (CPU or RAM power from TDP or memory size, "

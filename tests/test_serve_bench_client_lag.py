@@ -129,7 +129,8 @@ def test_a_client_that_falls_behind_is_flagged_graded_c_and_the_summary_says_so(
     assert FLAG_CLIENT_BOUND in row["flags"] and row["client_send_lag_p99_ms"] == m["client_send_lag_p99_ms"]
     assert any(r.startswith("[C] client: the client fell behind its schedule") for r in row["trust_reasons"])
     err = capsys.readouterr().err
-    assert re.search(r"20/s +ok client-bound", err), err
+    # on a busy machine the server falls behind too: the point is then also overloaded, and says both
+    assert re.search(r"20/s +ok (overloaded )?client-bound", err), err
     assert "20/s: client-bound: the client's send lag p99" in err
 
 

@@ -71,6 +71,10 @@ PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32"
                "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
+# a row of a long table that states its phase of generation in the mode's column ('phase': prefill, ttft, decode):
+# its token rate is that phase's, and its time the phase's time, never the run's window
+_PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "ttft", "first_token": "ttft",
+           "decode": "decode", "tg": "decode", "generation_phase": "decode"}
 _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_per_token", "decode_j_per_token",
                "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
 
@@ -301,6 +305,11 @@ class GeneralTableImporter(Importer):
             except RangeError as e:
                 raise conv.fail(at, e.format_message() + "; check the unit") from e
             metrics[field.key] = checked
+        phase = _PHASES.get(plain(labels.get("mode", "")).strip())
+        if phase is not None:  # a long table of phases: the row's rate and time are its phase's, never pooled
+            config["tag"] = ", ".join(p for p in (config.get("tag"), f"phase {labels['mode'][:30]}") if p)[:200]
+            labels["mode"] = "infer"
+            _of_phase(metrics, phase)
         if not any(v is not None for v in metrics.values()):
             return None
         energy = metrics.pop("energy_j", None)
@@ -376,6 +385,19 @@ class GeneralTableImporter(Importer):
 
 
 _MISSING = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")
+
+
+def _of_phase(metrics: dict[str, Any], phase: str) -> None:
+    """A phase row's figures as that phase's: a token rate is the prompt's (prefill) or the decode rate, a time is
+    the time to first token on a ttft row and no window on the others (a prefill or decode time is not stored)."""
+    rate = metrics.pop("tokens_per_s", None)
+    seconds = metrics.pop("duration_s", None)
+    if rate is not None and phase == "prefill":
+        metrics.setdefault("prompt_tokens_per_s", rate)
+    elif rate is not None and phase == "decode":
+        metrics.setdefault("decode_tokens_per_s", rate)
+    if seconds is not None and phase == "ttft":
+        metrics.setdefault("ttft_avg_ms", seconds * 1000.0)
 
 
 def _not_number(cells: list[str]) -> str | None:

@@ -257,6 +257,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return _memory_field(words, unit)
     if kind in ("power", "energy") and words & (_BASELINE - {"idle"}):  # 'idle': said below, with the peaks
         return None, None, "a baseline (idle) figure, not the run's"
+    if kind == "time" and written in ("min", "mins") and words & (_DURATION - {"time", "total"}) and not (
+            words & _LATENCY):  # 'duration_min': a duration in minutes, not a minimum
+        words = words - {"min", "mins"}
     if words & (_SPREAD - {"max", "maximum"}) or (words & {"max", "maximum"} and kind != "time"):
         return None, None, "a peak, a spread or an idle figure"
     if kind in ("time", "time_per_token") and any(_PERCENTILE.fullmatch(w) and w not in _AFTER_UNIT for w in words):
@@ -300,8 +303,10 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         if prefill and not words & {"ttft", "first"}:
             return None, None, "a prefill time (not a time to first token)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time"} | {"epoch"})
+        # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
+        per_inference = bool(words & {"inference", "infer", "forward"}) and not words & {"total", "elapsed", "wall"}
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
-                words & {"max", "maximum"}) or averaged:  # 'Average time (per image)': a mean latency, no window
+                words & {"max", "maximum"}) or averaged or per_inference:  # 'Average time (per image)': a mean
             latency = _latency_field(words)
             return (Field(latency, "ms"), unit, "") if latency else (None, None, "a maximum other than the latency's")
         if decode and not words & _DURATION:

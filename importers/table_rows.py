@@ -31,7 +31,10 @@ FAILED = {"failed", "fail", "failure", "error", "errored", "oom", "crashed", "cr
 _ERROR_COLS = ("error", "error_message", "err", "message", "reason", "exception", "stderr", "failure_reason")
 _NAME_COLS = ("name", "run_name", "id", "run_id", "experiment", "config", "label", "test", "benchmark")
 PRECISION_WORDS = {"fp32", "float32", "fp16", "float16", "half", "bf16", "bfloat16", "tf32", "int8", "int4", "fp8",
-                   "fp4", "nf4", "w8a8", "w4a16"}
+                   "fp4", "nf4", "w8a8", "w4a16",
+                   # quantization methods: stored as the quantization (general_table.read_row: not a precision)
+                   "gptq", "awq", "gguf", "bnb", "bitsandbytes", "smoothquant", "exl2", "hqq", "q4_0", "q4_k_m",
+                   "q5_k_m", "q8_0"}
 ENGINE_WORDS = {"pytorch", "torch", "tensorrt", "trt", "onnx", "onnxruntime", "ort", "tflite", "tensorflow", "jax",
                 "openvino", "llama.cpp", "llamacpp", "vllm", "sglang", "tgi", "ollama", "mlc", "exllama", "ctranslate2",
                 "deepspeed", "tensorrt-llm", "trt-llm", "coreml", "mlx"}
@@ -135,10 +138,12 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
         for key in ("precision", "engine"):
             if key in moved:
                 said = sorted(set(moved[key].values()))
-                one, many = {"precision": ("is a precision", "are precisions"), "engine": ("is an engine",
-                                                                                         "are engines")}[key]
+                one, many = {"precision": ("is a precision or a quantization", "are precisions or quantizations"),
+                             "engine": ("is an engine", "are engines")}[key]
                 conv.warn(f"{header[m][:40]}: {', '.join(said)[:120]} {many if len(said) > 1 else one}, not "
-                          f"{'models' if len(said) > 1 else 'a model'}: read as the {key} (the model is not stated in "
+                          f"{'models' if len(said) > 1 else 'a model'}: read as the "
+                          f"{'precision, or the quantization where it is no precision' if key == 'precision' else key}"
+                          " (the model is not stated in "
                           "those rows)")
     read: set[int] = set()  # columns no field reads that a label now holds
     if "model" not in by_key and (joined := _family_and_size(header, rows, columns)) is not None:
@@ -174,13 +179,15 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
         for i in reversed(telling):
             for r, (_, row) in enumerate(rows):
                 if _cell(row, i):
-                    tags.setdefault(r, []).insert(0 if heading is None else 1, f"{header[i][:30]} {_cell(row, i)}")
+                    tags.setdefault(r, []).insert(0 if heading is None else 1,
+                                                  f"{header[i][:30]} {_cell(row, i)}".strip())
         if heading is not None and telling:
             for _, row in rows:
                 row[heading] = ""  # now in the tag read from the table
         if telling:
             several = len(telling) > 1
-            conv.warn(f"{', '.join(header[i][:40] for i in telling)} {'tell' if several else 'tells'} the rows apart "
+            conv.warn(f"{', '.join(header[i][:40] or 'the unnamed first column' for i in telling)} "
+                      f"{'tell' if several else 'tells'} the rows apart "
                       f"(no field reads {'them' if several else 'it'}): kept in the tag, so that different setups are "
                       "not read as repeats of one")
         if tags and (heading is None or telling):
@@ -235,8 +242,9 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
     for i, name in enumerate(header):
         words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
         label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
-        if i in columns or i in read or label is not None and label.section != "config" or not words or (
-                words[-1] in _NOT_TAGS):
+        unnamed_first = i == 0 and not name.strip()  # a pandas index or a table's row names: ',Accuracy (%),...'
+        if i in columns or i in read or label is not None and label.section != "config" or not (
+                words or unnamed_first) or words and words[-1] in _NOT_TAGS:
             continue
         values = [_cell(row, i) for _, row in rows]
         seen = {v for v in values if v}

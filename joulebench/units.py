@@ -236,10 +236,10 @@ _PER_TOKEN_UNITS = {"j": "J/token", "joule": "J/token", "joules": "J/token", "mj
 _PER_TOKEN_END = re.compile(r"(?:^|_)(?P<unit>joules?|j|mj|wh)_per_(?:[a-z]{1,20}_){0,2}tokens?$")
 # a phase of generation before '_t_s' (llama.cpp's t/s): 'tg_t_s' is tokens/s where a bare 't_s' is a time in seconds
 _TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "decode", "eval", "output", "input"}
-# a count of items per second spelled out at the end of a name ('throughput_samples_per_sec', 'frames_per_s'): a rate,
-# never a time in seconds
+# a count of items per second spelled out at the end of a name ('throughput_samples_per_sec', 'frames_per_s',
+# 'throughput_samples_sec'): a rate, never a time in seconds
 _PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|items?|inferences?|predictions?|"
-                             r"requests?|reqs?|queries|query)_per_(?:second|sec|s)$")
+                             r"requests?|reqs?|queries|query)_(?:per_(?:second|sec|s)|sec|second)$")
 _PER_TOKEN_NAME = re.compile(r"per_(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
 
 

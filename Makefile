@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# pytest workers for the parallel part of make test and make test-slow
+TEST_WORKERS ?= 2
 # torch is pinned and installed before everything else. On PyPI, Linux x86_64 wheels of this
 # version are CUDA builds; set TORCH_INDEX_URL to PyTorch's CPU (or a specific CUDA) wheel index
 # to choose another build, e.g. `make run TORCH_INDEX_URL=<index>`.
@@ -43,12 +45,12 @@ postgres:
 test: setup browser postgres
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy joulebench energy tuning importers db ingest decision runner explorer cli
-	$(PY) -m pytest -n 2 --dist loadfile -m "not serial and not slow"
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial and not slow"
 	$(PY) -m pytest -m "serial and not slow"
 
 # The slow tier (tests/conftest.py SLOW says why each is there); CI runs it after `make test`.
 test-slow: setup browser postgres
-	$(PY) -m pytest -n 2 --dist loadfile -m "slow and not serial"
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "slow and not serial"
 	$(PY) -m pytest -m "slow and serial"
 
 lint: setup

@@ -115,6 +115,13 @@ SLOW = {
         "the [bf16] case runs both modes; fp32 runs in test_cli_sweep_prints_a_summary_and_writes_next_to_the_database",
     "test_import_properties.py::test_labels_apply_whole_or_not_at_all":
         "a property search over label values; test_labels checks that a refused or failed label changes nothing",
+    "test_push.py::test_every_command_takes_the_store_adds_locally_then_pushes_and_reads_any_snapshot":
+        "every command once; test_the_cli_reports_what_it_pushed, test_db_info_and_export_read_a_team_store and "
+        "test_runner's CLI sweep push to and read a team store",
+    "test_push.py::test_a_team_store_with_its_files_in_s3_compatible_storage":
+        "the same push with its files in a local S3 server; the other test_push tests push to a catalog's data folder",
+    "test_mapping_cli.py::test_push_carries_the_recipes_to_the_team_store":
+        "recipes ride the push every table rides (test_push); test_mapping_cli saves and reads them locally",
 }
 
 

@@ -137,7 +137,7 @@ def _printed(text: str) -> list[tuple[int, dict[str, Any]]]:
         m = _DICT.search(line)
         if m is None:
             continue
-        literal = m.group(0)[: literal_end(m.group(0)) + 1]
+        literal = m.group(0).split("}", 1)[0] + "}"  # the flat dict's end: its first '}'
         try:
             value = ast.literal_eval(literal) if len(literal) <= MAX_DICT_CHARS else None
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -145,12 +145,6 @@ def _printed(text: str) -> list[tuple[int, dict[str, Any]]]:
         if isinstance(value, dict) and all(isinstance(k, str) for k in value):
             out.append((n, value))
     return out
-
-
-def literal_end(text: str) -> int:
-    """The index of the '}' closing the flat dict that opens `text` (its last character when none)."""
-    end = text.find("}")
-    return end if end >= 0 else len(text) - 1
 
 
 def _final(d: dict[str, Any]) -> bool:

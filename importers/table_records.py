@@ -16,6 +16,7 @@ from typing import Any
 
 from importers.base import Source
 from importers.table_fields import FieldError, label_field, measure_field
+from importers.table_rows import DATE_CELL, NOT_TAG_WORDS
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
 RECORD_KEYS = ("results", "runs", "records", "data", "benchmarks", "rows", "items", "entries", "experiments")
@@ -275,13 +276,14 @@ def unwrapped(source: Source) -> Unwrapped | None:
         return None
     doc = source.json
     found = record_list(doc) if isinstance(doc, dict) else None
+    tags: tuple[str, ...] | None = None
     if found is not None:
         key, records = found
         others = [str(k)[:30] for k in doc if k != key]
         note = (f"the {len(records)} records under {key!r} of a wrapper object read as that tool's own output"
                 + (f" (its other keys not read: {', '.join(others[:8])})" if others else ""))
     else:
-        lines = doc if isinstance(doc, list) else _json_lines(source) if doc is None else None
+        lines = doc if isinstance(doc, list) else json_lines(source.text) if doc is None else None
         nested = _nested_key(lines) if lines else None
         if lines is None or nested is None:
             return None
@@ -292,14 +294,12 @@ def unwrapped(source: Source) -> Unwrapped | None:
                 f"own keys not read: {', '.join(others[:8])}{' ...' if len(others) > 8 else ''}: a harness's "
                 "figures cover its own window, not the tool's)"
                 + (f"; {', '.join(telling)} kept in the tag (they tell the records apart)" if telling else ""))
-        tags = tuple(", ".join(f"{k} {r[k]}" for k in telling if isinstance(r.get(k), str) and r[k].strip())
-                     for r in lines)
-        inner = Source.single(json.dumps(records).encode(), source.name, source.dirs)
-        inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
-        return Unwrapped(inner, note, tags if telling else None)
+        if telling:
+            tags = tuple(", ".join(f"{k} {r[k]}" for k in telling if isinstance(r.get(k), str) and r[k].strip())
+                         for r in lines)
     inner = Source.single(json.dumps(records).encode(), source.name, source.dirs)
     inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
-    return Unwrapped(inner, note)
+    return Unwrapped(inner, note, tags)
 
 
 def _telling_text(records: list[dict[str, Any]], nested: str) -> list[str]:
@@ -309,31 +309,28 @@ def _telling_text(records: list[dict[str, Any]], nested: str) -> list[str]:
     for key in dict.fromkeys(k for r in records[:MAX_RUNS_PER_FILE] for k in r if k != nested):
         values = {r.get(key) for r in records}
         words = [w for w in re.split(r"[^a-z]+", str(key).lower()) if w]
-        if (len(values) > 1 and all(v is None or isinstance(v, str) and len(v) <= 60 and not _DATE.match(v)
-                                    for v in values) and words and words[-1] not in _NOT_LABELS):
+        if (len(values) > 1 and all(v is None or isinstance(v, str) and len(v) <= 60 and not DATE_CELL.match(v)
+                                    for v in values) and words and words[-1] not in NOT_TAG_WORDS):
             out.append(str(key))
     return out[:4]
 
 
-_DATE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
-_NOT_LABELS = {"time", "date", "timestamp", "message", "error", "path", "file", "cmd", "command", "log", "text",
-               "output", "prompt", "response", "stderr", "stdout"}
-
-
-def _json_lines(source: Source) -> list[Any] | None:
-    text = source.text
+def json_lines(text: str | None) -> list[Any] | None:
+    """The values of a JSON Lines text, one per non-blank line (at most one more than a file may hold runs, for its
+    count to be refused); None when it does not open an object or a line is not JSON."""
     if text is None or text.lstrip()[:1] != "{":
         return None
     out: list[Any] = []
     for line in text.splitlines():
-        if line.strip():
-            try:
-                out.append(json.loads(line, parse_constant=lambda c: None))
-            except (ValueError, RecursionError):
-                return None
-            if len(out) > MAX_RUNS_PER_FILE:
-                return None
-    return out
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line, parse_constant=lambda c: None))
+        except (ValueError, RecursionError):
+            return None
+        if len(out) > MAX_RUNS_PER_FILE:
+            break
+    return out or None
 
 
 def _nested_key(records: list[Any]) -> str | None:
@@ -376,20 +373,5 @@ def json_records(source: Source, said: list[str] | None = None) -> list[dict[str
         if nested_ambiguity(doc) is not None:  # read as one record, one record's figure would stand for another's
             return None
         return [doc] if any(isinstance(v, (int, float)) or isinstance(v, dict) for v in doc.values()) else None
-    text = source.text
-    if text is None or text.lstrip()[:1] != "{":
-        return None
-    records = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line, parse_constant=lambda c: None)
-        except (ValueError, RecursionError):
-            return None
-        if not isinstance(value, dict):
-            return None
-        records.append(value)
-        if len(records) > MAX_RUNS_PER_FILE:
-            break
-    return records or None
+    lines = json_lines(source.text)
+    return lines if lines and all(isinstance(r, dict) for r in lines) else None

@@ -38,7 +38,7 @@ PRECISION_WORDS = {"fp32", "float32", "fp16", "float16", "half", "bf16", "bfloat
 ENGINE_WORDS = {"pytorch", "torch", "tensorrt", "trt", "onnx", "onnxruntime", "ort", "tflite", "tensorflow", "jax",
                 "openvino", "llama.cpp", "llamacpp", "vllm", "sglang", "tgi", "ollama", "mlc", "exllama", "ctranslate2",
                 "deepspeed", "tensorrt-llm", "trt-llm", "coreml", "mlx"}
-_NOT_TAGS = {"error", "message", "output", "text", "prompt", "response", "notes", "note", "comment", "comments",
+NOT_TAG_WORDS = {"error", "message", "output", "text", "prompt", "response", "notes", "note", "comment", "comments",
              "timestamp", "date", "time", "datetime", "path", "file", "filename", "cmd", "command", "description",
              "url", "stderr", "stdout", "log", "reason", "exception", "answer", "question", "completion"}
 MAX_TAG_COLUMNS = 3
@@ -47,7 +47,7 @@ _MEASURED = {"time", "latency", "throughput", "energy", "power", "speed", "rate"
              "completed", "failed", "memory", "mem", "loss", "flops", "gflops", "gmacs", "macs", "macts", "params",
              "param", "ms", "sec", "tokens", "samples", "watts", "joules", "temp", "temperature", "step", "steps"}
 MAX_TAG_CELL = 60
-_DATE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
+DATE_CELL = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
 
 
 def is_backend(name: str) -> bool:
@@ -244,11 +244,11 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
         unnamed_first = i == 0 and not name.strip()  # a pandas index or a table's row names: ',Accuracy (%),...'
         if i in columns or i in read or label is not None and label.section != "config" or not (
-                words or unnamed_first) or words and words[-1] in _NOT_TAGS:
+                words or unnamed_first) or words and words[-1] in NOT_TAG_WORDS:
             continue
         values = [_cell(row, i) for _, row in rows]
         seen = {v for v in values if v}
-        if len(seen) < 2 or any(len(v) > MAX_TAG_CELL or "\n" in v or _DATE.match(v) for v in seen):
+        if len(seen) < 2 or any(len(v) > MAX_TAG_CELL or "\n" in v or DATE_CELL.match(v) for v in seen):
             continue
         try:
             numbers = any(units.parse(v) is not None for v in seen)

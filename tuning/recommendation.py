@@ -103,7 +103,8 @@ class Recommendation:
         label = self.best.point.label
         if label == self.baseline.label:
             return (f"at {label}: the {'highest limit' if self.profile.kind == POWER_LIMIT else 'fastest mode'} "
-                    f"measured is also the best for this goal; nothing to trade ({self.basis()})")
+                    f"measured is also the best for this goal ({self.best.point.j_per_unit:.4g} J/{unit}); nothing to "
+                    f"trade ({self.basis()})")
         energy, speed = self.energy_change_pct(), self.throughput_change_pct()
         assert energy is not None and speed is not None
         return (f"at {label}: {energy:+.0f}% J/{unit}, {speed:+.0f}% throughput vs {self.baseline.label}, "

@@ -46,6 +46,7 @@ from importers.powerlogs.standalone import (
     PowerTableImporter,
     TegrastatsImporter,
     TegrastatsJsonImporter,
+    UprofImporter,
 )
 from importers.powerlogs.summary import PowerSummaryImporter
 from importers.serving_report import ServingReportImporter
@@ -109,6 +110,7 @@ IMPORTERS: tuple[Importer, ...] = (
     JtopImporter(),
     TegrastatsJsonImporter(),
     GpuPowerCsvImporter(),
+    UprofImporter(),
     OllamaImporter(),  # --verbose statistics or eval_count/eval_duration columns: before the home-grown tables
     PowerSummaryImporter(),  # end-of-run power summaries (stated totals, unit-less rail means): before the tables
     PowerTableImporter(),  # a time column and power columns with units ('Timestamp (s),Power (mW)'): before tables
@@ -119,7 +121,8 @@ IMPORTERS: tuple[Importer, ...] = (
 )
 
 POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME,
-                               GpuPowerCsvImporter.NAME, TegrastatsJsonImporter.NAME, NvidiaSmiQueryImporter.NAME})
+                               GpuPowerCsvImporter.NAME, TegrastatsJsonImporter.NAME, NvidiaSmiQueryImporter.NAME,
+                               UprofImporter.NAME})
 
 __all__ = [
     "IMPORTERS",

@@ -30,6 +30,8 @@ MAX_FILE_BYTES = MAX_DOCUMENT_BYTES  # one file of another tool's format, after 
 # A table is read as Python strings (about 60 bytes a cell): real tables have tens of columns and
 # power logs up to a few hundred thousand rows; these caps keep one table under about 300 MB.
 MAX_CSV_COLUMNS = 1_000
+HEAD_BYTES = 16_384  # what sniffing reads of a file
+FIRST_LINE_MAX_BYTES = 4 * 1024 * 1024  # the longest first line a sniffer reads whole (a JSON Lines record)
 MAX_CSV_CELLS = 5_000_000
 KINDS = DEVICE_KINDS
 
@@ -179,11 +181,20 @@ class Source:
     @cached_property
     def head(self) -> str:
         """The first 16 KB as text (for sniffing without decoding a large file); '' for binary data."""
-        data = self.data[:16384]
+        data = self.data[:HEAD_BYTES]
         if b"\x00" in data[:4096]:
             return ""
         text = data.decode("utf-8-sig", errors="replace")
         return "" if text.count("\ufffd") > 8 else text
+
+    @cached_property
+    def first_line(self) -> str:
+        """The first line whole, even where it runs past `head` (a JSON Lines record with a server's settings can
+        be 50 KB), up to FIRST_LINE_MAX_BYTES; '' for binary data."""
+        if "\n" in self.head or len(self.data) <= HEAD_BYTES or not self.head:
+            return self.head.split("\n", 1)[0]
+        line = self.data[:FIRST_LINE_MAX_BYTES].split(b"\n", 1)[0]
+        return line.decode("utf-8-sig", errors="replace")
 
     @cached_property
     def json(self) -> Any:

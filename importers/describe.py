@@ -42,7 +42,8 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "dcgm": ("power logs", "DCGM"), "nvidia-smi": ("power logs", "nvidia-smi"), "nvidia-smi-q": ("power logs", ""),
     "tegrastats": ("power logs", "tegrastats"), "jtop": ("power logs", "jtop"),
     "tegrastats-json": ("power logs", "tegrastats"), "gpu-power-csv": ("power logs", "NVML loggers"),
-    "power-table": ("power logs", ""), "trtexec": ("trtexec", ""), "trtexec-times": ("trtexec", ""),
+    "amd-uprof": ("power logs", "uProf"), "power-table": ("power logs", ""),
+    "trtexec": ("trtexec", ""), "trtexec-times": ("trtexec", ""),
     "experiment-table": ("results tables", ""), "general-table": ("results tables", ""),
     "text-figures": ("figures in text", ""),
 }

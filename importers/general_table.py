@@ -41,6 +41,7 @@ from importers.table_fields import (
     HEADING_TAG,
     Field,
     FieldError,
+    distributions_of,
     label_field,
     measure_field,
     plain,
@@ -56,7 +57,7 @@ from importers.table_records import (
     nested_records,
     twice_encoded,
 )
-from importers.table_rows import is_backend, relabelled, without_failed, without_summaries
+from importers.table_rows import is_backend, relabelled, system_names, without_failed, without_summaries
 from importers.table_text import TextTable, figures_outside, heading_device, text_tables
 from importers.table_units import data_row
 from joulebench import units
@@ -82,7 +83,8 @@ _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_
 MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
 __all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend", "is_json", "json_records",
            "nested_ambiguity", "nested_records", "twice_encoded"]  # the JSON records' readers, importable from here
-_COUNTS = {"duration_s", "output_tokens", "prompt_tokens_mean"}  # a window or a count: not what JouleBench compares
+# a window or a count: not what JouleBench compares
+_COUNTS = frozenset({"duration_s", "output_tokens", "output_tokens_mean", "prompt_tokens_mean"})
 
 
 def _cell_unit(values: list[str]) -> units.Unit | None:
@@ -145,7 +147,7 @@ class GeneralTableImporter(Importer):
         for name in names[:MAX_KEYS]:
             try:
                 found = measure_field(name)[0]
-                if found is not None and found.key != "output_tokens":  # a count alone: not a result table
+                if found is not None and found.key not in _COUNTS - {"duration_s"}:  # a count alone: no result table
                     return True
             except FieldError:
                 return True  # read it, to refuse it naming the column
@@ -235,12 +237,16 @@ class GeneralTableImporter(Importer):
         out: dict[int, tuple[Field, units.Unit | None]] = {}
         taken: dict[str, str] = {}
         left: list[tuple[str, str]] = []
+        distributions = distributions_of(header)
         for i in _total_first(header):
             name = header[i]
             label = label_field(name)
             if label is not None and label.section == "config" and label.key not in TEXT_FIELDS and (
                     word := _not_number([r[i] for _, r in rows if i < len(r)])) is not None:
                 left.append((name[:40], f"{word[:20]!r} is no number: names setups, not a {label.key}"))
+                continue
+            if label is not None and label.key == "device" and system_names([r[i] for _, r in rows if i < len(r)]):
+                left.append((name[:40], "an operating system or CPU architecture ('Linux', 'x86_64'), not a device"))
                 continue
             if label is not None and label.key not in taken:
                 out[i] = (label, None)
@@ -255,6 +261,11 @@ class GeneralTableImporter(Importer):
             if field is None:
                 if why != "no unit in its name or cells" or name.strip():
                     left.append((name[:40], why))
+                continue
+            if field.key == "tokens_per_s" and i in distributions:
+                left.append((name[:40], "a rate per request (the table gives its percentiles), not the output "
+                                        "tokens/s of the whole run: that is output tokens / duration where both "
+                                        "are given"))
                 continue
             if field.key in taken:
                 if _siblings(name, taken[field.key]):  # two records flattened into one: neither stands for the other
@@ -300,6 +311,10 @@ class GeneralTableImporter(Importer):
             if stored == 0 and field.unit in ("tokens/s", "items/s"):  # a rate of 0: not measured (prompt_tps 0)
                 conv.warn(f"{header[i][:80]}: 0 read as not measured (a rate of nothing) where it is 0")
                 continue
+            if stored == 0 and field.unit in ("J", "W"):  # '0.0000' Wh: below the digits written, or not measured
+                conv.warn(f"{header[i][:80]}: {raw[:20]} read as not measured where it is written (no run draws no "
+                          "power: the figure was below the digits written, or not taken)")
+                continue
             try:
                 checked = check("metrics", field.key, stored, label=f"{header[i][:80]} ({field.key})")
             except RangeError as e:
@@ -312,6 +327,9 @@ class GeneralTableImporter(Importer):
             _of_phase(metrics, phase)
         if not any(v is not None for v in metrics.values()):
             return None
+        if "tokens_per_s" not in metrics and metrics.get("output_tokens") and metrics.get("duration_s"):
+            metrics["tokens_per_s"] = metrics["output_tokens"] / metrics["duration_s"]
+            metrics["throughput_derivation"] = "output tokens / duration, both columns of the row"
         energy = metrics.pop("energy_j", None)
         power = metrics.get("avg_power_w")
         duration = metrics.get("duration_s")

@@ -14,6 +14,12 @@ from importers.optimum import DTYPES
 NO_QUANTISATION = frozenset({"", "none", "null", "no_quant", "auto", "n/a"})
 
 
+def quantization_of(quantisation: object) -> str | None:
+    """The weights' quantisation a file states ('FP8', 'W4A16_AWQ'), or None where it states none (or 'None')."""
+    quant = clean_str(quantisation)
+    return quant[:200] if quant is not None and quant.lower() not in NO_QUANTISATION else None
+
+
 def precision_of(conv: Conversion, dtype: object, quantisation: object, where: str) -> str | None:
     """fp16 / bf16 / fp32 from a dtype the file states, unless the weights are quantised; else the folder's
     or the user's precision (`Conversion.precision`), else None with the reason recorded for the warning."""

@@ -74,7 +74,7 @@ def _fields() -> dict[str, MapField]:
         ("decode_j_per_token", "energy_per_token", "decode energy per token"),
         ("j_per_sample", "energy_per_item", "energy per sample"),
         ("j_per_request", "energy_per_item", "energy per request"),
-        ("mem_used_device_mb", "memory", "gpu memory"),
+        ("mem_used_device_mb", "memory", "gpu memory used"),
         ("gpu_clock_avg_mhz", "frequency", "gpu clock"),
         ("output_tokens", None, "output tokens (tokens)"),
         ("prompt_tokens_mean", None, "input tokens (tokens)"),

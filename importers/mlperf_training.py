@@ -52,6 +52,23 @@ def _entries(text: str) -> tuple[list[dict[str, Any]], int]:
     return out, skipped
 
 
+def _sysjson(text: str) -> dict[str, Any] | None:
+    """The system description NVIDIA's reference implementations print into the job's log (`:::SYSJSON {...}`: the
+    fields of a submission's systems/<system>.json), or None."""
+    for line in text.splitlines():
+        at = line.find(":::SYSJSON ")
+        if at < 0 or len(line) > 100_000:
+            continue
+        body = line[at + len(":::SYSJSON "):].strip().rstrip("'")
+        try:
+            system = json.loads(body)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(system, dict):
+            return system
+    return None
+
+
 def _is_training_log(head: str) -> bool:
     return ":::MLLOG" in head and any(k in head for k in ('"submission_benchmark"', '"run_start"', '"init_start"',
                                                            '"power_reading"', '"power_measurement_start"'))
@@ -73,7 +90,8 @@ class MlperfTrainingImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         src = conv.source
         if not src.is_folder:
-            return conv.document([self._run(conv, src.text or "", src.name, {}, None)])
+            text = src.text or ""
+            return conv.document([self._run(conv, text, src.name, {}, _sysjson(text))])
         power = {k: v for k, v in src.files.items() if k.startswith("power/")}
         system = None
         if "system.json" in src.files:

@@ -62,6 +62,21 @@ def read_jsonl(text: str, conv: Conversion | None = None) -> list[tuple[int, Any
     return out
 
 
+def _server_args(info: Any) -> dict[str, Any]:
+    """The server's arguments in bench_serving's `server_info` (the server's /get_server_info): flat for one
+    server; under `prefill` and `decode` (lists of each server's arguments) for a disaggregated pair, where the
+    model and version are read only when both sides state the same."""
+    if not isinstance(info, dict):
+        return {}
+    if "model_path" in info:
+        return info
+    sides = [s for key in ("prefill", "decode") if isinstance(v := info.get(key), list) for s in v
+             if isinstance(s, dict)]
+    shared = {k: sides[0].get(k) for k in ("model_path", "served_model_name", "version", "quantization")
+              if sides and all(s.get(k) == sides[0].get(k) for s in sides)}
+    return shared
+
+
 def _kind(obj: Any) -> str | None:
     if not isinstance(obj, dict):
         return None
@@ -82,7 +97,7 @@ class SglangBenchImporter(Importer):
         head = source.head
         if not head.lstrip().startswith("{"):
             return False
-        first = read_jsonl(head.split("\n", 1)[0])
+        first = read_jsonl(source.first_line)
         return bool(first) and _kind(first[0][1]) is not None
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
@@ -115,8 +130,13 @@ class SglangBenchImporter(Importer):
             v = r.get(key)
             return None if isinstance(v, float) and not math.isfinite(v) else num(v, f"{where}.{key}", conv)
 
-        model = clean_str(r.get("model_id"))
+        server = _server_args(r.get("server_info"))
+        model = clean_str(r.get("model_id")) or clean_str(server.get("served_model_name")) or clean_str(
+            server.get("model_path"))
         run = self._base(conv, index, model, where)
+        version, quantization = clean_str(server.get("version")), clean_str(server.get("quantization"))
+        run["config"].update({k: v[:200] for k, v in (("engine_version", version), ("quantization", quantization))
+                              if v})
         completed, duration = val("completed"), positive(val("duration"))
         metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY}
         if completed is not None and completed <= 0:
@@ -156,8 +176,9 @@ class SglangBenchImporter(Importer):
                                  f"uniform: input {ilen * ratio:g}-{ilen}, output {olen * ratio:g}-{olen} tokens "
                                  f"(random, range ratio {ratio:g})"[:200]
                                  if random_lengths and ilen and olen and ratio is not None else dataset),
-            tag=f"rate {'inf' if rate_per_s is None else f'{rate_per_s:g}'}"
-                + (f", concurrency {concurrency}" if concurrency else "") + (f", {dataset}" if dataset else ""))
+            tag=(f"rate {'inf' if rate_per_s is None else f'{rate_per_s:g}'}"
+                 + (f", concurrency {concurrency}" if concurrency else "") + (f", {dataset}" if dataset else "")
+                 + (f", {label}" if (label := clean_str(r.get("tag"))) else ""))[:200])
         run["metrics"] = {k: v for k, v in metrics.items() if v is not None}
         run["notes"] = (f"SGLang bench_serving ({clean_str(r.get('backend')) or '?'} backend), request rate "
                         f"{'inf (every request at once)' if rate_per_s is None else rate_per_s}"

@@ -85,7 +85,8 @@ for _names, _field in (
      Field("prompt_tokens_requested", None, "config")),
     (("output_len", "max_new_tokens", "osl", "output_length", "gen_len", "max_tokens"),
      Field("output_tokens_requested", None, "config")),
-    (("seq_len", "sequence_length", "seqlen", "context", "ctx"), Field("seq_len", None, "config")),
+    (("seq_len", "sequence_length", "seqlen", "context", "ctx", "context_tokens", "context_length", "context_len",
+      "ctx_len", "ctx_size", "n_ctx"), Field("seq_len", None, "config")),
     (("img_size", "image_size", "input_size", "resolution", "img_res", "imgsz"), Field("image_size", None, "config")),
     (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
     (("power_mode", "nvpmodel", "power_profile", "power_mode_name", "nvpmodel_mode", "nvpmodel_name"),
@@ -186,6 +187,10 @@ def _latency_field(words: set[str]) -> str | None:
 
 
 _BASELINE = {"baseline", "idle", "before", "initial"}  # memory or power before the run: not what it used
+# what says a device memory figure is the run's ('gpu_mem_used_mb', 'peak_vram_gb', 'vram_load_gb'), not the card's size
+_IN_USE = {"used", "use", "usage", "peak", "max", "maximum", "pk", "hwm", "alloc", "allocated", "reserved", "load",
+           "loaded", "consumption", "consumed", "footprint", "occupied", "busy", "during", "inference", "train",
+           "training", "run", "model"}
 
 
 def _memory_field(words: set[str], unit: units.Unit) -> tuple[Field | None, units.Unit | None, str]:
@@ -197,6 +202,8 @@ def _memory_field(words: set[str], unit: units.Unit) -> tuple[Field | None, unit
         return None, None, "a baseline (memory in use before the run), not the memory the run used"
     if words & (_SPREAD - {"max", "maximum", "peak"}):
         return None, None, "a spread or a minimum of memory"
+    if words & {"gpu", "vram", "device"} and not words & _IN_USE:
+        return None, None, "the device's memory, not said to be what the run used (no 'used', 'peak' or 'allocated')"
     if words & {"gpu", "vram", "device"}:
         return Field("mem_used_device_mb", "MB"), unit, ""
     if words & {"rss", "ram"} and words & {"peak", "max", "maximum", "pk", "hwm"}:
@@ -233,8 +240,19 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if words & _SCORES or "%" in header:
         return None, None, "a score or a percentage"
     counted = words & {"tokens", "token", "tok", "toks"} and words & _GENERATED and "/" not in header
-    if unit is None and counted and not words & (_SPREAD | _NOT_A_COUNT):
+    if unit is None and counted and not words & (_SPREAD | (_NOT_A_COUNT - {"mean", "avg", "average"})):
         unit = units.UNITS["tokens"]  # 'Tokens Generated', 'completion_tokens': the output tokens counted
+    if unit is None and words & {"len", "length"} and words & {"avg", "mean", "average"} and words & (
+            _GENERATED | {"input", "prompt"}):
+        unit = units.UNITS["tokens"]  # 'Avg_Output_Len': a request's mean length, in tokens
+    if unit is None and words & {"throughput", "thruput"} and not words & _SPREAD and not any(
+            _PERCENTILE.fullmatch(w) for w in words):
+        # a throughput of tokens or requests is per second wherever its unit goes unwritten ('Token_Throughput',
+        # 'Request_Throughput': trtllm-bench prints them as tokens/sec and req/sec)
+        if words & {"tokens", "token", "tok", "toks"}:
+            unit = units.UNITS["tokens/s"]
+        elif words & {"request", "requests", "req", "reqs", "query", "queries", "sample", "samples", "images"}:
+            unit = units.UNITS["req/s" if words & {"request", "requests", "req", "reqs"} else "items/s"]
     if unit is None:
         if words & {"tokens", "token", "tok", "toks"} and (words & {"median", "med"} or any(
                 _PERCENTILE.fullmatch(w) for w in words)):
@@ -318,7 +336,25 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return Field("gpu_clock_avg_mhz", "MHz"), unit, ""
     if kind == "tokens":
         if words & _GENERATED and not prefill:
-            return Field("output_tokens", None), unit, ""
+            mean = words & {"avg", "mean", "average"}
+            return Field("output_tokens_mean" if mean else "output_tokens", None), unit, ""
         key = "prompt_tokens_mean" if prefill or "input" in words else "output_tokens"
         return Field(key, None), unit, ""
     return None, None, f"a {units.KIND_WORDS[kind]} JouleBench does not store"
+
+
+_STAT_WORD = re.compile(r"(?i)(?:^|(?<=[_\s.-]))(?:mean|avg|average|median|p50|p90|p95|p99|p999|std|stdev|min|max)"
+                        r"(?=$|[_\s.-])")
+_TAIL = re.compile(r"(?i)(?:^|(?<=[_\s.-]))p9\d{1,2}(?=$|[_\s.-])")
+
+
+def distributions_of(header: list[str]) -> set[int]:
+    """The columns of a figure the table also gives a tail percentile of ('tps_mean' beside 'tps_p99'): statistics
+    over requests, not one figure of the whole run."""
+    groups: dict[str, list[int]] = {}
+    for i, name in enumerate(header[:1_000]):
+        if _STAT_WORD.search(name):
+            base = re.sub(r"[_\s.-]+", "_", _STAT_WORD.sub("", name)).strip("_ .-").lower()
+            groups.setdefault(base, []).append(i)
+    return {i for members in groups.values() if len(members) > 1 and any(_TAIL.search(header[j]) for j in members)
+            for i in members}

@@ -61,11 +61,23 @@ def _nodes(node: dict[str, Any], path: tuple[str, ...], out: list[tuple[tuple[st
     sha256}`), with its path of keys."""
     if len(out) > MAX_RUNS_PER_FILE or depth > MAX_DEPTH:
         return
-    if path and any(_number(v) for v in node.values()):
+    if path and any(_number(v) for v in node.values()) and not _statistics(node):
         out.append((path, node))
     for key, child in node.items():
         if isinstance(child, dict):
             _nodes(child, (*path, str(key)[:100]), out, depth + 1)
+
+
+_STATISTICS = frozenset({"mean", "avg", "average", "median", "min", "max", "std", "stdev", "stddev", "var", "count",
+                         "n", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "p99.9"})
+
+
+def _statistics(node: dict[str, Any]) -> bool:
+    """Whether a dict holds only statistics of one figure ({"latency_stats": {"mean": .., "p99": ..}}): the figure
+    its key names, flattened into the record above it ('latency_stats.p99'), never a record of its own."""
+    keys = [str(k).lower() for k, v in node.items() if _number(v)]
+    return bool(keys) and all(k in _STATISTICS for k in keys) and all(
+        _number(v) or v is None for v in node.values())
 
 
 def _alike(a: set[str], b: set[str]) -> bool:

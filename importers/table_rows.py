@@ -267,3 +267,15 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         if len(out) == MAX_TAG_COLUMNS:
             break
     return out
+
+
+_MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")
+_SYSTEM_NAMES = frozenset({"linux", "windows", "darwin", "macos", "freebsd", "posix", "nt", "x86_64", "amd64",
+                           "aarch64", "arm64", "i386", "i686"})
+
+
+def system_names(cells: list[str]) -> bool:
+    """Whether a device column's cells are all names of an operating system or CPU architecture (Python's
+    platform.system() and machine()), which say where a run ran but not on what device."""
+    named = [c.strip().lower() for c in cells[:200] if c.strip().lower() not in _MISSING_CELLS]
+    return bool(named) and all(c in _SYSTEM_NAMES for c in named)

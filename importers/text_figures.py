@@ -82,6 +82,7 @@ from importers.text_lines import (
     Figure,
     figure,
     llama_cpp,
+    loose,
     mlx_lm,
     recognised,
     run_line,
@@ -342,6 +343,8 @@ class _Scan:
                     figures.append(found)
             if recognised(figures) < MIN_FIGURES and (run := run_line(n, text)) is not None:
                 named, figures = run
+            elif not figures and not stated:
+                figures = loose(n, [c.strip() for c in SPLIT.split(text)[:MAX_CELLS]])
             scope = _scope(n, indent, text) if not figures and not stated else Level(8, n, None, indent=indent)
         else:
             scope = Level(8, n, None, indent=indent)

@@ -168,6 +168,26 @@ def value_first(line: int, cell: str) -> Figure | None:
     return None
 
 
+_SENTENCE = re.compile(rf"(?P<name>[A-Za-z][\w .-]{{0,60}}?)\s{{1,5}}(?:completed|finished|done|ran|took)"
+                       rf"(?:\s{{1,5}}in)?\s{{1,5}}(?P<number>{NUM})\s{{0,5}}(?P<rest>[^\n]{{1,40}})")
+
+
+def sentence(line: int, cell: str) -> Figure | None:
+    """'Inference completed in 10.71 seconds', 'Generation took 5.2 s': a time in a sentence, named by what it
+    timed ('5 tokens generated in 2 s' is no figure of this form)."""
+    m = _SENTENCE.fullmatch(cell)
+    if m is None or units.find_unit(m.group("rest").strip()) is None:
+        return None
+    return _measured(line, " ".join(m.group("name").split()), m.group("number"), m.group("rest").strip(), False)
+
+
+def loose(line: int, cells: list[str]) -> list[Figure]:
+    """The figures of a line written as prose ('Inference completed in 10.71 seconds, 160.94 tokens/sec'): a time
+    in a sentence and values written with their unit alone, read only where they make a run of their own."""
+    figures = [f for c in cells if (f := sentence(line, c) or value_first(line, c)) is not None]
+    return figures if recognised(figures) >= MIN_FIGURES else []
+
+
 def run_line(line: int, text: str) -> tuple[str, list[Figure]] | None:
     """(the run's name, its figures) of 'NAME: value unit [what], value unit [what], ...'; None for any other line."""
     m = _RUN_LINE.fullmatch(text)

@@ -25,7 +25,7 @@ import re
 from typing import Any
 
 from importers.base import MS_PER_S, Conversion, Importer, Source, as_dict, clean_str, num, pos_int, positive
-from importers.llm_labels import precision_of
+from importers.llm_labels import precision_of, quantization_of
 from joulebench.metrics import E2E, TPOT, TTFT, Distribution
 
 TEXT_MARKS = ("= PERFORMANCE OVERVIEW", "= STATISTICS", "= THROUGHPUT OVERVIEW")
@@ -223,6 +223,7 @@ class TrtllmBenchImporter(Importer):
                 "gpu_count": gpus,
                 "engine": "tensorrt-llm",
                 "engine_version": labels["version"],
+                "quantization": quantization_of(labels["quant"]),
                 "tag": f"max runtime batch {pos_int(perf['max_batch'])}" if pos_int(perf["max_batch"]) else None,
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},

@@ -115,7 +115,7 @@ class VllmBenchImporter(Importer):
     def sniff(self, source: Source) -> bool:
         doc = source.json
         if doc is None and source.head.lstrip().startswith("{"):  # `--append-result`: one result per line
-            first = read_jsonl(source.head.split("\n", 1)[0])
+            first = read_jsonl(source.first_line)
             return bool(first) and _is_result(first[0][1])
         if isinstance(doc, list):
             return bool(doc) and all(_is_result(d) for d in doc[:3])

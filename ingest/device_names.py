@@ -40,10 +40,10 @@ SXM_ONLY = frozenset({"b200", "b100", "gb200", "gh200"})
 # sources whose hardware is known: a name without a form factor from them is that form factor
 SOURCE_FORMS: Mapping[str, str] = {"mlenergy-leaderboard": "sxm"}  # ML.ENERGY: H100 SXM5, B200, A100 SXM4
 
-FORM_WORDS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "laptop": "Laptop", "module": "module",
+FORM_WORDS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "maxq": "Max-Q", "laptop": "Laptop", "module": "module",
               "devkit": "Developer Kit"}
 # a Jetson module and its developer kit are one part (the kit carries the module): one power class
-POWER_CLASS = {"sxm": "sxm", "pcie": "pcie", "nvl": "nvl", "laptop": "laptop", "module": "standard",
+POWER_CLASS = {"sxm": "sxm", "pcie": "pcie", "nvl": "nvl", "maxq": "maxq", "laptop": "laptop", "module": "standard",
                "devkit": "standard"}
 
 _FAMILY = re.compile(
@@ -53,7 +53,10 @@ _FAMILY = re.compile(
     r"|mi\d{2,3}[xa]?)\b")
 _MEMORY = re.compile(r"(?<![\w.])(\d{1,3})\s?(?:gb|gib|g)(?=$|[^a-z]|x\d)")
 _FORM = (("sxm", re.compile(r"\bsxm\d?\b|\b[dh]gx\b")), ("pcie", re.compile(r"\bpcie\b")),
-         ("nvl", re.compile(r"\bnvl\b")), ("laptop", re.compile(r"\bmax q\b|\blaptop\b|\bmobile\b")),
+         ("nvl", re.compile(r"\bnvl\b")),
+         # a Max-Q workstation card (RTX PRO 6000 Blackwell Max-Q, 300 W) is its own power class, not a laptop part
+         ("maxq", re.compile(r"\bmax q\b(?=.*\bworkstation\b)|\bworkstation\b(?=.*\bmax q\b)")),
+         ("laptop", re.compile(r"\bmax q\b|\blaptop\b|\bmobile\b")),
          ("devkit", re.compile(r"\bdeveloper kit\b|\bdev kit\b|\bdevkit\b")), ("module", re.compile(r"\bmodule\b")))
 
 

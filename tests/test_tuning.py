@@ -196,7 +196,12 @@ def test_goals_weigh_energy_and_time_as_zeus_does() -> None:
     with pytest.raises(ValueError, match="eta 1.5"):
         Goal("balanced", eta=1.5)
     profile = profile_from_rows({}, V100_BERT, "gpu")
-    assert recommend(profile, Goal("speed")).best.point.label == "250 W"  # type: ignore[union-attr]
+    fastest = recommend(profile, Goal("speed"))
+    assert fastest.best is not None and fastest.best.point.label == "250 W"
+    # the highest limit is also the best: nothing to trade, and the sentence states the figure it rests on
+    assert fastest.sentence() == (f"at 250 W: the highest limit measured is also the best for this goal "
+                                  f"({fastest.best.point.j_per_unit:.4g} J/{profile.unit_label}); nothing to trade "
+                                  "(measured)")
     capped = recommend(profile, Goal("speed"), Constraints(max_power_w=150))
     assert capped.best is not None and capped.best.point.avg_power_w <= 150
     none = recommend(profile, Goal("energy"), Constraints(max_power_w=50))

@@ -27,6 +27,7 @@ from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_
 from importers.powerlogs.tegrastats import parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json
 from importers.powerlogs.two_column import parse_two_column, two_column_header
+from importers.powerlogs.uprof import parse_uprof
 
 
 def _parse(conv: Conversion, parse: Any, jetson: bool = False, device: str | None = None) -> PowerLog:
@@ -243,6 +244,21 @@ class GpuPowerCsvImporter(Importer):
         metrics = _metrics(log, log.flags, "no GPU power samples")
         device = conv.device(None, "gpu", where="(whole file; the log does not name the GPU)")
         return _standalone(conv, log, device, metrics, {"gpu_count": log.gpu_count})
+
+
+class UprofImporter(Importer):
+    NAME = "amd-uprof"
+    TOOL = "AMD uProf"
+    DESCRIPTION = "AMD uProf's power profile report (CSV): socket package and core power over time"
+
+    def sniff(self, source: Source) -> bool:
+        return sniff(source.head) == self.NAME
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        log = _parse(conv, parse_uprof)
+        metrics = _metrics(log, log.flags, "no socket package power counter in the report")
+        device = conv.device(None, "cpu", where="(whole file; uProf names the CPU by family and model numbers only)")
+        return _standalone(conv, log, device, metrics)
 
 
 class PowerTableImporter(Importer):

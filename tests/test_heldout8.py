@@ -33,6 +33,7 @@ OLLAMA_LOG = FORMATS / "text_figures" / "ollama-nvml-gpt-oss-console-benchmark.l
 MLX = GENERAL / "mlx-distributed-405b-m3-ultra-benchmark-results.csv"
 GGUF = GENERAL / "llamacpp-gguf-rtx4090-summary.csv"
 SWEEP = GENERAL / "trtllm-bench-sweep-throughput_summary.csv"
+CANDLE = FORMATS / "text_figures" / "candle-moe-rust-prefill-decode-parts-benchmark.log"
 TRTLLM = FORMATS / "trtllm_bench" / "trtllm-bench-0.16-llama-3.1-70b-tp8-fp8-result_1024_1024_3000.txt"
 
 
@@ -168,3 +169,13 @@ def test_trtllm_bench_states_its_quantization() -> None:
     (run,), _, _ = _load(TRTLLM)
     assert run["config"]["quantization"] == "FP8" and run["config"]["gpu_count"] == 8
     assert run["metrics"]["tokens_per_s"] == pytest.approx(10893.8728)
+
+
+def test_a_part_titled_with_a_phase_gives_its_figures_that_phase() -> None:
+    runs, _, _ = _load(CANDLE)
+    prefill = {r["metrics"].get("prompt_tokens_per_s") for r in runs} - {None}
+    assert prefill == {10882.9, 12556.9}  # under '--- Prefill ---' 'Throughput:' is the prompt's rate
+    assert all("tokens_per_s" not in r["metrics"] for r in runs)  # never stored as the output rate
+    assert {r["metrics"].get("decode_tokens_per_s") for r in runs} - {None} == {465.9, 298.3}
+    plain = load(b"=== Summary ===\n--- Totals ---\nThroughput: 120 tok/s\nTotal time: 2 s\n", "log.txt")[0].runs
+    assert plain[0]["metrics"]["tokens_per_s"] == 120  # a part naming no phase changes nothing

@@ -56,7 +56,9 @@ vendor's name for a part (`NVIDIA GB10`: kept as written, the catalogue maps it 
 when it holds exactly one model name with a parameter count (`Qwen2.5-3B-Instruct`, `gpt-oss-20b`) and is
 otherwise kept as the run's tag, never the workload (a banner such as `=== TENSORRT BENCHMARKS ===` names no model:
 the workload is left unknown); `N` is read as the concurrency only where the line shows it (an aggregate rate N
-times its per-stream rate). Labels stated in a section apply to the sections under it. Nothing else is guessed:
+times its per-stream rate); a `Backend:`/`Engine:` line names the engine (a setting: two backends' figures are never
+pooled). A `--- Prefill ---` part title gives its phase to the figures under it that name none, until prose or a
+heading ends the part. Labels stated in a section apply to the sections under it. Nothing else is guessed:
 what the text does not state is left not stated. Work is linear in the text: one pass over its lines, each line
 cut at MAX_LINE_CHARS and every pattern anchored and bounded.
 """
@@ -97,7 +99,7 @@ MAX_LINE_CHARS = 1_000  # a console line of figures is far shorter; a longer lin
 MAX_SECTION_FIGURES = 400  # as many as a table's columns (general_table.MAX_KEYS); more are not one run's
 APPROX_TOLERANCE = 0.05  # N x per-stream rate within 5 % of the aggregate (each printed to 2-3 digits)
 # the labels a text line may state ('Batch size: 8'); a line's other label-like names (type, run, server) are not read
-_TEXT_LABELS = frozenset({"model", "device", "batch_size", "precision", "quantization", "max_concurrency"})
+_TEXT_LABELS = frozenset({"model", "device", "batch_size", "precision", "quantization", "max_concurrency", "engine"})
 _LEAD = re.compile(r"^(?:\s{0,40}(?:[-*+•>]|\d{1,3}[.)])\s+|\s{0,40}\[[^\]\n]{0,40}\]\s*)+")  # '- ', '> ', '[INFO] '
 _LABEL = re.compile(r"(?P<name>[A-Za-z][\w .()/-]{0,39}?)\s{0,80}[:=]\s{0,80}(?P<value>\S[^\n]{0,199})")
 _BATCH_HEADER = re.compile(r"(?:batch(?:[ _-]?size)?|bs)\s{0,5}[=:]?\s{0,5}(?P<n>\d{1,6})", re.IGNORECASE)

@@ -177,5 +177,7 @@ def test_a_part_titled_with_a_phase_gives_its_figures_that_phase() -> None:
     assert prefill == {10882.9, 12556.9}  # under '--- Prefill ---' 'Throughput:' is the prompt's rate
     assert all("tokens_per_s" not in r["metrics"] for r in runs)  # never stored as the output rate
     assert {r["metrics"].get("decode_tokens_per_s") for r in runs} - {None} == {465.9, 298.3}
+    # the summaries' 'Backend:' lines keep the two backends' figures apart (the engine is a setting)
+    assert {r["config"].get("engine") for r in runs} - {None} == {"Original (slow)", "Optimized (fast)"}
     plain = load(b"=== Summary ===\n--- Totals ---\nThroughput: 120 tok/s\nTotal time: 2 s\n", "log.txt")[0].runs
     assert plain[0]["metrics"]["tokens_per_s"] == 120  # a part naming no phase changes nothing

@@ -120,6 +120,9 @@ SLOW = {
         "test_runner's CLI sweep push to and read a team store",
     "test_push.py::test_a_team_store_with_its_files_in_s3_compatible_storage":
         "the same push with its files in a local S3 server; the other test_push tests push to a catalog's data folder",
+    "test_push_postgres.py::test_a_pusher_killed_mid_push_leaves_whole_sources_and_the_next_push_finishes":
+        "a real push SIGKILLed against PostgreSQL; test_store_upkeep kills a real push on the catalog file and "
+        "test_push's killed push resumes, in make test",
     "test_mapping_cli.py::test_push_carries_the_recipes_to_the_team_store":
         "recipes ride the push every table rides (test_push); test_mapping_cli saves and reads them locally",
 }

@@ -45,8 +45,8 @@ from importers.table_fields import (
     label_field,
     measure_field,
     plain,
+    total_first,
     unitless_energy,
-    words_of,
 )
 from importers.table_records import (
     MAX_KEYS,
@@ -57,7 +57,15 @@ from importers.table_records import (
     nested_records,
     twice_encoded,
 )
-from importers.table_rows import is_backend, relabelled, system_names, without_failed, without_summaries
+from importers.table_rows import (
+    MISSING_CELLS,
+    is_backend,
+    not_number,
+    relabelled,
+    system_names,
+    without_failed,
+    without_summaries,
+)
 from importers.table_text import TextTable, figures_outside, heading_device, text_tables
 from importers.table_units import data_row
 from joulebench import units
@@ -238,11 +246,11 @@ class GeneralTableImporter(Importer):
         taken: dict[str, str] = {}
         left: list[tuple[str, str]] = []
         distributions = distributions_of(header)
-        for i in _total_first(header):
+        for i in total_first(header):
             name = header[i]
             label = label_field(name)
             if label is not None and label.section == "config" and label.key not in TEXT_FIELDS and (
-                    word := _not_number([r[i] for _, r in rows if i < len(r)])) is not None:
+                    word := not_number([r[i] for _, r in rows if i < len(r)])) is not None:
                 left.append((name[:40], f"{word[:20]!r} is no number: names setups, not a {label.key}"))
                 continue
             if label is not None and label.key == "device" and system_names([r[i] for _, r in rows if i < len(r)]):
@@ -288,7 +296,7 @@ class GeneralTableImporter(Importer):
         config: dict[str, Any] = {}
         for i, (field, unit) in columns.items():
             raw = row[i].strip() if i < len(row) else ""
-            if not raw or raw.lower() in ("nan", "n/a", "na", "none", "null", "-", "—", "–"):
+            if raw.lower() in MISSING_CELLS:
                 continue
             at = f"{where}: {header[i][:80]}"
             if field.section == "label":
@@ -402,7 +410,6 @@ class GeneralTableImporter(Importer):
         return value
 
 
-_MISSING = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")
 
 
 def _of_phase(metrics: dict[str, Any], phase: str) -> None:
@@ -416,21 +423,6 @@ def _of_phase(metrics: dict[str, Any], phase: str) -> None:
         metrics.setdefault("decode_tokens_per_s", rate)
     if seconds is not None and phase == "ttft":
         metrics.setdefault("ttft_avg_ms", seconds * 1000.0)
-
-
-def _not_number(cells: list[str]) -> str | None:
-    """The first cell of a settings column that is no number ('tiny', '64k': the names of setups); None when every
-    cell is a number or missing."""
-    for cell in cells[:200]:
-        text = cell.strip()
-        if text.lower() in _MISSING:
-            continue
-        try:
-            if units.value_in(text, None) is None:
-                return text
-        except units.UnitError:
-            return text
-    return None
 
 
 def _siblings(a: str, b: str) -> bool:
@@ -496,21 +488,6 @@ def _grouped(left: list[tuple[str, str]]) -> str:
         reasons.setdefault(why, []).append(name)
     return "; ".join(f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''} ({why})"
                      for why, names in reasons.items())[:600] or "none"
-
-
-def _total_first(header: list[str]) -> list[int]:
-    """The column indices in order, except that a column named the total ('total_watts', 'Total Energy (J)') comes
-    before the other columns of its field ('n1_watts'): of several, it is the one read."""
-    keys: dict[int, str] = {}
-    for i, name in enumerate(header[:MAX_KEYS]):
-        try:
-            found = measure_field(name)[0]
-        except FieldError:
-            continue
-        if found is not None:
-            keys[i] = found.key
-    first = [i for i, key in keys.items() if "total" in words_of(header[i]) and list(keys.values()).count(key) > 1]
-    return first + [i for i in range(len(header)) if i not in first]
 
 
 def _delimiter(head: str) -> str:

@@ -358,3 +358,18 @@ def distributions_of(header: list[str]) -> set[int]:
             groups.setdefault(base, []).append(i)
     return {i for members in groups.values() if len(members) > 1 and any(_TAIL.search(header[j]) for j in members)
             for i in members}
+
+
+def total_first(header: list[str]) -> list[int]:
+    """The column indices in order, except that a column named the total ('total_watts', 'Total Energy (J)') comes
+    before the other columns of its field ('n1_watts'): of several, it is the one read."""
+    keys: dict[int, str] = {}
+    for i, name in enumerate(header[:1_000]):
+        try:
+            found = measure_field(name)[0]
+        except FieldError:
+            continue
+        if found is not None:
+            keys[i] = found.key
+    first = [i for i, key in keys.items() if "total" in words_of(header[i]) and list(keys.values()).count(key) > 1]
+    return first + [i for i in range(len(header)) if i not in first]

@@ -269,7 +269,7 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
     return out
 
 
-_MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")
+MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")  # a cell that states no value
 _SYSTEM_NAMES = frozenset({"linux", "windows", "darwin", "macos", "freebsd", "posix", "nt", "x86_64", "amd64",
                            "aarch64", "arm64", "i386", "i686"})
 
@@ -277,5 +277,20 @@ _SYSTEM_NAMES = frozenset({"linux", "windows", "darwin", "macos", "freebsd", "po
 def system_names(cells: list[str]) -> bool:
     """Whether a device column's cells are all names of an operating system or CPU architecture (Python's
     platform.system() and machine()), which say where a run ran but not on what device."""
-    named = [c.strip().lower() for c in cells[:200] if c.strip().lower() not in _MISSING_CELLS]
+    named = [c.strip().lower() for c in cells[:200] if c.strip().lower() not in MISSING_CELLS]
     return bool(named) and all(c in _SYSTEM_NAMES for c in named)
+
+
+def not_number(cells: list[str]) -> str | None:
+    """The first cell of a settings column that is no number ('tiny', '64k': the names of setups); None when every
+    cell is a number or missing."""
+    for cell in cells[:200]:
+        text = cell.strip()
+        if text.lower() in MISSING_CELLS:
+            continue
+        try:
+            if units.value_in(text, None) is None:
+                return text
+        except units.UnitError:
+            return text
+    return None

@@ -174,6 +174,21 @@ def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def catalog_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database seeded with the device catalog (devices, power modes) and no reference run: for tests that
+    edit a device's price or push a catalog, where the reference runs would only make each push longer."""
+    from db import Store
+    from joulebench.paths import SAMPLE_DATA_DIR
+
+    folder = tmp_path_factory.mktemp("catalog_only")
+    for name in ("devices.csv", "power_modes.csv", "documents.csv"):
+        shutil.copy(SAMPLE_DATA_DIR / name, folder / name)
+    path = tmp_path_factory.mktemp("catalog") / "template.duckdb"
+    Store.open(path, sample_data=folder).close()
+    return path
+
+
+@pytest.fixture(scope="session")
 def full_seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from db import Store
 

@@ -51,8 +51,9 @@ def _counts(db: Path) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def test_a_push_sends_every_source_once_with_its_grades(seeded_template: Path, tmp_path: Path) -> None:
-    local = _local(seeded_template, tmp_path, "box-a", LEADERBOARD)
+def test_a_push_sends_every_source_once_with_its_grades(bare_template: Path, tmp_path: Path) -> None:
+    local = _local(bare_template, tmp_path, "box-a", LEADERBOARD)
+    assert import_file(UPLOADS[2], db=local).status == "imported"
     sources, runs = _counts(local)
     lake = _lake(tmp_path)
     first = push(local, lake, machine="box-a")
@@ -84,12 +85,15 @@ def test_two_machines_share_the_reference_data_and_add_their_own(seeded_template
     assert _query(lake, "SELECT count(*) - count(DISTINCT content_sha256) FROM sources") == [(0,)]
 
 
-def test_a_push_killed_midway_keeps_what_committed_and_resumes(seeded_template: Path, tmp_path: Path,
+def test_a_push_killed_midway_keeps_what_committed_and_resumes(catalog_template: Path, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     import db.push as push_module
 
-    local = _local(seeded_template, tmp_path, "box-a", LEADERBOARD)
+    local = _local(catalog_template, tmp_path, "box-a", LEADERBOARD)
+    for upload in UPLOADS[1:3]:
+        assert import_file(upload, db=local).status == "imported"
     sources, runs = _counts(local)
+    assert sources == 4  # the catalog and three uploads
     lake = _lake(tmp_path)
     real, calls = push_module._copy, []
 
@@ -128,9 +132,9 @@ def test_push_needs_a_lake_and_keeps_passwords_out_of_urls(db: Path, capsys: pyt
         LakeUrl.parse("ducklake:postgres:dbname=lake host=db")
 
 
-def test_the_cli_reports_what_it_pushed(seeded_template: Path, tmp_path: Path,
+def test_the_cli_reports_what_it_pushed(catalog_template: Path, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    local = _local(seeded_template, tmp_path, "box-a", None)
+    local = _local(catalog_template, tmp_path, "box-a", LEADERBOARD)
     share = tmp_path / "lab's share"  # a quote in the catalog's and the data's paths is just a character
     share.mkdir()
     url = f"ducklake:sqlite:{share / 'team.sqlite'}"
@@ -272,7 +276,7 @@ def test_a_runners_own_runs_read_as_a_team_members(bare_template: Path, tmp_path
         assert "local" in set(queries.runs_table(store)["source_kind"].to_list())
 
 
-def test_labels_prices_and_rates_edited_after_a_push_travel_newest_first(seeded_template: Path,
+def test_labels_prices_and_rates_edited_after_a_push_travel_newest_first(catalog_template: Path,
                                                                           tmp_path: Path) -> None:
     """A runner fills a label and edits a price after pushing: the next push carries both, the runs are
     regraded, and the edit is the machine's in the lake. Of two machines' edits of one price the newer wins,
@@ -283,8 +287,8 @@ def test_labels_prices_and_rates_edited_after_a_push_travel_newest_first(seeded_
     from ingest.labels import label_source
 
     tegra = UPLOADS[2]
-    a = _local(seeded_template, tmp_path, "box-a", tegra)
-    b = _local(seeded_template, tmp_path, "box-b", None)
+    a = _local(catalog_template, tmp_path, "box-a", tegra)
+    b = _local(catalog_template, tmp_path, "box-b", None)
     lake = _lake(tmp_path)
     push(a, lake, machine="box-a")
     assert _query(lake, "SELECT count(*) FROM runs WHERE mode IS NULL")[0][0] == 1  # the log does not say

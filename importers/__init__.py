@@ -43,6 +43,7 @@ from importers.powerlogs.standalone import (
     JtopImporter,
     NvidiaSmiImporter,
     NvidiaSmiQueryImporter,
+    PowermetricsImporter,
     PowerTableImporter,
     TegrastatsImporter,
     TegrastatsJsonImporter,
@@ -111,6 +112,7 @@ IMPORTERS: tuple[Importer, ...] = (
     TegrastatsJsonImporter(),
     GpuPowerCsvImporter(),
     UprofImporter(),
+    PowermetricsImporter(),
     OllamaImporter(),  # --verbose statistics or eval_count/eval_duration columns: before the home-grown tables
     PowerSummaryImporter(),  # end-of-run power summaries (stated totals, unit-less rail means): before the tables
     PowerTableImporter(),  # a time column and power columns with units ('Timestamp (s),Power (mW)'): before tables
@@ -122,7 +124,7 @@ IMPORTERS: tuple[Importer, ...] = (
 
 POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME,
                                GpuPowerCsvImporter.NAME, TegrastatsJsonImporter.NAME, NvidiaSmiQueryImporter.NAME,
-                               UprofImporter.NAME})
+                               UprofImporter.NAME, PowermetricsImporter.NAME})
 
 __all__ = [
     "IMPORTERS",

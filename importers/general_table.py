@@ -13,7 +13,8 @@ name (`Energy per Token (W)`) refuses the file naming it. The device, mode, prec
 columns that state them: where none is stated the run leaves it null and the import asks for it (`joulebench
 label`). A table with no figure with a unit is refused, saying which columns were seen and why none was read.
 
-A row whose figure cells are all blank or a missing mark (`–`) measured nothing: it is left out, said in a warning
+A cell written as a range (`70-85`, `171–205`) is no figure: read as not stated, said. A row whose figure cells
+are all blank or a missing mark (`–`) measured nothing: it is left out, said in a warning
 (a table of such rows only is refused). A numeric setting's column whose cells are names (`ctx`: tiny, 64k) is no
 setting: it may tell the rows apart in the tag. A table naming its figures in a metric column and giving statistics as
 columns (`Metric | Median | P95 | Mean`, a setup named on its first line only) is read as one column per figure and
@@ -304,6 +305,9 @@ class GeneralTableImporter(Importer):
                 continue
             if field.section == "config":
                 config[field.key] = self._config_value(conv, at, field.key, raw)
+                continue
+            if units.is_range(raw):
+                conv.warn(f"{at}: {raw[:40]!r} is a range, not one figure: read as not stated")
                 continue
             try:
                 value = units.value_in(raw, unit.symbol if unit is not None and unit.kind != "tokens" else None)

@@ -21,7 +21,11 @@ llama-bench measures no energy.
 llama-benchy (a llama-bench-style tool for OpenAI-compatible servers) prints the same md table with more columns
 after t/s (`peak t/s`, `ttfr (ms)`, `est_ppt (ms)`, `e2e_ttft (ms)`, each `mean ± sd` over its runs): read the same
 way (t/s's mean; the test and depth in the tag), with `e2e_ttft`'s mean as the mean time to first token and no engine
-(the server it measured is not named in the table).
+(the server it measured is not named in the table). Its JSON report (`--save-result`, schemas/
+benchmark_report_schema.json: `benchmarks[]` of `concurrency`, `context_size`, `prompt_size`, `response_size`, each
+figure `{mean, std, values}`) gives the same two tests per entry: `pp_throughput` (prefill tokens/s, all requests
+together) and `tg_throughput` (generation tokens/s, all requests together; the `_req_` figures are per request and
+not read), at the entry's concurrency.
 """
 
 from __future__ import annotations
@@ -83,6 +87,43 @@ def _is_test(obj: Any) -> bool:
     return isinstance(obj, dict) and all(k in obj for k in REQUIRED) and ("model_type" in obj or "build_commit" in obj)
 
 
+def _is_benchy(doc: Any) -> bool:
+    return (isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list) and "latency_mode" in doc
+            and "max_concurrency" in doc)
+
+
+def _benchy_tests(conv: Conversion, doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """llama-benchy's JSON report as test dicts: a pp and a tg test per benchmark entry that measured them."""
+    conv.tool_version = conv.tool_version or clean_str(doc.get("version"))
+    out: list[tuple[str, dict[str, Any]]] = []
+    for i, b in enumerate(doc["benchmarks"]):
+        if not isinstance(b, dict):
+            raise conv.fail(f"benchmarks[{i}]", "expected a benchmark object")
+
+        def mean(key: str, b: dict[str, Any] = b) -> tuple[Any, Any, int]:
+            figure = b.get(key)
+            if not isinstance(figure, dict):
+                return None, None, 0
+            values = figure.get("values")
+            return figure.get("mean"), figure.get("std"), len(values) if isinstance(values, list) else 0
+
+        common = {"tool": "llama-benchy", "model_filename": doc.get("model"), "concurrency": b.get("concurrency"),
+                  "n_depth": b.get("context_size") or 0, "context_phase": b.get("is_context_prefill_phase") is True}
+        pp, pp_sd, pp_n = mean("pp_throughput")
+        if pp is not None:
+            ttft = mean("e2e_ttft")[0]
+            out.append((f"benchmarks[{i}].pp_throughput", {**common, "n_prompt": b.get("prompt_size"), "n_gen": 0,
+                                                           "avg_ts": pp, "stddev_ts": pp_sd, "repetitions": pp_n,
+                                                           "e2e_ttft_ms": ttft}))
+        tg, tg_sd, tg_n = mean("tg_throughput")
+        if tg is not None:
+            out.append((f"benchmarks[{i}].tg_throughput", {**common, "n_prompt": 0, "n_gen": b.get("response_size"),
+                                                           "avg_ts": tg, "stddev_ts": tg_sd, "repetitions": tg_n}))
+    if not out:
+        raise conv.fail("benchmarks", "no entry with pp_throughput or tg_throughput")
+    return out
+
+
 def _md_start(text: str) -> bool:
     return any(MD_HEADER.match(line) for line in text.splitlines()[:400])
 
@@ -98,7 +139,7 @@ class LlamaBenchImporter(Importer):
         if isinstance(doc, list):
             return bool(doc) and all(_is_test(d) for d in doc[:3])
         if isinstance(doc, dict):
-            return _is_test(doc)
+            return _is_test(doc) or _is_benchy(doc)
         head = source.head
         first = head.lstrip().split("\n", 1)[0]
         if first.startswith("{"):
@@ -112,7 +153,9 @@ class LlamaBenchImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
         text = conv.source.text or ""
-        if isinstance(doc, (list, dict)):
+        if _is_benchy(doc):
+            tests = _benchy_tests(conv, doc)  # type: ignore[arg-type]
+        elif isinstance(doc, (list, dict)):
             tests = [(f"[{i}]", t) for i, t in enumerate(doc if isinstance(doc, list) else [doc])]
         elif text.lstrip().startswith("{"):
             tests = [(f"line {n}", t) for n, t in read_jsonl(text, conv)]
@@ -231,7 +274,8 @@ class LlamaBenchImporter(Importer):
                              where=f"{where} (gpu_info is empty and no ggml device line precedes the table)")
         kind = "pp+tg" if n_prompt and n_gen else ("pp" if n_prompt else "tg")
         name = {"pp": f"pp{n_prompt}", "tg": f"tg{n_gen}", "pp+tg": f"pp{n_prompt}+tg{n_gen}"}[kind]
-        name += f" @ d{depth}" if depth else ""
+        name = ("ctx_" if t.get("context_phase") else "") + name + (f" @ d{depth}" if depth else "")
+        concurrency = whole("concurrency")
         settings = [(label, clean_str(t.get(key))) for label, key in (
             ("ngl", "n_gpu_layers"), ("threads", "n_threads"), ("n_batch", "n_batch"), ("n_ubatch", "n_ubatch"),
             ("fa", "flash_attn"), ("kv", "type_k"), ("sm", "split_mode"), ("ot", "tensor_buft_overrides"),
@@ -251,12 +295,14 @@ class LlamaBenchImporter(Importer):
         elif kind == "tg":
             metrics["tokens_per_s"] = avg
         commit, build = clean_str(t.get("build_commit")), clean_str(t.get("build_number"))
-        samples = t.get("samples_ns") if isinstance(t.get("samples_ns"), list) else []
+        samples = t.get("samples_ns") if isinstance(t.get("samples_ns"), list) else [None] * (t.get("repetitions") or 0)
         tool = "llama-benchy" if benchy else "llama-bench"
         notes = [f"{tool} {name}" + (f" ({len(samples)} repetitions)" if samples else "")
                  + f": {avg:g} ± {sd or 0:g} tokens/s, "
                  + {"pp": "prompt tokens processed per second (stored as prompt tokens/s)",
-                    "tg": "tokens generated per second for one sequence (stored as output tokens/s)",
+                    "tg": (f"tokens generated per second by {concurrency} concurrent requests together"
+                           if concurrency and concurrency > 1 else "tokens generated per second for one sequence")
+                          + " (stored as output tokens/s)",
                     "pp+tg": "prompt and generated tokens together per second: neither prompt nor output tokens/s, "
                              "not stored as either"}[kind]]
         if depth:
@@ -268,7 +314,8 @@ class LlamaBenchImporter(Importer):
         config = {
             "workload": conv.hints.workload or (model or "llama-bench")[:200], "model": model and model[:200],
             "task": "text-generation", "mode": "infer", "precision": conv.precision(weights),
-            "quantization": quantization, "batch_size": conv.hints.batch_size or 1, "load_kind": "batch",
+            "quantization": quantization, "batch_size": conv.hints.batch_size or (None if concurrency else 1),
+            "load_kind": "concurrency" if concurrency else "batch", "max_concurrency": concurrency,
             "engine": None if benchy else "llama.cpp",
             "engine_version": (f"{commit} ({build})" if commit and build else commit),
             "prompt_tokens_requested": n_prompt or None, "output_tokens_requested": n_gen or None,

@@ -111,22 +111,66 @@ def _is_summary(text: str) -> bool:
     return "MLPerf Results Summary" in text[:400] and "Scenario" in text
 
 
+def _is_detail(head: str) -> bool:
+    """LoadGen's detail log: `:::MLLOG {json}` lines that begin with its version (training logs have none)."""
+    return head.startswith(":::MLLOG") and '"loadgen_version"' in head[:600]
+
+
+# the detail log's result keys -> the summary's lines, so one reading serves both (LoadGen's results.cc);
+# `result_token_throughput` is left out: LoadGen divides tokens by a mean latency in ns there (tokens per ns)
+_DETAIL_KEYS = {
+    "effective_scenario": "Scenario", "effective_test_mode": "Mode", "sut_name": "SUT name",
+    "effective_samples_per_query": "samples_per_query", "result_validity": "Result is",
+    "result_samples_per_second": "Samples per second",
+    "result_completed_samples_per_sec": "Completed samples per second",
+    "result_scheduled_samples_per_sec": "Scheduled samples per second",
+    "result_qps_with_loadgen_overhead": "QPS w/ loadgen overhead",
+    "result_tokens_per_second": "tokens per second",
+    "result_completed_tokens_per_second": "completed tokens per second",
+    "result_inferred_tokens_per_second": "tokens per second (inferred)",
+    "result_inferred_completed_tokens_per_second": "completed tokens per second (inferred)",
+    "result_mean_latency_ns": "Mean latency (ns)", "result_max_latency_ns": "Max latency (ns)",
+    "result_first_token_mean_latency_ns": "mean first token latency (ns)",
+    "result_time_to_output_token_mean": "mean time to output token (ns)",
+}
+_DETAIL_PERCENTILE = re.compile(r"result_(first_token_)?(\d+\.\d+)_percentile_latency_ns$"
+                                r"|result_time_per_output_token_(\d+\.\d+)_percentile_ns$")
+
+
+def _detail_fields(details: dict[str, Any]) -> dict[str, str]:
+    """A detail log's results under the summary's names (as `_summary_fields` reads them)."""
+    out: dict[str, str] = {}
+    for key, value in details.items():
+        name = _DETAIL_KEYS.get(key)
+        m = _DETAIL_PERCENTILE.match(key) if name is None else None
+        if m and m.group(3):
+            name = f"{m.group(3)} percentile time to output token (ns)"
+        elif m:
+            name = f"{m.group(2)} percentile {'first token ' if m.group(1) else ''}latency (ns)"
+        if name is not None and value is not None and not isinstance(value, dict | list):
+            out.setdefault(name, str(value))
+            out.setdefault(name.lower(), str(value))
+    return out
+
+
 class MlperfImporter(Importer):
     NAME = "mlperf-inference"
     TOOL = "mlperf-loadgen"
-    DESCRIPTION = "MLPerf Inference result folder or mlperf_log_summary.txt"
+    DESCRIPTION = "MLPerf Inference result folder, mlperf_log_summary.txt or mlperf_log_detail.txt"
     FOLDER = True
     ALSO_FILES = True
 
     def sniff(self, source: Source) -> bool:
         if source.is_folder:
             return any(p.rsplit("/", 1)[-1] == SUMMARY for p in source.files)
-        return _is_summary(source.head)
+        return _is_summary(source.head) or _is_detail(source.head)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         src = conv.source
         if not src.is_folder:
-            single = self._run(conv, src.name, src.text or "", None, None, 0, ())
+            text = src.text or ""
+            summary, detail = (None, text) if _is_detail(text) else (text, None)
+            single = self._run(conv, src.name, summary, detail, None, 0, (), detail_name=src.name)
             if single is None:
                 raise conv.fail("Mode", "AccuracyOnly: an accuracy run has no performance result to import")
             return conv.document([single])
@@ -200,7 +244,7 @@ class MlperfImporter(Importer):
         self,
         conv: Conversion,
         name: str,
-        summary: str,
+        summary: str | None,
         detail: str | None,
         power: str | None,
         index: int,
@@ -209,16 +253,16 @@ class MlperfImporter(Importer):
         detail_name: str = "",
         power_name: str = "",
     ) -> dict[str, Any] | None:
-        if not _is_summary(summary):
+        if summary is not None and not _is_summary(summary):
             raise conv.fail(name, "not an MLPerf results summary ('MLPerf Results Summary' header missing)")
-        f = _summary_fields(summary)
+        details = _detail(conv, detail, detail_name) if detail else {}
+        f = _summary_fields(summary) if summary is not None else _detail_fields(details)
         scenario = clean_str(f.get("Scenario"))
         if not scenario:
             raise conv.fail(f"{name}: Scenario", "missing")
         if (f.get("Mode") or "").strip() == "AccuracyOnly":
             conv.warn(f"{name}: accuracy run skipped")
             return None
-        details = _detail(conv, detail, detail_name) if detail else {}
         spq = pos_int(f.get("samples_per_query")) or pos_int(details.get("effective_samples_per_query")) or 1
         if scenario == "Offline":
             sps = num(f.get("Samples per second"), f"{name}: Samples per second", conv)
@@ -248,7 +292,8 @@ class MlperfImporter(Importer):
                 metrics[field] = v * MS_PER_NS
         device = self._device(conv, system)
         workload = self._workload(conv, parts)
-        llm = any(workload.startswith(key) for key, u in SAMPLE_UNITS if u == "request")
+        llm = (any(workload.startswith(key) for key, u in SAMPLE_UNITS if u == "request")
+               or f.get("mean first token latency (ns)") is not None)  # token latencies: one sample is a prompt
         latency_columns = QUERY_LATENCIES  # a query's latency: per query (SingleStream, MultiStream) or sample
         if llm and scenario == "Offline":
             # LoadGen times Offline's samples from its ONE query's issue: 'latencies' of minutes to an hour

@@ -170,6 +170,18 @@ def _is_figure(key: str) -> bool:
     return field is not None and field.section == "metrics"
 
 
+# a record named for what it samples besides time ('CPU Statistics', 'RAM Stats', 'Confidence Statistics')
+_RESOURCES = {"cpu", "ram", "memory", "mem", "frequency", "freq", "temperature", "temp", "confidence", "detection",
+              "detections", "utilization", "utilisation", "util", "usage", "swap", "disk", "network"}
+_STATISTICS_OF = {"statistics", "stats", "stat", "summary"}
+_WARM_UP = re.compile(r"(?i)^warm[\s_-]?up\b")  # 'Warmup Statistics', 'warm_up': before the measured runs
+
+
+def _of_a_resource(key: str) -> bool:
+    words = set(re.findall(r"[a-z]+", key.lower()))
+    return bool(words & _RESOURCES) and bool(words & _STATISTICS_OF) and words <= _RESOURCES | _STATISTICS_OF
+
+
 def nested_records(doc: dict[str, Any], said: list[str] | None = None) -> list[dict[str, Any]] | None:
     """{"models": {model: {prompt: {gen_tps, ...}}}} or {"systems": {name: {p99_us, ..., "source": {...}}}}: one
     record per dict of figures, when two or more dicts, anywhere in the object, hold numeric keys of one kind (each
@@ -206,6 +218,13 @@ def nested_records(doc: dict[str, Any], said: list[str] | None = None) -> list[d
     records: list[dict[str, Any]] = []
     seen: dict[tuple[tuple[str, Any], ...], str] = {}
     for path, leaf in family:
+        if _of_a_resource(path[-1]) or _WARM_UP.search(path[-1]):
+            if said is not None:
+                said.append(f"{'.'.join(path)[:80]} left out: " + (
+                    "the warm-up, not the measured run" if _WARM_UP.search(path[-1]) else
+                    "statistics of a resource or an output (CPU, RAM, frequency, detections), not of a timed run: "
+                    "a rate beside them is not a throughput"))
+            continue
         figures = tuple(sorted((k, v) for k, v in flatten(leaf).items() if _number(v)))
         again = seen.get(figures) if any(isinstance(v, float) and not v.is_integer() for _, v in figures) else None
         if again is not None:

@@ -120,9 +120,9 @@ def without_summaries(conv: Conversion, header: list[str], rows: Rows, columns: 
 
 def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
                ) -> tuple[list[str], Rows, Columns, set[str]]:
-    """The table with a model column's precisions and engines, a device column's setups and the text columns that
-    tell rows apart moved to the fields they state (new columns at the end of each row), and the names of the
-    columns no field read that the tag now holds."""
+    """The table with a model column's precisions and engines, a device column's setups, a power mode named in a
+    row's text ('MAXN_SUPER mode', '15W mode') and the text columns that tell rows apart moved to the fields they
+    state (new columns at the end of each row), and the names of the columns no field read that the tag now holds."""
     header, columns = list(header), dict(columns)
     moved: dict[str, dict[int, str]] = {}  # new column -> {row index: value}
     by_key = {f.key: i for i, (f, _) in columns.items()}
@@ -158,6 +158,9 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
         conv.warn(f"{header[e][:40]} names engines ({', '.join(sorted(set(moved['engine'].values())))[:80]}): read "
                   "as the engine")
         read.add(e)
+    if "power_mode" not in by_key and (modes := _power_modes(header, rows, columns)):
+        moved["power_mode"] = modes
+        conv.warn(f"the power mode read from the text of the rows ({', '.join(sorted(set(modes.values())))[:80]})")
     if (d := by_key.get("device")) is not None:
         values = {_cell(row, d) for _, row in rows} - {""}
         placements = sorted(v for v in values if is_backend(v))
@@ -193,6 +196,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
         if tags and (heading is None or telling):
             moved["tag"] = {r: ", ".join(parts)[:200] for r, parts in tags.items()}
     fields = {"precision": Field("precision", None, "label"), "engine": Field("engine", None, "config"),
+              "power_mode": Field("power_mode", None, "config"),
               "tag": Field("tag", None, "config"), "model": Field("model", None, "label")}
     for key, cells in moved.items():
         columns[len(header)] = (fields[key], None)
@@ -222,6 +226,21 @@ def _family_and_size(header: list[str], rows: Rows, columns: Columns) -> tuple[d
             return None  # a size that is no parameter count ('1.1 GB'): nothing joined
         out[r] = f"{name} {count.group(1)}{count.group(2).upper()}"[:200]
     return (out, (family, size)) if out else None
+
+
+# a Jetson power mode named in a row's text ('MAXN_SUPER mode; flash-attn on', '15W mode (GPU 612 MHz cap)')
+_POWER_MODE = re.compile(r"\b(MAXN(?:[_ ]SUPER)?)\b|\b(\d{1,3}\s?W)\s+(?:power\s+)?mode\b", re.IGNORECASE)
+
+
+def _power_modes(header: list[str], rows: Rows, columns: Columns) -> dict[int, str]:
+    """{row: power mode} from the text columns no field reads, where a row's text names one mode (and only one)."""
+    out: dict[int, str] = {}
+    for r, (_, row) in enumerate(rows):
+        found = {(m.group(1) or m.group(2)).upper().replace(" ", "_" if m.group(1) else "")
+                 for i in range(len(header)) if i not in columns for m in _POWER_MODE.finditer(_cell(row, i))}
+        if len(found) == 1:
+            out[r] = found.pop()
+    return out
 
 
 def _engine_column(header: list[str], rows: Rows, columns: Columns) -> int | None:

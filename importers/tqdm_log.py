@@ -26,6 +26,18 @@ _BAR = re.compile(r"(?<!\d)(\d{1,15})/(\d{1,15}) \[(?:(\d{1,6}):)?(\d{1,6}):(\d{
 
 
 MIN_ELAPSED_S = 10
+# a bar that sets something up (a server log's `Loading safetensors checkpoint shards`, `Capturing batches`) times
+# no workload: it is left out, as is a bar that finished inside its first second (no rate can be checked)
+_SETUP_WORDS = {"loading", "load", "capturing", "capture", "cloning", "downloading", "download", "compiling",
+                "compile", "fetching", "tokenizing", "tokenize", "building", "resolving", "extracting", "unpacking"}
+
+
+def _description(part: str, start: int) -> str:
+    """The text tqdm writes before a bar's percentage ('Loading checkpoint shards', 'Epoch 1'), '' for none."""
+    prefix = part[:start]
+    prefix = prefix[prefix.rfind("]") + 1:]  # after the bar before it on the same line
+    said = re.split(r"\s*\d{1,3}%", prefix)[0].replace("\x1b", "").strip(" :|[A")
+    return re.sub(r"\s*\d[\d.,/]*\s*", " ", said).strip(" :-#")[:80]  # 'Epoch 2' is another pass of 'Epoch'
 
 
 def _progress_lines(text: str) -> list[str]:
@@ -42,22 +54,37 @@ class TqdmImporter(Importer):
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         text = conv.source.text or ""
-        finished = []
+        finished, setup, instant = [], set(), 0
         for part in _progress_lines(text):
             for m in _BAR.finditer(part):
                 n, total = int(m.group(1)), int(m.group(2))
-                if n == total and n > 0:
-                    finished.append(m)
+                if n != total or n <= 0:
+                    continue
+                what = _description(part, m.start())
+                if set(re.findall(r"[a-z]+", what.lower())) & _SETUP_WORDS:
+                    setup.add(what)
+                elif not m.group(3) and int(m.group(4)) == 0 and int(m.group(5)) == 0:
+                    instant += 1
+                else:
+                    finished.append((what, m))
+        left_out = ([f"{len(setup)} kind(s) of set-up bar ({', '.join(sorted(setup))[:120]}): they time no "
+                     "workload"] if setup else []) + (
+            [f"{instant} bar(s) that finished inside their first second: no rate to check"] if instant else [])
         if not finished:
-            raise conv.fail("(whole file)", "no completed progress bar (n/n [elapsed<remaining, rate it/s])")
+            raise conv.fail("(whole file)", "no completed progress bar of a workload (n/n [elapsed<remaining, rate "
+                                            f"it/s]){'; left out: ' + '; '.join(left_out) if left_out else ''}")
+        if left_out:
+            conv.warn("left out: " + "; ".join(left_out))
         runs: list[dict[str, Any]] = []
         device = conv.device(None, where="(whole file; tqdm output does not name the device)")
         mode = conv.mode(None, "(whole file; tqdm output does not say whether it trained or inferred)")
         seen: set[str] = set()
-        for m in finished:
+        repeats: dict[str, int] = {}  # bars of one description are repeats of one setup; of another, another
+        for what, m in finished:
             if m.group(0) in seen:
                 continue
             seen.add(m.group(0))
+            repeats[what] = repeats.get(what, -1) + 1
             rate = float(m.group(6))
             shown = rate if m.group(7) == "it/s" else (1 / rate if rate > 0 else None)
             elapsed = int(m.group(3) or 0) * 3600 + int(m.group(4)) * 60 + int(m.group(5))
@@ -84,7 +111,8 @@ class TqdmImporter(Importer):
                         "mode": mode,
                         "precision": conv.precision(None),
                         "batch_size": conv.hints.batch_size,
-                        "repeat_index": len(runs),
+                        "repeat_index": repeats[what],
+                        "tag": what or None,
                     },
                     "metrics": metrics,
                     "notes": f"tqdm bar: {m.group(0)}" + (

@@ -102,8 +102,14 @@ def metadata(r: dict[str, Any]) -> Metadata:
     return out
 
 
+# the run's own keys, as `benchmark()` writes them, where a trimmed copy of the script leaves out the backend
+_OWN_KEYS = {"tokenizer_id", "num_prompts", "completed", "duration", "total_input_tokens", "total_output_tokens"}
+_UNITLESS_LATENCY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)$")
+
+
 def _is_result(doc: Any) -> bool:
-    return (isinstance(doc, dict) and "model_id" in doc and ("backend" in doc or "endpoint_type" in doc)
+    return (isinstance(doc, dict) and "model_id" in doc
+            and ("backend" in doc or "endpoint_type" in doc or _OWN_KEYS <= doc.keys())
             and any(k in doc for k in RESULT_KEYS))
 
 
@@ -179,6 +185,10 @@ class VllmBenchImporter(Importer):
                                               method="reported", what=energy[1]))
                 if metrics.get("tokens_per_s") and duration:
                     metrics["j_per_token"] = energy[0] / (metrics["tokens_per_s"] * duration)
+        unitless = sorted(k for k in r if isinstance(k, str) and _UNITLESS_LATENCY.match(k))
+        if unitless:
+            conv.warn(f"{where}: {', '.join(unitless)[:120]} written without a unit (vLLM writes '_ms'): not stored, "
+                      "since seconds and milliseconds cannot be told apart")
         rate = r.get("request_rate")
         # a multi-turn run (`mode` "multi_turn") states how many conversations ran at once, one request each
         concurrency = pos_int(r.get("max_concurrency")) or pos_int(r.get("multi_turn_concurrency"))

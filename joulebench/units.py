@@ -147,6 +147,16 @@ _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # 1,234.5 / 12,345
 _SPREAD_AFTER = re.compile(r"^\s*(?:±|\+/-|\+-)\s*(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
+# a range written where one figure belongs ('70-85', '171–205 tok/s', '2 to 3 s'): no single value
+_RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:-|–|—|to)\s*(\d+(?:\.\d+)?)\s*([^\d\s].{0,30})?$")
+
+
+def is_range(text: str) -> bool:
+    """Whether a cell gives a range of two figures, low to high, not one ('70-85', '171–205')."""
+    m = _RANGE.match(text)
+    return m is not None and float(m.group(1)) < float(m.group(2))
+
+
 @dataclass(frozen=True)
 class Quantity:
     value: float

@@ -11,6 +11,7 @@ from importers.powerlogs.log import PowerLog, head_text
 from importers.powerlogs.meter import parse_meter_csv
 from importers.powerlogs.nvidia_smi import noheader_columns, parse_nvidia_smi
 from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_query
+from importers.powerlogs.powermetrics import is_powermetrics, parse_powermetrics
 from importers.powerlogs.tegrastats import is_tegrastats_line, parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json, tegrastats_json_head
 from importers.powerlogs.uprof import is_uprof, parse_uprof
@@ -22,6 +23,8 @@ def sniff(head: str) -> str | None:
         return "dcgm"
     if is_uprof(head):
         return "amd-uprof"
+    if is_powermetrics(head):
+        return "powermetrics"
     first = head.split("\n", 1)[0].lower()
     if ("power.draw" in first and "," in first) or ("," in first and noheader_columns(head) is not None):
         return "nvidia-smi"  # with its header, or written with --format=csv,noheader
@@ -51,7 +54,7 @@ def read_power_log(data: bytes, boundary: str | None = None, device: str | None 
     return parse(data, boundary, device) if fmt in JETSON_FORMATS else parse(data, boundary)
 
 
-PARSERS: dict[str, Any] = {"amd-uprof": parse_uprof, "nvidia-smi": parse_nvidia_smi,
+PARSERS: dict[str, Any] = {"amd-uprof": parse_uprof, "powermetrics": parse_powermetrics, "nvidia-smi": parse_nvidia_smi,
                            "nvidia-smi-q": parse_nvidia_smi_query, "tegrastats": parse_tegrastats, "jtop": parse_jtop,
                            "dcgm": parse_dcgm, "gpu-power-csv": parse_gpu_power_csv,
                            "tegrastats-json": parse_tegrastats_json}

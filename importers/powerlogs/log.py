@@ -220,6 +220,11 @@ def jetson_unit(col: str, top: float, jetson: bool, flags: list[str], notes: lis
                              "name the Jetson module (e.g. --device 'Jetson Orin Nano'), whose rails are logged in mW")
 
 
+# a Unix time below each bound is in that unit: seconds until the year 5138, then ms, us, ns
+_EPOCH_UNITS = ((1.0, 1e11), (1e3, 1e14), (1e6, 1e17), (1e9, 1e20))
+_EPOCH_NAMES = {1e3: "milliseconds", 1e6: "microseconds", 1e9: "nanoseconds"}
+
+
 def csv_times(values: list[str], column: str) -> tuple[np.ndarray, datetime | None, float | None, list[str]]:
     """Seconds from the first sample, the first sample's time (None: not known) and its Unix time."""
     notes: list[str] = []
@@ -234,7 +239,15 @@ def csv_times(values: list[str], column: str) -> tuple[np.ndarray, datetime | No
     except ValueError:
         numbers = None
     if numbers is not None:
-        if numbers[0] > 1e9:  # Unix seconds (UTC)
+        if not np.all(np.isfinite(numbers)):
+            raise PowerLogError(column, "a time that is not a finite number")
+        if numbers[0] > 1e9:  # Unix time (UTC): its size says its unit, seconds to nanoseconds
+            per_s = next((f for f, top in _EPOCH_UNITS if numbers[0] < top), None)
+            if per_s is None:
+                raise PowerLogError(column, f"{numbers[0]:.6g} is too large for a Unix time, even in nanoseconds")
+            numbers = numbers / per_s
+            if per_s != 1:
+                notes.append(f"'{column}' is Unix time in {_EPOCH_NAMES[per_s]} (by its size)")
             started = datetime.fromtimestamp(float(numbers[0]), UTC)
             return numbers - numbers[0], started, float(numbers[0]), notes
         notes.append(f"'{column}' is seconds from the start; the wall-clock time is not in the file")

@@ -24,6 +24,7 @@ from importers.powerlogs.jtop import parse_jtop
 from importers.powerlogs.log import PowerLog, PowerLogError
 from importers.powerlogs.nvidia_smi import parse_nvidia_smi
 from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_query
+from importers.powerlogs.powermetrics import machine_model, parse_powermetrics
 from importers.powerlogs.tegrastats import parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json
 from importers.powerlogs.two_column import parse_two_column, two_column_header
@@ -258,6 +259,24 @@ class UprofImporter(Importer):
         log = _parse(conv, parse_uprof)
         metrics = _metrics(log, log.flags, "no socket package power counter in the report")
         device = conv.device(None, "cpu", where="(whole file; uProf names the CPU by family and model numbers only)")
+        return _standalone(conv, log, device, metrics)
+
+
+class PowermetricsImporter(Importer):
+    NAME = "powermetrics"
+    TOOL = "macOS powermetrics"
+    DESCRIPTION = "macOS powermetrics text output: the SoC's combined power (CPU, GPU, ANE) per sample"
+
+    def sniff(self, source: Source) -> bool:
+        return sniff(source.head) == self.NAME
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        log = _parse(conv, parse_powermetrics)
+        metrics = _metrics(log, log.flags, "no combined or package power line in the samples")
+        model = machine_model(conv.source.head)
+        says = f"powermetrics names the Mac as {model!r}, a model identifier, not its chip" if model else \
+            "powermetrics does not name the chip"
+        device = conv.device(None, where=f"(whole file; {says})")
         return _standalone(conv, log, device, metrics)
 
 

@@ -2,7 +2,10 @@
 
 Each bar that reaches its total (`1563/1563 [01:36<00:00, 16.14it/s]`) becomes a run with
 iterations_per_s; throughput in samples/s needs the batch size (--batch-size), and is then
-stated as derived. Carriage-return refreshes are read like lines.
+stated as derived. Carriage-return refreshes are read like lines. A bar's description (the text before its
+percentage, counters left out: 'Epoch 2' is a pass of 'Epoch') is its tag: bars of one description are repeats of
+one setup. Bars that set something up (a server log's `Loading safetensors checkpoint shards`, `Capturing batches`)
+and bars that finished inside their first second time no workload: they are left out, and said.
 
 The rate a finished bar shows is not its mean: tqdm displays an exponential moving average of the
 last updates (`smoothing=0.3` by default, `format_meter`'s rate from `_ema_dn / _ema_dt`), so a bar

@@ -63,6 +63,7 @@ from importers.table_rows import (
     is_backend,
     not_number,
     relabelled,
+    split_setups,
     system_names,
     without_failed,
     without_summaries,
@@ -203,7 +204,8 @@ class GeneralTableImporter(Importer):
         check_run_count(conv, len(rows), "its rows")
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
-        columns, left = self._columns(conv, header, rows)
+        columns, left, twins = self._columns(conv, header, rows)
+        header, rows, columns = split_setups(conv, header, rows, columns, twins)
         figures = [f.key for f, _ in columns.values() if f.section == "metrics"]
         if not figures:
             raise conv.fail("line 1", "no column is a figure with a unit JouleBench reads (columns: "
@@ -240,12 +242,13 @@ class GeneralTableImporter(Importer):
 
     @staticmethod
     def _columns(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
-                 ) -> tuple[dict[int, tuple[Field, units.Unit | None]], list[tuple[str, str]]]:
-        """({column index: (field, unit of its values)}, the columns not read with why); each field from one column
-        (the first)."""
+                 ) -> tuple[dict[int, tuple[Field, units.Unit | None]], list[tuple[str, str]], list[tuple[int, int]]]:
+        """({column index: (field, unit of its values)}, the columns not read with why, the pairs of columns giving
+        one field in one unit: (the one read, the other)); each field from one column (the first)."""
         out: dict[int, tuple[Field, units.Unit | None]] = {}
         taken: dict[str, str] = {}
         left: list[tuple[str, str]] = []
+        twins: list[tuple[int, int]] = []  # (the column read, another giving its field with its unit)
         distributions = distributions_of(header)
         for i in total_first(header):
             name = header[i]
@@ -281,13 +284,17 @@ class GeneralTableImporter(Importer):
                     raise conv.fail(f"{name[:80]}", f"{taken[field.key][:80]} and {name[:80]} both give {field.key}: "
                                     "the object holds records side by side that are not told apart, and one "
                                     f"record's figure would stand for the other's; {MAP_IT}")
-                conv.warn(f"{name[:80]} left out: {field.key} is already given by {taken[field.key][:80]}")
+                first = next(j for j, (f, _) in out.items() if f.key == field.key)
+                if out[first][1] == unit:
+                    twins.append((first, i))
+                else:
+                    conv.warn(f"{name[:80]} left out: {field.key} is already given by {taken[field.key][:80]}")
                 continue
             taken[field.key] = name
             out[i] = (field, unit)
             conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit and unit.kind != "tokens"
                                                             else "") + (f": {why}" if why else ""))
-        return out, left
+        return out, left, twins
 
     def read_row(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
              columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[str, Any] | None:

@@ -398,7 +398,7 @@ def json_records(source: Source, said: list[str] | None = None) -> list[dict[str
         if nested is not None:
             if said is not None:
                 keys = [k for k in ("model", "tag") if k in nested[0]]
-                said.append(f"nested JSON read as {len(nested)} runs, one per path to a set of figures (the path "
+                said.append(f"nested JSON read as {len(nested)} records, one per path to a set of figures (the path "
                             f"kept as {' and '.join(keys) or 'nothing'})")
             return nested
         if nested_ambiguity(doc) is not None:  # read as one record, one record's figure would stand for another's

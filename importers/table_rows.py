@@ -7,7 +7,11 @@
 - a device column that holds where the code ran (`igpu`, `cpu_offload`, `cuda`) beside other labels (`a770`) names
   setups, not devices: none of its values is taken as the device (no guessing), each is kept in the run's tag;
 - short text columns no reader knows that tell the rows apart (`Strategy`, `name`) are kept in the tag, so that runs
-  of different setups never read as repeats of one configuration.
+  of different setups never read as repeats of one configuration;
+- a power mode named in a row's notes (`MAXN_SUPER mode`, `15W mode`) is the run's power mode setting;
+- one figure given in a column per setup (`ar_tok_s`, `k5_tok_s`; `TTFT frío`, `TTFT cacheado`) makes a run per
+  setup from each row that gives it, the setup's name (the word the columns differ in) in the tag; columns that differ
+  in a device's or a repeat's number, or in a statistic, are no setups.
 """
 
 from __future__ import annotations
@@ -226,6 +230,71 @@ def _family_and_size(header: list[str], rows: Rows, columns: Columns) -> tuple[d
             return None  # a size that is no parameter count ('1.1 GB'): nothing joined
         out[r] = f"{name} {count.group(1)}{count.group(2).upper()}"[:200]
     return (out, (family, size)) if out else None
+
+
+# tokens two column names may differ in without naming two setups: a statistic, or a device, rank or repeat number
+_NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", "stdev", "total", "sum", "peak",
+                "first", "last", "p50", "p90", "p95", "p99"}
+_NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
+
+
+def _differing(a: str, b: str) -> tuple[str, str] | None:
+    """The one word two column names differ in ('ar_tok_s', 'k5_tok_s': 'ar', 'k5'); None when they differ in
+    more, or in a statistic, a device's or a repeat's number."""
+    ta, tb = re.split(r"[_\s.\-/]+", a.strip()), re.split(r"[_\s.\-/]+", b.strip())
+    diff = [(x, y) for x, y in zip(ta, tb, strict=False) if x.lower() != y.lower()]
+    if len(ta) != len(tb) or len(diff) != 1 or not all(diff[0]):
+        return None
+    x, y = diff[0]
+    if {x.lower(), y.lower()} & _NOT_A_SETUP or _NUMBERED.match(x) or _NUMBERED.match(y):
+        return None
+    return x, y
+
+
+def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, twins: list[tuple[int, int]]
+                 ) -> tuple[list[str], Rows, Columns]:
+    """A table that gives one figure in a column per setup ('ar_tok_s', 'k5_tok_s'; 'vllm_ms', 'sglang_ms'): each row
+    read as one run per setup, the setup's name (the word the columns differ in) added to the tag. Columns of one field
+    that differ otherwise (a device's number, a statistic) are left out, said, as before."""
+    groups: dict[int, dict[str, int]] = {}  # the column read -> {setup: its column}
+    loose: list[tuple[int, int]] = []
+    for first, other in twins:
+        words = _differing(header[first], header[other])
+        group = groups.setdefault(first, {})
+        if words is None or group and group.get(words[0]) != first or words[1] in group:
+            loose.append((first, other))
+            continue
+        group[words[0]], group[words[1]] = first, other
+    groups = {first: g for first, g in groups.items() if g}
+    setups = {tuple(g) for g in groups.values()}
+    if len(setups) != 1:
+        loose += [(first, other) for first, g in groups.items() for other in g.values() if other != first]
+        groups = {}
+    for first, other in loose:
+        conv.warn(f"{header[other][:80]} left out: {columns[first][0].key} is already given by {header[first][:80]}")
+    if not groups:
+        return header, rows, columns
+    names = list(next(iter(setups)))
+    tag = next((i for i, (f, _) in columns.items() if f.key == "tag"), None)
+    if tag is None:
+        header, tag = [*header, "setup (from the column names)"], len(header)
+        columns = {**columns, tag: (Field("tag", None, "config"), None)}
+    split: Rows = []
+    giving = 0
+    for n, row in rows:  # a row gets a run for each setup it gives a figure for; one giving none stays as it is
+        stated = [name for name in names if any(_cell(row, g[name]).lower() not in MISSING_CELLS
+                                                for g in groups.values())]
+        giving += bool(stated)
+        for name in stated or [None]:
+            cells = [*row, *[""] * (len(header) - len(row))]
+            for first, group in groups.items():
+                cells[first] = _cell(row, group[name]) if name is not None else ""
+            cells[tag] = ", ".join(p for p in (_cell(row, tag), name) if p)[:200]
+            split.append((n, cells))
+    shown = ", ".join(header[c] for g in groups.values() for c in g.values())
+    conv.warn(f"{shown[:160]}: one figure per setup ({', '.join(names)[:80]}); the {giving} row(s) giving them read "
+              "as one run per setup they give (the setup in the tag)")
+    return header, split, columns
 
 
 # a Jetson power mode named in a row's text ('MAXN_SUPER mode; flash-attn on', '15W mode (GPU 612 MHz cap)')

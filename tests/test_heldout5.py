@@ -58,7 +58,10 @@ def test_a_text_table_whose_every_row_lacks_a_figure_is_refused() -> None:
 
 def test_spanish_report_units_in_cells_and_setup_names() -> None:
     runs, fmt, warnings = _load(MAARIFA)
-    assert fmt == "general-table" and len(runs) == 28  # 26 rows of 'Tabla completa', 2 of the prefix cache
+    # 26 rows of 'Tabla completa', and the prefix cache's 2 rows each giving its cold and its cached TTFT
+    assert fmt == "general-table" and len(runs) == 30
+    cache = [(r["config"]["tag"].split(", ")[1], r["metrics"]["ttft_avg_ms"]) for r in runs[26:]]
+    assert cache == [("frío", 15000.0), ("cacheado", 1500.0), ("frío", 27100.0), ("cacheado", 2200.0)]
     first = runs[0]
     assert first["metrics"]["ttft_p50_ms"] == pytest.approx(420.0)  # TTFT_med '0.42s'
     assert first["metrics"]["ttft_p90_ms"] == pytest.approx(430.0)

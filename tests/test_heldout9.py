@@ -23,6 +23,7 @@ POWERMETRICS = FORMATS / "power_logs_macos" / "powermetrics-m2-macbook-pro-ollam
 RANGES = FORMATS / "general_table" / "jetson-orin-nano-llamacpp-benchmark-table-ranges.md"
 YOLO = FORMATS / "general_table" / "yolov8n-rtx4050-laptop-benchmark_report_gpu-statistics.json"
 BENCHY = FORMATS / "llama_bench" / "llama-benchy-0.4.0-lmstudio-qwen3.5-9b-pp2048-tg64.json"
+SIDE_BY_SIDE = FORMATS / "general_table" / "exllamav3-gb10-ar-vs-k5-speculative-bench-8k-matched.json"
 TRIMMED_VLLM = FORMATS / "vllm_bench" / "vllm-serving-fork-glm5-fp8-tp8-unitless-latencies-conc64.json"
 
 
@@ -178,3 +179,18 @@ def test_set_up_progress_bars_of_a_server_log_are_no_runs() -> None:
     assert [(r["config"]["tag"], r["config"]["repeat_index"]) for r in runs] == [
         ("Epoch", 0), ("Epoch", 1), ("Evaluating", 0)]  # the epochs are passes of one setup; evaluating is not
     assert runs[0]["metrics"]["iterations_per_s"] == pytest.approx(10.0)
+
+
+def test_a_figure_given_per_setup_in_columns_is_a_run_per_setup() -> None:
+    doc = json.loads(SIDE_BY_SIDE.read_text())
+    runs, fmt, _ = _load(SIDE_BY_SIDE)
+    assert fmt == "general-table"
+    got = [(r["config"]["tag"], r["metrics"]["tokens_per_s"]) for r in runs]
+    assert got == [(f"{w}, {s}", doc[w][f"{s}_tok_s"]) for w in ("structured", "code", "prose") for s in ("ar", "k5")]
+    # columns of one field that differ in a device's number or a statistic are no setups: the first is read
+    gpus = b"model,gpu0_tok_s,gpu1_tok_s\nm,10,12\n"
+    (one,), _, said = _load_bytes(gpus, "gpus.csv")
+    assert one["metrics"]["tokens_per_s"] == 10 and any("gpu1_tok_s left out" in w for w in said)
+    stats = b"model,mean_ttft_ms,median_ttft_ms\nm,40,38\n"
+    (only,), _, _ = _load_bytes(stats, "stats.csv")
+    assert only["config"].get("tag") is None

@@ -180,7 +180,7 @@ def test_nested_json_gives_one_run_per_model_and_prompt() -> None:
             assert "prompt_tokens_per_s" not in m
         assert run["device"] is None
     assert not any("already given" in w for w in warnings)  # no cell dropped as a duplicate
-    assert any("nested JSON read as 100 runs" in w for w in warnings)
+    assert any("nested JSON read as 100 records" in w for w in warnings)
 
 
 # 8. the mapping guess --------------------------------------------------------------------------------

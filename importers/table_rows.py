@@ -282,8 +282,8 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     split: Rows = []
     giving = 0
     for n, row in rows:  # a row gets a run for each setup it gives a figure for; one giving none stays as it is
-        stated = [name for name in names if any(_cell(row, g[name]).lower() not in MISSING_CELLS
-                                                for g in groups.values())]
+        stated: list[str | None] = [name for name in names if any(_cell(row, g[name]).lower() not in MISSING_CELLS
+                                                                   for g in groups.values())]
         giving += bool(stated)
         for name in stated or [None]:
             cells = [*row, *[""] * (len(header) - len(row))]

@@ -54,6 +54,7 @@ from importers.table_records import (
     flatten,
     is_json,
     json_records,
+    key_value_object,
     nested_ambiguity,
     nested_records,
     twice_encoded,
@@ -137,6 +138,9 @@ class GeneralTableImporter(Importer):
                 return (isinstance(doc, dict) and nested_ambiguity(doc) is not None
                         and self._has_figure(list(flatten(doc))))
             return self._has_figure(list(flatten(records[0])))
+        if (kv := key_value_object(source)) is not None:  # 'Parameter,Value' rows: the object they flatten
+            records = json_records(source, doc=kv)
+            return records is not None and self._has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
         cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
         if len(cells) >= 2:
@@ -165,11 +169,13 @@ class GeneralTableImporter(Importer):
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
-        if is_json(source):
-            said: list[str] = []
-            records = json_records(source, said)
+        kv = None if is_json(source) else key_value_object(source)
+        if is_json(source) or kv is not None:
+            said: list[str] = [] if kv is None else ["a table of keys and values: read as the object its dotted keys "
+                                                     "flatten"]
+            records = json_records(source, said, kv)
             if not records:
-                doc = source.json if source.json is not None else twice_encoded(source.text)
+                doc = kv or (source.json if source.json is not None else twice_encoded(source.text))
                 why = nested_ambiguity(doc) if isinstance(doc, dict) else None
                 if why is not None:
                     raise conv.fail("(whole file)", f"a JSON object nesting records: {why}; {MAP_IT}")

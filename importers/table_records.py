@@ -8,6 +8,8 @@ reads them (`importers.detect_source`: one level, never the list's own members).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from dataclasses import dataclass
@@ -374,12 +376,47 @@ def _nested_key(records: list[Any]) -> str | None:
     return str(found[0]) if len(found) == 1 else None
 
 
-def json_records(source: Source, said: list[str] | None = None) -> list[dict[str, Any]] | None:
+_KEY_HEADS = {"parameter", "parameters", "key", "name", "field", "property", "setting", "item", "metric"}
+_VALUE_HEADS = {"value", "values", "val", "result"}
+_NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$")
+
+
+def key_value_object(source: Source) -> dict[str, Any] | None:
+    """A two-column table of keys and values (`Parameter,Value` over `Latency Statistics.Mean,54.9`) as the object it
+    flattens: dotted keys nested again, numbers as numbers; None for any other table, or keys that repeat or are
+    both a value and a parent."""
+    head = source.head.split("\n", 1)[0]
+    if "," not in head or source.text is None or source.json is not None:
+        return None
+    cells = [c.strip().strip('"').lower() for c in head.split(",")]
+    if len(cells) != 2 or cells[0] not in _KEY_HEADS or cells[1] not in _VALUE_HEADS:
+        return None
+    try:
+        rows = [r for r in csv.reader(io.StringIO(source.text, newline="")) if r][1:MAX_RUNS_PER_FILE + 1]
+    except csv.Error:  # a malformed table: not read as keys and values (the table readers say what is wrong)
+        return None
+    out: dict[str, Any] = {}
+    for row in rows:
+        if len(row) != 2 or not row[0].strip():
+            return None
+        node, parts = out, row[0].strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                return None
+        if parts[-1] in node:
+            return None
+        value = row[1].strip()
+        node[parts[-1]] = float(value) if _NUMBER.match(value) else value
+    return out or None
+
+
+def json_records(source: Source, said: list[str] | None = None, doc: Any = None) -> list[dict[str, Any]] | None:
     """The records of a JSON Lines file, a JSON list of objects, an object holding one such list, or an object
     nesting dicts of figures (`nested_records`), also inside a JSON string that holds JSON (`twice_encoded`:
-    decoded once); None when the file is none of these. `said` gets a note on how the records were found when it
-    is not plain."""
-    doc = source.json
+    decoded once); None when the file is none of these. `doc`, when given, is the object the file stands for (a
+    key/value table's, `key_value_object`). `said` gets a note on how the records were found when it is not plain."""
+    doc = source.json if doc is None else doc
     if doc is None and (doc := twice_encoded(source.text)) is not None and said is not None:
         said.append("a JSON string that holds JSON (the document was encoded twice): decoded once and read as the "
                     "JSON inside it")

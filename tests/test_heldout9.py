@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from importers.base import Source
+from importers.table_records import key_value_object
 from joulebench import units
 from tests.helpers import load_fixture as _load
 from tests.helpers import refusal
@@ -22,6 +24,7 @@ ENERGIBRIDGE = FORMATS / "power_logs_energibridge" / "energibridge-m2-macbook-ol
 POWERMETRICS = FORMATS / "power_logs_macos" / "powermetrics-m2-macbook-pro-ollama-llama3.1-8b-run8.txt"
 RANGES = FORMATS / "general_table" / "jetson-orin-nano-llamacpp-benchmark-table-ranges.md"
 YOLO = FORMATS / "general_table" / "yolov8n-rtx4050-laptop-benchmark_report_gpu-statistics.json"
+KEY_VALUE = FORMATS / "general_table" / "yolov8n-jetson-orin-nano-cpu-benchmark_report-key-value.csv"
 BENCHY = FORMATS / "llama_bench" / "llama-benchy-0.4.0-lmstudio-qwen3.5-9b-pp2048-tg64.json"
 SIDE_BY_SIDE = FORMATS / "general_table" / "exllamav3-gb10-ar-vs-k5-speculative-bench-8k-matched.json"
 TRIMMED_VLLM = FORMATS / "vllm_bench" / "vllm-serving-fork-glm5-fp8-tp8-unitless-latencies-conc64.json"
@@ -194,3 +197,17 @@ def test_a_figure_given_per_setup_in_columns_is_a_run_per_setup() -> None:
     stats = b"model,mean_ttft_ms,median_ttft_ms\nm,40,38\n"
     (only,), _, _ = _load_bytes(stats, "stats.csv")
     assert only["config"].get("tag") is None
+
+
+def test_a_table_of_keys_and_values_is_read_as_the_object_it_flattens() -> None:
+    rows = dict(line.rsplit(",", 1) for line in KEY_VALUE.read_text().splitlines()[1:] if line.count(",") == 1)
+    runs, fmt, warnings = _load(KEY_VALUE)
+    assert fmt == "general-table" and "a table of keys and values" in " ".join(warnings)
+    assert [r["config"]["tag"] for r in runs] == ["Latency Statistics", "Preprocess Statistics",
+                                                  "Inference Statistics", "Postprocess Statistics"]
+    assert runs[0]["metrics"]["throughput_sps"] == pytest.approx(float(rows["Latency Statistics.Average FPS"]))
+    assert key_value_object(Source.single(KEY_VALUE.read_bytes(), KEY_VALUE.name)) is not None
+    twice = b"Parameter,Value\nLatency.Mean,5\nLatency.Mean,6\n"  # a key given twice: no object
+    both = b"Parameter,Value\nLatency,5\nLatency.Mean,6\n"  # a value and a parent at once
+    for data in (twice, both):
+        assert key_value_object(Source.single(data, "kv.csv")) is None

@@ -438,7 +438,8 @@ class TextFiguresImporter(Importer):
         row: list[str] = []
         columns: dict[int, tuple[Field, units.Unit | None]] = {}
         taken: dict[str, Figure] = {}
-        metrics = [f for f in cand.figures if f.metric]
+        metrics = [_output_rate(conv, f, cand.figures) if f.field and f.field.key == "tokens_per_s" else f
+                   for f in cand.figures if f.metric]
         totals = [f for f in metrics if "total" in words_of(f.name)]
         for f in cand.figures:
             if f.error:
@@ -504,6 +505,29 @@ class TextFiguresImporter(Importer):
             return None
         said.concurrency.append(f"{n.line} ({total.value:g} = {int(n.value)} x {per_value:g})")
         return Label(n.line, "max_concurrency", n.name, str(int(n.value)))
+
+
+def _output_rate(conv: Conversion, rate: Figure, figures: list[Figure]) -> Figure:
+    """The output tokens/s: a stated token rate that is the total tokens (prompt and output) over the duration, where
+    the text gives both counts, is replaced by the output tokens over the duration, and said."""
+    def one(test: Any) -> Figure | None:
+        found = [f for f in figures if test(f)]
+        return found[0] if len(found) == 1 else None
+
+    duration = one(lambda f: f.field is not None and f.field.key == "duration_s" and f.metric)
+    output = one(lambda f: f.field is not None and f.field.key == "output_tokens" and f.metric)
+    total = one(lambda f: f.field is None and words_of(f.name) == {"total", "tokens"})
+    if duration is None or output is None or total is None or duration.value <= 0:
+        return rate
+    slack = 0.5 * 10 ** -(rate.decimals or 0) + rate.value * 1e-3  # its printed digits, and the others' rounding
+    off_total, off_output = (abs(n.value / duration.value - rate.value) for n in (total, output))
+    if off_total > slack or off_output <= slack:
+        return rate
+    value = output.value / duration.value
+    conv.warn(f"{rate.name} {rate.value:g} tokens/s is {total.name} ({total.value:,.0f}) / {duration.name} "
+              f"({duration.value:g} s): prompt and output tokens together; output tokens/s stored as {output.name} "
+              f"({output.value:,.0f}) / {duration.name} = {value:.4g}")
+    return dataclasses.replace(rate, value=value, field_unit=units.UNITS["tokens/s"], decimals=None)
 
 
 def _decode_printed_again(ordered: list[Figure], said: _Said) -> list[Figure]:

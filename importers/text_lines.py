@@ -37,6 +37,7 @@ NUM = r"[-+]?(?:\d{1,15}(?:,\d{3}){0,5}(?:\.\d{1,15})?|\.\d{1,15})(?:[eE][-+]?\d
 SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+|\s+[—–]\s+")  # ' — ' too: 'Strategy cuda — Average time: 0.16s
 _FIGURE = re.compile(r"(?P<name>[A-Za-z][\w .()/%'+-]{0,79}?)\s{0,80}(?P<sep>[:=~])\s{0,80}"
                      rf"(?P<number>{NUM})(?P<rest>[^\n]{{0,200}})")
+_THOUSANDS = re.compile(r"[-+]?[1-9]\d{0,2}(?:,\d{3}){1,5}")  # in a figure's line a comma group is thousands
 MODEL_SIZE = re.compile(r"(?:^|[-_:./])\d{1,4}(?:\.\d{1,3})?[BbMm](?:$|[-_:./])")  # -3B-, -20b, :8b, -1.1B
 # model families named without a parameter count ('resnet50', 'mobilenet_v2', 'bert-base-uncased', 'YOLOv9-C')
 KNOWN_MODEL = re.compile(r"(?:resnet|resnext|wide_resnet|mobilenet|efficientnet|vgg|densenet|inception|googlenet|"
@@ -130,6 +131,8 @@ def figure(line: int, cell: str) -> Figure | None:
 def _measured(line: int, name: str, number: str, written: str, approximate: bool, shown: str = "") -> Figure | None:
     """The figure `name` of `number` `written` (a unit or ''), its field from `table_fields`; `shown` names it in
     warnings when `name` is empty (a figure written value first: 'tok/s')."""
+    if _THOUSANDS.fullmatch(number):  # 'Total Output Tokens: 400,775': groups of three after a leading 1-9
+        number = number.replace(",", "")
     try:
         q = units.parse(f"{number} {written}".strip())
     except units.UnitError:

@@ -27,6 +27,7 @@ YOLO = FORMATS / "general_table" / "yolov8n-rtx4050-laptop-benchmark_report_gpu-
 KEY_VALUE = FORMATS / "general_table" / "yolov8n-jetson-orin-nano-cpu-benchmark_report-key-value.csv"
 BENCHY = FORMATS / "llama_bench" / "llama-benchy-0.4.0-lmstudio-qwen3.5-9b-pp2048-tg64.json"
 SIDE_BY_SIDE = FORMATS / "general_table" / "exllamav3-gb10-ar-vs-k5-speculative-bench-8k-matched.json"
+TOTAL_RATE = FORMATS / "text_figures" / "llama31-8b-h100-pci-parallel-tokens-run1-output_summary.txt"
 TRIMMED_VLLM = FORMATS / "vllm_bench" / "vllm-serving-fork-glm5-fp8-tp8-unitless-latencies-conc64.json"
 
 
@@ -211,3 +212,18 @@ def test_a_table_of_keys_and_values_is_read_as_the_object_it_flattens() -> None:
     both = b"Parameter,Value\nLatency,5\nLatency.Mean,6\n"  # a value and a parent at once
     for data in (twice, both):
         assert key_value_object(Source.single(data, "kv.csv")) is None
+
+
+def test_a_token_rate_of_prompt_and_output_tokens_together_is_not_the_output_rate() -> None:
+    (run,), fmt, warnings = _load(TOTAL_RATE)
+    assert fmt == "text-figures"
+    assert run["metrics"]["output_tokens"] == 400_775  # '400,775': a thousands group in a figure's line
+    assert run["metrics"]["tokens_per_s"] == pytest.approx(400_775 / 2341.25)  # not the stated 174.8
+    assert any("174.8 tokens/s is Total Tokens (409,242) / Total time" in w for w in warnings)
+    output_rate = TOTAL_RATE.read_text().replace("Token throughput: 174.8", "Token throughput: 171.2")
+    (kept,), _, said = _load_bytes(output_rate.encode(), TOTAL_RATE.name)
+    assert kept["metrics"]["tokens_per_s"] == 171.2 and not any("prompt and output" in w for w in said)
+    from importers.text_lines import figure
+
+    decimal = figure(1, "Energie: 0,775 kWh")  # a leading 0 is no thousands group: never 775
+    assert decimal is None or decimal.value != 775

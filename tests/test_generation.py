@@ -168,10 +168,13 @@ def test_a_saturated_server_reports_the_steady_state_of_full_batches() -> None:
     assert m["output_tokens"] == 400 * NEW and c["measured_steps"] == 100  # 100 batches of 4
     assert m["throughput_sps"] == pytest.approx(400 / m["duration_s"])
     # queueing: batch k's requests waited for the k - 1 before them, so the p99 request (batch ~99) waited for
-    # about 49 batches more than the median one (batch ~50); at least half of those took the median batch's decode
-    # time, (NEW - 1) x TPOT p50 or more. A ratio of p99 to p50 is no law: a stall before the first batch (a busy
-    # machine) adds the same wait to every request and pulls the ratio towards 1 (1.02 beside two CPU hogs)
-    assert m["ttft_p99_ms"] - m["ttft_p50_ms"] > 20 * (NEW - 1) * m["tpot_p50_ms"]
+    # about 49 batches more than the median one (batch ~50), each taking (NEW - 1) decode steps. Those 49 are the
+    # run's second half: on a machine whose load changes during the run they may decode faster than the run's
+    # median request (beside two CPU hogs and a test suite: 2.27 s where 20 median batches would take 2.47 s), so
+    # the bound asks for 5 median batches' time, where a TTFT timed from the batch's start, not the request's
+    # arrival, gives about none. A ratio of p99 to p50 is no law: a stall before the first batch (a busy machine)
+    # adds the same wait to every request and pulls the ratio towards 1 (1.02 beside two CPU hogs)
+    assert m["ttft_p99_ms"] - m["ttft_p50_ms"] > 5 * (NEW - 1) * m["tpot_p50_ms"]
     assert m["ttft_p50_ms"] > 0.3 * m["duration_s"] * 1000
     assert "100 of them full" in run["notes"] and "cut from the power trace" in run["notes"]
     assert m["j_per_token"] > 0 and m["tokens_per_s"] > 0

@@ -141,6 +141,19 @@ def _error_text(e: BaseException) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " ..."
 
 
+def _checked(on_step: Callable[[int], None] | None, guard: InterruptGuard | None) -> Callable[[int], None] | None:
+    """The step callback, asking the guard after each step for a signal whose exception was dropped."""
+    if guard is None:
+        return on_step
+
+    def step(done: int) -> None:
+        guard.check()
+        if on_step is not None:
+            on_step(done)
+
+    return step
+
+
 def execute(cfg: RunConfig, *, meter: PowerMeter | None = None, guard: InterruptGuard | None = None,
             on_step: Callable[[int], None] | None = None, idle_power_w: float | None = None,
             requested: dict[str, Any] | None = None) -> RunResult:
@@ -164,7 +177,7 @@ def execute(cfg: RunConfig, *, meter: PowerMeter | None = None, guard: Interrupt
             with precision.tf32_setting(precision.get(cfg.precision), device) as tf32:
                 if cfg.precision == "tf32" and not tf32:
                     flags.append("tf32_not_supported_by_device")  # flags on, but no TF32 units (pre-Ampere)
-                window = measure_config(cfg, device, meter, on_step)
+                window = measure_config(cfg, device, meter, _checked(on_step, guard))
             memory = devices.read_peak_memory(device, devices.kind_of(device))
     except (SweepInterrupted, KeyboardInterrupt) as e:
         interrupted_by = e.signum if isinstance(e, SweepInterrupted) else int(signal.SIGINT)

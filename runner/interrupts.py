@@ -1,9 +1,12 @@
 """SIGINT / SIGTERM during a sweep: finish cleanly instead of dying mid-write.
 
 While a run is in progress (the guard is *armed*) a signal raises `SweepInterrupted` inside it,
-so that run is recorded as `interrupted`. Between runs, and while results are being saved, a
-signal is only noted (`pending`): the sweep stops before the next run and still writes and
-ingests its result file. Handlers are installed only in the main thread and restored on exit.
+so that run is recorded as `interrupted`. A signal handler's exception can land where Python drops
+it (a `__del__` run by the garbage collector prints "Exception ignored" and goes on), so the guard
+stays armed after raising and the run's step loop asks it again (`check`): a signal is never lost.
+Between runs, and while results are being saved, a signal is only noted (`pending`): the sweep
+stops before the next run and still writes and ingests its result file. Handlers are installed
+only in the main thread and restored on exit.
 """
 
 from __future__ import annotations
@@ -63,8 +66,13 @@ class InterruptGuard:
         if self.pending is None:
             self.pending = signum
         if self._armed:
-            self._armed = False
             raise SweepInterrupted(signum)
+
+    def check(self) -> None:
+        """Raise the noted signal inside an armed region (where its handler's exception may have been dropped)."""
+        if self._armed and self.pending is not None:
+            self._armed = False
+            raise SweepInterrupted(self.pending)
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[None]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -77,15 +79,25 @@ def test_bad_options_fail_before_anything_starts(db: Path) -> None:
     assert jobs.current(db) is None
 
 
+def _stop_left_running(db: Path) -> None:
+    """A run a failed test leaves going (a million steps) is stopped by its PID, not left to burn a core."""
+    state = jobs.status(db)
+    if state is not None and state.running:
+        os.killpg(state.job.pid, signal.SIGKILL)
+
+
 def test_second_run_is_refused_and_cancel_keeps_an_interrupted_record(db: Path) -> None:
     jobs.start(db, jobs.RunRequest(workload="bert-tiny", batch_size="2", steps=1_000_000, idle_seconds=0))
-    _wait(db, lambda s: any("run 1/1" in line for line in s.log_tail))
-    with pytest.raises(RunInProgressError, match="still going"):
-        jobs.start(db, jobs.RunRequest())
-    at = _page()
-    assert "A run is in progress" in at.info[0].value
-    assert jobs.cancel(db, wait_s=60)
-    state = _wait(db, lambda s: not s.running)
+    try:
+        _wait(db, lambda s: any("run 1/1" in line for line in s.log_tail))
+        with pytest.raises(RunInProgressError, match="still going"):
+            jobs.start(db, jobs.RunRequest())
+        at = _page()
+        assert "A run is in progress" in at.info[0].value
+        assert jobs.cancel(db, wait_s=60)
+        state = _wait(db, lambda s: not s.running)
+    finally:
+        _stop_left_running(db)
     assert state.job.cancelled and state.job.exit_code == 130
     assert [r["status"] for r in state.runs] == ["interrupted"]
     with Store.open(db) as store:

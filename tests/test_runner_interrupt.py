@@ -60,3 +60,31 @@ def test_signal_during_a_sweep_keeps_finished_runs(sig: int, code: int, seeded_d
     with Store.open(seeded_db) as store:
         rows = store.query("SELECT batch_size, status FROM runs WHERE origin_kind = 'local' ORDER BY 1").rows()
     assert rows == [(1, "ok"), (2, "interrupted")]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the exception Python drops
+def test_a_signal_whose_exception_a_destructor_dropped_still_stops_the_run() -> None:
+    """Seen beside two CPU hogs: New run's Cancel sent SIGINT while the garbage collector ran a `__del__`; the
+    handler's exception was raised there, Python printed 'Exception ignored' and dropped it, and the run went on.
+    The guard stays armed and the step loop asks it again: the run stops at its next step, recorded interrupted."""
+    from runner.execute import execute
+    from runner.interrupts import InterruptGuard
+    from runner.options import RunConfig
+
+    class Collected:
+        def __del__(self) -> None:
+            guard._handle(signal.SIGINT, None)  # raised in a destructor: printed and dropped by Python
+
+    steps: list[int] = []
+
+    def on_step(done: int) -> None:
+        steps.append(done)
+        if done == 3:
+            Collected()  # collected at once, as the garbage collector would
+
+    cfg = RunConfig("bert-tiny", "infer", "fp32", 2, 1, 16, "cpu", False, 1, 10_000, None, 0)
+    with InterruptGuard() as guard:
+        record = execute(cfg, guard=guard, on_step=on_step).record
+    assert guard.pending == signal.SIGINT
+    assert record["status"] == "interrupted" and "SIGINT" in record["error"]
+    assert steps == [1, 2, 3]  # the next step's check stopped it

@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import Any
 
 from importers.base import (
-    MAX_CSV_CELLS,
     Conversion,
     Importer,
     Source,
@@ -49,6 +48,7 @@ from importers.table_fields import (
     total_first,
     unitless_energy,
 )
+from importers.table_long import long_columns, pivot, stat_columns, stats_long
 from importers.table_records import (
     MAX_KEYS,
     flatten,
@@ -75,10 +75,6 @@ from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
 from joulebench.ranges import RangeError, check
 
-_METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
-                "name", "variable")
-_VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount")
-_UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite")
 PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
                "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
@@ -144,7 +140,7 @@ class GeneralTableImporter(Importer):
         first = head.split("\n", 1)[0]
         cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
         if len(cells) >= 2:
-            if _long_columns(cells) is not None or data_row(cells):
+            if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
             if self._has_figure(cells):
                 return True
@@ -154,7 +150,7 @@ class GeneralTableImporter(Importer):
     def _csv_like(cls, head: str, delimiter: str) -> bool:
         """Whether the first line is a CSV/TSV header the wide or long reader takes (else a text's tables are read)."""
         cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
-        return len(cells) >= 2 and (_long_columns(cells) is not None or data_row(cells) or cls._has_figure(cells))
+        return len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or cls._has_figure(cells))
 
     @staticmethod
     def _has_figure(names: list[str]) -> bool:
@@ -200,12 +196,12 @@ class GeneralTableImporter(Importer):
                 rows = [(n, [c.replace(",", ".") if c.count(",") == 1 and "." not in c else c for c in r])
                         for n, r in rows]
             where = "line"
-            long = _long_columns(header)
-            stats = _stat_columns(header) if long is None else None
+            long = long_columns(header)
+            stats = stat_columns(header) if long is None else None
             if stats is not None:
-                header, rows, long = _stats_long(conv, header, rows, stats)
+                header, rows, long = stats_long(conv, header, rows, stats)
             if long is not None:
-                header, rows = _pivot(conv, header, rows, long)
+                header, rows = pivot(conv, header, rows, long)
                 where = "rows of"
         check_run_count(conv, len(rows), "its rows")
         if not rows:
@@ -458,7 +454,7 @@ def _figure_tables(text: str) -> list[TextTable]:
     tables, used = text_tables(text)
     found = []
     for table in tables:
-        stats = _stat_columns(table.header)
+        stats = stat_columns(table.header)
         if stats is not None and _has_named_figure([row[stats[0]] for _, row in table.rows]):
             found.append(table)
             continue
@@ -513,92 +509,5 @@ def _delimiter(head: str) -> str:
     return max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
 
 
-def _long_columns(header: list[str]) -> tuple[int, int, int | None] | None:
-    """(metric, value, unit or None) column indices of a long table; None when it is not one."""
-    low = [plain(h.strip()) for h in header]
-    metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
-    value = next((low.index(c) for c in _VALUE_COLS if c in low), None)
-    unit = next((low.index(c) for c in _UNIT_COLS if c in low), None)
-    if metric is None or value is None or metric == value:
-        return None
-    return metric, value, unit
-
-
-# the statistics a table gives as columns beside a metric column ('Metric | Median | P95 | Mean | Min/Max')
-_STAT_NAMES = {"median", "med", "mean", "avg", "average", "p50", "p90", "p95", "p99", "min", "max", "min/max", "std",
-               "stdev", "stddev", "sd"}
-
-
-def _stat_columns(header: list[str]) -> tuple[int, list[int]] | None:
-    """(the metric column, the statistic columns) of a table whose figures are named in a metric column and given as
-    statistics in columns ('prompt tok/s' under Metric, 84.74 under Median); None for any other table."""
-    low = [plain(h.strip()) for h in header]
-    metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
-    stats = [i for i, h in enumerate(low) if h in _STAT_NAMES]
-    return (metric, stats) if metric is not None and stats else None
-
-
 def _has_named_figure(names: list[str]) -> bool:
     return GeneralTableImporter._has_figure([n for n in names if n.strip()])
-
-
-def _stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], stats: tuple[int, list[int]]
-                ) -> tuple[list[str], list[tuple[int, list[str]]], tuple[int, int, None]]:
-    """The table written long, one figure a row named by its metric and statistic ('prompt tok/s median'), so that
-    each statistic is read as the field its name gives (a rate's median or mean, never its percentiles as a
-    latency). A setup named on the first of its rows only (a console table's 'Test' column) holds for the rows below
-    it."""
-    metric, columns = stats
-    keys = [i for i in range(len(header)) if i != metric and i not in columns]
-    long: list[tuple[int, list[str]]] = []
-    above = ["" for _ in keys]
-    for n, row in rows:
-        cells = [row[i].strip() if i < len(row) else "" for i in keys]
-        if not any(cells) and any(above):  # the setup of the row above, written once
-            cells = list(above)
-        above = cells
-        name = row[metric].strip() if metric < len(row) else ""
-        for i in columns:
-            if name and i < len(row) and row[i].strip():
-                long.append((n, [*cells, f"{name} {header[i].strip().lower()}", row[i].strip()]))
-    conv.warn(f"{header[metric][:40]} names the figures and {', '.join(header[i][:20] for i in columns)} give their "
-              "statistics: read as one column per figure and statistic")
-    return [header[i] for i in keys] + ["metric", "value"], long, (len(keys), len(keys) + 1, None)
-
-
-def _pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], long: tuple[int, int, int | None]
-           ) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """One row per combination of the other columns (Type, Model, GPU, Run), a column per metric (its unit
-    in brackets when a unit column gives it). The same metric twice for one combination is refused."""
-    m_i, v_i, u_i = long
-    keys = [i for i in range(len(header)) if i not in (m_i, v_i, u_i)]
-    groups: dict[tuple[str, ...], dict[str, str]] = {}
-    first_line: dict[tuple[str, ...], int] = {}
-    names: dict[str, None] = {}
-    cells = 0
-    for lineno, row in rows:
-        def at(i: int, row: list[str] = row) -> str:
-            return row[i].strip() if i is not None and i < len(row) else ""
-
-        key = tuple(at(i) for i in keys)
-        metric = at(m_i)
-        if not metric:
-            continue
-        unit = at(u_i) if u_i is not None else ""
-        name = metric  # the unit travels with its value ('0.0325 Wh'): a metric may change unit between runs
-        group = groups.setdefault(key, {})
-        first_line.setdefault(key, lineno)
-        if name in group:
-            raise conv.fail(f"line {lineno}: {header[m_i]}", f"{metric[:60]!r} given twice for "
-                            f"{', '.join(k for k in key if k)[:120] or 'the same run'}; one value per metric and run")
-        group[name] = f"{at(v_i)} {unit}" if unit and unit not in ("-", "none") and at(v_i) else at(v_i)
-        names[name] = None
-        cells += 1
-        if len(groups) * len(names) > MAX_CSV_CELLS:
-            raise conv.fail(f"line {lineno}", "the pivoted table would be too large; split the file")
-    if len(groups) > 1 or keys:
-        conv.warn(f"long table pivoted: {len(groups)} run(s) by {', '.join(header[i] for i in keys) or 'nothing'}, "
-                  f"{len(names)} metric(s)")
-    new_header = [header[i] for i in keys] + list(names)
-    new_rows = [(first_line[k], list(k) + [g.get(n, "") for n in names]) for k, g in groups.items()]
-    return new_header, new_rows

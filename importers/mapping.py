@@ -29,13 +29,12 @@ from importers.general_table import (
     MAX_KEYS,
     GeneralTableImporter,
     _delimiter,
-    _long_columns,
-    _pivot,
     flatten,
     is_json,
     json_records,
 )
 from importers.table_fields import SPREAD, FieldError, label_field, measure_field, plain, words_of
+from importers.table_long import long_columns, pivot
 from joulebench import units
 from joulebench.errors import ResultFileError
 from joulebench.metrics import LATENCY, LATENCY_BY_BASE, TTFT
@@ -194,9 +193,9 @@ def read_table(source: Source) -> Table:
         raise MappingError(source.name, ["line 1: one column; a table to map has a column per figure or label"])
     if delimiter == ";":  # as the general reader: a decimal comma goes with ';'
         lines = [(n, [c.replace(",", ".") if c.count(",") == 1 and "." not in c else c for c in r]) for n, r in lines]
-    long = _long_columns(header)
+    long = long_columns(header)
     if long is not None:
-        header, lines = _pivot(conv, header, lines, long)
+        header, lines = pivot(conv, header, lines, long)
         return Table(source.name, "long", header, [(f"rows of line {n}", r) for n, r in lines])
     check_run_count(conv, len(lines), "its rows")
     return Table(source.name, "wide", header, [(f"line {n}", r) for n, r in lines])

@@ -220,10 +220,11 @@ def nested_records(doc: dict[str, Any], said: list[str] | None = None) -> list[d
     records: list[dict[str, Any]] = []
     seen: dict[tuple[tuple[str, Any], ...], str] = {}
     for path, leaf in family:
-        if _of_a_resource(path[-1]) or _WARM_UP.search(path[-1]):
+        warm_up = _WARM_UP.search(path[-1]) is not None
+        if warm_up or _of_a_resource(path[-1]):
             if said is not None:
                 said.append(f"{'.'.join(path)[:80]} left out: " + (
-                    "the warm-up, not the measured run" if _WARM_UP.search(path[-1]) else
+                    "the warm-up, not the measured run" if warm_up else
                     "statistics of a resource or an output (CPU, RAM, frequency, detections), not of a timed run: "
                     "a rate beside them is not a throughput"))
             continue

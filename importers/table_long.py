@@ -1,0 +1,101 @@
+"""Long tables for the general reader (`importers.general_table`) and the mapping step: one figure a row, named in a
+metric column (`Type, Model, GPU, Run, Metric, Value[, Unit]`), pivoted to a column per metric; and tables that give
+a metric column's statistics as columns (`Metric | Median | P95`), written long first, one figure and statistic a
+row."""
+
+from __future__ import annotations
+
+from importers.base import MAX_CSV_CELLS, Conversion
+from importers.table_fields import plain
+
+_METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
+                "name", "variable")
+_VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount")
+_UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite")
+
+
+def long_columns(header: list[str]) -> tuple[int, int, int | None] | None:
+    """(metric, value, unit or None) column indices of a long table; None when it is not one."""
+    low = [plain(h.strip()) for h in header]
+    metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
+    value = next((low.index(c) for c in _VALUE_COLS if c in low), None)
+    unit = next((low.index(c) for c in _UNIT_COLS if c in low), None)
+    if metric is None or value is None or metric == value:
+        return None
+    return metric, value, unit
+
+
+# the statistics a table gives as columns beside a metric column ('Metric | Median | P95 | Mean | Min/Max')
+_STAT_NAMES = {"median", "med", "mean", "avg", "average", "p50", "p90", "p95", "p99", "min", "max", "min/max", "std",
+               "stdev", "stddev", "sd"}
+
+
+def stat_columns(header: list[str]) -> tuple[int, list[int]] | None:
+    """(the metric column, the statistic columns) of a table whose figures are named in a metric column and given as
+    statistics in columns ('prompt tok/s' under Metric, 84.74 under Median); None for any other table."""
+    low = [plain(h.strip()) for h in header]
+    metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
+    stats = [i for i, h in enumerate(low) if h in _STAT_NAMES]
+    return (metric, stats) if metric is not None and stats else None
+
+
+def stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], stats: tuple[int, list[int]]
+                ) -> tuple[list[str], list[tuple[int, list[str]]], tuple[int, int, None]]:
+    """The table written long, one figure a row named by its metric and statistic ('prompt tok/s median'), so that
+    each statistic is read as the field its name gives (a rate's median or mean, never its percentiles as a
+    latency). A setup named on the first of its rows only (a console table's 'Test' column) holds for the rows below
+    it."""
+    metric, columns = stats
+    keys = [i for i in range(len(header)) if i != metric and i not in columns]
+    long: list[tuple[int, list[str]]] = []
+    above = ["" for _ in keys]
+    for n, row in rows:
+        cells = [row[i].strip() if i < len(row) else "" for i in keys]
+        if not any(cells) and any(above):  # the setup of the row above, written once
+            cells = list(above)
+        above = cells
+        name = row[metric].strip() if metric < len(row) else ""
+        for i in columns:
+            if name and i < len(row) and row[i].strip():
+                long.append((n, [*cells, f"{name} {header[i].strip().lower()}", row[i].strip()]))
+    conv.warn(f"{header[metric][:40]} names the figures and {', '.join(header[i][:20] for i in columns)} give their "
+              "statistics: read as one column per figure and statistic")
+    return [header[i] for i in keys] + ["metric", "value"], long, (len(keys), len(keys) + 1, None)
+
+
+def pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], long: tuple[int, int, int | None]
+           ) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """One row per combination of the other columns (Type, Model, GPU, Run), a column per metric (its unit
+    in brackets when a unit column gives it). The same metric twice for one combination is refused."""
+    m_i, v_i, u_i = long
+    keys = [i for i in range(len(header)) if i not in (m_i, v_i, u_i)]
+    groups: dict[tuple[str, ...], dict[str, str]] = {}
+    first_line: dict[tuple[str, ...], int] = {}
+    names: dict[str, None] = {}
+    cells = 0
+    for lineno, row in rows:
+        def at(i: int, row: list[str] = row) -> str:
+            return row[i].strip() if i is not None and i < len(row) else ""
+
+        key = tuple(at(i) for i in keys)
+        metric = at(m_i)
+        if not metric:
+            continue
+        unit = at(u_i) if u_i is not None else ""
+        name = metric  # the unit travels with its value ('0.0325 Wh'): a metric may change unit between runs
+        group = groups.setdefault(key, {})
+        first_line.setdefault(key, lineno)
+        if name in group:
+            raise conv.fail(f"line {lineno}: {header[m_i]}", f"{metric[:60]!r} given twice for "
+                            f"{', '.join(k for k in key if k)[:120] or 'the same run'}; one value per metric and run")
+        group[name] = f"{at(v_i)} {unit}" if unit and unit not in ("-", "none") and at(v_i) else at(v_i)
+        names[name] = None
+        cells += 1
+        if len(groups) * len(names) > MAX_CSV_CELLS:
+            raise conv.fail(f"line {lineno}", "the pivoted table would be too large; split the file")
+    if len(groups) > 1 or keys:
+        conv.warn(f"long table pivoted: {len(groups)} run(s) by {', '.join(header[i] for i in keys) or 'nothing'}, "
+                  f"{len(names)} metric(s)")
+    new_header = [header[i] for i in keys] + list(names)
+    new_rows = [(first_line[k], list(k) + [g.get(n, "") for n in names]) for k, g in groups.items()]
+    return new_header, new_rows

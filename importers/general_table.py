@@ -87,9 +87,16 @@ _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_
                "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
 
 
+def states_a_mode(value: str) -> bool:
+    """Whether a cell names a mode (training, inference) or a phase of generation, as a mode column's cells do."""
+    word = plain(value).strip()
+    return word in _MODES or word in _PHASES
+
+
 MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
+# the JSON records' readers, importable from here
 __all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend", "is_json", "json_records",
-           "nested_ambiguity", "nested_records", "twice_encoded"]  # the JSON records' readers, importable from here
+           "nested_ambiguity", "nested_records", "states_a_mode", "twice_encoded"]
 # a window or a count: not what JouleBench compares
 _COUNTS = frozenset({"duration_s", "output_tokens", "output_tokens_mean", "prompt_tokens_mean"})
 

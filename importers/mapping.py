@@ -32,6 +32,7 @@ from importers.general_table import (
     flatten,
     is_json,
     json_records,
+    states_a_mode,
 )
 from importers.table_fields import SPREAD, FieldError, label_field, measure_field, plain, words_of
 from importers.table_long import long_columns, pivot
@@ -210,6 +211,11 @@ def guess(table: Table, reasons: dict[str, str] | None = None) -> dict[str, tupl
     for i, name in enumerate(table.header):
         label = label_field(name)
         values = table.column_values(i)
+        if label is not None and label.key == "mode" and not any(states_a_mode(v) for v in values if v.strip()):
+            found[name] = (None, None)  # 'Type: Local' is no mode: the mode is asked for instead
+            if reasons is not None:
+                reasons[name] = "its values name no mode (train, infer) nor a phase of generation"
+            continue
         if label is not None and label.key in FIELDS:
             found[name] = (label.key, None)
             continue

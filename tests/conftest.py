@@ -51,6 +51,9 @@ SLOW = {
         "the team journey on PostgreSQL; test_push's explorer reads a pushed store",
     "test_store_upkeep.py::test_upkeep_removes_the_files_a_killed_push_left_and_the_store_reads_the_same[postgres]":
         "the same upkeep on PostgreSQL as on the catalog file",
+    "test_browser_mapping.py::test_a_real_long_table_without_units_is_mapped_in_three_choices":
+        "a second mapping in a browser; test_mapping checks the same three choices and 30 runs, and the first "
+        "browser mapping test takes the page's steps",
     "test_power_settings_page.py::test_power_settings_page_in_a_real_browser":
         "the page in a browser; its AppTest tests check every answer on it",
     "test_browser_serving_compare.py": "a real engine swept, then Compare in a browser; test_serving_explorer and "

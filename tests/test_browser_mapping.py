@@ -25,7 +25,7 @@ def _choose(tab, label: str, option: str) -> None:  # type: ignore[no-untyped-de
     """A selectbox's option, as a user picks it: open, type, click the option."""
     _settled(tab)
     for attempt in range(3):
-        box = tab.get_by_label(label).first
+        box = tab.get_by_label(label, exact=True).filter(visible=True).first  # not the folded hints' "Mode"
         box.click()
         tab.keyboard.type(option[:12])
         try:
@@ -100,3 +100,27 @@ def test_map_an_unknown_table_then_the_same_shape_is_read_by_the_recipe(  # type
         cells = _cells(page)
     for value in ("21.5", "23.25", "31.75"):
         assert value in cells, (value, cells)
+
+
+def test_a_real_long_table_without_units_is_mapped_in_three_choices(  # type: ignore[no-untyped-def]
+        server: str, page, seeded_db: Path, tmp_path: Path) -> None:  # noqa: F811 - the fixtures
+    """CarbonTracker figures in a long table with no unit anywhere (tests/test_mapping.py checks the same guesses and
+    runs without a browser): the energy column, its unit and the mode are the three choices a person makes."""
+    path = Path(__file__).parent / "fixtures" / "formats" / "general_table" / \
+        "carbontracker-llama31-8b-h100-h200-long-metrics-no-units.csv"
+    page.goto(f"{server}/upload")
+    _wait_text(page, "Drop one or several result files")
+    page.set_input_files("input[type=file] >> nth=0", [str(path)])
+    _wait_text(page, f"Map the columns of {path.name}", 90_000)
+    _choose(page, "Field of Energy", "Energy (J) · energy_j")  # 1
+    _choose(page, "Unit of Energy", "kWh")  # 2
+    _choose(page, "Mode", "infer")  # 3
+    _wait_text(page, "The runs it makes", 90_000)
+    assert "The first 5 of 30 runs" in _body(page) or "30 runs" in _body(page), _body(page)[-1500:]
+    page.get_by_role("button", name="Import with this mapping").click()
+    _wait_state(page, f"{path.name}: 30 runs added")
+    rows = read_while_served(seeded_db, "SELECT r.device_name, r.mode, r.energy_j FROM runs r JOIN sources s "
+                             "USING (source_id) WHERE s.file_name = ? ORDER BY r.energy_j", [path.name])
+    assert len(rows) == 30 and {r[1] for r in rows} == {"infer"}
+    assert {r[0] for r in rows} == {"H100", "H100-PCI", "H200"}
+    assert any(r[0] == "H100" and abs(r[2] - 0.453637 * 3.6e6) < 1 for r in rows), rows  # run 1: 0.453637 kWh

@@ -194,3 +194,36 @@ def test_check_alone_refuses_what_a_hand_written_recipe_gets_wrong() -> None:
         check(broken)
     said = e.value.format_message()
     assert "give the mapping a name" in said and "column 'power': its unit J is one of energy" in said
+
+
+CARBONTRACKER_LONG = Path(__file__).parent / "fixtures" / "formats" / "general_table" / \
+    "carbontracker-llama31-8b-h100-h200-long-metrics-no-units.csv"
+
+
+def test_a_real_long_table_without_units_is_mapped_in_three_choices() -> None:
+    """CarbonTracker figures in a long table with no unit anywhere: refused unaided; its 'Type' ('Local') is no mode,
+    so it is not guessed as one. The energy column and its unit (kWh, as the scraping script wrote it) and the mode
+    are the three choices; each of the 30 runs gets its energy, per device and run."""
+    source = importers.Source.single(CARBONTRACKER_LONG.read_bytes(), CARBONTRACKER_LONG.name)
+    with pytest.raises(ResultFileError, match="no column is a figure with a unit JouleBench reads"):
+        importers.load_source(source)
+    table = read_table(source)
+    reasons: dict[str, str] = {}
+    guessed = guess(table, reasons)
+    assert guessed == {"Type": (None, None), "Model": ("model", None), "GPU": ("device", None),
+                       "Run": ("repeat", None), "CO2eq": (None, None), "Distance": (None, None),
+                       "Energy": (None, None), "Time": (None, None)}
+    assert "no mode" in reasons["Type"]
+    choices = {**guessed, "Energy": ("energy_j", "kWh")}
+    labels = {"mode": "infer"}
+    changed = sum(1 for c in guessed for a, b in zip(guessed[c], choices[c], strict=True) if a != b) + len(labels)
+    assert changed == 3
+    recipe = recipe_from("carbontracker long", table, choices, labels)
+    loaded, _ = importers.load_source(apply(recipe, source).source)
+    assert len(loaded.runs) == 30
+    by = {(r["device"]["name"], r["config"]["model"], r["notes"].split("run ")[-1]): r for r in loaded.runs}
+    h100 = next(r for (d, _, n), r in by.items() if d == "H100" and n == "1")
+    assert h100["metrics"]["energy_j"] == pytest.approx(0.453637 * 3.6e6)
+    assert {r["config"]["mode"] for r in loaded.runs} == {"infer"}
+    assert {r["device"]["name"] for r in loaded.runs} == {"H100", "H100-PCI", "H200"}
+    assert min(r["metrics"]["energy_j"] for r in loaded.runs) == pytest.approx(0.362 * 3.6e6, rel=2e-3)

@@ -525,6 +525,8 @@ _DEVICE_DIR = re.compile(
     # the data-centre cards by name, not a letter and digits: folders named l1, v1, v10 or p2 are versions
     r"(tesla[ _-]?)?(a(2|10|16|30|40|100|800)|b(100|200|300)|h(20|100|200|800)|l(4|20|40)|k(10|20|40|80)"
     r"|p(4|40|100)|t4|v100)[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
+    r"|(rtx[ _-]?)?a(2000|4000|4500|5000|5500|6000)([ _-]?ada)?([ _-]?\d{2}gb?)?"  # the workstation cards
+    r"|apple[ _-]?m[1-5]([ _-]?(pro|max|ultra))?"
     r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
     r"|(quadro[ _-]?)?rtx[ _-]?a?\d{4}([ _-]?ada)?"
     r"|titan[ _-]?(rtx|v|xp?)"
@@ -542,6 +544,26 @@ def device_from_path(dirs: tuple[str, ...]) -> str | None:
         if _DEVICE_DIR.match(part.strip()):
             return part.strip()
     return None
+
+
+_SPAN_TRIM = "`*_,;:()[]\"'"
+
+
+def device_named(text: str) -> str | None:
+    """The one GPU or Jetson a line names (`base.device_from_path`'s names), the longest run of its words that is one:
+    'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'; None for none, or for two different ones."""
+    words = [w.strip(_SPAN_TRIM) for w in text.split()[:60]]
+    found: list[str] = []
+    for i in range(len(words)):
+        for k in range(min(5, len(words) - i), 0, -1):
+            span = " ".join(words[i:i + k]).strip()
+            if span and device_from_path((span[:100],)):
+                found.append(span)
+                break
+    if not found:
+        return None
+    longest = max(found, key=len)
+    return longest if all(f in longest for f in found) else None
 
 
 def precision_from_path(dirs: tuple[str, ...]) -> str | None:

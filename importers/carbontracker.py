@@ -48,7 +48,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from importers.base import Conversion, Importer, Source, check_run_count, device_from_path, energy_metrics, num
+from importers.base import (
+    Conversion,
+    Importer,
+    Source,
+    check_run_count,
+    device_from_path,
+    device_named,
+    energy_metrics,
+    num,
+)
 
 MAX_LINE_CHARS = 1_000
 _NUM = r"\d{1,12}(?:\.\d{1,12})?"
@@ -65,7 +74,6 @@ _COMPONENT = re.compile(r"(?P<what>[A-Z]{3}) with device\(s\) (?P<devices>.+?)\.
 _HEADING = re.compile(r"(?P<hashes>#{1,6})\s+(?P<title>\S[^\n]{0,300}?)\s*#*")
 _FENCE = re.compile(r" {0,3}(?:```|~~~)")
 _GPU_VENDOR = re.compile(r"(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|AMD|Radeon|Instinct)\b", re.IGNORECASE)
-_SPAN_TRIM = "`*_,;:()[]\"'"
 PUE_NOTE = ("carbontracker multiplies the energy of the components it measured by a data-centre PUE coefficient "
             "(1.58; 1.55 in its 1.1.x releases): the energy is stored as boundary 'estimated', and no average power is "
             "derived from it")
@@ -178,23 +186,6 @@ def gpu_names(listed: str) -> list[str]:
             out += [d.strip() for d in m.group("devices").split(", ")
                     if _GPU_VENDOR.match(d.strip()) or device_from_path((d.strip()[:100],))]
     return out[:64]
-
-
-def device_named(text: str) -> str | None:
-    """The one GPU or Jetson a line names (`base.device_from_path`'s names), the longest run of its words that is one:
-    'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'; None for none, or for two different ones."""
-    words = [w.strip(_SPAN_TRIM) for w in text.split()[:60]]
-    found: list[str] = []
-    for i in range(len(words)):
-        for k in range(min(5, len(words) - i), 0, -1):
-            span = " ".join(words[i:i + k]).strip()
-            if span and device_from_path((span[:100],)):
-                found.append(span)
-                break
-    if not found:
-        return None
-    longest = max(found, key=len)
-    return longest if all(f in longest for f in found) else None
 
 
 class CarbonTrackerImporter(Importer):

@@ -33,12 +33,14 @@ from importers.base import (
     Source,
     check_run_count,
     clean_str,
+    device_named,
     energy_metrics,
     read_csv,
 )
 from importers.table_fields import (
     HEADING_DEVICE,
     HEADING_TAG,
+    LABELS,
     Field,
     FieldError,
     distributions_of,
@@ -47,6 +49,7 @@ from importers.table_fields import (
     plain,
     total_first,
     unitless_energy,
+    words_of,
 )
 from importers.table_long import long_columns, pivot, stat_columns, stats_long
 from importers.table_records import (
@@ -61,6 +64,7 @@ from importers.table_records import (
 )
 from importers.table_rows import (
     MISSING_CELLS,
+    NOT_TAG_WORDS,
     is_backend,
     not_number,
     relabelled,
@@ -69,7 +73,7 @@ from importers.table_rows import (
     without_failed,
     without_summaries,
 )
-from importers.table_text import TextTable, figures_outside, heading_device, text_tables
+from importers.table_text import TextTable, device_lines, figures_outside, heading_device, text_tables
 from importers.table_units import data_row
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
@@ -85,6 +89,22 @@ _PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "
            "decode": "decode", "tg": "decode", "generation_phase": "decode"}
 _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_per_token", "decode_j_per_token",
                "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
+
+
+def _devices_named(header: list[str], rows: list[tuple[int, list[str]]], read: dict[int, Any]) -> int | None:
+    """The column no field reads whose short cells name GPUs or Jetsons ('Nvidia T4', 'RTX A6000'), a third of them
+    or more (beside CPUs and TPUs no name rule knows), as a 'Compute Name' or 'Hardware' column does: the device
+    column of a table that has none by name."""
+    for i, name in enumerate(header):
+        if i in read or words_of(name) & NOT_TAG_WORDS:
+            continue
+        cells = {r[i].strip() for _, r in rows if i < len(r) and r[i].strip()}
+        if not cells or any(len(c.split()) > 6 for c in cells) or any(c[:1].isdigit() for c in cells):
+            continue
+        named = sum(1 for c in cells if device_named(c))
+        if 3 * named >= len(cells) and named >= min(2, len(cells)):
+            return i
+    return None
 
 
 def states_a_mode(value: str) -> bool:
@@ -193,7 +213,8 @@ class GeneralTableImporter(Importer):
         else:
             delimiter = _delimiter(source.head)
             tables = _figure_tables(source.text or "") if not self._csv_like(source.head, delimiter) else []
-            header, rows = _joined(conv, tables) if tables else read_csv(conv, source.text or "", delimiter=delimiter)
+            text = source.text or ""
+            header, rows = _joined(conv, tables, text) if tables else read_csv(conv, text, delimiter=delimiter)
             if data_row(header):
                 shown = ", ".join(repr(c[:30]) for c in header[:4])
                 raise conv.fail("line 1", f"the first row is data, not a header ({shown}, ...: values with units or a "
@@ -303,6 +324,10 @@ class GeneralTableImporter(Importer):
             out[i] = (field, unit)
             conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit and unit.kind != "tokens"
                                                             else "") + (f": {why}" if why else ""))
+        if "device" not in taken and (found := _devices_named(header, rows, out)) is not None:
+            out[found] = (LABELS["device"], None)
+            left = [(n, why) for n, why in left if n != header[found][:40]]
+            conv.warn(f"{header[found][:80]} read as the device: its cells name devices")
         return out, left, twins
 
     def read_row(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
@@ -476,12 +501,17 @@ def _figure_tables(text: str) -> list[TextTable]:
     return found if found and not figures_outside(text, used) else []
 
 
-def _joined(conv: Conversion, tables: list[TextTable]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+def _joined(conv: Conversion, tables: list[TextTable], text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """One table of a text's tables: the union of their columns, with the device a heading above a table names (a
     known device only, never guessed) and the other headings as the tag."""
     header = list(dict.fromkeys(h for t in tables for h in t.header))
     given = {f.key for h in header if (f := label_field(h)) is not None}
     devices = [next((d for t in reversed(table.headings) if (d := heading_device(t))), None) for table in tables]
+    used = [n for t in tables for n in (t.line, t.line + 1, *(r[0] for r in t.rows))]
+    stated = device_lines(text, used)  # 'GPU: A6000-24GB' above a table, or one such line in the whole text
+    only = stated[0][1] if len({d for _, d in stated}) == 1 else None
+    devices = [d or next((s for n, s in reversed(stated) if n < t.line), only) for d, t in zip(devices, tables,
+                                                                                              strict=True)]
     tags = [" / ".join(t for t in table.headings if heading_device(t) is None)[:200] for table in tables]
     # a table's first column with no name holds its rows' names ('| | TTFT | ...' over '| **vLLM** | 46 ms |'):
     # kept in the tag beside the headings, so that the rows of one table are not read as repeats of one setup
@@ -496,8 +526,10 @@ def _joined(conv: Conversion, tables: list[TextTable]) -> tuple[list[str], list[
             row_tag = " / ".join(t for t in (tag, row[0].strip() if by_name else "") if t)[:200]
             rows.append((n, cells + [{"device": device or "", "tag": row_tag}[key] for key in extra]))
     shown = ", ".join(f"line {t.line}" + (f" ({' / '.join(t.headings)[:60]})" if t.headings else "") for t in tables)
+    said = {"device": "the device named above them (in a heading or a line such as 'GPU: ...')",
+            "tag": "the headings above them kept as the tag"}
     conv.warn(f"{len(tables)} {tables[0].kind} table{'s' if len(tables) > 1 else ''} read from the text ({shown[:300]})"
-              + (": the headings above them kept as the " + " and the ".join(extra) if extra else ""))
+              + (": " + " and ".join(said[key] for key in extra) if extra else ""))
     return header + [names[key] for key in extra], rows
 
 

@@ -43,7 +43,7 @@ _POWER = {"power", "potencia", "leistung", "puissance", "potenza", "watts", "dra
 _LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "e2e", "response",
             "rtt", "delay", "gpu", "compute"}
 _DURATION = {"duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata", "tiempo",
-             "zeit", "temps", "total", "seconds"}
+             "zeit", "temps", "total", "seconds", "tempo", "parede"}
 _RATE = {"throughput", "rendimiento", "durchsatz", "debit", "tps", "speed", "rate", "velocidad"}
 _CAPACITY = {"total", "capacity", "free", "available", "installed", "size"}  # a memory size, not what a run used
 _SCORES = {"accuracy", "acc", "f1", "bleu", "rouge", "score", "perplexity", "ppl", "wer", "cer", "map", "recall",
@@ -56,7 +56,8 @@ _STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p
           ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))
 _PER_TOKEN = re.compile(r"per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # per (output|completion) token
 _SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # 'power_mode': the setting, not a power
-_GENERATED = {"generated", "completion", "decoded", "new", "output"}  # 'Tokens Generated': a count of output tokens
+_GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", "generados", "generati", "generiert",
+              "generes", "generees"}  # 'Tokens Generated': a count of output tokens
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
@@ -245,6 +246,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if unit is None and words & {"len", "length"} and words & {"avg", "mean", "average"} and words & (
             _GENERATED | {"input", "prompt"}):
         unit = units.UNITS["tokens"]  # 'Avg_Output_Len': a request's mean length, in tokens
+    if unit is None and "tps" in words and not words & _SPREAD and "/" not in header.split("(")[0] and not words & {
+            "req", "request", "user", "users", "per", "usuario", "seq"}:  # 'TPS verdadeiro (Σ tokens / Σ tempo)';
+        unit = units.UNITS["tokens/s"]  # never 'TPS/req', a request's rate
     if unit is None and words & {"throughput", "thruput"} and not words & _SPREAD and not any(
             _PERCENTILE.fullmatch(w) for w in words):
         # a throughput of tokens or requests is per second wherever its unit goes unwritten ('Token_Throughput',

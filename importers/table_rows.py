@@ -69,6 +69,17 @@ def _find(header: list[str], names: tuple[str, ...]) -> int | None:
     return next((low.index(n) for n in names if n in low), None)
 
 
+def _says_failed(said: str, failed: set[str]) -> bool:
+    """'error', 'Error 404', 'OOM (CUDA out of memory)', 'Error: ConnectionError(...)': a failed run; 'ok', 'success',
+    'no error' are not."""
+    if said in failed:
+        return True
+    words = re.findall(r"[a-z]+", said)
+    if not words or words[0] in {"no", "ok", "success", "succeeded", "passed", "completed", "done", "none"}:
+        return False
+    return words[0] in FAILED or any(w in FAILED or w.endswith(("error", "exception")) for w in words[:40])
+
+
 def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Columns, where: str) -> Rows:
     """The rows whose status column does not say they failed; each failed row said in a warning."""
     status = next((i for i, (f, _) in columns.items() if f.key == "status"), None)
@@ -81,7 +92,7 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
     failed = FAILED | (NOT_OK if plain(header[status].strip()).split(".")[-1] in OK_COLUMNS else set())
     for n, row in rows:
         said = plain(_cell(row, status)).replace(" ", "_")
-        if said not in failed:
+        if not _says_failed(said, failed):
             kept.append((n, row))
             continue
         who = _cell(row, name)

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
-from importers.base import device_from_path
+from importers.base import device_from_path, device_named
 from joulebench import units
 
 MAX_LINES = 50_000  # a table of results in text is never further down
@@ -46,7 +46,7 @@ _ABOUT = r"(?:~|≈|approx\.?|about|ca\.)"
 _APPROXIMATE = re.compile(rf"^(?:{_ABOUT}\s*)?\d+(?:\.\d+)?\s*(?:-|–|to)\s*\d+(?:\.\d+)?\s*(?P<u>.+)$"
                           rf"|^{_ABOUT}\s*\d+(?:\.\d+)?\s*(?P<v>.+)$", re.IGNORECASE)
 # a figure stated on a line of text: 'Generation Speed: 13.55 tokens/sec', 'wall=22.4s'
-_STATED = re.compile(r"[:=]\s*\**\s*([-+]?\d[\d,]*(?:\.\d+)?\s?[A-Za-zµ%][\w/%]*(?:/\w+)?)")
+_STATED = re.compile(r"(?::(?=[\s*])|=)\s*\**\s*([-+]?\d[\d,]*(?:\.\d+)?\s?[A-Za-zµ%][\w/%]*(?:/\w+)?)")
 
 
 @dataclass
@@ -208,11 +208,30 @@ def heading_device(title: str) -> str | None:
     return None
 
 
-def figures_outside(text: str, used: list[int]) -> bool:
-    """Whether lines outside the tables state two figures or more with their units (`name: value unit`): a run of
-    figures in text (one alone is no run there, and leaves the tables to be read)."""
+_DEVICE_LINE = re.compile(r"^[\s>*_`-]*(?:gpu|gpu[ _]name|device|device[ _]name|hardware|accelerator|board)"
+                          r"[\s*_`]*[:=][\s*_`]*(?P<value>[^|]{2,120}?)[\s*_`]*$", re.IGNORECASE)
+
+
+def device_lines(text: str, used: list[int]) -> list[tuple[int, str]]:
+    """(line number, device) of the lines outside tables that name the device a report ran on ('GPU: A6000-24GB',
+    'device_name: NVIDIA GeForce RTX 3090', '- **Hardware:** Jetson AGX Orin'): a known device's name only."""
     taken = set(used)
-    count = 0
+    out = []
+    for n, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
+        if n in taken or ":" not in line and "=" not in line:
+            continue
+        m = _DEVICE_LINE.match(line[:200])
+        if m is not None and (found := device_named(m.group("value"))) is not None:
+            out.append((n, found))
+    return out
+
+
+def figures_outside(text: str, used: list[int]) -> bool:
+    """Whether lines outside the tables state two figures or more with their units (`name: value unit`) under two
+    names or more: a run of figures in text (one alone, or one name under each table, is no run there, and leaves
+    the tables to be read)."""
+    taken = set(used)
+    names: set[str] = set()
     for n, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
         if n in taken or ":" not in line and "=" not in line:
             continue
@@ -222,8 +241,8 @@ def figures_outside(text: str, used: list[int]) -> bool:
             except units.UnitError:
                 continue
             if q is not None and q.unit is not None and q.unit.kind != "percent":
-                count += 1
-                if count >= 2:
+                names.add(line[:m.start()].strip(" -*#|").lower()[-60:])  # 'Total duration' under each table: one
+                if len(names) >= 2:
                     return True
     return False
 

@@ -78,7 +78,14 @@ class TrtllmBenchImporter(Importer):
         stats: dict[str, dict[str, tuple[int, str]]] = {}
         machine: str | None = None
         lines = text.splitlines()
+        # the report begins at its first banner ('= PYTORCH BACKEND', '= ENGINE DETAILS'): figures above it are
+        # another tool's (a how-to pasting a client's summary above trtllm-bench's report)
+        first = next((n for n, line in enumerate(lines) if re.match(r"=\s+[A-Z][A-Z +&/-]+$", line.strip())), 0)
+        if any(_LINE.match(line) or _PCT.match(line) for line in lines[:first]):
+            conv.warn(f"lines 1-{first}: figures above the report's first section are not trtllm-bench's, not read")
         for n, line in enumerate(lines, 1):
+            if n <= first:
+                continue
             if (m := _PCT.match(line)) is not None:
                 stats.setdefault(m.group(1), {})[m.group(2)] = (n, m.group(3))
             elif (m := _LINE.match(line)) is not None:

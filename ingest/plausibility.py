@@ -86,15 +86,21 @@ class Ceiling:
     limit: float  # for one system (DEVICES_PER_SYSTEM accelerators or fewer)
     what: str
     inference_only: bool = False  # a training run's figure counts something else (tokens processed, not generated)
+    floor: bool = False  # the limit is a least value: a figure below it is beyond what any device does
 
 
 # Far above any one system measured: MLPerf Inference v5's largest single systems give about 1e5 output tokens/s
 # (Llama 2 70B Offline, 8 x B200): 1e7 leaves 100x. Samples/s has no ceiling: a sample can be a user-item pair
 # (Lambda's NCF training rows: 2e7 to 1.3e10 samples/s), and a training run's tokens/s counts every token
 # processed (a tiny BERT on one H100 passes 1e7).
+# and a floor: no model's inference (a batch, a request or its first token) takes under a microsecond, a kernel's
+# launch alone takes several; a latency below it is a unit read wrong ('Latency ns' over values in ms or µs)
+LATENCY_FLOOR_MS = 1e-3
 CEILINGS = (
     Ceiling("tokens_per_s", 1e7, "output tokens/s", inference_only=True),
     Ceiling("requests_per_s", 1e6, "requests/s"),
+    *(Ceiling(f"{base}_{stat}_ms", LATENCY_FLOOR_MS, "ms", floor=True) for base in ("latency", "e2e_latency", "ttft")
+      for stat in ("avg", "p50", "p90", "p95", "p99")),
 )
 
 
@@ -193,6 +199,12 @@ def _ceiling(i: int, run_id: str, ceiling: Ceiling, run: Mapping[str, Any]) -> F
     stated = _number((run.get("metrics") or {}).get(ceiling.field))
     if stated is None or (ceiling.inference_only and (run.get("config") or {}).get("mode") == "train"):
         return None
+    if ceiling.floor:
+        if stated <= 0 or stated >= ceiling.limit:
+            return None  # 0 or less: not measured, said where it is read
+        flag = (f"{FLAG_IMPLAUSIBLE}{ceiling.field} {_n(stated)} {ceiling.what} is below the {_n(ceiling.limit)} "
+                f"{ceiling.what} no inference goes under: a unit is wrong")
+        return Finding(i, run_id, ceiling.field, stated, flag, limit=ceiling.limit)
     gpus = _number((run.get("config") or {}).get("gpu_count")) or 1.0
     systems = max(1.0, math.ceil(gpus / DEVICES_PER_SYSTEM))
     limit = ceiling.limit * systems

@@ -278,6 +278,9 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         if low.endswith(phrase) and (len(low) == len(phrase) or not low[-len(phrase) - 1].isalnum()):
             return text[: len(text) - len(phrase)].rstrip(" _-") or text, UNITS[symbol], symbol
     parts = re.split(r"[_\s-]+", low)
+    phase_rate = re.fullmatch(r"(?P<phase>[a-z]+)\d{0,6}_?(?:t|tok|tokens)?/s(?:ec)?", low)
+    if phase_rate and phase_rate.group("phase") in _TOKEN_PHASES:  # llama.cpp's 'PP/s', 'TG/s', 'tg128 t/s'
+        return text[: text.index("/")].rstrip(" _-"), UNITS["tokens/s"], "tokens/s"
     if len(parts) >= 3 and parts[-2:] == ["t", "s"] and parts[-3] in _TOKEN_PHASES:  # tg_t_s: t/s, never seconds
         return " ".join(parts[:-2]), UNITS["tokens/s"], "tokens/s"
     if len(parts) >= 2 and parts[-1] in _SUFFIXES:
@@ -286,6 +289,9 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
             symbol = _PER_TOKEN_UNITS.get(parts[-1], "J/token")
             return " ".join(parts[:-1]), UNITS[symbol], symbol
         return " ".join(parts[:-1]), UNITS[symbol], symbol
+    rate = _SUFFIXES.get(parts[0]) if 2 <= len(parts) <= 3 and " " not in text else None  # a code's name only
+    if rate in ("tokens/s", "qps", "fps", "sps"):  # a rate's unit first, where it ran after: 'fps_gpu', 'tps_decode'
+        return " ".join(parts[1:]), UNITS[rate], rate
     if low in _SUFFIXES and low not in ("s", "w", "j"):  # a lone 'mw', 'tps' header ('sec, mw')
         return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]
     if low in ("sec", "secs", "seconds", "ms", "mw", "watts"):

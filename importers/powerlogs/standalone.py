@@ -307,4 +307,4 @@ class PowerTableImporter(Importer):
                                           duration_s=duration, what="the log's power", flags=flags))
         log.flags.extend(flags)
         device = conv.device(None, "gpu", where="(whole file; a power log does not name the device)")
-        return _standalone(conv, log, device, metrics)
+        return _standalone(conv, log, device, metrics, {"gpu_count": log.gpu_count})

@@ -29,7 +29,9 @@ _POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistun
                 "potência", "vdd_in", "p"}
 _TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
 _LITERAL_TOTAL = {"total", "tot", "sum"}  # a column literally named the total is it, before sys/input/board
+_ID_WORDS = {"index", "idx", "id", "rank", "gpu", "device", "card", "dev"}  # gpu_index, device_id, rank
 MAX_POWER_COLUMNS = 32
+MAX_DEVICES = 64  # devices one log tells apart by an index column
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # '2025-05-16 01:12:05.1936'
 
 
@@ -68,6 +70,22 @@ def power_columns(header: list[str]) -> dict[int, float | None]:
     return out
 
 
+def _device_column(header: list[str], body: list[list[str]], t: np.ndarray, taken: set[int]) -> int | None:
+    """The column that tells devices apart in a log of several devices written one row per device and time
+    (`timestamp,gpu_index,...,power_W`, as an nvidia-smi query loop over eight GPUs writes): named an index or id,
+    with few distinct short values, each row of one time naming another device."""
+    first = [j for j in range(len(body)) if t[j] == t[0]]
+    for i, h in enumerate(header):
+        if i in taken or not _parts(h) & _ID_WORDS:
+            continue
+        values = {r[i].strip() for r in body if i < len(r)}
+        at_first = [body[j][i].strip() for j in first if i < len(body[j])]
+        if 1 < len(values) <= min(MAX_DEVICES, len(body) // 2) and all(0 < len(v) <= 40 for v in values) \
+                and len(set(at_first)) == len(at_first) > 1:
+            return i
+    return None
+
+
 def two_column_header(first_line: str) -> bool:
     """A header of a time column and power column(s), nothing naming runs or durations."""
     delimiter = ";" if first_line.count(";") > first_line.count(",") else ","
@@ -90,6 +108,29 @@ def two_column_header(first_line: str) -> bool:
         if field is not None and field.key not in ("avg_power_w", "duration_s"):
             return False
     return True
+
+
+def _decimal_comma(header: list[str], body: list[list[str]], powers: dict[int, float | None]) -> bool:
+    """Whether the last (power) column is written with a decimal comma, unquoted, in a comma-separated file: every
+    row one cell longer than the header, its last two cells whole numbers ('2025-02-18 15:16:12,30,3')."""
+    if list(powers) != [len(header) - 1] or not body:
+        return False
+    longer = [r for r in body if len(r) == len(header) + 1]
+    return len(longer) >= 0.95 * len(body) and all(
+        r[-2].strip().lstrip("-").isdigit() and r[-1].strip().isdigit() for r in longer)
+
+
+def _by_device(body: list[list[str]], column: int, t: np.ndarray, time_name: str) -> dict[str, np.ndarray]:
+    """{device id: its rows, in order}; each device's times must not go backwards."""
+    ids = [r[column].strip() if column < len(r) else "" for r in body]
+    groups: dict[str, list[int]] = {}
+    for j, v in enumerate(ids):
+        groups.setdefault(v, []).append(j)
+    out = {k: np.array(v) for k, v in groups.items()}
+    for k, rows in out.items():
+        if np.any(np.diff(t[rows]) < 0):
+            raise PowerLogError(time_name, f"time goes backwards for device {k[:20]}; is the log from several runs?")
+    return out
 
 
 def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str, str] | None = None) -> PowerLog:
@@ -118,6 +159,9 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
         raise PowerLogError(unstated[0], "the header states no unit, so mW and W cannot be told apart: write it "
                                          "as 'Power (mW)' or 'Power (W)', or pass --unit COLUMN=mW")
     body = rows[1:]
+    decimal_comma = _decimal_comma(header, body, powers)
+    if decimal_comma:
+        body = [[*r[:-2], f"{r[-2].strip()}.{r[-1].strip()}"] if len(r) == len(header) + 1 else r for r in body]
     t_index, t_factor = time
     cells = [r[t_index].strip() if t_index < len(r) else "" for r in body]
     if t_factor is not None and all(_DATE_TIME.match(c) for c in cells):  # 'Timestamp (s)' over date-times:
@@ -132,8 +176,18 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
             f"'{header[t_index]}' is time from the start; the wall-clock time is not in the file"]
     else:
         t, started, start_wall, notes = csv_times(cells, header[t_index])
-    if np.any(np.diff(t) < 0):
+    device = _device_column(header, body, t, {t_index, *powers}) if len(np.unique(t)) < len(t) else None
+    groups = _by_device(body, device, t, header[t_index]) if device is not None else {"": np.arange(len(body))}
+    if device is None and np.any(np.diff(t) < 0):
         raise PowerLogError(header[t_index], "time goes backwards; is the log from several runs?")
+    if device is not None:
+        notes.append(f"{len(groups)} devices told apart by '{header[device]}', one row per device and time: a "
+                     "trace per device, their energies added")
+        if len(powers) > 1:
+            raise PowerLogError(header[device], "several devices and several power columns: which column is each "
+                                                "device's total cannot be told; keep one power column")
+    if decimal_comma:
+        notes.append(f"'{header[-1]}' written with a decimal comma in a comma-separated file ('30,3' is 30.3)")
     traces = []
     for i, factor in powers.items():
         values = np.full(len(body), np.nan)
@@ -145,17 +199,24 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
                 values[j] = float(cell) * (factor or 1.0)
             except ValueError as e:
                 raise PowerLogError(f"line {j + 2}: {header[i]}", f"{cell[:40]!r} is not a number") from e
-        keep = ~np.isnan(values)
-        if keep.sum() < 2:
-            continue
+        negative = int(np.sum(values < 0))
+        if negative:  # no device gives power back: a counter read across its wrap, or a subtraction gone wrong
+            values[values < 0] = np.nan
+            notes.append(f"{header[i]}: {negative} negative sample(s) left out (power below 0 is no reading: often an "
+                         f"energy counter that wrapped); the lowest kept is {np.nanmin(values):.4g} W")
         words = _words(header[i])
-        where = boundary or ("gpu_board" if "gpu" in words else "cpu_package" if "cpu" in words else None)
+        where = boundary or ("gpu_board" if "gpu" in words or device is not None and "gpu" in _parts(header[device])
+                             else "cpu_package" if "cpu" in words else None)
         domain = re.sub(r"\s*[\(\[].*$", "", header[i]).strip()[:60] or f"column {i + 1}"
-        traces.append(PowerTrace(domain, where, "sampled", t[keep].tolist(), values[keep].tolist()))
+        for name, rows in groups.items():
+            keep = rows[~np.isnan(values[rows])]
+            if len(keep) >= 2:
+                traces.append(PowerTrace(f"{header[device][:30]} {name}" if name else domain, where, "sampled",
+                                         t[keep].tolist(), values[keep].tolist()))
     if not traces:
         raise PowerLogError("line 2", "no power column with 2 samples or more")
-    if len(traces) == 1:
-        totals = [traces[0].domain]
+    if len(traces) == 1 or device is not None:
+        totals = [tr.domain for tr in traces]
     else:
         literal = [tr.domain for tr in traces if _parts(tr.domain) & _LITERAL_TOTAL]  # total_watts, Total (W)
         named = literal or [tr.domain for tr in traces if _words(tr.domain) & _TOTAL_WORDS]
@@ -170,6 +231,8 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
     chosen = next((tr for tr in traces if tr.domain in totals), None)
     log = PowerLog("power-table", traces, totals, (chosen.boundary if chosen else None) or "",
                    started, samples=len(body), start_wall_s=start_wall,
-                   total_column=chosen.domain if chosen else None)
-    log.notes = [f"power log, {len(body)} samples of {len(traces)} power column(s)", *notes]
+                   total_column=chosen.domain if chosen else None, gpu_count=len(traces) if device is not None
+                   and "gpu" in _parts(header[device]) else None)
+    log.notes = [f"power log, {len(body)} samples of " + (f"{len(traces)} devices" if device is not None else
+                                                          f"{len(traces)} power column(s)"), *notes]
     return log

@@ -208,10 +208,11 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
         where = boundary or ("gpu_board" if "gpu" in words or device is not None and "gpu" in _parts(header[device])
                              else "cpu_package" if "cpu" in words else None)
         domain = re.sub(r"\s*[\(\[].*$", "", header[i]).strip()[:60] or f"column {i + 1}"
-        for name, rows in groups.items():
-            keep = rows[~np.isnan(values[rows])]
+        by = header[device][:30] if device is not None else ""
+        for name, members in groups.items():
+            keep = members[~np.isnan(values[members])]
             if len(keep) >= 2:
-                traces.append(PowerTrace(f"{header[device][:30]} {name}" if name else domain, where, "sampled",
+                traces.append(PowerTrace(f"{by} {name}" if name else domain, where, "sampled",
                                          t[keep].tolist(), values[keep].tolist()))
     if not traces:
         raise PowerLogError("line 2", "no power column with 2 samples or more")

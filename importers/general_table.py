@@ -25,6 +25,7 @@ headings.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from importers.base import (
@@ -73,7 +74,14 @@ from importers.table_rows import (
     without_failed,
     without_summaries,
 )
-from importers.table_text import TextTable, device_lines, figures_outside, heading_device, text_tables
+from importers.table_text import (
+    TextTable,
+    device_lines,
+    figures_outside,
+    heading_device,
+    side_by_side,
+    text_tables,
+)
 from importers.table_units import data_row
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
@@ -105,6 +113,17 @@ def _devices_named(header: list[str], rows: list[tuple[int, list[str]]], read: d
         if 3 * named >= len(cells) and named >= min(2, len(cells)):
             return i
     return None
+
+
+_MODEL_FILE = re.compile(r"(?:^|.*[/\\])(?P<stem>[^/\\]+?)\.(?:onnx|gguf|pt|pth|engine|plan|trt|safetensors|tflite|bin|"
+                         r"mlmodel|ckpt|h5|pb)$", re.IGNORECASE)
+
+
+def model_named(model: str | None) -> str | None:
+    """A model given by its file ('models/yolov8n.onnx') is named by the file's stem ('yolov8n'); a hub id
+    ('meta-llama/Llama-3.1-8B') is kept whole."""
+    m = _MODEL_FILE.fullmatch(model) if model else None
+    return m.group("stem") if m else model
 
 
 def states_a_mode(value: str) -> bool:
@@ -212,7 +231,8 @@ class GeneralTableImporter(Importer):
             where = "record"
         else:
             delimiter = _delimiter(source.head)
-            tables = _figure_tables(source.text or "") if not self._csv_like(source.head, delimiter) else []
+            tables = side_by_side(_figure_tables(source.text or "")) if not self._csv_like(source.head, delimiter) \
+                else []
             text = source.text or ""
             header, rows = _joined(conv, tables, text) if tables else read_csv(conv, text, delimiter=delimiter)
             if data_row(header):
@@ -409,7 +429,7 @@ class GeneralTableImporter(Importer):
         if mode is None and _GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
-        model = clean_str(labels.get("model"))
+        model = model_named(clean_str(labels.get("model")))
         stated = clean_str(labels.get("device"))
         if stated and is_backend(stated):
             conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
@@ -498,7 +518,11 @@ def _figure_tables(text: str) -> list[TextTable]:
             if field is not None and field.section == "metrics" and field.key != "output_tokens":
                 found.append(table)
                 break
-    return found if found and not figures_outside(text, used) else []
+    if found and figures_outside(text, used):
+        from importers.text_figures import candidates  # the reader of figures in text builds on this module
+
+        return [] if candidates(text) else found  # figures outside that make no run of their own: the tables'
+    return found
 
 
 def _joined(conv: Conversion, tables: list[TextTable], text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:

@@ -67,7 +67,8 @@ HEADING_TAG = "tag (from the headings)"  # the headings above a text's tables (a
 OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok")
 LABELS: dict[str, Field] = {}
 for _names, _field in (
-    (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id"),
+    (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id",
+      "model_path", "model_file"),
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
@@ -110,7 +111,7 @@ def label_field(name: str) -> Field | None:
     (`engine_name`, `board.name`)."""
     low = plain(name.strip())
     parts = low.split(".")
-    parent = parts[-2] if len(parts) > 1 and parts[-1] in ("name", "id", "model", "type") else ""
+    parent = parts[-2] if len(parts) > 1 and parts[-1] in ("name", "id", "model", "type", "path", "file") else ""
     stem = low.replace(" ", "_").removesuffix("_name")
     phase = _PHASE.sub("", low.replace(" ", "_"))  # timm's 'infer_batch_size', 'train_img_size': the phase's setting
     for candidate in (low, parts[-1], low.replace(" ", "_"), parent, phase):

@@ -93,7 +93,41 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
         i = end
     for table, stack_above in zip(tables, above, strict=True):
         table.headings = tuple(title for level, title in stack_above if level > 1 or titles > 1)
+        if stack_above:
+            table.header = of_heading(table.header, stack_above[-1][1])
     return tables, used
+
+
+_STAT_ONLY = re.compile(r"(?P<stat>mean|median|avg|average|p\d{1,3}|min|max|std|stdev|sd)\s*"
+                        r"(?P<unit>[(\[][^()\[\]]{1,30}[)\]])?", re.IGNORECASE)
+_NUMBERED = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+")  # '2.1 ', 'IV. '
+_UNIT_AT_END = re.compile(r"(?P<name>.+?)\s*(?P<unit>[(\[][^()\[\]]{1,30}[)\]])\s*$")
+
+
+def of_heading(header: list[str], heading: str) -> list[str]:
+    """A table whose figure columns name only a statistic ('Mean (s)', 'P95 (s)', or 'Mean' under 'Latency (ms)')
+    measures what the heading above it names: those columns become 'TTFT Mean (s)' ('### 2.1 TTFT' above them).
+    Any other header is returned as it is."""
+    stats = [bool(_STAT_ONLY.fullmatch(c.strip())) for c in header]
+    if sum(stats) < 2:
+        return header
+    title = _NUMBERED.sub("", heading).strip()
+    m = _UNIT_AT_END.fullmatch(title)
+    heading_unit = m.group("unit") if m and units.find_unit(m.group("unit")[1:-1].strip()) is not None else None
+    name = re.sub(r"\s*[(\[][^()\[\]]*[)\]]", "", m.group("name") if heading_unit and m else title).strip()
+    if not name:  # the heading is all brackets: nothing to name the figures by
+        return header
+    out = []
+    for cell, is_stat in zip(header, stats, strict=True):
+        if not is_stat:
+            out.append(cell)
+            continue
+        found = _STAT_ONLY.fullmatch(cell.strip())
+        assert found is not None
+        unit = found.group("unit") or heading_unit
+        out.append(f"{name} {found.group('stat')}" + (f" {unit}" if unit else ""))
+    return out
+
 
 
 def _pipe_cells(line: str) -> list[str]:
@@ -267,3 +301,32 @@ def _unit_of(text: str) -> bool:
     except units.UnitError:
         return False
     return q is not None and q.unit is not None
+
+
+def side_by_side(tables: list[TextTable]) -> list[TextTable]:
+    """Tables that give other figures of the same rows, one table per quantity ('2.1 TTFT', then '2.2 Latency', each
+    row 'spark-test | low-load'), joined row by row into one table under their common headings. Tables are joined
+    when they have as many rows, the columns they share hold the same cells row by row, and no other column is in
+    both: two tables of the same figures are two setups (one per heading), never joined."""
+    out: list[TextTable] = []
+    for table in tables:
+        last = out[-1] if out else None
+        if last is not None and _parallel(last, table):
+            shared = set(last.header) & set(table.header)
+            extra = [h for h in table.header if h not in shared]
+            at = {h: i for i, h in enumerate(table.header)}
+            rows = [(n, [*cells, *(other[at[h]] for h in extra)])
+                    for (n, cells), (_, other) in zip(last.rows, table.rows, strict=True)]
+            common = tuple(a for a, b in zip(last.headings, table.headings, strict=False) if a == b)
+            out[-1] = TextTable(last.line, [*last.header, *extra], rows, common, last.kind)
+        else:
+            out.append(table)
+    return out
+
+
+def _parallel(a: TextTable, b: TextTable) -> bool:
+    shared = [h for h in a.header if h in b.header and h.strip()]
+    if not shared or len(a.rows) != len(b.rows) or len(shared) == min(len(a.header), len(b.header)):
+        return False
+    ia, ib = {h: i for i, h in enumerate(a.header)}, {h: i for i, h in enumerate(b.header)}
+    return all(ra[ia[h]] == rb[ib[h]] for (_, ra), (_, rb) in zip(a.rows, b.rows, strict=True) for h in shared)

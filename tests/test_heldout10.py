@@ -168,3 +168,31 @@ def test_a_rate_whose_unit_comes_first_is_read_per_variant() -> None:
     assert [(r["config"]["tag"], round(r["metrics"]["throughput_sps"], 2)) for r in runs] == [
         ("base_model", 15.06), ("fp32", 17.4), ("fp16", 46.36), ("int8", 17.28)]
     assert all("energy_j" not in r["metrics"] for r in runs)  # 'total_energy' states no unit (kWh): not guessed
+
+
+KOREAN = FORMATS / "general_table" / "llm-benchmark-korean-report-one-table-per-quantity.md"
+
+
+def test_one_table_per_quantity_over_the_same_rows_is_one_run_per_row() -> None:
+    runs, fmt, warnings = _load(KOREAN)
+    assert fmt == "general-table" and len(runs) == 7  # 8 rows, the 'N/A ... nan' one holds no figure
+    first = runs[0]["metrics"]
+    # '### 2.1 TTFT' above 'Mean (s)': the TTFT's mean; '### 2.2 총 응답 시간' (total response time): the latency
+    assert (first["ttft_avg_ms"], first["ttft_p50_ms"], first["ttft_p99_ms"]) == (91.0, 84.0, 156.0)
+    assert (first["latency_avg_ms"], first["latency_p99_ms"]) == (5061.0, 14454.0)
+    assert "tokens_per_s" not in first  # 2.3 gives a rate's percentiles: a rate per request, not the run's
+    assert any("TTFT Mean (s) read as ttft_avg_ms" in w for w in warnings)
+    # two tables of the same figures under two headings are two setups, never joined row by row
+    text = ("## A100\n| model | TTFT (ms) |\n|---|---|\n| m | 10 |\n\n## L4\n| model | TTFT (ms) |\n|---|---|\n"
+            "| m | 30 |\n")
+    two = load(text.encode(), "r.md")[0].runs
+    assert [(r["device"]["name"], r["metrics"]["ttft_avg_ms"]) for r in two] == [("A100", 10.0), ("L4", 30.0)]
+
+
+def test_a_model_given_by_its_file_is_named_by_the_files_stem() -> None:
+    runs, _, _ = _load(FORMATS / "general_table" / "edgebench-yolov8n-onnxruntime-cpu-model-path.json")
+    run = runs[0]
+    assert run["config"]["model"] == "yolov8n" and run["config"]["engine"] == "onnxruntime"
+    assert run["metrics"]["latency_p99_ms"] == pytest.approx(166.38222) and run["device"] is None  # 'cpu': where
+    hub = '[{"model_path": "meta-llama/Llama-3.1-8B", "latency_ms": 5}]'  # a hub id is kept whole
+    assert load(hub.encode(), "r.json")[0].runs[0]["config"]["model"] == "meta-llama/Llama-3.1-8B"

@@ -13,6 +13,7 @@ import db.recipes as recipes
 import importers
 from db import Store
 from explorer import bounded
+from importers import mapping_log
 from importers.mapping import (
     FIELDS,
     SHOWN_ROWS,
@@ -93,7 +94,8 @@ def preview(recipe_json: str, name: str, data: bytes, given: importers.Hints | N
         loaded, _ = importers.load_source(mapped.source, given)
     except ResultFileError as e:
         return MappedPreview(error=mapped.explained(e).format_message())
-    fields = [c.field for c in recipe.mapped() if c.field and FIELDS[c.field].section == "metrics"]
+    fields = [c.field for c in recipe.mapped() if c.field and FIELDS[c.field].section == "metrics"] or (
+        list(mapping_log.SHOWN) if mapping_log.is_log([c.field for c in recipe.mapped()]) else [])
     runs = []
     for run in loaded.runs[:PREVIEW_RUNS]:
         config, metrics = run.get("config") or {}, run.get("metrics") or {}

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from importers import mapping_log
 from importers.base import Conversion, Hints, Source, check_run_count, read_csv
 from importers.general_table import (
     MAX_KEYS,
@@ -97,6 +98,8 @@ def _fields() -> dict[str, MapField]:
         ("power_mode", "Power mode", "config", "power_mode"), ("tag", "Tag", "config", "tag"),
     ):
         out[key] = MapField(key, title, None, header, section)
+    for key, title, kind, header in mapping_log.LOG_FIELDS:
+        out[key] = MapField(key, title, kind, header, "log")
     return out
 
 
@@ -350,6 +353,8 @@ class Recipe:
 
     def needed(self) -> list[str]:
         """The labels neither a column nor a given value states: asked for (or left 'not stated')."""
+        if mapping_log.is_log([c.field for c in self.mapped()]):
+            return []  # a power log's device is given at the import
         have = {c.field for c in self.mapped()} | {k for k, _ in self.labels}
         gen = any(c.field in _GENERATION for c in self.mapped())
         return [k for k in NEEDED if k not in have and not (k == "mode" and gen)]
@@ -409,7 +414,9 @@ def check(recipe: Recipe, table: Table | None = None) -> None:
         if len(cols) > 1:
             problems.append(f"columns {', '.join(repr(c[:60]) for c in cols)}: all mapped to {FIELDS[key].title} "
                             f"({key}); one column per field")
-    if not any(FIELDS[c.field].section == "metrics" for c in recipe.mapped() if c.field in FIELDS):
+    if mapping_log.is_log([c.field for c in recipe.mapped()]):
+        problems += mapping_log.problems([(c.column, c.field) for c in recipe.mapped()], [k for k, _ in recipe.labels])
+    elif not any(FIELDS[c.field].section == "metrics" for c in recipe.mapped() if c.field in FIELDS):
         problems.append("columns: map at least one column to a figure (energy, power, a rate or a latency)")
     for label, value in recipe.labels:
         problems += _label_problems(label, value, {c.field: c.column for c in recipe.mapped()})
@@ -563,6 +570,11 @@ def apply(recipe: Recipe, source: Source, table: Table | None = None) -> Mapped:
     check(recipe, table)
     by_norm = {normalise(c.column): c for c in recipe.mapped()}
     picked = [(i, by_norm[normalise(h)]) for i, h in enumerate(table.header) if normalise(h) in by_norm]
+    if mapping_log.is_log([c.field for _, c in picked]):
+        data, said, back = mapping_log.rewritten(recipe.name, table.header, [cells for _, cells in table.rows],
+                                                 [(i, c.field or "", c.unit or "") for i, c in picked])
+        return Mapped(Source.single(data, source.name, source.dirs), recipe, said, back,
+                      [where for where, _ in table.rows])
     given = [(label, value) for label, value in recipe.labels]
     records = []
     for _, cells in table.rows:

@@ -54,6 +54,8 @@ SLOW = {
     "test_browser_mapping.py::test_a_real_long_table_without_units_is_mapped_in_three_choices":
         "a second mapping in a browser; test_mapping checks the same three choices and 30 runs, and the first "
         "browser mapping test takes the page's steps",
+    "test_browser_mapping.py::test_a_meter_log_is_mapped_as_a_power_log_in_three_choices":
+        "a power log mapped in a browser; test_mapping maps the same log to the same energy through the API",
     "test_power_settings_page.py::test_power_settings_page_in_a_real_browser":
         "the page in a browser; its AppTest tests check every answer on it",
     "test_browser_serving_compare.py": "a real engine swept, then Compare in a browser; test_serving_explorer and "

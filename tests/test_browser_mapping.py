@@ -124,3 +124,25 @@ def test_a_real_long_table_without_units_is_mapped_in_three_choices(  # type: ig
     assert len(rows) == 30 and {r[1] for r in rows} == {"infer"}
     assert {r[0] for r in rows} == {"H100", "H100-PCI", "H200"}
     assert any(r[0] == "H100" and abs(r[2] - 0.453637 * 3.6e6) < 1 for r in rows), rows  # run 1: 0.453637 kWh
+
+
+def test_a_meter_log_is_mapped_as_a_power_log_in_three_choices(  # type: ignore[no-untyped-def]
+        server: str, page, seeded_db: Path) -> None:  # noqa: F811 - the fixtures
+    """A meter's channels in mW with no unit written (tests/test_mapping.py checks the same energy without a
+    browser): the time column, the power column and its unit; the preview shows the log's energy before Import."""
+    path = Path(__file__).parent / "fixtures" / "formats" / "power_logs_meter" / \
+        "tfg-a30-resnet50-offline-meter-semicolon-mw-unnamed.csv"
+    page.goto(f"{server}/upload")
+    _wait_text(page, "Drop one or several result files")
+    page.set_input_files("input[type=file] >> nth=0", [str(path)])
+    _wait_text(page, f"Map the columns of {path.name}", 90_000)
+    _choose(page, "Field of Time", "Time of a power sample (a power log) · log_time")  # 1 (its unit: s)
+    _choose(page, "Field of Sum", "Power sample (a power log) · log_power")  # 2
+    _choose(page, "Unit of Sum", "mW")  # 3
+    _wait_text(page, "The runs it makes", 90_000)
+    assert "Still needed" not in _body(page)
+    page.get_by_role("button", name="Import with this mapping").click()
+    _wait_state(page, f"{path.name}: 1 run added")
+    rows = read_while_served(seeded_db, "SELECT r.energy_j, r.duration_s, r.avg_power_w FROM runs r JOIN sources s "
+                             "USING (source_id) WHERE s.file_name = ?", [path.name])
+    assert len(rows) == 1 and abs(rows[0][2] - 160.65) < 0.01 and abs(rows[0][1] - 70.026) < 0.001, rows

@@ -6,6 +6,7 @@ and import path (units converted, ranges applied, nothing stored on a refusal)."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,8 @@ def test_the_shape_key_is_the_kind_and_the_normalised_column_names() -> None:
 
 def test_every_field_and_unit_is_read_back_as_that_field_by_the_general_reader() -> None:
     for key, spec in FIELDS.items():
+        if spec.section == "log":
+            continue  # a power log's columns, read by the power-log reader (the meter log's test below)
         for unit in units_for(key) or [None]:
             header = header_of(ColumnMap("c", key, unit))
             found = label_field(header) if spec.kind is None and spec.section != "metrics" else measure_field(header)[0]
@@ -227,3 +230,41 @@ def test_a_real_long_table_without_units_is_mapped_in_three_choices() -> None:
     assert {r["config"]["mode"] for r in loaded.runs} == {"infer"}
     assert {r["device"]["name"] for r in loaded.runs} == {"H100", "H100-PCI", "H200"}
     assert min(r["metrics"]["energy_j"] for r in loaded.runs) == pytest.approx(0.362 * 3.6e6, rel=2e-3)
+
+
+METER_LOG = Path(__file__).parent / "fixtures" / "formats" / "power_logs_meter" / \
+    "tfg-a30-resnet50-offline-meter-semicolon-mw-unnamed.csv"
+
+
+def test_a_meter_log_whose_columns_no_reader_knows_is_mapped_as_a_power_log_in_three_choices() -> None:
+    """A meter's channels (`Set_id;Time;Line 6;Sum`) in mW with no unit written: refused unaided; the time column,
+    the power column and its unit make it the log the power-table reader reads, with its energy and checks."""
+    import csv
+    import io
+
+    source = importers.Source.single(METER_LOG.read_bytes(), METER_LOG.name)
+    with pytest.raises(ResultFileError):
+        importers.load_source(source)
+    table = read_table(source)
+    guessed = guess(table)
+    assert all(v == (None, None) for v in guessed.values())
+    choices = {**guessed, "Time": ("log_time", "s"), "Sum": ("log_power", "mW")}  # the time's unit is s by default
+    recipe = recipe_from("meter channel 6", table, choices)
+    assert recipe.needed() == []
+    mapped = apply(recipe, source, table)
+    loaded, fmt = importers.load_source(mapped.source)
+    rows = list(csv.reader(io.StringIO(METER_LOG.read_text()), delimiter=";"))[1:]
+    t, p = [float(r[1]) for r in rows], [float(r[3]) / 1000 for r in rows]
+    expected = sum((t[i + 1] - t[i]) * (p[i] + p[i + 1]) / 2 for i in range(len(t) - 1))
+    run = loaded.runs[0]
+    assert fmt == "power-table" and run["metrics"]["energy_j"] == pytest.approx(expected, rel=1e-9)
+    assert run["metrics"]["duration_s"] == pytest.approx(70.025897)
+    assert run["metrics"]["avg_power_w"] == pytest.approx(160.65, abs=0.01)  # the repository divides by 160.64 W
+    assert "as a power log" in mapped.said and "Sum as Power sample" in mapped.said
+    for changes, labels, said in (
+            ({"Line 6": ("avg_power_w", "mW")}, {}, "a power log's rows are samples of one window"),
+            ({"Line 6": ("log_power", "mW")}, {}, "needs one column mapped to Power sample (a power log) (it has 2)"),
+            ({}, {"device": "A30"}, "a power log's device and mode are given at the import"),
+            ({"Time": (None, None)}, {}, "needs one column mapped to Time of a power sample")):
+        with pytest.raises(MappingError, match=re.escape(said)):
+            recipe_from("bad", table, {**choices, **changes}, labels)

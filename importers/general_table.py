@@ -25,6 +25,8 @@ headings.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from typing import Any
 
@@ -52,7 +54,7 @@ from importers.table_fields import (
     unitless_energy,
     words_of,
 )
-from importers.table_long import long_columns, pivot, stat_columns, stats_long
+from importers.table_long import long_columns, pivot, stat_columns, stats_long, transposed
 from importers.table_records import (
     MAX_KEYS,
     flatten,
@@ -97,6 +99,21 @@ _PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "
            "decode": "decode", "tg": "decode", "generation_phase": "decode"}
 _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_per_token", "decode_j_per_token",
                "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
+
+
+def _transposed_head(head: str, delimiter: str) -> bool:
+    """Whether the first lines of a CSV are a table on its side (`table_long.transposed`)."""
+    try:
+        lines = [r for r in csv.reader(io.StringIO("\n".join(head.splitlines()[:60])), delimiter=delimiter)
+                 if any(c.strip() for c in r)]
+    except csv.Error:
+        return False
+    if len(lines) < 3 or len(lines[0]) < 3:
+        return False
+    header = [c.strip() for c in lines[0]]
+    while header and not header[-1]:
+        header.pop()
+    return transposed(header, [(n, [c.strip() for c in r]) for n, r in enumerate(lines[1:], start=2)]) is not None
 
 
 def _devices_named(header: list[str], rows: list[tuple[int, list[str]]], read: dict[int, Any]) -> int | None:
@@ -190,13 +207,17 @@ class GeneralTableImporter(Importer):
                 return True  # a table without its header row: read, to be refused saying so
             if self._has_figure(cells):
                 return True
+            if _transposed_head(head, _delimiter(head)):
+                return True
         return bool(_figure_tables(source.text or ""))
 
     @classmethod
     def _csv_like(cls, head: str, delimiter: str) -> bool:
         """Whether the first line is a CSV/TSV header the wide or long reader takes (else a text's tables are read)."""
         cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
-        return len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or cls._has_figure(cells))
+        if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or cls._has_figure(cells)):
+            return True
+        return _transposed_head(head, delimiter)
 
     @staticmethod
     def _has_figure(names: list[str]) -> bool:
@@ -248,6 +269,9 @@ class GeneralTableImporter(Importer):
             stats = stat_columns(header) if long is None else None
             if stats is not None:
                 header, rows, long = stats_long(conv, header, rows, stats)
+            elif long is None and (flipped := transposed(header, rows)) is not None:
+                header, rows, said_flipped = flipped
+                conv.warn(said_flipped)
             if long is not None:
                 header, rows = pivot(conv, header, rows, long)
                 where = "rows of"

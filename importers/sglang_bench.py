@@ -15,6 +15,11 @@ bench_one_batch.py `latency_test_run_once()`):
   the median gap between tokens, ITL p50), `median_decode_throughput` (batch / that step: output
   tokens/s while decoding), `total_latency` (s, the whole batch: a per-batch latency) and
   `overall_throughput` ((input + output) x batch / total: TOTAL tokens/s, never output tokens/s).
+- bench_one_batch_server sends one batch to a running server: `latency` (s, the whole batch), `output_throughput`
+  (batch x output_len / (latency - last_ttft): output tokens/s after the last request's first token, a decode
+  rate), `input_throughput` (batch x input_len / the first token's time: prompt tokens/s), `overall_throughput`
+  (total tokens / latency) and `last_gen_throughput` (the server's own gauge of its last decode step, 0 after a
+  short batch: no run's figure).
 Neither names the GPU; neither measures energy.
 """
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, clean_str, num, pos_int, positive
@@ -31,6 +37,9 @@ MS_PER_S = 1e3
 NO_ENERGY = "SGLang's benchmarks do not measure energy"
 SERVING_KEYS = ("output_throughput", "completed", "duration")
 ONE_BATCH_KEYS = ("batch_size", "input_len", "output_len", "prefill_latency", "median_decode_latency")
+SERVER_BATCH_KEYS = ("run_name", "batch_size", "input_len", "output_len", "latency", "output_throughput",
+                     "overall_throughput")
+_REPEAT = re.compile(r"[_\s-]*(?:run|rep|repeat|trial|iter)[_-]?(\d{1,4})$", re.IGNORECASE)
 SERVING_LATENCIES = (
     ("mean_ttft_ms", TTFT.avg), ("median_ttft_ms", TTFT.p50), ("p90_ttft_ms", TTFT.p90), ("p95_ttft_ms", TTFT.p95),
     ("p99_ttft_ms", TTFT.p99), ("mean_tpot_ms", TPOT.avg), ("median_tpot_ms", TPOT.p50), ("p90_tpot_ms", TPOT.p90),
@@ -85,13 +94,15 @@ def _kind(obj: Any) -> str | None:
         return "serving"
     if all(k in obj for k in ONE_BATCH_KEYS) and "prefill_throughput" in obj:
         return "one_batch"
+    if all(k in obj for k in SERVER_BATCH_KEYS) and "prefill_latency" not in obj:
+        return "one_batch_server"
     return None
 
 
 class SglangBenchImporter(Importer):
     NAME = "sglang-bench"
     TOOL = "SGLang"
-    DESCRIPTION = "SGLang bench_serving --output-file / bench_one_batch result JSON Lines"
+    DESCRIPTION = "SGLang bench_serving --output-file / bench_one_batch(_server) result JSON Lines"
 
     def sniff(self, source: Source) -> bool:
         head = source.head
@@ -108,10 +119,11 @@ class SglangBenchImporter(Importer):
         for i, (line, obj) in enumerate(rows):
             kind = _kind(obj)
             if kind is None:
-                raise conv.fail(f"line {line}", "not an SGLang bench_serving or bench_one_batch result (no "
-                                "output_throughput/completed/duration or batch_size/prefill_latency): keep one kind "
-                                "of result per file")
-            runs.append(self._serving(conv, obj, i, line) if kind == "serving" else self._one_batch(conv, obj, i, line))
+                raise conv.fail(f"line {line}", "not an SGLang bench_serving, bench_one_batch or "
+                                "bench_one_batch_server result (no output_throughput/completed/duration, "
+                                "batch_size/prefill_latency or batch_size/latency): keep one kind of result per file")
+            read = {"serving": self._serving, "one_batch": self._one_batch, "one_batch_server": self._batch_server}
+            runs.append(read[kind](conv, obj, i, line))
         if conv.hints.device is None:
             conv.warn("SGLang's result lines name neither the GPU nor how many served the model")
         return conv.document(runs)
@@ -223,4 +235,42 @@ class SglangBenchImporter(Importer):
                         f"{prefill * MS_PER_S if prefill else '?'} ms for the whole batch (not a serving TTFT); "
                         f"tokens_per_s = batch x output_len / total_latency; overall_throughput "
                         f"{overall if overall else '?'} is total (prompt + output) tokens/s, not stored as output")
+        return run
+
+    def _batch_server(self, conv: Conversion, r: dict[str, Any], index: int, line: int) -> dict[str, Any]:
+        where = f"line {line}"
+        batch, ilen, olen = pos_int(r.get("batch_size")), pos_int(r.get("input_len")), pos_int(r.get("output_len"))
+        if batch is None or ilen is None or olen is None:
+            raise conv.fail(where, "batch_size, input_len and output_len must be whole numbers of at least 1, as "
+                            "bench_one_batch_server writes them")
+        latency = positive(num(r.get("latency"), f"{where}.latency", conv))
+        run = self._base(conv, index, None, where)
+        completed = pos_int(r.get("completed_requests")) or batch
+        metrics: dict[str, Any] = {
+            "energy_missing_reason": NO_ENERGY,
+            "tokens_per_s": batch * olen / latency if latency else None,
+            "throughput_derivation": ("batch_size x output_len / latency (output tokens/s of the whole batch, "
+                                      "prefill included)") if latency else None,
+            "decode_tokens_per_s": positive(num(r.get("output_throughput"), f"{where}.output_throughput", conv)),
+            "prompt_tokens_per_s": positive(num(r.get("input_throughput"), f"{where}.input_throughput", conv)),
+            "output_tokens": batch * olen if latency else None, "duration_s": latency,
+            "examples": completed, "requests_completed": completed,
+            LATENCY.avg.name: latency * MS_PER_S if latency else None,
+            "prompt_tokens_mean": ilen, "output_tokens_mean": olen,
+        }
+        name = clean_str(r.get("run_name")) or "default"
+        repeat = _REPEAT.search(name)
+        run["config"].update(batch_size=batch, load_kind="batch", seq_len=ilen + olen, max_new_tokens=olen,
+                             prompt_tokens_requested=ilen, output_tokens_requested=olen, length_distribution="fixed",
+                             tag=f"run {_REPEAT.sub('', name) or name}"[:200])
+        if repeat:
+            run["config"]["repeat_index"] = int(repeat.group(1)) - 1  # 0-based, as every reader counts
+        run["metrics"] = {k: v for k, v in metrics.items() if v is not None}
+        overall = positive(num(r.get("overall_throughput"), f"{where}.overall_throughput", conv))
+        run["notes"] = (f"SGLang bench_one_batch_server: one batch of {batch} sent to a server, input {ilen}, output "
+                        f"{olen}, {latency if latency else '?'} s; tokens_per_s = batch x output_len / latency; "
+                        "output_throughput (after the last request's first token) stored as decode tokens/s; "
+                        f"overall_throughput {overall if overall else '?'} is total (prompt + output) tokens/s and "
+                        f"last_gen_throughput {r.get('last_gen_throughput')} the server's gauge of its last decode "
+                        "step: neither stored")[:1000]
         return run

@@ -29,8 +29,25 @@ class FieldError(ValueError):
     """A column whose unit does not fit the field its name gives."""
 
 
+# the common words of Chinese, Japanese and Korean reports' headers, as the English word they are read as
+# ('输出Token吞吐量': output token throughput; '总Token吞吐量': total token throughput; '并发数': concurrency)
+_CJK = {"吞吐量": "throughput", "吞吐": "throughput", "输出": "output", "输入": "input", "总": "total",
+        "并发数": "concurrency", "并发": "concurrency", "延迟": "latency", "时延": "latency", "首": "first",
+        "功耗": "power", "功率": "power", "能耗": "energy", "能量": "energy", "请求": "request", "平均": "mean",
+        "中位数": "median", "峰值": "peak", "模型": "model", "批大小": "batch_size", "设备": "device",
+        "処理量": "throughput", "スループット": "throughput", "レイテンシ": "latency", "消費電力": "power",
+        "電力": "power", "トークン": "token", "合計": "total", "처리량": "throughput", "토큰": "token",
+        "지연": "latency", "총": "total", "평균": "mean", "전력": "power", "에너지": "energy", "동시성": "concurrency",
+        "모델": "model", "응답": "response", "시간": "time", "响应": "response", "时间": "time", "応答": "response",
+        "時間": "time"}
+_CJK_WORD = re.compile("|".join(sorted(map(re.escape, _CJK), key=len, reverse=True)))
+
+
 def plain(text: str) -> str:
-    """Lower case without accents ('Energía' -> 'energia')."""
+    """Lower case without accents ('Energía' -> 'energia'), the common words of Chinese, Japanese and Korean
+    headers in English ('并发数' -> 'concurrency')."""
+    if _CJK_WORD.search(text):
+        text = " ".join(_CJK_WORD.sub(lambda m: f" {_CJK[m.group()]} ", text).split())
     return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from importers.base import MAX_CSV_CELLS, Conversion
-from importers.table_fields import plain
+from importers.table_fields import FieldError, measure_field, plain
 
 _METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
                 "name", "variable")
@@ -108,3 +108,45 @@ def pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
     new_header = [header[i] for i in keys] + list(names)
     new_rows = [(first_line[k], list(k) + [g.get(n, "") for n in names]) for k, g in groups.items()]
     return new_header, new_rows
+
+
+_SETUP = re.compile(r"^\s*(?P<n>\d{1,9}(?:\.\d+)?)\s*(?P<word>[^\d\s].{0,40}?)\s*$|^\s*(?P<word2>[^\d\s].{0,40}?)"
+                    r"\s*[=:]?\s*(?P<n2>\d{1,9}(?:\.\d+)?)\s*$")
+
+
+def _figure_name(name: str) -> bool:
+    try:
+        return measure_field(name)[0] is not None
+    except FieldError:
+        return True
+
+
+def transposed(header: list[str], rows: list[tuple[int, list[str]]]
+               ) -> tuple[list[str], list[tuple[int, list[str]]], str] | None:
+    """A table turned on its side: the figures named down its metric column, a setup per column ('Metric, 1
+    concurrency, 2 concurrency' over 'Output token throughput (tok/s), 115.31, 199.70'), as (the header, the rows,
+    what was done) of the table with a row per setup; None for any other table. Setups named by a number and one
+    word ('1 concurrency', 'batch 8') give that word's column; others are kept as the setup's name. Rows that mark a
+    section ('[[Time to First Token]]') or give no value are left out."""
+    if len(header) < 3 or plain(header[0].strip()) not in (*_METRIC_COLS, "") or stat_columns(header) is not None:
+        return None
+    if any(_figure_name(h) for h in header[1:]):
+        return None
+    named = [(n, r) for n, r in rows if r and r[0].strip() and any(c.strip() for c in r[1:len(header)])]
+    figures = [(n, r) for n, r in named if _figure_name(r[0].strip())]
+    if len(figures) < 2:
+        return None
+    setups = [_SETUP.match(h) for h in header[1:]]
+    words = {plain((m.group("word") or m.group("word2")).strip()) for m in setups if m is not None}
+    by_number = all(setups) and len(words) == 1
+    first = words.pop() if by_number else "setup"
+    metrics = list(dict.fromkeys(r[0].strip() for _, r in named))
+    at = {name: r for _, r in reversed(named) for name in [r[0].strip()]}  # the first row of each name
+    out = []
+    for j, title in enumerate(header[1:], start=1):
+        m = setups[j - 1]
+        setup = (m.group("n") or m.group("n2")) if by_number and m is not None else title.strip()
+        out.append((named[0][0], [setup, *(at[name][j].strip() if j < len(at[name]) else "" for name in metrics)]))
+    return [first, *metrics], out, (f"a table on its side: {len(metrics)} figures named down its first column, a "
+                                   f"column per setup ({', '.join(h.strip() for h in header[1:4])}, ...): read as a "
+                                   "row per setup")

@@ -154,15 +154,36 @@ def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...], headed: i
     return t, parsed[0]
 
 
+def interleaved(t: np.ndarray) -> int:
+    """How many GPUs a log without an index column holds: nvidia-smi writes one line per GPU, in index order,
+    each interval, so k GPUs give groups of k lines ms apart, the groups an interval apart (a line now and then a
+    little late). 1 unless, for some k, the gaps inside the groups are all far shorter than those between them."""
+    gaps = np.diff(t)
+    at = np.arange(len(gaps))
+    for k in range(2, 9):
+        inside, between = gaps[(at + 1) % k != 0], gaps[(at + 1) % k == 0]
+        if len(between) >= 4 and np.percentile(between, 25) > 5 * max(float(np.median(inside)), 1e-4):
+            return k
+    return 1
+
+
 def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
     """`nvidia-smi --query-gpu=timestamp,...,power.draw --format=csv` (units in header or cells), also with
     `noheader` (the columns told by their cells: `noheader_columns`)."""
+    trimmed = data.rstrip(b"\x00")  # a logger killed while writing leaves its last block as NUL bytes
+    cut = len(data) - len(trimmed)
+    if b"\x00" in trimmed:
+        raise PowerLogError("(whole file)", "NUL bytes inside the log (not only where a killed logger stopped): the "
+                                            "file is damaged")
+    data = trimmed
     named = noheader_columns(data[:16384].decode("utf-8-sig", errors="replace"))
     headed = 1
     if named is not None:
         data = (",".join(named) + "\n").encode() + data.removeprefix(b"\xef\xbb\xbf")
         headed = 0
     log = _parse(data, boundary, headed)
+    if cut:
+        log.notes.append(f"{cut} NUL bytes at the end left out (the logger was stopped while writing its last line)")
     if named is not None:
         told = [f"{h} (column {i + 1})" for i, h in enumerate(named) if not h.startswith("column ")]
         log.notes.append(f"no header row (nvidia-smi --format=csv,noheader): columns told by their cells: "
@@ -192,10 +213,12 @@ def _parse(data: bytes, boundary: str | None, headed: int) -> PowerLog:
         ids_col = frame[gpu_key].str.strip_chars().fill_null("")
         order = ids_col.unique(maintain_order=True).to_list()
         codes = ids_col.replace_strict(order, list(range(len(order))), return_dtype=pl.Int32).to_numpy()
-    else:
-        order, codes = ["0"], np.zeros(frame.height, dtype=np.int32)
     power = _numbers(frame, power_col, headed) * scale
     t, started = _times(frame, cols["timestamp"], ("%Y/%m/%d %H:%M:%S%.f", "%Y/%m/%d %H:%M:%S"), headed)
+    if not gpu_key:
+        count = interleaved(t)
+        order = [str(n) for n in range(count)]
+        codes = (np.arange(frame.height) % count).astype(np.int32)
     where = boundary or "gpu_board"
     traces = []
     for n in range(len(order)):
@@ -205,6 +228,10 @@ def _parse(data: bytes, boundary: str | None, headed: int) -> PowerLog:
         traces.append(PowerTrace(f"gpu{n}", where, "sampled", tt[keep].tolist(), pp[keep].tolist()))
     log = PowerLog("nvidia-smi", traces, [t.domain for t in traces], where, started, samples=frame.height,
                    gpu_count=len(order), total_column=power_col)
+    if not gpu_key and len(order) > 1:
+        log.notes.append(f"{len(order)} GPUs without an index column: nvidia-smi writes one line per GPU each "
+                         f"interval, in index order, so each interval's {len(order)} lines (ms apart) are told apart "
+                         "by their order")
     names = first[cols["name"]].str.strip_chars().to_list() if "name" in cols else []
     log.device_name = (names[0] or None) if names else None
     if "power.limit" in cols:

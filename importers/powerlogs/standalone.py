@@ -149,6 +149,7 @@ def _jetson_run(conv: Conversion, log: PowerLog, unnamed: str,
 class NvidiaSmiImporter(Importer):
     NAME = "nvidia-smi"
     TOOL = "nvidia-smi"
+    TOLERATES_NUL = True  # a logger killed while writing leaves NUL bytes at the end (parse_nvidia_smi)
     DESCRIPTION = "nvidia-smi --query-gpu CSV log with header"
 
     def sniff(self, source: Source) -> bool:

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 from energy.grades import FLAG_IMPLAUSIBLE, FLAG_INCONSISTENT
 from joulebench.errors import ResultFileError
+from joulebench.metrics import E2E, LATENCY, TTFT
 from joulebench.resultfile import LoadedResultFile
 
 TOLERANCE_PCT = 5.0  # a stated figure within 5 % (plus its digits' rounding) of what its counts give: consistent
@@ -99,8 +100,7 @@ LATENCY_FLOOR_MS = 1e-3
 CEILINGS = (
     Ceiling("tokens_per_s", 1e7, "output tokens/s", inference_only=True),
     Ceiling("requests_per_s", 1e6, "requests/s"),
-    *(Ceiling(f"{base}_{stat}_ms", LATENCY_FLOOR_MS, "ms", floor=True) for base in ("latency", "e2e_latency", "ttft")
-      for stat in ("avg", "p50", "p90", "p95", "p99")),
+    *(Ceiling(m.name, LATENCY_FLOOR_MS, "ms", floor=True) for dist in (LATENCY, E2E, TTFT) for m in dist.metrics()),
 )
 
 

@@ -102,16 +102,21 @@ def test_map_an_unknown_table_then_the_same_shape_is_read_by_the_recipe(  # type
         assert value in cells, (value, cells)
 
 
+def _upload_to_map(tab, url: str, fixture: str) -> Path:  # type: ignore[no-untyped-def]
+    """A real file no reader knows, uploaded on the Upload page, up to its mapping form."""
+    path = Path(__file__).parent / "fixtures" / "formats" / fixture
+    tab.goto(f"{url}/upload")
+    _wait_text(tab, "Drop one or several result files")
+    tab.set_input_files("input[type=file] >> nth=0", [str(path)])
+    _wait_text(tab, f"Map the columns of {path.name}", 90_000)
+    return path
+
+
 def test_a_real_long_table_without_units_is_mapped_in_three_choices(  # type: ignore[no-untyped-def]
-        server: str, page, seeded_db: Path, tmp_path: Path) -> None:  # noqa: F811 - the fixtures
+        server: str, page, seeded_db: Path) -> None:  # noqa: F811 - the fixtures
     """CarbonTracker figures in a long table with no unit anywhere (tests/test_mapping.py checks the same guesses and
     runs without a browser): the energy column, its unit and the mode are the three choices a person makes."""
-    path = Path(__file__).parent / "fixtures" / "formats" / "general_table" / \
-        "carbontracker-llama31-8b-h100-h200-long-metrics-no-units.csv"
-    page.goto(f"{server}/upload")
-    _wait_text(page, "Drop one or several result files")
-    page.set_input_files("input[type=file] >> nth=0", [str(path)])
-    _wait_text(page, f"Map the columns of {path.name}", 90_000)
+    path = _upload_to_map(page, server, "general_table/carbontracker-llama31-8b-h100-h200-long-metrics-no-units.csv")
     _choose(page, "Field of Energy", "Energy (J) · energy_j")  # 1
     _choose(page, "Unit of Energy", "kWh")  # 2
     _choose(page, "Mode", "infer")  # 3
@@ -130,12 +135,7 @@ def test_a_meter_log_is_mapped_as_a_power_log_in_three_choices(  # type: ignore[
         server: str, page, seeded_db: Path) -> None:  # noqa: F811 - the fixtures
     """A meter's channels in mW with no unit written (tests/test_mapping.py checks the same energy without a
     browser): the time column, the power column and its unit; the preview shows the log's energy before Import."""
-    path = Path(__file__).parent / "fixtures" / "formats" / "power_logs_meter" / \
-        "tfg-a30-resnet50-offline-meter-semicolon-mw-unnamed.csv"
-    page.goto(f"{server}/upload")
-    _wait_text(page, "Drop one or several result files")
-    page.set_input_files("input[type=file] >> nth=0", [str(path)])
-    _wait_text(page, f"Map the columns of {path.name}", 90_000)
+    path = _upload_to_map(page, server, "power_logs_meter/tfg-a30-resnet50-offline-meter-semicolon-mw-unnamed.csv")
     _choose(page, "Field of Time", "Time of a power sample (a power log) · log_time")  # 1 (its unit: s)
     _choose(page, "Field of Sum", "Power sample (a power log) · log_power")  # 2
     _choose(page, "Unit of Sum", "mW")  # 3

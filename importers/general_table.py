@@ -522,6 +522,17 @@ def _siblings(a: str, b: str) -> bool:
             and sum(x != y for x, y in zip(pa[:-1], pb[:-1], strict=True)) == 1)
 
 
+def _any_figure(cells: list[str]) -> bool:
+    """Whether a column holds a number (with or without its unit) in any of its cells."""
+    for cell in cells:
+        try:
+            if units.parse(cell) is not None:
+                return True
+        except units.UnitError:
+            continue
+    return False
+
+
 def _figure_tables(text: str) -> list[TextTable]:
     """The tables of a text (`importers.table_text`) that hold a figure, when its figures are all in tables (none
     stated on a line of its own, which is the reader of figures in text's); [] otherwise."""
@@ -540,6 +551,8 @@ def _figure_tables(text: str) -> list[TextTable]:
             except FieldError:
                 field = Field("refused", "", "metrics")  # read, to refuse it naming the column
             if field is not None and field.section == "metrics" and field.key != "output_tokens":
+                if len(tables) > 1 and not _any_figure([row[c] for _, row in table.rows]):
+                    continue  # a text's table of words ('Speed (TPS)': Moderate, High): not one of its figures
                 found.append(table)
                 break
     if found and figures_outside(text, used):

@@ -342,7 +342,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "time":
         if prefill and not words & {"ttft", "first"}:
             return None, None, "a prefill time (not a time to first token)"
-        averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time"} | {"epoch"})
+        averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time", "total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
         per_inference = bool(words & {"inference", "infer", "forward"}) and not words & {"total", "elapsed", "wall"}
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (

@@ -128,12 +128,25 @@ def _record_family(doc: dict[str, Any]) -> tuple[Family | None, Family, Family, 
             why = (f"{_shown(family)} nest records of one kind inside each other (a total over parts?): which is a "
                    "run is not told")
             return None, [], alone, why
+    readable = [f for f in inner if any(_reads(k) for k in _keys(f))]
+    if 1 <= len(readable) < len(inner):  # sets whose keys no field reads ('ttft_improvement_pct'): no runs
+        alone = alone + [m for f in inner if f not in readable for m in f]
+        inner = readable
     if len(inner) > 1:
         shown = "; ".join(f"{_shown(f)} ({', '.join(sorted(_keys(f))[:4])})" for f in inner[:3])
         why = (f"{len(inner)} sets of records of different keys: {shown}; which of them are the runs is not told, "
                "and reading the object as one run would let one record's figure stand for the others'")
         return None, [], alone, why
     return inner[0], outer, alone, None
+
+
+def _reads(key: str) -> bool:
+    """Whether a key names a figure a field reads (a percentage or a count alone does not)."""
+    try:
+        found = measure_field(key)[0]
+    except FieldError:
+        return True
+    return found is not None
 
 
 def _keys(family: Family) -> set[str]:

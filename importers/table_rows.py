@@ -342,17 +342,24 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
         label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
         unnamed_first = i == 0 and not name.strip()  # a pandas index or a table's row names: ',Accuracy (%),...'
-        if i in columns or i in read or label is not None and label.section != "config" or not (
-                words or unnamed_first) or words and words[-1] in NOT_TAG_WORDS:
+        if i in columns or i in read or label is not None and label.section != "config" or not (words or unnamed_first):
             continue
         values = [_cell(row, i) for _, row in rows]
         seen = {v for v in values if v}
+        # a prompt or output column holds texts, never a setup; but a few short names repeated down it are the
+        # setups it was run at ('prompt': '128tok (142 tok)', '1k (1038 tok)' over 28 rows)
+        named_texts = bool(words) and words[-1] in NOT_TAG_WORDS
+        sizes = named_texts and all(len(v) <= 24 for v in seen) and len(seen) <= len(rows) // 2
+        if named_texts and not sizes:
+            continue
         if len(seen) < 2 or any(len(v) > MAX_TAG_CELL or "\n" in v or DATE_CELL.match(v) for v in seen):
             continue
         try:
             numbers = any(units.parse(v) is not None for v in seen)
         except units.UnitError:
-            continue
+            if not sizes:
+                continue
+            numbers = False
         # a column of whole numbers with a setting's name ('infer_img_size': 160, 224) tells rows apart as a text
         # column does; a column of other numbers is a figure without its unit, never a setting
         if numbers and not (labels and all(_WHOLE.fullmatch(v) for v in seen) and not set(words) & _MEASURED):

@@ -37,7 +37,7 @@ MAX_COLUMNS = 40
 MAX_LINE = 2_000
 _CELL = re.compile(r"\S+(?: \S+)*")  # a cell of a fixed-width line: words split by single spaces
 _RULE = re.compile(r"^\s*[-=─━+|: ]{10,}\s*$")
-_PIPE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_PIPE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")  # GFM: one hyphen a cell will do
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")

@@ -249,9 +249,21 @@ _NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", 
 _NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
 
 
+_UNIT_AFTER = re.compile(r"(?P<name>.+?)\s*(?P<unit>[(\[][^()\[\]]{1,20}[)\]])")
+
+
 def _differing(a: str, b: str) -> tuple[str, str] | None:
     """The one word two column names differ in ('ar_tok_s', 'k5_tok_s': 'ar', 'k5'); None when they differ in
     more, or in a statistic, a device's or a repeat's number."""
+    ua, ub = _UNIT_AFTER.fullmatch(a.strip()), _UNIT_AFTER.fullmatch(b.strip())
+    if ua and ub and ua.group("unit") == ub.group("unit") and ua.group("name") != ub.group("name"):
+        x, y = ua.group("name"), ub.group("name")  # 'Raspberry Pi 4 (TPS)', '4060Ti (TPS)': the names before the unit
+        tx, ty = x.lower().split(), y.lower().split()
+        index = [i for i, (p, q) in enumerate(zip(tx, ty, strict=False)) if p != q]
+        if len(tx) == len(ty) and len(index) == 1 and tx[index[0]].isdigit() and ty[index[0]].isdigit() and (
+                index[0] == 0 or _NUMBERED.fullmatch(tx[index[0] - 1] + "0")):
+            return None  # 'GPU 0 (W)', 'GPU 1 (W)': a device's number ('Raspberry Pi 4', 'Raspberry Pi 5': two boards)
+        return _differing(x, y) or (x, y)
     ta, tb = re.split(r"[_\s.\-/]+", a.strip()), re.split(r"[_\s.\-/]+", b.strip())
     diff = [(x, y) for x, y in zip(ta, tb, strict=False) if x.lower() != y.lower()]
     if len(ta) != len(tb) or len(diff) != 1 or not all(diff[0]):

@@ -87,6 +87,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             i += 1
             continue
         header, rows, end, kind = found
+        header, rows = units_row(header, rows)
         tables.append(TextTable(i + 1, header, rows, (), kind))
         above.append(tuple(stack))
         used.extend(range(i + 1, end + 1))
@@ -102,6 +103,27 @@ _STAT_ONLY = re.compile(r"(?P<stat>mean|median|avg|average|p\d{1,3}|min|max|std|
                         r"(?P<unit>[(\[][^()\[\]]{1,30}[)\]])?", re.IGNORECASE)
 _NUMBERED = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+")  # '2.1 ', 'IV. '
 _UNIT_AT_END = re.compile(r"(?P<name>.+?)\s*(?P<unit>[(\[][^()\[\]]{1,30}[)\]])\s*$")
+
+
+def units_row(header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """A table whose first row under the header gives the columns' units ('| | ms | img/s |', '| | Memory | TPS |
+    TPS |'): the units joined to the header ('Latency (ms)', 'Raspberry Pi 4 (TPS)') and the row left out. Any other
+    table is returned as it is."""
+    if len(rows) < 2:
+        return header, rows
+    cells = rows[0][1]
+    if any(_numeric(c) for c in cells):
+        return header, rows
+    found = [units.find_unit(c.strip()) if c.strip() else None for c in cells]
+    if sum(u is not None for u in found) < 2:
+        return header, rows
+    joined = [(f"{h} ({c.strip()})" if u is not None else f"{h} {c}".strip()) if c.strip() else h
+              for h, c, u in zip(header, cells, found, strict=False)]
+    return joined + header[len(joined):], rows[1:]
+
+
+def _numeric(cell: str) -> bool:
+    return bool(re.match(r"^\s*[-+]?\d", cell))
 
 
 def of_heading(header: list[str], heading: str) -> list[str]:

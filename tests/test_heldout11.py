@@ -82,3 +82,21 @@ def test_a_table_on_its_side_is_read_as_a_row_per_setup() -> None:
     # a table of runs whose columns are figures is no table on its side
     upright = "Metric,latency_ms,tokens_per_s\nrun a,10,100\nrun b,12,90\n"
     assert len(load(upright.encode(), "t.csv")[0].runs) == 2
+
+
+MATRIX = FORMATS / "general_table" / "ollama-benchmarks-readme-models-by-machine-units-row.md"
+
+
+def test_a_units_row_under_the_header_and_a_column_per_machine() -> None:
+    runs, fmt, warnings = _load(MATRIX)
+    assert fmt == "general-table"
+    cells = {(r["config"]["tag"].split(" / ")[-1]): r["metrics"]["tokens_per_s"] for r in runs}
+    # every number in a machine's column is its own run, the machine in the tag
+    assert cells["Qwen2.5:0.5b, Raspberry Pi 5"] == 20.35 and cells["Qwen2.5:0.5b, 4060Ti"] == 201.73
+    assert cells["Llama3.3:70b, 2xP40"] == 5.40 and cells["Llama3.2:1b, Raspberry Pi 4"] == 2.55
+    assert len(runs) == 66 and not any("N/A" in str(r["metrics"]) for r in runs)
+    assert any("one figure per setup (Raspberry Pi 4, Raspberry Pi 5, 4060Ti" in w for w in warnings)
+    # two columns of one figure that differ in a device's number are no setups: the first is read, the other said
+    gpus = "| step | GPU 0 (W) | GPU 1 (W) |\n|---|---|---|\n| a | 100 | 110 |\n| b | 120 | 130 |\n"
+    imported = load(gpus.encode(), "p.md")[0]
+    assert len(imported.runs) == 2 and any("GPU 1 (W) left out" in w for w in imported.warnings)

@@ -40,9 +40,9 @@ from importers.base import (
     energy_metrics,
     read_csv,
 )
+from importers.table_document import COUNTS, cell_unit, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
-    HEADING_TAG,
     LABELS,
     Field,
     FieldError,
@@ -77,12 +77,7 @@ from importers.table_rows import (
     without_summaries,
 )
 from importers.table_text import (
-    TextTable,
-    device_lines,
-    figures_outside,
-    heading_device,
     side_by_side,
-    text_tables,
 )
 from importers.table_units import data_row
 from joulebench import units
@@ -153,21 +148,6 @@ MAP_IT = "map its columns on the Upload page, or joulebench import --mapping REC
 # the JSON records' readers, importable from here
 __all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend", "is_json", "json_records",
            "nested_ambiguity", "nested_records", "states_a_mode", "twice_encoded"]
-# a window or a count: not what JouleBench compares
-_COUNTS = frozenset({"duration_s", "output_tokens", "output_tokens_mean", "prompt_tokens_mean"})
-
-
-def _cell_unit(values: list[str]) -> units.Unit | None:
-    """The one unit a column's cells carry ('250 mW', '1.2 kW': power), None when they carry none."""
-    found = set()
-    for v in values[:200]:
-        try:
-            q = units.parse(v) if isinstance(v, str) else None
-        except units.UnitError:
-            return None
-        if q is not None and q.unit is not None:
-            found.add(q.unit.kind)
-    return units.unit(units.BASE[found.pop()]) if len(found) == 1 else None
 
 
 def _to_field(value: float, unit: units.Unit, field: Field) -> float:
@@ -209,7 +189,7 @@ class GeneralTableImporter(Importer):
                 return True
             if _transposed_head(head, _delimiter(head)):
                 return True
-        return bool(_figure_tables(source.text or ""))
+        return bool(figure_tables(source.text or ""))
 
     @classmethod
     def _csv_like(cls, head: str, delimiter: str) -> bool:
@@ -221,14 +201,7 @@ class GeneralTableImporter(Importer):
 
     @staticmethod
     def _has_figure(names: list[str]) -> bool:
-        for name in names[:MAX_KEYS]:
-            try:
-                found = measure_field(name)[0]
-                if found is not None and found.key not in _COUNTS - {"duration_s"}:  # a count alone: no result table
-                    return True
-            except FieldError:
-                return True  # read it, to refuse it naming the column
-        return False
+        return has_figure(names)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
@@ -252,10 +225,10 @@ class GeneralTableImporter(Importer):
             where = "record"
         else:
             delimiter = _delimiter(source.head)
-            tables = side_by_side(_figure_tables(source.text or "")) if not self._csv_like(source.head, delimiter) \
+            tables = side_by_side(figure_tables(source.text or "")) if not self._csv_like(source.head, delimiter) \
                 else []
             text = source.text or ""
-            header, rows = _joined(conv, tables, text) if tables else read_csv(conv, text, delimiter=delimiter)
+            header, rows = joined(conv, tables, text) if tables else read_csv(conv, text, delimiter=delimiter)
             if data_row(header):
                 shown = ", ".join(repr(c[:30]) for c in header[:4])
                 raise conv.fail("line 1", f"the first row is data, not a header ({shown}, ...: values with units or a "
@@ -286,7 +259,7 @@ class GeneralTableImporter(Importer):
                             f"{', '.join(header)[:300]}); name the unit in the header, e.g. 'Energy (J)', "
                             f"'latency_ms', 'Power (mW)', or {MAP_IT}")
         unitless = [name for name, _ in left if unitless_energy(name)]
-        if set(figures) <= _COUNTS and unitless:  # the energy is there without its unit: map it, not leave it out
+        if set(figures) <= COUNTS and unitless:  # the energy is there without its unit: map it, not leave it out
             read = [f"{header[i][:40]} as {f.key}" for i, (f, _) in columns.items()]
             raise conv.fail("line 1", f"only {' and '.join(sorted(set(figures)))} read ({', '.join(read)[:300]}), "
                             f"and {', '.join(unitless[:4])} {'names' if len(unitless) == 1 else 'name'} a power or an "
@@ -339,9 +312,9 @@ class GeneralTableImporter(Importer):
                 taken[label.key] = name
                 continue
             stated = conv.hints.unit_of(name)
-            cell_unit = units.find_unit(stated) if stated else _cell_unit([r[i] for _, r in rows if i < len(r)])
+            carried = units.find_unit(stated) if stated else cell_unit([r[i] for _, r in rows if i < len(r)])
             try:
-                field, unit, why = measure_field(name, cell_unit)
+                field, unit, why = measure_field(name, carried)
             except FieldError as e:
                 raise conv.fail(f"line 1: {name[:80]}", str(e)) from e
             if field is None:
@@ -422,6 +395,12 @@ class GeneralTableImporter(Importer):
             config["tag"] = ", ".join(p for p in (config.get("tag"), f"phase {labels['mode'][:30]}") if p)[:200]
             labels["mode"] = "infer"
             _of_phase(metrics, phase)
+        elif "tokens_per_s" in metrics and (named := _tag_phases(config.get("tag"))):
+            if len(named) > 1:  # 'Prompt 512 + Decode 128': prompt and output tokens over both phases' time
+                conv.warn(f"{where}: {metrics.pop('tokens_per_s'):g} tokens/s over the prompt and the output "
+                          "together (its setup names both phases): neither rate, not stored")
+            else:  # 'Prompt 512', 'Decode 128': the phase the row's setup names
+                _of_phase(metrics, named.pop())
         if not any(v is not None for v in metrics.values()):
             return None
         if "tokens_per_s" not in metrics and metrics.get("output_tokens") and metrics.get("duration_s"):
@@ -501,6 +480,18 @@ class GeneralTableImporter(Importer):
 
 
 
+_SETUP_PHASES = {"prompt": "prefill", "prefill": "prefill", "pp": "prefill", "decode": "decode", "tg": "decode",
+                 "generation": "decode", "gen": "decode"}
+_PHASE_SETUP = re.compile(rf"(?:^|[\s,])(?P<phase>{'|'.join(_SETUP_PHASES)})[\s_-]*\d+", re.IGNORECASE)
+
+
+def _tag_phases(tag: str | None) -> set[str]:
+    """The phases of generation a row's setup names with its token count ('Prompt 512', 'Decode 128', 'pp512',
+    'Prompt 512 + Decode 128': both)."""
+    return {_SETUP_PHASES[m.group("phase").lower()] for term in (tag or "").split("+")
+            if (m := _PHASE_SETUP.search(term)) is not None}
+
+
 def _of_phase(metrics: dict[str, Any], phase: str) -> None:
     """A phase row's figures as that phase's: a token rate is the prompt's (prefill) or the decode rate, a time is
     the time to first token on a ttft row and no window on the others (a prefill or decode time is not stored)."""
@@ -522,78 +513,6 @@ def _siblings(a: str, b: str) -> bool:
             and sum(x != y for x, y in zip(pa[:-1], pb[:-1], strict=True)) == 1)
 
 
-def _any_figure(cells: list[str]) -> bool:
-    """Whether a column holds a number (with or without its unit) in any of its cells."""
-    for cell in cells:
-        try:
-            if units.parse(cell) is not None:
-                return True
-        except units.UnitError:
-            continue
-    return False
-
-
-def _figure_tables(text: str) -> list[TextTable]:
-    """The tables of a text (`importers.table_text`) that hold a figure, when its figures are all in tables (none
-    stated on a line of its own, which is the reader of figures in text's); [] otherwise."""
-    if not text or "  " not in text and "|" not in text:
-        return []
-    tables, used = text_tables(text)
-    found = []
-    for table in tables:
-        stats = stat_columns(table.header)
-        if stats is not None and _has_named_figure([row[stats[0]] for _, row in table.rows]):
-            found.append(table)
-            continue
-        for c, name in enumerate(table.header):
-            try:
-                field = measure_field(name, _cell_unit([row[c] for _, row in table.rows]))[0]
-            except FieldError:
-                field = Field("refused", "", "metrics")  # read, to refuse it naming the column
-            if field is not None and field.section == "metrics" and field.key != "output_tokens":
-                if len(tables) > 1 and not _any_figure([row[c] for _, row in table.rows]):
-                    continue  # a text's table of words ('Speed (TPS)': Moderate, High): not one of its figures
-                found.append(table)
-                break
-    if found and figures_outside(text, used):
-        from importers.text_figures import candidates  # the reader of figures in text builds on this module
-
-        return [] if candidates(text) else found  # figures outside that make no run of their own: the tables'
-    return found
-
-
-def _joined(conv: Conversion, tables: list[TextTable], text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """One table of a text's tables: the union of their columns, with the device a heading above a table names (a
-    known device only, never guessed) and the other headings as the tag."""
-    header = list(dict.fromkeys(h for t in tables for h in t.header))
-    given = {f.key for h in header if (f := label_field(h)) is not None}
-    devices = [next((d for t in reversed(table.headings) if (d := heading_device(t))), None) for table in tables]
-    used = [n for t in tables for n in (t.line, t.line + 1, *(r[0] for r in t.rows))]
-    stated = device_lines(text, used)  # 'GPU: A6000-24GB' above a table, or one such line in the whole text
-    only = stated[0][1] if len({d for _, d in stated}) == 1 else None
-    devices = [d or next((s for n, s in reversed(stated) if n < t.line), only) for d, t in zip(devices, tables,
-                                                                                              strict=True)]
-    tags = [" / ".join(t for t in table.headings if heading_device(t) is None)[:200] for table in tables]
-    # a table's first column with no name holds its rows' names ('| | TTFT | ...' over '| **vLLM** | 46 ms |'):
-    # kept in the tag beside the headings, so that the rows of one table are not read as repeats of one setup
-    named = [bool(t.header) and not t.header[0].strip() and t.kind == "pipe" for t in tables]
-    extra = [key for key, values in (("device", devices), ("tag", tags + named)) if key not in given and any(values)]
-    names = {"device": HEADING_DEVICE, "tag": HEADING_TAG}
-    rows = []
-    for table, device, tag, by_name in zip(tables, devices, tags, named, strict=True):
-        at = {h: i for i, h in enumerate(table.header)}
-        for n, row in table.rows:
-            cells = [row[at[h]] if h in at and h.strip() else "" for h in header]
-            row_tag = " / ".join(t for t in (tag, row[0].strip() if by_name else "") if t)[:200]
-            rows.append((n, cells + [{"device": device or "", "tag": row_tag}[key] for key in extra]))
-    shown = ", ".join(f"line {t.line}" + (f" ({' / '.join(t.headings)[:60]})" if t.headings else "") for t in tables)
-    said = {"device": "the device named above them (in a heading or a line such as 'GPU: ...')",
-            "tag": "the headings above them kept as the tag"}
-    conv.warn(f"{len(tables)} {tables[0].kind} table{'s' if len(tables) > 1 else ''} read from the text ({shown[:300]})"
-              + (": " + " and ".join(said[key] for key in extra) if extra else ""))
-    return header + [names[key] for key in extra], rows
-
-
 def _grouped(left: list[tuple[str, str]]) -> str:
     """'gflops, memory_bandwidth (no unit in its name or cells); efficiency_percent (a percentage ...)'."""
     reasons: dict[str, list[str]] = {}
@@ -607,7 +526,3 @@ def _delimiter(head: str) -> str:
     first = head.split("\n", 1)[0]
     counts = {d: first.count(d) for d in (",", "\t", ";")}
     return max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","
-
-
-def _has_named_figure(names: list[str]) -> bool:
-    return GeneralTableImporter._has_figure([n for n in names if n.strip()])

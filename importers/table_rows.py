@@ -46,6 +46,7 @@ NOT_TAG_WORDS = {"error", "message", "output", "text", "prompt", "response", "no
              "timestamp", "date", "time", "datetime", "path", "file", "filename", "cmd", "command", "description",
              "url", "stderr", "stdout", "log", "reason", "exception", "answer", "question", "completion"}
 MAX_TAG_COLUMNS = 3
+SETUP_TAG = "setup (from the column names)"  # the tag split_setups gives each run: the setup its column names
 _WHOLE = re.compile(r"\d{1,9}")
 _MEASURED = {"time", "latency", "throughput", "energy", "power", "speed", "rate", "duration", "count", "total",
              "completed", "failed", "memory", "mem", "loss", "flops", "gflops", "gmacs", "macs", "macts", "params",
@@ -187,7 +188,9 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
                 if _cell(row, d):
                     tags.setdefault(r, []).append(f"{header[d][:30]} {_cell(row, d)}")
                 row[d] = ""
-    heading = by_key.get("tag") if header[by_key.get("tag", 0)] == HEADING_TAG else None
+    # the headings above a text's table, or the setups its columns are named by: the columns that tell its rows
+    # apart join them
+    heading = by_key.get("tag") if header[by_key.get("tag", 0)] in (HEADING_TAG, SETUP_TAG) else None
     if heading is not None:  # the headings above a text's table: the columns that tell its rows apart join them
         for r, (_, row) in enumerate(rows):
             if _cell(row, heading):
@@ -249,29 +252,27 @@ _NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", 
 _NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
 
 
-_UNIT_AFTER = re.compile(r"(?P<name>.+?)\s*(?P<unit>[(\[][^()\[\]]{1,20}[)\]])")
-
-
 def _differing(a: str, b: str) -> tuple[str, str] | None:
-    """The one word two column names differ in ('ar_tok_s', 'k5_tok_s': 'ar', 'k5'); None when they differ in
-    more, or in a statistic, a device's or a repeat's number."""
-    ua, ub = _UNIT_AFTER.fullmatch(a.strip()), _UNIT_AFTER.fullmatch(b.strip())
-    if ua and ub and ua.group("unit") == ub.group("unit") and ua.group("name") != ub.group("name"):
-        x, y = ua.group("name"), ub.group("name")  # 'Raspberry Pi 4 (TPS)', '4060Ti (TPS)': the names before the unit
-        tx, ty = x.lower().split(), y.lower().split()
-        index = [i for i, (p, q) in enumerate(zip(tx, ty, strict=False)) if p != q]
-        if len(tx) == len(ty) and len(index) == 1 and tx[index[0]].isdigit() and ty[index[0]].isdigit() and (
-                index[0] == 0 or _NUMBERED.fullmatch(tx[index[0] - 1] + "0")):
-            return None  # 'GPU 0 (W)', 'GPU 1 (W)': a device's number ('Raspberry Pi 4', 'Raspberry Pi 5': two boards)
-        return _differing(x, y) or (x, y)
-    ta, tb = re.split(r"[_\s.\-/]+", a.strip()), re.split(r"[_\s.\-/]+", b.strip())
-    diff = [(x, y) for x, y in zip(ta, tb, strict=False) if x.lower() != y.lower()]
-    if len(ta) != len(tb) or len(diff) != 1 or not all(diff[0]):
-        return None
-    x, y = diff[0]
-    if {x.lower(), y.lower()} & _NOT_A_SETUP or _NUMBERED.match(x) or _NUMBERED.match(y):
-        return None
-    return x, y
+    """The setups two column names of one figure name: the one word they differ in ('ar_tok_s', 'k5_tok_s': 'ar',
+    'k5'), or, for names in one unit that differ in more ('asus_cpu_tok_s', 'mac_metal_tok_s'; 'Raspberry Pi 4
+    (TPS)', '4060Ti (TPS)'), the names before the unit; None when they differ in a statistic, or in a device's or a
+    repeat's number ('gpu0_power_w', 'GPU 1 (W)')."""
+    (x, ux, wx), (y, uy, wy) = units.header_unit(a), units.header_unit(b)
+    named = ux is not None and ux == uy and wx.lower() == wy.lower() and bool(x.strip()) and bool(y.strip())
+    ta, tb = (re.split(r"[_\s.\-/]+", x.strip()), re.split(r"[_\s.\-/]+", y.strip())) if named else (
+        re.split(r"[_\s.\-/]+", a.strip()), re.split(r"[_\s.\-/]+", b.strip()))
+    diff = [i for i, (p, q) in enumerate(zip(ta, tb, strict=False)) if p.lower() != q.lower()]
+    if len(ta) == len(tb) and len(diff) == 1 and ta[diff[0]] and tb[diff[0]]:
+        i = diff[0]
+        p, q = ta[i], tb[i]
+        if {p.lower(), q.lower()} & _NOT_A_SETUP:
+            return None
+        if _NUMBERED.match(p) or _NUMBERED.match(q):
+            board = named and p.isdigit() and q.isdigit() and i > 0 and not _NUMBERED.fullmatch(ta[i - 1] + "0")
+            return (x.strip(), y.strip()) if board else None  # 'Raspberry Pi 4' and '5' are two boards; GPU 0 one
+        return p, q
+    whole = named and diff and not {t.lower() for t in (*ta, *tb)} & _NOT_A_SETUP  # 'avg_ttft', 'ttft_first': stats
+    return (x.strip(), y.strip()) if whole else None
 
 
 def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, twins: list[tuple[int, int]]
@@ -281,13 +282,23 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     that differ otherwise (a device's number, a statistic) are left out, said, as before."""
     groups: dict[int, dict[str, int]] = {}  # the column read -> {setup: its column}
     loose: list[tuple[int, int]] = []
+    by_first: dict[int, list[int]] = {}
     for first, other in twins:
-        words = _differing(header[first], header[other])
-        group = groups.setdefault(first, {})
-        if words is None or group and group.get(words[0]) != first or words[1] in group:
-            loose.append((first, other))
-            continue
-        group[words[0]], group[words[1]] = first, other
+        by_first.setdefault(first, []).append(other)
+    for first, others in by_first.items():
+        pairs = [(other, _differing(header[first], header[other])) for other in others]
+        loose += [(first, other) for other, words in pairs if words is None]
+        named = [(other, words) for other, words in pairs if words is not None]
+        group: dict[str, int] = {}
+        if len({words[0] for _, words in named}) > 1:  # 'asus_cpu', 'mac_cpu', 'asus_vulkan': each whole name
+            wholes = [units.header_unit(header[c])[0].strip() for c in (first, *(o for o, _ in named))]
+            named = [(other, (wholes[0], whole)) for (other, _), whole in zip(named, wholes[1:], strict=True)]
+        for other, words in named:
+            if group and group.get(words[0]) != first or words[1] in group:
+                loose.append((first, other))
+                continue
+            group[words[0]], group[words[1]] = first, other
+        groups[first] = group
     groups = {first: g for first, g in groups.items() if g}
     setups = {tuple(g) for g in groups.values()}
     if len(setups) != 1:
@@ -300,7 +311,7 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     names = list(next(iter(setups)))
     tag = next((i for i, (f, _) in columns.items() if f.key == "tag"), None)
     if tag is None:
-        header, tag = [*header, "setup (from the column names)"], len(header)
+        header, tag = [*header, SETUP_TAG], len(header)
         columns = {**columns, tag: (Field("tag", None, "config"), None)}
     split: Rows = []
     giving = 0

@@ -152,12 +152,15 @@ def of_heading(header: list[str], heading: str) -> list[str]:
 
 
 
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!~<>])")  # Markdown's backslash escapes: 'Q4\_K\_M' is Q4_K_M
+
+
 def _pipe_cells(line: str) -> list[str]:
-    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
     out = []
     for cell in cells:
         m = _MARKS.match(cell)
-        out.append(m.group(2).strip() if m else cell)
+        out.append(_ESCAPED.sub(r"\1", (m.group(2).strip() if m else cell).replace("\\|", "|")))
     return out
 
 

@@ -115,7 +115,8 @@ def find_unit(symbol: str) -> Unit | None:
     text = re.sub(r"\s*/\s*", "/", text)
     if text in UNITS:
         return UNITS[text]
-    for variant in (text.replace("/sec", "/s"), text.replace("per second", "/s").replace(" ", "")):
+    for variant in (text.replace("/second", "/s").replace("/sec", "/s"),
+                    text.replace("per second", "/s").replace(" ", "")):
         if variant in UNITS:
             return UNITS[variant]
     if text != text.lower():  # 'MW' is no 'mW': a case-insensitive match only for a unit written in lower case,
@@ -171,6 +172,16 @@ def parse(text: str) -> Quantity | None:
     cell = text.strip()
     if not cell or len(cell) > MAX_CELL_CHARS:
         return None
+    parts = re.split(r"\s+\+\s+", cell)
+    if 2 <= len(parts) <= 16:  # '81W + 86W' (one card and another): their sum, when all are of one unit
+        terms = [parse(p) for p in parts]
+        if any(t is None for t in terms):
+            return None  # 'pp512 + tg128': words, not a sum
+        if len({t.unit for t in terms if t is not None}) != 1:
+            raise UnknownUnit(f"{cell!r} is not one number: its terms are in different units")
+        first = terms[0]
+        assert first is not None
+        return Quantity(sum(t.value for t in terms if t is not None), first.unit, first.written)
     m = _GROUPED.match(cell)
     if m and ("." in m.group(0) or m.group(0).count(",") > 1):
         number = m.group(0).replace(",", "")
@@ -189,6 +200,10 @@ def parse(text: str) -> Quantity | None:
     if not rest:
         return Quantity(value, None, "")
     found = find_unit(rest)
+    if found is None and (plain := re.sub(r"\s*[(\[][^()\[\]]{1,40}[)\]]$", "", rest)) != rest:
+        if not plain:  # '500 (50 × 10)': the figure, a note after it
+            return Quantity(value, None, "")
+        found, rest = find_unit(plain), plain  # '931 ms (median)'
     if found is None:
         raise UnknownUnit(f"{cell!r} is not a number (the unit {rest[:20]!r} is not one JouleBench converts)")
     return Quantity(value, found, rest)

@@ -1,0 +1,58 @@
+"""Issue 39, thirteenth held-out set (files and attribution in tests/fixtures/formats/SOURCES.md): a report's table
+on its side with a note after a figure, setups named before a suffix unit with the phase in each row's setup, each
+card's figure summed in one cell, and Markdown escapes in model names. Each rule on the file's own numbers, with its
+negative case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from importers import load
+from joulebench import units
+from tests.helpers import load_fixture as _load
+
+FORMATS = Path(__file__).parent / "fixtures" / "formats" / "general_table"
+
+
+def test_a_reports_table_on_its_side_and_a_note_after_a_figure() -> None:
+    runs, _, _ = _load(FORMATS / "llm-bench-rtx3050-laptop-results-on-their-side.md")
+    by_setup = {r["config"]["tag"].split("setup ")[-1]: r["metrics"] for r in runs}
+    gpu = next(m for s, m in by_setup.items() if s.startswith("GPU"))
+    cpu = next(m for s, m in by_setup.items() if s.startswith("CPU"))
+    assert (gpu["tokens_per_s"], gpu["latency_p50_ms"], gpu["output_tokens"]) == (53.71, 931.18, 500)
+    assert (cpu["tokens_per_s"], cpu["latency_p95_ms"]) == (18.01, 2939.79)
+    assert units.parse("500 (50 × 10)") == units.Quantity(500.0, None, "")  # the figure, a note after it
+    with pytest.raises(units.UnitError):
+        units.parse("5 (apples) W")  # a note before the unit is no unit
+
+
+def test_setups_named_before_a_suffix_unit_and_the_phase_each_row_names() -> None:
+    runs, _, warnings = _load(FORMATS / "m5-max-vs-rog-z13-llamacpp-setups-in-column-names.csv")
+    got = {r["config"]["tag"]: r["metrics"] for r in runs}
+    assert got["mac_metal, test Decode 128"]["decode_tokens_per_s"] == 95.98
+    assert got["asus_vulkan, test Prompt 512"]["prompt_tokens_per_s"] == 999.40
+    assert all("tokens_per_s" not in m for m in got.values())  # never a prompt or a combined rate as the output's
+    assert not any("Prompt 512 + Decode 128" in tag for tag in got)  # prompt and output together: no run
+    assert any("over the prompt and the output together" in w for w in warnings)
+    # columns of a mean and a first value of one figure are no setups
+    stats = "model,avg_ttft_ms,ttft_first_ms\na,10,30\nb,12,40\n"
+    imported = load(stats.encode(), "t.csv")[0]
+    assert len(imported.runs) == 2 and any("ttft_first_ms left out" in w for w in imported.warnings)
+
+
+def test_each_cards_figure_summed_in_one_cell_and_a_rate_per_second_spelled_out() -> None:
+    runs, _, _ = _load(FORMATS / "ollama-two-arc-a770-rates-and-card-sums.md")
+    phi4 = next(r for r in runs if r["config"]["model"] == "phi4:14b")["metrics"]
+    assert phi4["tokens_per_s"] == 19.08 and phi4["avg_power_w"] == 182.0  # '90W + 92W': the two cards
+    assert units.parse("81W + 86W") == units.Quantity(167.0, units.UNITS["W"], "W")
+    assert units.parse("pp512 + tg128") is None  # words, not a sum
+    with pytest.raises(units.UnitError):
+        units.parse("81 W + 3 s")
+
+
+def test_markdown_escapes_in_a_tables_cells() -> None:
+    runs, _, _ = _load(FORMATS / "llm-bench-rtx3050-four-models-markdown-escapes.md")
+    assert "Llama-3.2-3B Q4_K_M" in {r["config"]["model"] for r in runs}
+    assert {r["device"]["name"] for r in runs} == {"NVIDIA GeForce RTX 3050"}

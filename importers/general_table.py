@@ -403,6 +403,9 @@ class GeneralTableImporter(Importer):
                 _of_phase(metrics, named.pop())
         if not any(v is not None for v in metrics.values()):
             return None
+        if all(v == 0 for v in metrics.values()):  # '0,0,0,0': a setup that did not run, never a run in no time
+            conv.warn(f"{where} left out: every figure in it is 0 (a run that did not run)")
+            return None
         if "tokens_per_s" not in metrics and metrics.get("output_tokens") and metrics.get("duration_s"):
             metrics["tokens_per_s"] = metrics["output_tokens"] / metrics["duration_s"]
             metrics["throughput_derivation"] = "output tokens / duration, both columns of the row"

@@ -377,12 +377,13 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
             continue
         if len(seen) < 2 or any(len(v) > MAX_TAG_CELL or "\n" in v or DATE_CELL.match(v) for v in seen):
             continue
-        try:
-            numbers = any(units.parse(v) is not None for v in seen)
-        except units.UnitError:
-            if not sizes:
+        if sizes:
+            numbers = False  # '128tok (142 tok)': a size's name, whatever a number in it reads as
+        else:
+            try:
+                numbers = any(units.parse(v) is not None for v in sorted(seen))
+            except units.UnitError:
                 continue
-            numbers = False
         # a column of whole numbers with a setting's name ('infer_img_size': 160, 224) tells rows apart as a text
         # column does; a column of other numbers is a figure without its unit, never a setting
         if numbers and not (labels and all(_WHOLE.fullmatch(v) for v in seen) and not set(words) & _MEASURED):

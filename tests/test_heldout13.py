@@ -56,3 +56,14 @@ def test_markdown_escapes_in_a_tables_cells() -> None:
     runs, _, _ = _load(FORMATS / "llm-bench-rtx3050-four-models-markdown-escapes.md")
     assert "Llama-3.2-3B Q4_K_M" in {r["config"]["model"] for r in runs}
     assert {r["device"]["name"] for r in runs} == {"NVIDIA GeForce RTX 3050"}
+
+
+def test_a_row_whose_every_figure_is_zero_did_not_run() -> None:
+    runs, _, warnings = _load(FORMATS / "arm-single-op-latency-three-engines-zero-rows.csv")
+    assert len(runs) == 111 - 39 and "onnxrt" not in {r["config"].get("engine") for r in runs}
+    conv3x3 = next(r for r in runs if r["config"]["engine"] == "ncnn" and "Conv2d_3x3_s1" in r["config"]["tag"])
+    assert conv3x3["metrics"]["latency_avg_ms"] == 0.270
+    assert sum("every figure in it is 0" in w for w in warnings) == 39
+    # one zero beside a figure is that figure's own business, not a run that did not run
+    one = load(b"op,mean_ms,max_ms\na,0,0.5\n", "t.csv")[0]
+    assert len(one.runs) == 1

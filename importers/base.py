@@ -165,7 +165,13 @@ class Source:
         if self.is_folder:
             return b""
         raw = next(iter(self.files.values()))
-        return decompress(raw, self.name, MAX_FILE_BYTES)
+        data = decompress(raw, self.name, MAX_FILE_BYTES)
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with its byte-order mark (PowerShell's '>' writes it)
+            try:
+                return data.decode("utf-16").encode("utf-8")
+            except UnicodeDecodeError:
+                return data
+        return data
 
     @cached_property
     def text(self) -> str | None:

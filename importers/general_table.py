@@ -472,6 +472,9 @@ class GeneralTableImporter(Importer):
     def _config_value(conv: Conversion, at: str, key: str, raw: str) -> Any:
         if key in TEXT_FIELDS:
             return raw[:200]
+        if key == "gpu_count" and raw.strip() in ("0", "0.0"):  # 'gpus: 0': a run on the CPU, no count of GPUs
+            conv.warn(f"{at}: 0 GPUs (the run used none): no GPU count stored")
+            return None
         try:
             value = check("config", key, units.value_in(raw, None) if key != "request_rate_per_s" else
                           units.value_in(raw, "items/s"), label=key.replace("_", " "))
@@ -479,8 +482,6 @@ class GeneralTableImporter(Importer):
             msg = e.format_message() if isinstance(e, RangeError) else str(e)
             raise conv.fail(at, msg) from e
         return value
-
-
 
 
 _SETUP_PHASES = {"prompt": "prefill", "prefill": "prefill", "pp": "prefill", "decode": "decode", "tg": "decode",

@@ -12,6 +12,7 @@ import pytest
 from importers import load
 from joulebench import units
 from tests.helpers import load_fixture as _load
+from tests.helpers import refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats" / "general_table"
 
@@ -67,3 +68,15 @@ def test_a_row_whose_every_figure_is_zero_did_not_run() -> None:
     # one zero beside a figure is that figure's own business, not a run that did not run
     one = load(b"op,mean_ms,max_ms\na,0,0.5\n", "t.csv")[0]
     assert len(one.runs) == 1
+
+
+def test_a_row_of_zero_gpus_ran_on_the_cpu_and_a_utf16_log_is_read_as_text() -> None:
+    runs, _, warnings = _load(FORMATS / "vllm-4xh200nvl-summary-cpu-row-zero-gpus.csv")
+    assert len(runs) == 14 and runs[0]["metrics"]["tokens_per_s"] == 212.4 and runs[0]["config"]["gpu_count"] == 1
+    assert "gpu_count" not in runs[-1]["config"] and runs[-1]["metrics"]["tokens_per_s"] == 26.8
+    assert any("0 GPUs (the run used none)" in w for w in warnings)
+    log = FORMATS.parent / "nvidia_smi" / "powershell-utf16-nvidia-smi-no-power.csv"
+    assert log.read_bytes()[:2] == b"\xff\xfe"
+    said = refusal(log.read_bytes(), log.name)
+    assert "without power" in said and "memory.used [MiB]" in said  # read as text: the true reason, not 'binary'
+    assert "binary data" in refusal(b"\xff\xfe\x00\xd8garbage", "x.csv")  # no UTF-16 text: still no text

@@ -29,6 +29,7 @@ REFUSED_BY_DESIGN = frozenset({
     "CSC2231_Project-jetson-nano-per-run-power-mW.csv",
     "carbontracker-llama31-8b-h100-h200-long-metrics-no-units.csv",  # no units: mapped (test_mapping)
     "tfg-a30-resnet50-offline-meter-semicolon-mw-unnamed.csv",  # a meter's channels, no unit: mapped (test_mapping)
+    "powershell-utf16-nvidia-smi-no-power.csv",  # a log without power: refused saying so (test_heldout13)
 })
 
 

@@ -153,6 +153,8 @@ __all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend"
 def _to_field(value: float, unit: units.Unit, field: Field) -> float:
     """`value` in `unit` as the field stores it, converted in one step (175 ms stays 175.0, never 175.00000000000003
     by way of seconds)."""
+    if unit.kind == "tokens_per_energy":  # 2.82 tok/J is 1 / 2.82 J/token; 0 tokens per joule is no figure
+        return 1.0 / (value * unit.factor) if value > 0 else 0.0
     target = units.find_unit(field.unit) if field.unit else None
     if target is not None and target.kind == unit.kind:
         return unit.to(target, value)
@@ -380,6 +382,9 @@ class GeneralTableImporter(Importer):
                 stored = int(stored)
             if stored == 0 and field.unit in ("tokens/s", "items/s"):  # a rate of 0: not measured (prompt_tps 0)
                 conv.warn(f"{header[i][:80]}: 0 read as not measured (a rate of nothing) where it is 0")
+                continue
+            if stored == 0 and unit is not None and unit.kind == "tokens_per_energy":
+                conv.warn(f"{header[i][:80]}: 0 tokens per joule read as not measured")
                 continue
             if stored == 0 and field.unit in ("J", "W"):  # '0.0000' Wh: below the digits written, or not measured
                 conv.warn(f"{header[i][:80]}: {raw[:20]} read as not measured where it is written (no run draws no "

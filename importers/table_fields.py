@@ -321,8 +321,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         if words & {"energy"} and not ({"second", "sec", "s"} & words or "per second" in low):
             raise FieldError(units.refuse_unit(header, unit.symbol, "J"))
         return Field("avg_power_w", "W"), unit, ""
-    if kind == "energy_per_token":
-        return Field("decode_j_per_token" if decode else "j_per_token", "J/token"), unit, ""
+    if kind in ("energy_per_token", "tokens_per_energy"):  # tok/J: the inverse, converted where it is read
+        return Field("decode_j_per_token" if decode else "j_per_token", "J/token"), unit, (
+            "" if kind == "energy_per_token" else "tokens per joule: J/token is 1 / it")
     if kind == "energy_per_item":
         request = bool(re.search(r"request|req|prompt|query", low))
         return Field("j_per_request" if request else "j_per_sample", "J/item"), unit, ""

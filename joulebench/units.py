@@ -56,10 +56,11 @@ KIND_WORDS = {
     "item_rate": "rate of items (samples, queries, images or iterations per second)",
     "energy_per_token": "energy per token", "energy_per_item": "energy per item", "time_per_token": "time per token",
     "memory": "memory size", "frequency": "frequency", "percent": "percentage", "tokens": "count of tokens",
+    "tokens_per_energy": "tokens per energy (the inverse of energy per token)",
 }
 BASE = {"energy": "J", "power": "W", "time": "s", "token_rate": "tokens/s", "item_rate": "items/s",
         "energy_per_token": "J/token", "energy_per_item": "J/item", "time_per_token": "s/token", "memory": "MB",
-        "frequency": "MHz", "percent": "%", "tokens": "tokens"}
+        "frequency": "MHz", "percent": "%", "tokens": "tokens", "tokens_per_energy": "tokens/J"}
 
 _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     # kind, factor to base, symbols (case matters: mW is not MW; lower-case spellings are added below)
@@ -83,6 +84,10 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("energy_per_item", 1e-3, ("mJ/request", "mJ/sample", "mJ/image", "mJ/inference", "mJ/query")),
     ("energy_per_item", 1e3, ("kJ/request",)), ("energy_per_item", 3600.0, ("Wh/request",)),
     ("time_per_token", 1.0, ("s/token", "s/tok")), ("time_per_token", 1e-3, ("ms/token", "ms/tok")),
+    # tokens per joule: read as energy per token, its inverse (importers.general_table)
+    ("tokens_per_energy", 1.0, ("tokens/J", "tok/J", "token/J", "tokens/joule")),
+    ("tokens_per_energy", 1 / 3600.0, ("tokens/Wh", "tok/Wh")), ("tokens_per_energy", 1 / 3.6e6, ("tokens/kWh",
+                                                                                                  "tok/kWh")),
     ("memory", 1.0, ("MB",)), ("memory", 1.048576, ("MiB",)), ("memory", 1e3, ("GB",)),
     ("memory", 1073.741824, ("GiB",)), ("memory", 1e-3, ("kB", "KB")), ("memory", 1.024e-3, ("KiB",)),
     ("memory", 1e-6, ("B", "bytes")),
@@ -253,6 +258,9 @@ _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a n
     ("ms_per_tok", "ms/token"), ("s_per_token", "s/token"),
     ("j_per_request", "J/request"), ("j_per_sample", "J/sample"), ("j_per_image", "J/image"),
     ("j_per_query", "J/query"), ("j_per_inference", "J/inference"),
+    ("tokens_per_joule", "tokens/J"), ("tokens_per_j", "tokens/J"), ("tok_per_j", "tokens/J"), ("tok/j", "tokens/J"),
+    ("tokens/j", "tokens/J"), ("tokens_per_kwh", "tokens/kWh"), ("tokens/kwh", "tokens/kWh"),
+    ("tokens_per_wh", "tokens/Wh"), ("tokens/wh", "tokens/Wh"),
 )
 
 # energy per token spelled out at the end of a name ('joules_per_output_token'), or an energy unit after 'per ...

@@ -53,10 +53,16 @@ def test_each_cards_figure_summed_in_one_cell_and_a_rate_per_second_spelled_out(
         units.parse("81 W + 3 s")
 
 
-def test_markdown_escapes_in_a_tables_cells() -> None:
-    runs, _, _ = _load(FORMATS / "llm-bench-rtx3050-four-models-markdown-escapes.md")
+def test_markdown_escapes_and_tokens_per_joule() -> None:
+    runs, _, warnings = _load(FORMATS / "llm-bench-rtx3050-four-models-markdown-escapes.md")
     assert "Llama-3.2-3B Q4_K_M" in {r["config"]["model"] for r in runs}
     assert {r["device"]["name"] for r in runs} == {"NVIDIA GeForce RTX 3050"}
+    gpt2 = next(r for r in runs if r["config"]["model"] == "gpt2-medium")["metrics"]
+    assert gpt2["j_per_token"] == pytest.approx(1 / 2.82)  # '2.82' tok/J
+    assert any("tokens per joule: J/token is 1 / it" in w for w in warnings)
+    per_kwh = load(b"model,Efficiency (tokens/kWh)\na,4739557.83\nb,0\n", "t.csv")[0]
+    assert per_kwh.runs[0]["metrics"]["j_per_token"] == pytest.approx(3.6e6 / 4739557.83)
+    assert len(per_kwh.runs) == 1 and any("0 tokens per joule read as not measured" in w for w in per_kwh.warnings)
 
 
 def test_a_row_whose_every_figure_is_zero_did_not_run() -> None:

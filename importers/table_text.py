@@ -151,7 +151,6 @@ def of_heading(header: list[str], heading: str) -> list[str]:
     return out
 
 
-
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!~<>])")  # Markdown's backslash escapes: 'Q4\_K\_M' is Q4_K_M
 
 

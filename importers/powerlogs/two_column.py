@@ -202,8 +202,9 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
         negative = int(np.sum(values < 0))
         if negative:  # no device gives power back: a counter read across its wrap, or a subtraction gone wrong
             values[values < 0] = np.nan
+            lowest = f"the lowest kept is {np.nanmin(values):.4g} W" if np.any(~np.isnan(values)) else "none kept"
             notes.append(f"{header[i]}: {negative} negative sample(s) left out (power below 0 is no reading: often an "
-                         f"energy counter that wrapped); the lowest kept is {np.nanmin(values):.4g} W")
+                         f"energy counter that wrapped); {lowest}")
         words = _words(header[i])
         where = boundary or ("gpu_board" if "gpu" in words or device is not None and "gpu" in _parts(header[device])
                              else "cpu_package" if "cpu" in words else None)

@@ -533,6 +533,7 @@ _DEVICE_DIR = re.compile(
     r"|p(4|40|100)|t4|v100)[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
     r"|(rtx[ _-]?)?a(2000|4000|4500|5000|5500|6000)([ _-]?ada)?([ _-]?\d{2}gb?)?"  # the workstation cards
     r"|apple[ _-]?m[1-5]([ _-]?(pro|max|ultra))?"
+    r"|raspberry[ _-]?pi[ _-]?(4|5|400|500)([ _-]?model[ _-]?b)?([ _-]?\d{1,2}[ _-]?gb)?"  # a board people run LLMs on
     r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
     r"|(quadro[ _-]?)?rtx[ _-]?a?\d{4}([ _-]?ada)?"
     r"|titan[ _-]?(rtx|v|xp?)"
@@ -595,7 +596,8 @@ def kind_of_device(name: str) -> str:
     low = name.lower()
     if any(k in low for k in ("jetson", "orin", "xavier", "tegra")) or re.search(r"\bnano\b", low):
         return "jetson"
-    if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton")) and not any(
+    if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
+                              "raspberry")) and not any(
         k in low for k in ("nvidia", "radeon", "instinct", "gpu")
     ):
         return "cpu"

@@ -86,3 +86,10 @@ def test_a_row_of_zero_gpus_ran_on_the_cpu_and_a_utf16_log_is_read_as_text() -> 
     said = refusal(log.read_bytes(), log.name)
     assert "without power" in said and "memory.used [MiB]" in said  # read as text: the true reason, not 'binary'
     assert "binary data" in refusal(b"\xff\xfe\x00\xd8garbage", "x.csv")  # no UTF-16 text: still no text
+
+
+def test_a_raspberry_pi_is_a_device_and_a_cpu() -> None:
+    text = "**Hardware:** Raspberry Pi 5 (8GB)\n\n| model | tokens/s |\n|---|--:|\n| gemma3:1b | 11.53 |\n"
+    run = load(text.encode(), "pi.md")[0].runs[0]
+    assert run["device"] == {"name": "Raspberry Pi 5 8GB", "kind": "cpu"} and run["metrics"]["tokens_per_s"] == 11.53
+    assert load(text.replace("Raspberry Pi 5", "my pi").encode(), "pi.md")[0].runs[0]["device"] is None  # never guessed

@@ -376,9 +376,11 @@ class GeneralTableImporter(Importer):
             if value is None:
                 raise conv.fail(at, f"{raw[:40]!r} is not a number")
             stored = _to_field(value, unit, field) if unit is not None and unit.kind != "tokens" else value
+            if field.key == "output_tokens" and stored != int(stored):  # '225.5': a median or mean over runs
+                conv.warn(f"{at}: {raw[:20]} tokens is no whole count: read as the mean output tokens of a request")
+                metrics.setdefault("output_tokens_mean", stored)
+                continue
             if field.key == "output_tokens":
-                if stored != int(stored):
-                    raise conv.fail(at, f"{raw[:40]!r} is not a whole number of tokens")
                 stored = int(stored)
             if stored == 0 and field.unit in ("tokens/s", "items/s"):  # a rate of 0: not measured (prompt_tps 0)
                 conv.warn(f"{header[i][:80]}: 0 read as not measured (a rate of nothing) where it is 0")
@@ -503,9 +505,12 @@ def _tag_phases(tag: str | None) -> set[str]:
 
 def _of_phase(metrics: dict[str, Any], phase: str) -> None:
     """A phase row's figures as that phase's: a token rate is the prompt's (prefill) or the decode rate, a time is
-    the time to first token on a ttft row and no window on the others (a prefill or decode time is not stored)."""
+    the time to first token on a ttft row and no window on the others (a prefill or decode time is not stored); a
+    prefill row's decode rate is left out."""
     rate = metrics.pop("tokens_per_s", None)
     seconds = metrics.pop("duration_s", None)
+    if phase == "prefill":  # a prompt-only row's decode rate is none of its own (a 1000000 placeholder, say)
+        metrics.pop("decode_tokens_per_s", None)
     if rate is not None and phase == "prefill":
         metrics.setdefault("prompt_tokens_per_s", rate)
     elif rate is not None and phase == "decode":

@@ -341,6 +341,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         tpot = _latency_field(words | {"tpot"})
         return (Field(tpot, "ms"), unit, "") if tpot else (None, None, "a maximum")
     if kind == "time":
+        if words & {"warmup", "warm"}:
+            return None, None, "the warm-up's time, not the measured run's"
         if prefill and not words & {"ttft", "first"}:
             return None, None, "a prefill time (not a time to first token)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time", "total"} | {"epoch"})

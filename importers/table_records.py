@@ -290,10 +290,16 @@ def is_json(source: Source) -> bool:
 
 def record_list(doc: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
     """(its key, the list) of the one member of a JSON object that is a non-empty list of objects under a records'
-    key (`rows`, `results`, `data`, ...); None when there is none, or several."""
-    lists = [(str(k), v) for k, v in doc.items() if str(k).lower() in RECORD_KEYS and isinstance(v, list) and v
-             and all(isinstance(r, dict) for r in v[:50])]
-    return lists[0] if len(lists) == 1 else None
+    key (`rows`, `results`, `data`, ...), or, where none is, the one such list whose records hold a figure; None
+    when there is none, or several."""
+    lists = [(str(k), v) for k, v in doc.items() if isinstance(v, list) and v and all(isinstance(r, dict)
+                                                                                       for r in v[:50])]
+    named = [(k, v) for k, v in lists if k.lower() in RECORD_KEYS]
+    if named:
+        return named[0] if len(named) == 1 else None
+    # under another key ('metrics': [{backend, avg_latency_ms, ...}]): the one list whose records hold a figure
+    figured = [(k, v) for k, v in lists if any(_is_figure(str(key)[:100]) for key in v[0])]
+    return figured[0] if len(figured) == 1 else None
 
 
 def wrapper_labels(doc: dict[str, Any], key: str) -> dict[str, Any]:

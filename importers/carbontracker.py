@@ -37,7 +37,7 @@ so it cannot be divided back out. Of the boundaries the result schema allows, `e
 no power any sensor saw), the reason stored in its place.
 
 The device is read only where the text states it: carbontracker's components line (the GPU names NVML gave; one
-model, counted), else a GPU or Jetson name (`base.device_from_path`'s names) in the line that introduces the block's
+model, counted), else a GPU or Jetson name (`device_text`'s names) in the line that introduces the block's
 fenced code in Markdown or in a heading above it ("desktop18 NVIDIA A30 GPU" names an NVIDIA A30); never guessed. The
 headings and that introducing line are the run's tag: each block is a training job of its own.
 """
@@ -48,16 +48,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from importers.base import (
-    Conversion,
-    Importer,
-    Source,
-    check_run_count,
-    device_from_path,
-    device_named,
-    energy_metrics,
-    num,
-)
+from importers.base import Conversion, Importer, Source, check_run_count, energy_metrics, num
+from importers.device_text import device_from_path, device_named
 
 MAX_LINE_CHARS = 1_000
 _NUM = r"\d{1,12}(?:\.\d{1,12})?"

@@ -30,20 +30,13 @@ import io
 import re
 from typing import Any
 
-from importers.base import (
-    Conversion,
-    Importer,
-    Source,
-    check_run_count,
-    clean_str,
-    device_named,
-    energy_metrics,
-    read_csv,
-)
+from importers.base import Conversion, Importer, Source, check_run_count, clean_str, energy_metrics, read_csv
+from importers.device_text import device_named
 from importers.table_document import COUNTS, cell_unit, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
     LABELS,
+    PRECISIONS,
     Field,
     FieldError,
     distributions_of,
@@ -84,8 +77,6 @@ from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
 from joulebench.ranges import RangeError, check
 
-PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
-               "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
 # a row of a long table that states its phase of generation in the mode's column ('phase': prefill, ttft, decode):
@@ -118,11 +109,12 @@ def _devices_named(header: list[str], rows: list[tuple[int, list[str]]], read: d
     for i, name in enumerate(header):
         if i in read or words_of(name) & NOT_TAG_WORDS:
             continue
-        cells = {r[i].strip() for _, r in rows if i < len(r) and r[i].strip()}
+        cells = sorted({r[i].strip() for _, r in rows if i < len(r) and r[i].strip()})
         if not cells or any(len(c.split()) > 6 for c in cells) or any(c[:1].isdigit() for c in cells):
             continue
-        named = sum(1 for c in cells if device_named(c))
-        if 3 * named >= len(cells) and named >= min(2, len(cells)):
+        looked = cells[:200]  # the names of a few hundred rows tell: never a regex pass over every distinct cell
+        named = sum(1 for c in looked if device_named(c))
+        if 3 * named >= len(looked) and named >= min(2, len(looked)):
             return i
     return None
 
@@ -177,17 +169,17 @@ class GeneralTableImporter(Importer):
             if records is None:  # an object whose records cannot be told apart: read, to be refused naming them
                 doc = source.json
                 return (isinstance(doc, dict) and nested_ambiguity(doc) is not None
-                        and self._has_figure(list(flatten(doc))))
-            return self._has_figure(list(flatten(records[0])))
+                        and has_figure(list(flatten(doc))))
+            return has_figure(list(flatten(records[0])))
         if (kv := key_value_object(source)) is not None:  # 'Parameter,Value' rows: the object they flatten
             records = json_records(source, doc=kv)
-            return records is not None and self._has_figure(list(flatten(records[0])))
+            return records is not None and has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
         cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
         if len(cells) >= 2:
             if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
-            if self._has_figure(cells):
+            if has_figure(cells):
                 return True
             if _transposed_head(head, _delimiter(head)):
                 return True
@@ -197,13 +189,9 @@ class GeneralTableImporter(Importer):
     def _csv_like(cls, head: str, delimiter: str) -> bool:
         """Whether the first line is a CSV/TSV header the wide or long reader takes (else a text's tables are read)."""
         cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
-        if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or cls._has_figure(cells)):
+        if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)):
             return True
         return _transposed_head(head, delimiter)
-
-    @staticmethod
-    def _has_figure(names: list[str]) -> bool:
-        return has_figure(names)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
@@ -491,8 +479,9 @@ class GeneralTableImporter(Importer):
         return value
 
 
-_SETUP_PHASES = {"prompt": "prefill", "prefill": "prefill", "pp": "prefill", "decode": "decode", "tg": "decode",
-                 "generation": "decode", "gen": "decode"}
+# a setup's own name for its phase, with its token count ('Prompt 512', 'tg128', 'gen 64')
+_SETUP_PHASES = {w: p for w, p in _PHASES.items() if p in ("prefill", "decode") and "_" not in w} | {
+    "generation": "decode", "gen": "decode"}
 _PHASE_SETUP = re.compile(rf"(?:^|[\s,])(?P<phase>{'|'.join(_SETUP_PHASES)})[\s_-]*\d+", re.IGNORECASE)
 
 

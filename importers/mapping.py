@@ -266,7 +266,7 @@ def _abbreviated(name: str, values: list[str], reasons: dict[str, str] | None = 
     """The common abbreviations of home-grown headers ('tok_rate', 'joules_per_tok', 'lat_first', 'gpu_label');
     never a spread, a peak or an idle figure ('idle_power_W', 'latency_iqr')."""
     w = words_of(name)
-    numeric = sum(1 for v in values[:20] if _is_number(v)) >= max(1, len(values[:20]) // 2)
+    numeric = sum(1 for v in values[:20] if _quantity(v) is not None) >= max(1, len(values[:20]) // 2)
     filled = any(v.strip() for v in values[:20])
     if not numeric and filled and w & {"gpu", "device", "board", "hw", "hardware", "accelerator", "soc"}:
         return "device", None
@@ -313,13 +313,6 @@ def _quantity(text: str) -> units.Quantity | None:
         return units.parse(text)
     except units.UnitError:
         return None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        return units.parse(text) is not None
-    except units.UnitError:
-        return False
 
 
 # --- the recipe --------------------------------------------------------------------------------------

@@ -34,12 +34,12 @@ from importers.base import (
     cell,
     check_run_count,
     clean_str,
-    device_from_path,
     energy_metrics,
     num,
     positive,
     read_csv,
 )
+from importers.device_text import device_from_path
 from joulebench.errors import ResultFileError
 
 _KEYS = ("total duration", "load duration", "prompt eval count", "prompt eval duration", "prompt eval rate",

@@ -11,6 +11,7 @@ from importers.table_fields import HEADING_DEVICE, HEADING_TAG, Field, FieldErro
 from importers.table_long import stat_columns, transposed
 from importers.table_records import MAX_KEYS
 from importers.table_text import TextTable, device_lines, figures_outside, heading_device, text_tables
+from importers.text_scan import candidates
 from joulebench import units
 
 COUNTS = frozenset({"duration_s", "output_tokens", "output_tokens_mean", "prompt_tokens_mean"})  # no result alone
@@ -85,8 +86,6 @@ def figure_tables(text: str) -> list[TextTable]:
                 found.append(table)
                 break
     if found and figures_outside(text, used):
-        from importers.text_figures import candidates  # the reader of figures in text builds on this module
-
         return [] if candidates(text) else found  # figures outside that make no run of their own: the tables'
     return found
 

@@ -78,6 +78,9 @@ _GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", 
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
+# a precision as tables and texts write it, to the one JouleBench stores ('float16', 'half': fp16)
+PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
+               "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 HEADING_DEVICE = "device (from a heading)"  # the column a text's tables get from the headings above them
 HEADING_TAG = "tag (from the headings)"  # the headings above a text's tables (and its rows' names), as the tag
 # a status column that says whether the run succeeded ('ok: yes / no'): 'no' is a failed run (importers.table_rows)

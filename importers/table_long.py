@@ -41,11 +41,14 @@ def stat_columns(header: list[str]) -> tuple[int, list[int]] | None:
     return (metric, stats) if metric is not None and stats else None
 
 
-def _with_stat(name: str, stat: str) -> str:
+UNIT_AT_END = re.compile(r"(?P<name>.+?)\s*(?P<unit>[(\[][^()\[\]]{1,30}[)\]])\s*")  # 'TTFT (ms)': the bracket
+
+
+def with_stat(name: str, stat: str) -> str:
     """The figure's name with its statistic before the unit it ends in: 'Time to First Token min (ms)', never
     '... (ms) min', whose last word reads as minutes."""
-    m = re.fullmatch(r"(?P<base>.+?)\s*(?P<unit>[(\[][^()\[\]]{1,30}[)\]])", name)
-    return f"{m.group('base')} {stat} {m.group('unit')}" if m else f"{name} {stat}"
+    m = UNIT_AT_END.fullmatch(name)
+    return f"{m.group('name')} {stat} {m.group('unit')}" if m else f"{name} {stat}"
 
 
 def stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], stats: tuple[int, list[int]]
@@ -66,7 +69,7 @@ def stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[s
         name = row[metric].strip() if metric < len(row) else ""
         for i in columns:
             if name and i < len(row) and row[i].strip():
-                long.append((n, [*cells, _with_stat(name, header[i].strip().lower()), row[i].strip()]))
+                long.append((n, [*cells, with_stat(name, header[i].strip().lower()), row[i].strip()]))
     conv.warn(f"{header[metric][:40]} names the figures and {', '.join(header[i][:20] for i in columns)} give their "
               "statistics: read as one column per figure and statistic")
     return [header[i] for i in keys] + ["metric", "value"], long, (len(keys), len(keys) + 1, None)

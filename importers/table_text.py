@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
-from importers.base import device_from_path, device_named
+from importers.device_text import device_from_path, device_named
+from importers.table_long import UNIT_AT_END, with_stat
 from joulebench import units
 
 MAX_LINES = 50_000  # a table of results in text is never further down
@@ -102,7 +103,6 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
 _STAT_ONLY = re.compile(r"(?P<stat>mean|median|avg|average|p\d{1,3}|min|max|std|stdev|sd)\s*"
                         r"(?P<unit>[(\[][^()\[\]]{1,30}[)\]])?", re.IGNORECASE)
 _NUMBERED = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+")  # '2.1 ', 'IV. '
-_UNIT_AT_END = re.compile(r"(?P<name>.+?)\s*(?P<unit>[(\[][^()\[\]]{1,30}[)\]])\s*$")
 
 
 def units_row(header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[list[str], list[tuple[int, list[str]]]]:
@@ -134,7 +134,7 @@ def of_heading(header: list[str], heading: str) -> list[str]:
     if sum(stats) < 2:
         return header
     title = _NUMBERED.sub("", heading).strip()
-    m = _UNIT_AT_END.fullmatch(title)
+    m = UNIT_AT_END.fullmatch(title)
     heading_unit = m.group("unit") if m and units.find_unit(m.group("unit")[1:-1].strip()) is not None else None
     name = re.sub(r"\s*[(\[][^()\[\]]*[)\]]", "", m.group("name") if heading_unit and m else title).strip()
     if not name:  # the heading is all brackets: nothing to name the figures by
@@ -147,7 +147,7 @@ def of_heading(header: list[str], heading: str) -> list[str]:
         found = _STAT_ONLY.fullmatch(cell.strip())
         assert found is not None
         unit = found.group("unit") or heading_unit
-        out.append(f"{name} {found.group('stat')}" + (f" {unit}" if unit else ""))
+        out.append(with_stat(f"{name} {unit}" if unit else name, found.group("stat")))
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from db.labels import LabelReport
 from importers import Hints
-from importers.base import kind_of_device
+from importers.device_text import kind_of_device
 from ingest.service import open_store
 from joulebench.errors import LabelError, ResultFileError
 from joulebench.labels import current_user

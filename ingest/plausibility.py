@@ -17,6 +17,8 @@ sweep's file recovered, a local run) passes `check` first, after conversion and 
   and graded D the same way. An average power above the device's plausible maximum is already withheld with
   its reason where it is stored (`db.writes`, `energy.figures.implausible_power_reason`), so it is not
   flagged again here.
+- **a floor.** A latency under a microsecond (`LATENCY_FLOOR_MS`) is no inference's: a unit read wrong, flagged
+  `implausible: ...` the same way.
 
 Figures of different windows are never compared: where a source says that a figure covers another window than
 its duration (a flag in `OTHER_WINDOW_FLAGS`, or a format in `OTHER_WINDOW_FORMATS`: MLPerf's throughput is
@@ -87,21 +89,20 @@ class Ceiling:
     limit: float  # for one system (DEVICES_PER_SYSTEM accelerators or fewer)
     what: str
     inference_only: bool = False  # a training run's figure counts something else (tokens processed, not generated)
-    floor: bool = False  # the limit is a least value: a figure below it is beyond what any device does
 
 
 # Far above any one system measured: MLPerf Inference v5's largest single systems give about 1e5 output tokens/s
 # (Llama 2 70B Offline, 8 x B200): 1e7 leaves 100x. Samples/s has no ceiling: a sample can be a user-item pair
 # (Lambda's NCF training rows: 2e7 to 1.3e10 samples/s), and a training run's tokens/s counts every token
 # processed (a tiny BERT on one H100 passes 1e7).
-# and a floor: no model's inference (a batch, a request or its first token) takes under a microsecond, a kernel's
-# launch alone takes several; a latency below it is a unit read wrong ('Latency ns' over values in ms or µs)
-LATENCY_FLOOR_MS = 1e-3
 CEILINGS = (
     Ceiling("tokens_per_s", 1e7, "output tokens/s", inference_only=True),
     Ceiling("requests_per_s", 1e6, "requests/s"),
-    *(Ceiling(m.name, LATENCY_FLOOR_MS, "ms", floor=True) for dist in (LATENCY, E2E, TTFT) for m in dist.metrics()),
 )
+# A floor: no model's inference (a batch, a request or its first token) takes under a microsecond, a kernel's launch
+# alone takes several; a latency below it is a unit read wrong ('Latency ns' over values in ms or µs)
+LATENCY_FLOOR_MS = 1e-3
+FLOORED = tuple(m.name for dist in (LATENCY, E2E, TTFT) for m in dist.metrics())  # the latencies, in ms
 
 
 @dataclass(frozen=True)
@@ -199,12 +200,6 @@ def _ceiling(i: int, run_id: str, ceiling: Ceiling, run: Mapping[str, Any]) -> F
     stated = _number((run.get("metrics") or {}).get(ceiling.field))
     if stated is None or (ceiling.inference_only and (run.get("config") or {}).get("mode") == "train"):
         return None
-    if ceiling.floor:
-        if stated <= 0 or stated >= ceiling.limit:
-            return None  # 0 or less: not measured, said where it is read
-        flag = (f"{FLAG_IMPLAUSIBLE}{ceiling.field} {_n(stated)} {ceiling.what} is below the {_n(ceiling.limit)} "
-                f"{ceiling.what} no inference goes under: a unit is wrong")
-        return Finding(i, run_id, ceiling.field, stated, flag, limit=ceiling.limit)
     gpus = _number((run.get("config") or {}).get("gpu_count")) or 1.0
     systems = max(1.0, math.ceil(gpus / DEVICES_PER_SYSTEM))
     limit = ceiling.limit * systems
@@ -214,6 +209,16 @@ def _ceiling(i: int, run_id: str, ceiling: Ceiling, run: Mapping[str, Any]) -> F
     flag = (f"{FLAG_IMPLAUSIBLE}{ceiling.field} {_n(stated)} {ceiling.what} is above the {_n(limit)} that "
             f"{per} can plausibly give: a unit or a window is wrong")
     return Finding(i, run_id, ceiling.field, stated, flag, limit=limit)
+
+
+def _below_floor(i: int, run_id: str, name: str, run: Mapping[str, Any]) -> Finding | None:
+    """A latency under LATENCY_FLOOR_MS (0 or less is not measured, said where it is read)."""
+    stated = _number((run.get("metrics") or {}).get(name))
+    if stated is None or stated <= 0 or stated >= LATENCY_FLOOR_MS:
+        return None
+    flag = (f"{FLAG_IMPLAUSIBLE}{name} {_n(stated)} ms is below the {_n(LATENCY_FLOOR_MS)} ms no inference goes "
+            "under: a unit is wrong")
+    return Finding(i, run_id, name, stated, flag, limit=LATENCY_FLOOR_MS)
 
 
 def findings(document: Mapping[str, Any], file_format: str | None = None) -> list[Finding]:
@@ -231,8 +236,8 @@ def findings(document: Mapping[str, Any], file_format: str | None = None) -> lis
                 finding = _inconsistent(i, run_id, relation, metrics)
                 if finding is not None:
                     found.append(finding)
-        for ceiling in CEILINGS:
-            finding = _ceiling(i, run_id, ceiling, run)
+        for finding in (*(_ceiling(i, run_id, c, run) for c in CEILINGS),
+                        *(_below_floor(i, run_id, name, run) for name in FLOORED)):
             if finding is not None:
                 found.append(finding)
     return found

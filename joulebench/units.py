@@ -177,7 +177,7 @@ def parse(text: str) -> Quantity | None:
     cell = text.strip()
     if not cell or len(cell) > MAX_CELL_CHARS:
         return None
-    parts = re.split(r"\s+\+\s+", cell)
+    parts = re.split(r"\s+\+\s+", cell) if " +" in cell else [cell]  # a cheap test first: parse reads every cell
     if 2 <= len(parts) <= 16:  # '81W + 86W' (one card and another): their sum, when all are of one unit
         terms = [parse(p) for p in parts]
         if any(t is None for t in terms):

@@ -14,7 +14,7 @@ import pytest
 
 from cli.main import main
 from db import Store, labels, queries
-from importers.base import device_from_path
+from importers.device_text import device_from_path
 from ingest import import_file, open_store
 from ingest.labels import label_source, label_values
 from joulebench.labels import current_user

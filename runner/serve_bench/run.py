@@ -71,7 +71,7 @@ def serve_bench(opts: ServeBenchOptions, *, meter: PowerMeter | None = None, str
 def _served_elsewhere(name: str) -> Any:
     """A server on another machine (--server-device): its device as named, its software not known here (this
     machine, the client, is not the one measured)."""
-    from importers.base import kind_of_device
+    from importers.device_text import kind_of_device
     from runner.environment import Captured
 
     return Captured(device={"name": name, "kind": kind_of_device(name)}, environment={})

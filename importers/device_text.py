@@ -1,0 +1,68 @@
+"""How result files and their folders name a device: the GPU, Jetson, Apple chip or board names JouleBench knows by
+their whole text (`device_from_path`: a folder `A100-80GB`, `RTX3090`, `jetson-nano`), the one such name a line
+holds (`device_named`: 'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'), and the kind of device a name is. A name is
+never guessed from anything looser: what matches none of these is not stated."""
+
+from __future__ import annotations
+
+import re
+
+_DEVICE_DIR = re.compile(
+    r"^(nvidia[ _-]?)?("
+    # the data-centre cards by name, not a letter and digits: folders named l1, v1, v10 or p2 are versions
+    r"(tesla[ _-]?)?(a(2|10|16|30|40|100|800)|b(100|200|300)|h(20|100|200|800)|l(4|20|40)|k(10|20|40|80)"
+    r"|p(4|40|100)|t4|v100)[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
+    r"|(rtx[ _-]?)?a(2000|4000|4500|5000|5500|6000)([ _-]?ada)?([ _-]?\d{2}gb?)?"  # the workstation cards
+    r"|apple[ _-]?m[1-5]([ _-]?(pro|max|ultra))?"
+    r"|raspberry[ _-]?pi[ _-]?(4|5|400|500)([ _-]?model[ _-]?b)?([ _-]?\d{1,2}[ _-]?gb)?"  # a board people run LLMs on
+    r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
+    r"|(quadro[ _-]?)?rtx[ _-]?a?\d{4}([ _-]?ada)?"
+    r"|titan[ _-]?(rtx|v|xp?)"
+    r"|(jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)([ _-]?(nx|nano|agx))?([ _-]?\d{1,2}gb?)?"
+    r"|jetson[ _-]?(nano|tx1|tx2)([ _-]?\d{1,2}gb?)?"
+    r")$",
+    re.IGNORECASE,
+)
+
+
+def device_from_path(dirs: tuple[str, ...]) -> str | None:
+    """The innermost folder whose whole name is a device name (e.g. A100-80GB, RTX3090, jetson-nano)."""
+    for part in reversed(dirs):
+        if _DEVICE_DIR.match(part.strip()):
+            return part.strip()
+    return None
+
+
+_SPAN_TRIM = "`*_,;:()[]\"'"
+
+
+def device_named(text: str) -> str | None:
+    """The one GPU or Jetson a line names (`device_from_path`'s names), the longest run of its words that is one:
+    'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'; None for none, or for two different ones."""
+    words = [w.strip(_SPAN_TRIM) for w in text.split()[:60]]
+    found: list[str] = []
+    for i in range(len(words)):
+        for k in range(min(5, len(words) - i), 0, -1):
+            span = " ".join(words[i:i + k]).strip()
+            if span and device_from_path((span[:100],)):
+                found.append(span)
+                break
+    if not found:
+        return None
+    longest = max(found, key=len)
+    return longest if all(f in longest for f in found) else None
+
+
+def kind_of_device(name: str) -> str:
+    low = name.lower()
+    if any(k in low for k in ("jetson", "orin", "xavier", "tegra")) or re.search(r"\bnano\b", low):
+        return "jetson"
+    if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
+                              "raspberry")) and not any(
+        k in low for k in ("nvidia", "radeon", "instinct", "gpu")
+    ):
+        return "cpu"
+    return "gpu"
+
+
+__all__ = ["device_from_path", "device_named", "kind_of_device"]

@@ -18,6 +18,12 @@ _DEVICE_DIR = re.compile(
     r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
     r"|(quadro[ _-]?)?rtx[ _-]?a?\d{4}([ _-]?ada)?"
     r"|titan[ _-]?(rtx|v|xp?)"
+    r"|(geforce[ _-]?)?(20|30|40|50)[5-9]0[ _-]?ti"  # '4060Ti': the Ti makes bare digits a card
+    r"|rtx[ _-]?pro[ _-]?\d{4}([ _-]?blackwell)?"
+    r"|g[bh]\d{3}"  # the Grace superchips: GH200, GB200
+    r"|(amd[ _-]?)?(instinct[ _-]?)?mi\d{2,3}[a-z]?"
+    r"|(amd[ _-]?)?radeon[ _-]?(rx[ _-]?)?\d{3,4}([ _-]?(xtx?|gre))?|rx[ _-]?\d{4}([ _-]?(xtx?|gre))?"
+    r"|(intel[ _-]?)?(arc[ _-]?[ab]\d{3}|gaudi[ _-]?\d?|data[ _-]?center[ _-]?gpu[ _-]?max[ _-]?\d{4})"
     r"|(jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)([ _-]?(nx|nano|agx))?([ _-]?\d{1,2}gb?)?"
     r"|jetson[ _-]?(nano|tx1|tx2)([ _-]?\d{1,2}gb?)?"
     r")$",
@@ -59,7 +65,7 @@ def kind_of_device(name: str) -> str:
         return "jetson"
     if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
                               "raspberry")) and not any(
-        k in low for k in ("nvidia", "radeon", "instinct", "gpu")
+        k in low for k in ("nvidia", "radeon", "instinct", "gpu", "arc a", "arc b", "gaudi")
     ):
         return "cpu"
     return "gpu"

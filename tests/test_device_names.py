@@ -16,6 +16,7 @@ from cli.main import main
 from db import Store, queries
 from importers import Hints
 from importers.archive import sources_from_path
+from importers.device_text import device_named, kind_of_device
 from ingest import import_source
 from ingest.device_names import CatalogEntry, match, parse
 from ingest.service import import_sources
@@ -211,3 +212,20 @@ def test_the_devices_page_lists_the_names_and_offers_the_change(db: Path) -> Non
     next(b for b in at.button if b.key == "device_name_save").click().run()
     assert not at.exception
     assert "NVIDIA A100-SXM4-40GB" not in _device_counts(db)
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ("bench on RTX 4060Ti 16GB, llama.cpp", "RTX 4060Ti 16GB"),
+    ("AMD Instinct MI300X (192 GB)", "AMD Instinct MI300X"),
+    ("Radeon RX 7900 XTX", "Radeon RX 7900 XTX"),
+    ("Intel Arc A770 16GB", "Intel Arc A770"),
+    ("Gaudi2 HPU", "Gaudi2"),
+    ("NVIDIA GH200 480GB", "NVIDIA GH200"),
+    ("RTX PRO 6000 Blackwell Workstation", "RTX PRO 6000 Blackwell"),
+    ("model 3060 rows", None),  # bare digits are no card without a Ti or a family word
+    ("rx 580 frames", None),
+])
+def test_cards_beyond_nvidia_and_a_ti_are_named_in_a_line(line: str, named: str | None) -> None:
+    assert device_named(line) == named
+    if named:
+        assert kind_of_device(named) == "gpu"  # an Intel Arc or Gaudi is no CPU for all its maker's name

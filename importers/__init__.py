@@ -34,6 +34,7 @@ from importers.llama_bench import LlamaBenchImporter
 from importers.llmperf import LlmPerfImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
+from importers.mlperf_app import MlperfAppImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.ollama import OllamaImporter
 from importers.optimum import OptimumBenchmarkImporter
@@ -81,6 +82,7 @@ IMPORTERS: tuple[Importer, ...] = (
     JouleBenchImporter(),
     MlperfImporter(),
     MlperfTrainingImporter(),
+    MlperfAppImporter(),  # the reference app's results.json: TestScenario.<name> {took, qps, count, percentiles}
     AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),

@@ -32,7 +32,7 @@ from importers.base import (
     positive,
     read_csv,
 )
-from importers.table_fields import FieldError, measure_field
+from importers.table_fields import SET_ON, FieldError, measure_field, setting_field, words_of
 from importers.table_units import canonical_header, scaled_rows, with_header_units
 from joulebench import units
 
@@ -83,8 +83,10 @@ _GENERAL_ONLY = re.compile(r"^(?:decode_tokens_per_s|prompt_tokens_per_s|decode_
 
 def _for_the_general_reader(header: list[str]) -> bool:
     """A column whose unit contradicts its name ('Energy per Token (W)', which the general reader refuses by
-    name), or one only the general reader reads (decode_tps, a TTFT percentile)."""
+    name), one only the general reader reads (decode_tps, a TTFT percentile), or a setting it keeps in the tag."""
     for name in header:
+        if words_of(name) & SET_ON or setting_field(name) is not None:  # a setting with a unit ('clock_target_mhz',
+            return True  # 'pl_w'): the general reader reads it, or tags it
         try:
             field = measure_field(name)[0]
         except FieldError:

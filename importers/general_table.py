@@ -43,6 +43,7 @@ from importers.table_fields import (
     label_field,
     measure_field,
     plain,
+    setting_field,
     total_first,
     unitless_energy,
     words_of,
@@ -61,6 +62,7 @@ from importers.table_records import (
 from importers.table_rows import (
     MISSING_CELLS,
     NOT_TAG_WORDS,
+    failure_named,
     is_backend,
     not_number,
     relabelled,
@@ -73,8 +75,10 @@ from importers.table_text import (
     side_by_side,
 )
 from importers.table_units import data_row
+from importers.tool_columns import tool_units
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
+from joulebench.metrics import ITL, LATENCY
 from joulebench.ranges import RangeError, check
 
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
@@ -83,6 +87,10 @@ _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuni
 # its token rate is that phase's, and its time the phase's time, never the run's window
 _PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "ttft", "first_token": "ttft",
            "decode": "decode", "tg": "decode", "generation_phase": "decode"}
+_WHOLE_NUMBER = re.compile(r"\d{1,6}")
+# a decode step's latency statistic -> the inter-token latency's (joulebench.metrics: one definition of each)
+_STEP_TO_ITL = {LATENCY.stat(stat).name: ITL.stat(stat).name for stat in ("avg", "p50", "p90", "p95", "p99")}
+_STEP_MAX = {LATENCY.max.name} if LATENCY.max is not None else set()
 _GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_per_token", "decode_j_per_token",
                "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
 
@@ -124,9 +132,12 @@ _MODEL_FILE = re.compile(r"(?:^|.*[/\\])(?P<stem>[^/\\]+?)\.(?:onnx|gguf|pt|pth|
 
 
 def model_named(model: str | None) -> str | None:
-    """A model given by its file ('models/yolov8n.onnx') is named by the file's stem ('yolov8n'); a hub id
-    ('meta-llama/Llama-3.1-8B') is kept whole."""
+    """A model given by its file ('models/yolov8n.onnx') is named by the file's stem ('yolov8n'), one given by a local
+    folder ('/data/hf_models/Llama-3.1-70B') by the folder's name; a hub id ('meta-llama/Llama-3.1-8B') is kept
+    whole."""
     m = _MODEL_FILE.fullmatch(model) if model else None
+    if m is None and model and model[:1] in "/~." and "/" in model.strip("/"):  # a local folder of weights
+        return model.rstrip("/").rsplit("/", 1)[-1] or model
     return m.group("stem") if m else model
 
 
@@ -287,6 +298,10 @@ class GeneralTableImporter(Importer):
         left: list[tuple[str, str]] = []
         twins: list[tuple[int, int]] = []  # (the column read, another giving its field with its unit)
         distributions = distributions_of(header)
+        vocabulary, tool = tool_units(header)
+        if tool is not None:
+            conv.warn(f"{', '.join(vocabulary)[:120]} read in the units {tool} writes them in "
+                      f"({', '.join(dict.fromkeys(vocabulary.values()))}): the table carries that tool's own names")
         for i in total_first(header):
             name = header[i]
             label = label_field(name)
@@ -297,12 +312,30 @@ class GeneralTableImporter(Importer):
             if label is not None and label.key == "device" and system_names([r[i] for _, r in rows if i < len(r)]):
                 left.append((name[:40], "an operating system or CPU architecture ('Linux', 'x86_64'), not a device"))
                 continue
+            if label is not None and label.key == "device" and all(
+                    _WHOLE_NUMBER.fullmatch(r[i].strip()) for _, r in rows[:200] if i < len(r) and r[i].strip()):
+                left.append((name[:40], "a device's index (0, 1), not its name"))
+                continue
+            if label is not None and label.key == "device" and label.key not in taken and _backends_only(
+                    [r[i] for _, r in rows if i < len(r)]) and any(
+                    (other := label_field(h)) is not None and other.key == "device" for h in header[i + 1:]):
+                left.append((name[:40], "where the code ran ('cuda', 'cpu'), beside a column naming the device"))
+                continue
+            if label is not None and label.key == "mode" and not any(
+                    states_a_mode(r[i]) for _, r in rows[:200] if i < len(r)):  # 'task_type': qa_factual, summary
+                left.append((name[:40], "names tasks, not a mode (train, infer) or a phase"))
+                continue
             if label is not None and label.key not in taken:
                 out[i] = (label, None)
                 taken[label.key] = name
                 continue
-            stated = conv.hints.unit_of(name)
+            stated = conv.hints.unit_of(name) or vocabulary.get(name)
             carried = units.find_unit(stated) if stated else cell_unit([r[i] for _, r in rows if i < len(r)])
+            if (setting := setting_field(name, carried)) is not None and "power_limit_w" not in taken:
+                out[i] = setting
+                taken["power_limit_w"] = name
+                conv.warn(f"{name[:80]} read as the power limit set (in {setting[1].symbol})")
+                continue
             try:
                 field, unit, why = measure_field(name, carried)
             except FieldError as e:
@@ -317,11 +350,15 @@ class GeneralTableImporter(Importer):
                                         "are given"))
                 continue
             if field.key in taken:
+                first = next(j for j, (f, _) in out.items() if f.key == field.key)
+                same = all(_cell_at(r, i) == _cell_at(r, first) for _, r in rows)
+                if same:  # 'power.energy_j' and 'efficiency.energy_j' of one value: one figure written twice
+                    conv.warn(f"{name[:80]} left out: the same figure as {taken[field.key][:80]}")
+                    continue
                 if _siblings(name, taken[field.key]):  # two records flattened into one: neither stands for the other
                     raise conv.fail(f"{name[:80]}", f"{taken[field.key][:80]} and {name[:80]} both give {field.key}: "
                                     "the object holds records side by side that are not told apart, and one "
                                     f"record's figure would stand for the other's; {MAP_IT}")
-                first = next(j for j, (f, _) in out.items() if f.key == field.key)
                 if out[first][1] == unit:
                     twins.append((first, i))
                 else:
@@ -331,6 +368,7 @@ class GeneralTableImporter(Importer):
             out[i] = (field, unit)
             conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit and unit.kind != "tokens"
                                                             else "") + (f": {why}" if why else ""))
+        _steps_of_generation(conv, header, out)
         if "device" not in taken and (found := _devices_named(header, rows, out)) is not None:
             out[found] = (LABELS["device"], None)
             left = [(n, why) for n, why in left if n != header[found][:40]]
@@ -351,6 +389,9 @@ class GeneralTableImporter(Importer):
             if field.section == "label":
                 labels[field.key] = raw[:200]
                 continue
+            if field.section == "config" and unit is not None:  # a setting with a unit: the power limit
+                config[field.key] = self._config_value(conv, at, field.key, raw, unit)
+                continue
             if field.section == "config":
                 config[field.key] = self._config_value(conv, at, field.key, raw)
                 continue
@@ -361,6 +402,9 @@ class GeneralTableImporter(Importer):
                 value = units.value_in(raw, unit.symbol if unit is not None and unit.kind != "tokens" else None)
             except units.UnitError as e:
                 raise conv.fail(at, str(e)) from e
+            if value is None and (failed := failure_named(raw)) is not None:
+                conv.warn(f"{at}: {raw[:40]!r} ({failed}): no figure, read as not measured")
+                continue
             if value is None:
                 raise conv.fail(at, f"{raw[:40]!r} is not a number")
             stored = _to_field(value, unit, field) if unit is not None and unit.kind != "tokens" else value
@@ -383,6 +427,10 @@ class GeneralTableImporter(Importer):
             try:
                 checked = check("metrics", field.key, stored, label=f"{header[i][:80]} ({field.key})")
             except RangeError as e:
+                if stored == 0:  # '0.0' J/token beside a rate: a figure the tool had none of, never a measured 0
+                    conv.warn(f"{at}: 0 read as not measured ({field.key} cannot be 0: the tool writes 0 where "
+                              "it took no figure)")
+                    continue
                 raise conv.fail(at, e.format_message() + "; check the unit") from e
             metrics[field.key] = checked
         phase = _PHASES.get(plain(labels.get("mode", "")).strip())
@@ -421,11 +469,11 @@ class GeneralTableImporter(Importer):
         per_token = bool(energy and metrics.get("output_tokens") and "j_per_token" not in metrics)
         if per_token:
             metrics["j_per_token"] = energy / metrics["output_tokens"]  # the run's energy over its output tokens
+        derived = _per_token_checked(conv, where, metrics, power / metrics["tokens_per_s"]) if (
+            metrics.get("tokens_per_s") and power) else None
         if any(k in metrics for k in ("j_per_token", "j_per_sample", "j_per_request", "decode_j_per_token")):
             metrics.setdefault("energy_boundary", boundary)
             metrics.setdefault("energy_method", "reported")
-        if metrics.get("tokens_per_s") and power and "j_per_token" not in metrics:
-            metrics["j_per_token"] = power / metrics["tokens_per_s"]
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
         if mode is None and _GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation
@@ -441,7 +489,8 @@ class GeneralTableImporter(Importer):
             "the table has no device column)" if column is None else
             "no heading above its table names a device JouleBench knows)" if column == HEADING_DEVICE else
             "the device column names a backend or a setup, not a device)"))
-        notes = [f"general table {where}"] + (["J/token = the energy / the output tokens"] if per_token else [])
+        notes = [f"general table {where}"] + (["J/token = the energy / the output tokens"] if per_token else []) + (
+            [derived] if derived else [])
         if labels.get("repeat"):
             notes.append(f"run {labels['repeat']}")
         if labels.get("precision") and precision is None:
@@ -464,15 +513,17 @@ class GeneralTableImporter(Importer):
         }
 
     @staticmethod
-    def _config_value(conv: Conversion, at: str, key: str, raw: str) -> Any:
+    def _config_value(conv: Conversion, at: str, key: str, raw: str, unit: units.Unit | None = None) -> Any:
         if key in TEXT_FIELDS:
             return raw[:200]
         if key == "gpu_count" and raw.strip() in ("0", "0.0"):  # 'gpus: 0': a run on the CPU, no count of GPUs
             conv.warn(f"{at}: 0 GPUs (the run used none): no GPU count stored")
             return None
         try:
-            value = check("config", key, units.value_in(raw, None) if key != "request_rate_per_s" else
-                          units.value_in(raw, "items/s"), label=key.replace("_", " "))
+            value = units.value_in(raw, unit.symbol if unit is not None else
+                                   "items/s" if key == "request_rate_per_s" else None)
+            value = check("config", key, value * unit.factor if unit is not None and value is not None else value,
+                          label=key.replace("_", " "))
         except (RangeError, units.UnitError) as e:
             msg = e.format_message() if isinstance(e, RangeError) else str(e)
             raise conv.fail(at, msg) from e
@@ -483,6 +534,45 @@ class GeneralTableImporter(Importer):
 _SETUP_PHASES = {w: p for w, p in _PHASES.items() if p in ("prefill", "decode") and "_" not in w} | {
     "generation": "decode", "gen": "decode"}
 _PHASE_SETUP = re.compile(rf"(?:^|[\s,])(?P<phase>{'|'.join(_SETUP_PHASES)})[\s_-]*\d+", re.IGNORECASE)
+
+
+def _backends_only(cells: list[str]) -> bool:
+    named = {c.strip() for c in cells[:200]} - {""}
+    return bool(named) and all(is_backend(c) for c in named)
+
+
+def _steps_of_generation(conv: Conversion, header: list[str], columns: dict[int, tuple[Field, units.Unit | None]]
+                         ) -> None:
+    """A step's latency in a table of generation ('per_step_latency_p50_ms' beside tokens/s) is the time of one decode
+    step, which makes one token of each sequence: the inter-token latency (ITL), never a request's or a batch's."""
+    keys = {f.key for f, _ in columns.values()}
+    if not keys & _GENERATION:
+        return
+    for i, (field, unit) in list(columns.items()):
+        if field.key not in _STEP_TO_ITL and field.key not in _STEP_MAX or "step" not in words_of(header[i]):
+            continue
+        itl = _STEP_TO_ITL.get(field.key)
+        if itl is None or itl in keys:
+            del columns[i]
+            conv.warn(f"{header[i][:80]} left out: a decode step's time, "
+                      + ("which no ITL statistic holds" if itl is None else f"{itl} is already given"))
+            continue
+        columns[i] = (Field(itl, "ms"), unit)
+        conv.warn(f"{header[i][:80]} read as {itl}: a decode step's time, one token of each sequence")
+
+
+def _per_token_checked(conv: Conversion, where: str, metrics: dict[str, Any], derived: float) -> str | None:
+    """The energy per token where the row gives its power and token rate: the stated figure when it agrees with
+    power / rate (within a fifth), else power / rate, the stated one left out and said (0.42 J/token beside 94.6 W
+    at 83.8 tokens/s is net of an idle draw, or of another window: not the energy per token)."""
+    stated = metrics.get("j_per_token")
+    if stated is not None and abs(stated - derived) <= 0.2 * derived:
+        return None
+    if stated is not None:
+        conv.warn(f"{where}: the stated {stated:.4g} J/token left out: its power / its token rate gives "
+                  f"{derived:.4g} J/token (a net figure, idle subtracted, or another window)")
+    metrics["j_per_token"] = derived
+    return "J/token = the average power / the output tokens per second"
 
 
 def _tag_phases(tag: str | None) -> set[str]:
@@ -506,6 +596,10 @@ def _of_phase(metrics: dict[str, Any], phase: str) -> None:
         metrics.setdefault("decode_tokens_per_s", rate)
     if seconds is not None and phase == "ttft":
         metrics.setdefault("ttft_avg_ms", seconds * 1000.0)
+
+
+def _cell_at(row: list[str], i: int) -> str:
+    return row[i].strip() if i < len(row) else ""
 
 
 def _siblings(a: str, b: str) -> bool:

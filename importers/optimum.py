@@ -86,7 +86,8 @@ def _is_report(doc: Any) -> bool:
     """Targets whose measurements are objects (or null): {"forward": {"latency": {...}, "energy": null}}."""
     return isinstance(doc, dict) and bool(doc) and any(
         isinstance(v, dict) and SECTION_KEYS & set(v)
-        and all(isinstance(v[k], (dict, type(None))) for k in SECTION_KEYS & set(v)) for v in doc.values())
+        and all(isinstance(v[k], (dict, type(None))) for k in SECTION_KEYS & set(v))
+        and any(isinstance(v[k], dict) for k in SECTION_KEYS & set(v)) for v in doc.values())  # never nulls only
 
 
 LEGACY_BATCH = ("benchmark.input_shapes.batch_size", "benchmark.batch_size", "input_shapes.batch_size", "batch_size")

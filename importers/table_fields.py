@@ -57,10 +57,11 @@ def words_of(name: str) -> set[str]:
 
 _ENERGY = {"energy", "energia", "energie", "consumption", "consumo", "verbrauch", "consommation", "joules"}
 _POWER = {"power", "potencia", "leistung", "puissance", "potenza", "watts", "draw", "pwr"}
-_LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "e2e", "response",
+_LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "e2e", "e2el", "response",
             "rtt", "delay", "gpu", "compute"}
-_DURATION = {"duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata", "tiempo",
-             "zeit", "temps", "total", "seconds", "tempo", "parede"}
+_WINDOW = {"steady", "measured", "measurement", "window", "active"}  # the timed window, not the wall time around it
+_DURATION = {"steady", "duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata",
+             "tiempo", "zeit", "temps", "total", "seconds", "tempo", "parede"}
 _RATE = {"throughput", "rendimiento", "durchsatz", "debit", "tps", "speed", "rate", "velocidad"}
 _CAPACITY = {"total", "capacity", "free", "available", "installed", "size"}  # a memory size, not what a run used
 _SCORES = {"accuracy", "acc", "f1", "bleu", "rouge", "score", "perplexity", "ppl", "wer", "cer", "map", "recall",
@@ -72,10 +73,14 @@ SPREAD = frozenset(_SPREAD)  # for readers of abbreviated names (importers.mappi
 _STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"),
           ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))
 _PER_TOKEN = re.compile(r"per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # per (output|completion) token
+_LIMIT = {"limit", "cap", "pl", "powercap", "plimit"}  # 'power_limit_w', 'pl_w', 'cap (W)': the limit set on the device
+# a figure set, not measured ('clock_target_mhz', 'power_requested_w'); a setting's column tells rows apart
+SET_ON = frozenset({"target", "requested", "locked", "applied", "setpoint", "configured", "set", "lock"})
 _SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # 'power_mode': the setting, not a power
 _GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", "generados", "generati", "generiert",
               "generes", "generees"}  # 'Tokens Generated': a count of output tokens
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
+_PER_OTHER = re.compile(r"per[ _-]?([a-z]{2,20})(?![a-z])")  # 'energy_per_work_j', 'energy per step (J)'
 _PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
 # a precision as tables and texts write it, to the one JouleBench stores ('float16', 'half': fp16)
@@ -122,19 +127,24 @@ for _names, _field in (
         LABELS[_n] = _field
 
 
+_LENGTH_ASKED = re.compile(r"(?<=_)(?:output|input)_len$")
+_MERGED = re.compile(r"_[xy]$")  # the suffix pandas' merge gives a column both tables had
 _NAMED = ("device", "model", "engine", "power_mode", "quantization", "precision")  # `<label>_name` names the label
 _PHASE = re.compile(r"^(?:infer|inference|train|training|eval)_(?=(?:batch|img|image)_size$)")
 
 
 def label_field(name: str) -> Field | None:
     """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
-    (`engine_name`, `board.name`)."""
-    low = plain(name.strip())
+    (`engine_name`, `board.name`); a leading '_' (`_repeat`) and a merge's '_x' / '_y' are no part of the name."""
+    low = plain(name.strip()).strip("_")
+    if _MERGED.search(low) and _MERGED.sub("", low) in LABELS:  # pandas' merge: 'request_rate_x' beside '_y'
+        low = _MERGED.sub("", low)
     parts = low.split(".")
     parent = parts[-2] if len(parts) > 1 and parts[-1] in ("name", "id", "model", "type", "path", "file") else ""
     stem = low.replace(" ", "_").removesuffix("_name")
     phase = _PHASE.sub("", low.replace(" ", "_"))  # timm's 'infer_batch_size', 'train_img_size': the phase's setting
-    for candidate in (low, parts[-1], low.replace(" ", "_"), parent, phase):
+    lengths = _LENGTH_ASKED.search(low.replace("-", "_").replace(" ", "_"))  # vLLM's '--random-output-len'
+    for candidate in (low, parts[-1], low.replace(" ", "_"), parent, phase, lengths.group() if lengths else ""):
         if candidate in LABELS:
             return LABELS[candidate]
     if stem != low.replace(" ", "_") and stem in LABELS and LABELS[stem].key in _NAMED:
@@ -148,6 +158,9 @@ _REPEAT_STATS = {"mean": "mean", "avg": "mean", "std": "spread", "stdev": "sprea
                  "sem": "spread", "var": "spread", "min": "spread", "max": "spread", "count": "count"}
 
 
+_TOKEN_COUNT = re.compile(r"(?:output|input|prompt|completion|generated)_tokens")
+
+
 def repeat_stat(header: str) -> tuple[str, str] | None:
     """(the column aggregated, mean | spread | count) for a name whose unit is followed by the statistic of an
     aggregated table ('avg_power_w_mean', 'latency_mean_ms_std'); None for any other name."""
@@ -155,8 +168,9 @@ def repeat_stat(header: str) -> tuple[str, str] | None:
     m = re.fullmatch(r"(?P<base>.+?)[_\s.-]+(?P<stat>[A-Za-z]{3,6})", text)
     if m is None or m.group("stat").lower() not in _REPEAT_STATS or units.header_unit(text)[1] is not None:
         return None
-    if units.header_unit(m.group("base"))[1] is None:
-        return None
+    if units.header_unit(m.group("base"))[1] is None and not (
+            "." in text and _TOKEN_COUNT.fullmatch(m.group("base").rsplit(".", 1)[-1].lower())):
+        return None  # a dotted record's 'output_tokens.mean' beside its '.std': the count's mean over repeats
     return m.group("base"), _REPEAT_STATS[m.group("stat").lower()]
 
 
@@ -200,7 +214,7 @@ def _latency_field(words: set[str]) -> str | None:
     base: str | None = next((b for b in ("ttft", "tpot", "itl") if b in words), None)
     if base is None and {"first", "token"} <= words:
         base = "ttft"
-    if base is None and ("e2e" in words or "request" in words or "end" in words):
+    if base is None and words & {"e2e", "e2el", "request", "end"}:  # vLLM's 'mean_e2el_ms'
         base = "e2e_latency"
     base = base or "latency"
     if stat == "max" and base != "latency":
@@ -233,6 +247,20 @@ def _memory_field(words: set[str], unit: units.Unit) -> tuple[Field | None, unit
     return None, None, "a memory size not said to be the device's"
 
 
+def setting_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field, units.Unit] | None:
+    """(the setting, the unit of its values) for a column of a power limit set on the device ('power_limit_w', 'pl_w',
+    'Power cap (W)', 'power_target_w'); None for any other column (the maximum or default limit a device allows is
+    no setting of the run)."""
+    name, unit, _ = units.header_unit(header)
+    unit = unit or cell_unit
+    words = words_of(header)
+    if unit is None or unit.kind != "power" or not words & (_LIMIT | SET_ON):
+        return None
+    if words & (_SPREAD - _LIMIT) or words & {"default", "enforced_max", "allowed"}:
+        return None
+    return Field("power_limit_w", "W", "config"), unit
+
+
 def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field | None, units.Unit | None, str]:
     """(the field, the unit the column's values are in, why it is left out) for a measurement column.
     (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
@@ -255,6 +283,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         field, unit, why = measure_field(f"{base} {_AFTER_UNIT[stat]} ({stated.symbol})", cell_unit)
         of = f"the {stat} of {base[:40]}" if base.strip() else f"the {stat}"
         return field, unit, (why if field is None else f"{of} in {stated.symbol}")
+    if "goodput" in words_of(header):
+        return None, None, "the requests per second that met a latency target (a goodput), not the throughput"
     name, unit, written = units.header_unit(header)
     unit = unit or cell_unit
     words = words_of(name) | words_of(header.split("(")[0])
@@ -291,6 +321,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     says_energy = bool(words & _ENERGY)
     if kind == "power" and says_energy and (per_token or per_item):
         raise FieldError(units.refuse_unit(header, unit.symbol, "J/token" if per_token else "J/item"))
+    if kind == "energy" and not (per_token or per_item) and (m := _PER_OTHER.search(low)) is not None:
+        return None, None, f"an energy per {m.group(1)} (not per token, sample or request)"
     if kind == "energy" and (per_token or per_item):  # 'Energy per Token (J)': J in a per-token column
         kind = "energy_per_token" if per_token else "energy_per_item"
         unit = units.Unit(unit.symbol + ("/token" if per_token else "/item"), kind, unit.factor)
@@ -298,6 +330,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         raise FieldError(units.refuse_unit(header, unit.symbol, "W"))
     if kind == "memory":
         return _memory_field(words, unit)
+    if kind == "power" and words & (_LIMIT | SET_ON):
+        return None, None, "a power limit (a setting, not a measured power)"
     if kind in ("power", "energy") and words & (_BASELINE - {"idle"}):  # 'idle': said below, with the peaks
         return None, None, "a baseline (idle) figure, not the run's"
     if kind == "time" and written in ("min", "mins") and words & (_DURATION - {"time", "total"}) and not (
@@ -360,6 +394,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         if words & _DURATION or name.strip().lower() in ("s", "sec", "seconds"):
             return Field("duration_s", "s"), unit, ""
         return None, None, "a time that is neither a latency nor the run's duration"
+    if kind == "frequency" and words & SET_ON:
+        return None, None, "a clock set (a setting, not a measured clock)"
     if kind == "frequency" and words & {"gpu", "sm", "graphics"}:
         return Field("gpu_clock_avg_mhz", "MHz"), unit, ""
     if kind == "tokens":
@@ -390,7 +426,8 @@ def distributions_of(header: list[str]) -> set[int]:
 
 def total_first(header: list[str]) -> list[int]:
     """The column indices in order, except that a column named the total ('total_watts', 'Total Energy (J)') comes
-    before the other columns of its field ('n1_watts'): of several, it is the one read."""
+    before the other columns of its field ('n1_watts'), and a duration named the measured window ('steady_ms')
+    before the wall time around it: of several, it is the one read."""
     keys: dict[int, str] = {}
     for i, name in enumerate(header[:1_000]):
         try:
@@ -399,5 +436,6 @@ def total_first(header: list[str]) -> list[int]:
             continue
         if found is not None:
             keys[i] = found.key
-    first = [i for i, key in keys.items() if "total" in words_of(header[i]) and list(keys.values()).count(key) > 1]
+    first = [i for i, key in keys.items() if list(keys.values()).count(key) > 1 and (
+        words_of(header[i]) & _WINDOW if key == "duration_s" else "total" in words_of(header[i]))]
     return first + [i for i in range(len(header)) if i not in first]

@@ -304,11 +304,19 @@ def record_list(doc: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
 
 def wrapper_labels(doc: dict[str, Any], key: str) -> dict[str, Any]:
     """The labels an object wrapping a list of records states beside it, which hold for every record: the device,
-    model, engine or a setting (`{"gpu": "NVIDIA A10", "model": ..., "results": [...]}`); never a figure (a
-    wrapper's total is not each record's)."""
-    return {str(k): v for k, v in doc.items() if k != key and isinstance(v, (str, int, float))
-            and not isinstance(v, bool) and (field := label_field(str(k))) is not None and field.section != "metrics"
-            and field.key not in ("status", "repeat")}
+    model, engine or a setting (`{"gpu": "NVIDIA A10", "model": ..., "results": [...]}`), also one level down
+    (`"hardware": {"gpu_name": ...}`); each label once (the first), never a figure (a wrapper's total is not each
+    record's)."""
+    scalars = [(str(k), v) for k, v in doc.items() if k != key]
+    scalars += [(f"{k}.{k2}", v2) for k, v in doc.items() if k != key and isinstance(v, dict)
+                for k2, v2 in list(v.items())[:MAX_KEYS]]  # {"hardware": {"gpu_name": ...}, "model": {"name": ...}}
+    out: dict[str, Any] = {}
+    for name, value in scalars:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and (
+                field := label_field(name[:100])) is not None and field.section != "metrics" and field.key not in (
+                "status", "repeat") and field.key not in {label_field(k).key for k in out}:  # type: ignore[union-attr]
+            out[name] = value
+    return out
 
 
 @dataclass(frozen=True)

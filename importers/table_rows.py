@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
-from importers.table_fields import HEADING_TAG, OK_COLUMNS, Field, label_field, plain
+from importers.table_fields import HEADING_TAG, OK_COLUMNS, SET_ON, Field, label_field, plain
 from joulebench import units
 
 Rows = list[tuple[int, list[str]]]
@@ -32,6 +32,17 @@ _BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\
 NOT_OK = {"no", "false", "n", "0", "x", "✗", "✘"}  # in an 'ok' / 'success' column: the run failed
 FAILED = {"failed", "fail", "failure", "error", "errored", "oom", "crashed", "crash", "timeout", "timed_out",
           "timedout", "killed", "aborted", "cancelled", "canceled", "skipped"}
+_FAILURE_CELL = {"oom": "out of memory", "out of memory": "out of memory", "cuda oom": "out of memory",
+                 "failed": "the run failed", "fail": "the run failed", "error": "the run failed",
+                 "err": "the run failed", "crash": "the run failed", "crashed": "the run failed",
+                 "timeout": "the run timed out", "timed out": "the run timed out", "killed": "the run was killed"}
+
+
+def failure_named(cell: str) -> str | None:
+    """What a figure's cell says instead of a number when its run failed ('OOM': out of memory), or None."""
+    return _FAILURE_CELL.get(" ".join(cell.strip().strip("()[]*_!").lower().split()))
+
+
 _ERROR_COLS = ("error", "error_message", "err", "message", "reason", "exception", "stderr", "failure_reason")
 _NAME_COLS = ("name", "run_name", "id", "run_id", "experiment", "config", "label", "test", "benchmark")
 PRECISION_WORDS = {"fp32", "float32", "fp16", "float16", "half", "bf16", "bfloat16", "tf32", "int8", "int4", "fp8",
@@ -286,6 +297,10 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     for first, other in twins:
         by_first.setdefault(first, []).append(other)
     for first, others in by_first.items():
+        if columns[first][0].key.startswith("mem_") or "." in header[first]:  # memory after loading, at the end;
+            # one JSON record's sections ('power.energy_j', 'transient.energy_integrated_j'): one run's, no setups
+            loose += [(first, other) for other in others]
+            continue
         pairs = [(other, _differing(header[first], header[other])) for other in others]
         loose += [(first, other) for other, words in pairs if words is None]
         named = [(other, words) for other, words in pairs if words is not None]
@@ -316,8 +331,14 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     split: Rows = []
     giving = 0
     for n, row in rows:  # a row gets a run for each setup it gives a figure for; one giving none stays as it is
-        stated: list[str | None] = [name for name in names if any(_cell(row, g[name]).lower() not in MISSING_CELLS
-                                                                   for g in groups.values())]
+        stated: list[str | None] = []
+        for setup in names:  # a setup whose cells say it failed ('OOM') gets no run, said
+            cells_of = [_cell(row, g[setup]) for g in groups.values()]
+            failed = [(c, why) for c in cells_of if (why := failure_named(c)) is not None]
+            if failed and all(c.lower() in MISSING_CELLS or failure_named(c) for c in cells_of):
+                conv.warn(f"line {n}: {setup[:40]} {failed[0][0][:20]!r} ({failed[0][1]}): no run of that setup")
+            elif any(c.lower() not in MISSING_CELLS for c in cells_of):
+                stated.append(setup)
         giving += bool(stated)
         for name in stated or [None]:
             cells = [*row, *[""] * (len(header) - len(row))]
@@ -360,7 +381,8 @@ def _engine_column(header: list[str], rows: Rows, columns: Columns) -> int | Non
 def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:
     """The columns no field reads whose short text values differ between rows (a setup's name, a strategy)."""
     out: list[int] = []
-    labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics")
+    # a repeat's or a run's id tells every row apart and no setup: it never stands for the columns that do
+    labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics" and f.key != "repeat")
     for i, name in enumerate(header):
         words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
         label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
@@ -371,6 +393,8 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         seen = {v for v in values if v}
         # a prompt or output column holds texts, never a setup; but a few short names repeated down it are the
         # setups it was run at ('prompt': '128tok (142 tok)', '1k (1038 tok)' over 28 rows)
+        if "seed" in words:  # a seed draws a repeat of one setup, never another setup
+            continue
         named_texts = bool(words) and words[-1] in NOT_TAG_WORDS
         sizes = named_texts and all(len(v) <= 24 for v in seen) and len(seen) <= len(rows) // 2
         if named_texts and not sizes:
@@ -386,7 +410,12 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
                 continue
         # a column of whole numbers with a setting's name ('infer_img_size': 160, 224) tells rows apart as a text
         # column does; a column of other numbers is a figure without its unit, never a setting
-        if numbers and not (labels and all(_WHOLE.fullmatch(v) for v in seen) and not set(words) & _MEASURED):
+        if numbers and _ROW_NUMBER.fullmatch(plain(name).strip()) and _counts_rows(seen):
+            continue  # 'id': 000001, 000002, ...: the row's number
+        # a number set on the device or the load ('clock_target_mhz': 3105, 3045) tells rows apart, as a name does
+        setting = bool(set(words) & SET_ON) and not set(words) & _STATISTIC_WORDS
+        if numbers and not setting and not (labels and all(_WHOLE.fullmatch(v) for v in seen)
+                                            and not set(words) & _MEASURED):
             continue
         given: dict[tuple[str, ...], set[str]] = {}  # a column the labels or the chosen ones already tell
         for _, row in rows:                             # (test_name by test_id, a model's short name by the model)
@@ -397,6 +426,18 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         if len(out) == MAX_TAG_COLUMNS:
             break
     return out
+
+
+_STATISTIC_WORDS = {"avg", "mean", "average", "median", "peak", "max", "min", "std", "p50", "p90", "p95", "p99"}
+_ROW_NUMBER = re.compile(r"id|idx|index|no|nr|num|number|row|#|unnamed: ?0|")
+
+
+def _counts_rows(values: set[str]) -> bool:
+    """Whether a column's values are the rows' numbers: whole numbers, each once, one after another."""
+    if not all(_WHOLE.fullmatch(v) for v in values):
+        return False
+    numbers = sorted(int(v) for v in values)
+    return numbers[-1] - numbers[0] == len(numbers) - 1
 
 
 MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")  # a cell that states no value

@@ -243,8 +243,11 @@ def _fixed_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, l
     ruled = end < len(lines) and bool(_RULE.match(lines[end])) and lines[end].count("-") + lines[end].count("=") >= 10
     if ruled:
         end += 1
-    rows = []
-    while end < len(lines) and lines[end].strip():
+    rows: list[tuple[int, list[str]]] = []
+    right = None if ruled else _right_aligned(header, lines, end)  # pandas: every column right-aligned
+    if right is not None:
+        rows, end = right
+    while right is None and end < len(lines) and lines[end].strip():
         cells = _aligned(header, lines[end])
         if cells is None:
             break
@@ -253,6 +256,39 @@ def _fixed_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, l
     if not rows or (not ruled and (len(rows) < 2 or len(header) < 3)):
         return None
     return [text for _, _, text in header], rows, end, "fixed width"
+
+
+_INDEX = re.compile(r"\d{1,9}")
+
+
+def _right_aligned(header: list[tuple[int, int, str]], lines: list[str], start: int
+                   ) -> tuple[list[tuple[int, list[str]]], int] | None:
+    """The rows of a table whose every column is right-aligned to its name's end, as pandas prints a DataFrame (a
+    value may reach left past its name, one space from the column before: '192.3 NVIDIA A10'), its index (row
+    numbers left of the first name) dropped; None unless every row ends where the header does and no word crosses a
+    column's edge."""
+    ends = [e for _, e, _ in header]
+    rows: list[tuple[int, list[str]]] = []
+    end = start
+    while end < len(lines) and lines[end].strip():
+        line = lines[end][:MAX_LINE].rstrip()
+        if len(line) != ends[-1]:
+            return None
+        first = re.match(r"\s*(\S+)\s", line)
+        lead = 0
+        if first and _INDEX.fullmatch(first.group(1)) and first.end(1) < header[0][0] and (
+                line[first.end(1):header[0][0]].strip() == "" or line[first.end(1):ends[0]].strip()):
+            lead = first.end(1)  # the DataFrame's index
+        bounds = [lead, *ends]
+        cells = []
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            chunk = line[a:b]
+            if chunk.strip() and (chunk != chunk.rstrip() or a > lead and chunk[0] != " "):
+                return None  # not right-aligned to the name, or a word across the edge
+            cells.append(chunk.strip())
+        rows.append((end + 1, cells))
+        end += 1
+    return (rows, end) if rows else None
 
 
 def heading_device(title: str) -> str | None:

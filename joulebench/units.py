@@ -251,6 +251,9 @@ _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a n
     ("tok_per_s", "tokens/s"), ("tok_per_sec", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
     ("tokens/sec", "tokens/s"), ("tok/sec", "tokens/s"), ("tokens_sec", "tokens/s"), ("tok_sec", "tokens/s"),
     ("tokens_s", "tokens/s"), ("toks_s", "tokens/s"), ("tok_s", "tokens/s"),  # pp_tok_s: a rate, never seconds
+    ("img_s", "images/s"), ("imgs_s", "images/s"), ("images_s", "images/s"), ("samples_s", "samples/s"),
+    ("seqs_s", "samples/s"), ("frames_s", "frames/s"), ("reqs_s", "requests/s"),
+    ("req_s", "requests/s"), ("requests_s", "requests/s"),  # throughput_img_s: images a second, never seconds
     ("samples_per_second", "samples/s"), ("samples_per_s", "samples/s"), ("images_per_second", "images/s"),
     ("requests_per_second", "requests/s"), ("requests_per_s", "requests/s"), ("req_per_s", "requests/s"),
     ("queries_per_second", "queries/s"), ("j_per_token", "J/token"), ("joules_per_token", "J/token"),
@@ -298,6 +301,8 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         symbol = "requests/s" if per_second.group("what").startswith("req") else "items/s"
         return text[: per_second.start()].rstrip(" _-") or text, UNITS[symbol], symbol
     for phrase, symbol in _PHRASES:
+        if phrase.endswith("_s") and re.search(r"per[ _-]*$", low[: -len(phrase)]):
+            continue  # 'time_per_img_s': seconds per image, not images a second
         if low.endswith(phrase) and (len(low) == len(phrase) or not low[-len(phrase) - 1].isalnum()):
             return text[: len(text) - len(phrase)].rstrip(" _-") or text, UNITS[symbol], symbol
     parts = re.split(r"[_\s-]+", low)

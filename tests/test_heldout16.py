@@ -20,7 +20,7 @@ from tests.helpers import refusal
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 STEPS = FORMATS / "general_table" / "infer-engine-qwen3-1.7b-rtx5080-per-step-latency.json"
 NET = FORMATS / "general_table" / "llm-energy-framework-llama3.2-1b-a100-net-j-per-token.json"
-OFFLINE = FORMATS / "mlperf_app" / "inference-bench-rtx5070-resnet50-trt-offline-results.json"
+OFFLINE = FORMATS.parent / "general_table_refused" / "inference-bench-rtx5070-resnet50-trt-offline-results.json"
 SINGLE = FORMATS / "mlperf_app" / "inference-bench-rtx5070-resnet50-trt-singlestream-results.json"
 OBSERVE = FORMATS / "general_table" / "gpu-power-lab-b300-observe-decode.json"
 VLLM_CSV = FORMATS / "general_table" / "genai-power-vllm-llama70b-node-power-first40.csv"

@@ -1,0 +1,45 @@
+"""Issue 39: a DataFrame printed by pandas (`print(df)`, `df.to_string(index=False)`) pasted into a log or notes is a
+table: every column right-aligned to its name's end, a value reaching left past a short name one space from the
+column before ('192.3 NVIDIA A10'), the index's row numbers left of the first name. Printed here by pandas itself."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from importers import load
+from joulebench import units
+from tests.helpers import refusal
+
+FRAME = pd.DataFrame({"model": ["resnet50", "resnet50", "vit_b_16"], "batch_size": [1, 8, 8],
+                      "latency_ms": [5.2, 18.4, 40.1], "throughput_img_s": [192.3, 434.8, 199.5],
+                      "gpu": ["NVIDIA A10", "NVIDIA A10", "NVIDIA A10"]})
+
+
+@pytest.mark.parametrize("printed", [str(FRAME), "Results:\n" + FRAME.to_string(index=False)],
+                         ids=["with its index", "without"])
+def test_a_pandas_printout_is_read_column_by_column(printed: str) -> None:
+    assert "192.3 NVIDIA A10" in printed or "192.3  NVIDIA A10" in printed  # a value one space from its neighbour
+    imported, fmt = load((printed + "\n").encode(), "bench.txt")
+    assert fmt == "general-table"
+    runs = imported.runs
+    assert [r["metrics"]["throughput_sps"] for r in runs] == [192.3, 434.8, 199.5]
+    assert [r["metrics"]["latency_avg_ms"] for r in runs] == [5.2, 18.4, 40.1]
+    assert [r["config"]["batch_size"] for r in runs] == [1, 8, 8]
+    assert {r["device"]["name"] for r in runs} == {"NVIDIA A10"}
+    assert [r["config"]["model"] for r in runs] == ["resnet50", "resnet50", "vit_b_16"]
+
+
+def test_a_row_reaching_past_the_headers_end_is_no_pandas_table() -> None:
+    printed = FRAME.to_string(index=False).splitlines()
+    printed[1] = printed[1] + "  extra"  # a row longer than its header: not right-aligned, not read as pandas'
+    said = refusal(("\n".join(printed) + "\n").encode(), "bench.txt")
+    assert "'192.3 NVIDIA A10' is not a number" in said  # read left-aligned, the joined cell refused, named
+
+
+@pytest.mark.parametrize(("header", "kind"), [("throughput_img_s", "item_rate"), ("samples_s", "item_rate"),
+                                              ("time_per_img_s", "time"), ("latency_per_sample_s", "time"),
+                                              ("runtime_s", "time")])
+def test_items_a_second_written_as_a_suffix(header: str, kind: str) -> None:
+    unit = units.header_unit(header)[1]
+    assert unit is not None and unit.kind == kind

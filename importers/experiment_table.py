@@ -44,10 +44,13 @@ _SECONDS = r"(?:_s|_sec|_secs|_seconds)"
 DURATION = re.compile(r"^(?:duration|(?:duration|runtime|elapsed|elapsed_time|time_elapsed|wall_time"
                       r"|monitoring_duration|(?:mean_)?(?:training|generation|inference|total|run)_time|time)"
                       + _SECONDS + r"|measure_seconds_actual|duration_(?:generate|generation|inference|training))$")
-ENERGY_TOTAL = re.compile(r"^(?:total_energy|energy_total|energy|energy_consumed|total_energy_consumed)_(j|wh|kwh|mj)$")
+_WHOLE_BOX = r"(?:_(?:system|sys|node|board|device|wall))?"  # 'total_energy_system_j': where it was measured
+ENERGY_TOTAL = re.compile(r"^(?:total_energy|energy_total|energy|energy_consumed|total_energy_consumed)" + _WHOLE_BOX
+                          + r"_(j|wh|kwh|mj)$")
 ENERGY_PART = re.compile(r"^(cpu|gpu|ram|dram|mem)_energy(?:_hw)?_(j|wh|kwh|mj)$")
 ENERGY_PER = re.compile(r"^energy_per_(inf|inference|sample|image|token|request|query|run)_(j|wh|kwh|mj)$")
-POWER = re.compile(r"^(?:avg_power_w|mean_power_w|power_avg_w|average_power_w|power_draw_watts_mean|power_w"
+POWER = re.compile(r"^(?:avg_power(?:_system|_sys|_node|_board|_wall)?_w|mean_power_w|power_avg_w|average_power_w"
+                   r"|power_draw_watts_mean|power_w"
                    r"|mean_(gpu)_power_w_avg|(gpu)_power_w_avg|avg_(gpu)_power_w)$")
 UNITLESS_POWER = re.compile(r"(?i)^(pwr|power|energy|latency)[_a-z]*$|_(pwr|power|energy|latency)(_[a-z]+)?$")
 UNIT_TOKENS = {"w", "mw", "watts", "j", "wh", "kwh", "mj", "kg", "g", "pct", "percent", "ratio", "score", "var", "va",
@@ -382,8 +385,8 @@ class ExperimentTableImporter(Importer):
         for low in kinds["energy"]:
             m = ENERGY_TOTAL.match(low)
             v = val(low)
-            if m and v is not None:
-                return v * ENERGY_UNITS[m.group(1)], None, low
+            if m and v is not None:  # 'total_energy_system_j': the whole system's, said in its name
+                return v * ENERGY_UNITS[m.group(1)], "system" if re.search(r"_(system|sys|node)_", low) else None, low
         parts = []
         for low in kinds["part"]:
             m = ENERGY_PART.match(low)

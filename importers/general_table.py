@@ -31,7 +31,7 @@ import re
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, clean_str, energy_metrics, read_csv
-from importers.device_text import device_named
+from importers.device_text import device_named, kind_of_device
 from importers.table_document import COUNTS, cell_unit, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
@@ -87,6 +87,7 @@ _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuni
 # its token rate is that phase's, and its time the phase's time, never the run's window
 _PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "ttft", "first_token": "ttft",
            "decode": "decode", "tg": "decode", "generation_phase": "decode"}
+_PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
 _WHOLE_NUMBER = re.compile(r"\d{1,6}")
 # a decode step's latency statistic -> the inter-token latency's (joulebench.metrics: one definition of each)
 _STEP_TO_ITL = {LATENCY.stat(stat).name: ITL.stat(stat).name for stat in ("avg", "p50", "p90", "p95", "p99")}
@@ -319,7 +320,10 @@ class GeneralTableImporter(Importer):
             if label is not None and label.key == "device" and label.key not in taken and _backends_only(
                     [r[i] for _, r in rows if i < len(r)]) and any(
                     (other := label_field(h)) is not None and other.key == "device" for h in header[i + 1:]):
-                left.append((name[:40], "where the code ran ('cuda', 'cpu'), beside a column naming the device"))
+                if not any(f is _PLACEMENT for f, _ in out.values()):  # the first (a record's own, not the file's)
+                    out[i] = (_PLACEMENT, None)  # each row's: a row run on the CPU is not the named GPU's
+                    conv.warn(f"{name[:40]} says where the code ran ('cuda', 'cpu'); a column beside it names the "
+                              "device")
                 continue
             if label is not None and label.key == "mode" and not any(
                     states_a_mode(r[i]) for _, r in rows[:200] if i < len(r)):  # 'task_type': qa_factual, summary
@@ -345,9 +349,9 @@ class GeneralTableImporter(Importer):
                     left.append((name[:40], why))
                 continue
             if field.key == "tokens_per_s" and i in distributions:
-                left.append((name[:40], "a rate per request (the table gives its percentiles), not the output "
-                                        "tokens/s of the whole run: that is output tokens / duration where both "
-                                        "are given"))
+                left.append((name[:40], "a rate per request (the table gives its median or percentiles), not the "
+                                        "output tokens/s of the whole run: that is output tokens / duration where "
+                                        "both are given"))
                 continue
             if field.key in taken:
                 first = next(j for j, (f, _) in out.items() if f.key == field.key)
@@ -449,7 +453,9 @@ class GeneralTableImporter(Importer):
         if all(v == 0 for v in metrics.values()):  # '0,0,0,0': a setup that did not run, never a run in no time
             conv.warn(f"{where} left out: every figure in it is 0 (a run that did not run)")
             return None
-        if "tokens_per_s" not in metrics and metrics.get("output_tokens") and metrics.get("duration_s"):
+        if "tokens_per_s" not in metrics and metrics.get("output_tokens") and metrics.get("duration_s") and not (
+                "decode_tokens_per_s" in metrics or "prompt_tokens_per_s" in metrics):  # phases timed apart: the
+            # duration may hold more than the generation (a load, a warm-up), so no rate is derived over it
             metrics["tokens_per_s"] = metrics["output_tokens"] / metrics["duration_s"]
             metrics["throughput_derivation"] = "output tokens / duration, both columns of the row"
         energy = metrics.pop("energy_j", None)
@@ -480,6 +486,12 @@ class GeneralTableImporter(Importer):
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
         model = model_named(clean_str(labels.get("model")))
         stated = clean_str(labels.get("device"))
+        placement = plain(labels.get(_PLACEMENT.key, "")).strip()
+        if stated and placement and (placement.startswith("cpu") or placement == "mps") and kind_of_device(
+                stated) != "cpu":
+            conv.warn(f"the rows run on {placement[:20]!r} did not run on the {stated[:40]} the file names: their "
+                      "device is not stated")
+            stated = None
         if stated and is_backend(stated):
             conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
                              "stated")

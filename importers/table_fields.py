@@ -413,15 +413,23 @@ _TAIL = re.compile(r"(?i)(?:^|(?<=[_\s.-]))p9\d{1,2}(?=$|[_\s.-])")
 
 
 def distributions_of(header: list[str]) -> set[int]:
-    """The columns of a figure the table also gives a tail percentile of ('tps_mean' beside 'tps_p99'): statistics
-    over requests, not one figure of the whole run."""
+    """The columns of a figure the table also gives a tail percentile of ('tps_mean' beside 'tps_p99'), or both a
+    mean and a median of ('tokens_per_s_mean' beside '_median'): statistics over requests, not one figure of the
+    whole run (a table aggregated over repeats gives a mean with its spread, not a median)."""
     groups: dict[str, list[int]] = {}
     for i, name in enumerate(header[:1_000]):
         if _STAT_WORD.search(name):
             base = re.sub(r"[_\s.-]+", "_", _STAT_WORD.sub("", name)).strip("_ .-").lower()
             groups.setdefault(base, []).append(i)
-    return {i for members in groups.values() if len(members) > 1 and any(_TAIL.search(header[j]) for j in members)
-            for i in members}
+    return {i for members in groups.values() if len(members) > 1 and (
+        any(_TAIL.search(header[j]) for j in members) or {_stat_of(header[j]) for j in members} >= {"avg", "p50"})
+        for i in members}
+
+
+def _stat_of(name: str) -> str | None:
+    found = _STAT_WORD.search(name)
+    word = found.group().lower() if found else ""
+    return "avg" if word in ("mean", "avg") else "p50" if word in ("median", "p50") else None
 
 
 def total_first(header: list[str]) -> list[int]:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from importers.base import Source
-from importers.table_fields import FieldError, label_field, measure_field
+from importers.table_fields import PRECISIONS, FieldError, label_field, measure_field
 from importers.table_rows import DATE_CELL, NOT_TAG_WORDS
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
@@ -164,6 +164,12 @@ def nested_ambiguity(doc: dict[str, Any]) -> str | None:
     return _record_family(doc)[3]
 
 
+_BATCH_KEY = re.compile(r"(?i)(?:batch|bs|batch_size)[_\-\s]?(\d{1,6})")
+_INTEGER_PRECISIONS = {"int8", "int4", "fp8", "fp4"}
+_ABOUT_THE_RUN = {"meta", "metadata", "env", "environment", "system", "hardware", "machine", "host", "platform", "info",
+                  "setup", "config", "settings"}  # a top-level object of labels beside the records
+
+
 def _scalars(node: dict[str, Any]) -> dict[str, Any]:
     """A dict's own scalars that apply to the records below it: labels and settings, never a figure (a total
     energy beside per-system records is the whole file's, not each record's)."""
@@ -230,6 +236,10 @@ def nested_records(doc: dict[str, Any], said: list[str] | None = None) -> list[d
         prefix += 1
     above = {path: _scalars(node) for path, node in outer}
     top = _scalars(doc)
+    for key, node in doc.items():  # {"meta": {"gpu_name": ...}, "models": {...}}: the file's labels, every record's
+        if isinstance(node, dict) and str(key).lower() in _ABOUT_THE_RUN:
+            top.update({f"{key}.{k}": v for k, v in _scalars(node).items()
+                        if (field := label_field(f"{key}.{k}"[:100])) is not None and field.section != "metrics"})
     records: list[dict[str, Any]] = []
     seen: dict[tuple[tuple[str, Any], ...], str] = {}
     for path, leaf in family:
@@ -255,6 +265,12 @@ def nested_records(doc: dict[str, Any], said: list[str] | None = None) -> list[d
         parts = [path[i] for i in varying if i not in named] if same_depth else list(path[prefix:])
         if parts:
             record.setdefault("tag", "/".join(parts))
+        for part in parts:  # 'batch_16' / 'fp16_gpu': the batch size and the precision a key names
+            if (batch := _BATCH_KEY.fullmatch(part.strip())) is not None:
+                record.setdefault("batch_size", int(batch.group(1)))
+            words = {w for w in re.split(r"[_\-\s.]+", part.lower()) if w in PRECISIONS or w in _INTEGER_PRECISIONS}
+            if len(words) == 1:
+                record.setdefault("precision", words.pop())
         for at, scalars in sorted(above.items(), key=lambda item: -len(item[0])):
             if _within(path, at):
                 for k, v in scalars.items():
@@ -285,7 +301,9 @@ def is_json(source: Source) -> bool:
     """Whether a file is read as JSON: it opens an object or an array, or it is a JSON string that holds JSON
     (`twice_encoded`; a CSV whose first header cell is quoted opens with '"' too, and stays a table)."""
     first = source.head.lstrip()[:1]
-    return first in ("{", "[") or (first == '"' and twice_encoded(source.text) is not None)
+    if first in ("{", "["):  # a log line '[1/9] short ...' opens with '[' too: JSON only where it parses
+        return source.json is not None or json_lines(source.text) is not None or first == "{"
+    return first == '"' and twice_encoded(source.text) is not None
 
 
 def record_list(doc: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:

@@ -387,7 +387,9 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
         label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
         unnamed_first = i == 0 and not name.strip()  # a pandas index or a table's row names: ',Accuracy (%),...'
-        if i in columns or i in read or label is not None and label.section != "config" or not (words or unnamed_first):
+        named_mode = label is not None and label.key == "mode"  # not read: its cells name no mode ('ane', 'mlx')
+        if i in columns or i in read or label is not None and label.section != "config" and not named_mode or not (
+                words or unnamed_first):
             continue
         values = [_cell(row, i) for _, row in rows]
         seen = {v for v in values if v}

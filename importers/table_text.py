@@ -83,7 +83,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             stack = [(lvl, title) for lvl, title in stack if lvl < level] + [(level, heading.group(2).strip())]
             i += 1
             continue
-        found = _pipe_table(lines, i) or _fixed_table(lines, i)
+        found = _pipe_table(lines, i) or _fixed_table(lines, i) or _gap_table(lines, i)
         if found is None:
             i += 1
             continue
@@ -256,6 +256,71 @@ def _fixed_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, l
     if not rows or (not ruled and (len(rows) < 2 or len(header) < 3)):
         return None
     return [text for _, _, text in header], rows, end, "fixed width"
+
+
+_NUMBER_CELL = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?%?")
+
+
+def _gap_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
+    """A console table printed with fixed widths whose names may sit one space apart ('Prefill Decode', each
+    right-aligned over its numbers): its columns are where its rows have text, split by two or more blank
+    characters down every row, or by one where a name starts after it (a one-space gap stays inside a cell
+    otherwise: 'save=11ms read=9ms'); each name belongs to
+    the column it overlaps or is nearest, a line of units under the names is a row of units, groups of rows may be
+    split by blank lines, and a rule may sit under the names. Three columns and two rows of figures at least."""
+    words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", lines[i])]
+    if not 3 <= len(words) <= MAX_COLUMNS or not all(re.search(r"[A-Za-z]", w) for _, _, w in words) or any(
+            _NUMBER_CELL.fullmatch(w) for _, _, w in words):
+        return None
+    body: list[int] = []  # the lines of rows (the units line among them)
+    end = i + 1
+    while end < len(lines) and len(body) < MAX_LINES:
+        line = lines[end]
+        if not line.strip():
+            if end + 1 < len(lines) and _figures_in(lines[end + 1]) >= 2 and body:
+                end += 1
+                continue
+            break
+        if _RULE.match(line):
+            if any(_figures_in(lines[n]) for n in body):  # a rule under the rows: the table's end
+                break
+            end += 1  # a rule under the names (and their units)
+            continue
+        body.append(end)
+        end += 1
+    data = [n for n in body if _figures_in(lines[n]) >= 2]
+    if len(data) < 2:
+        return None
+    width = max(len(lines[n]) for n in body)
+    filled = [any(k < len(lines[n]) and not lines[n][k].isspace() for n in body) for k in range(width)]
+    spans: list[list[int]] = []
+    for k, on in enumerate(filled):
+        if on and spans and (k - spans[-1][1] <= 1 and not any(k == a for a, _, _ in words)):
+            spans[-1][1] = k + 1  # one blank inside a cell ('NVIDIA A10'), except before a name left-aligned there
+        elif on:
+            spans.append([k, k + 1])
+    if not 3 <= len(spans) <= MAX_COLUMNS:
+        return None
+    names: list[list[str]] = [[] for _ in spans]
+    for start, stop, word in words:
+        near = min(range(len(spans)), key=lambda c: max(0, spans[c][0] - stop, start - spans[c][1]) * 1000
+                   + abs(stop - spans[c][1]))
+        names[near].append(word)
+    while names and not names[-1] and len(names) > 1:  # words past the last name: the last column's ('a=1 b=2')
+        spans[-2][1] = spans[-1][1]
+        spans.pop()
+        names.pop()
+    if any(not n for n in names):
+        return None
+    rows = [(n + 1, [lines[n][a:b].strip() if c < len(spans) - 1 else lines[n][a:].strip()
+                     for c, (a, b) in enumerate(spans)]) for n in body]
+    if any(sum(1 for c in cells if c) < 2 for _, cells in rows):
+        return None
+    return [" ".join(n) for n in names], rows, end, "fixed width"
+
+
+def _figures_in(line: str) -> int:
+    return sum(1 for w in line.split() if _NUMBER_CELL.fullmatch(w))
 
 
 _INDEX = re.compile(r"\d{1,9}")

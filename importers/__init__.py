@@ -35,6 +35,7 @@ from importers.llmperf import LlmPerfImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
 from importers.mlperf_app import MlperfAppImporter
+from importers.mlperf_tiny import MlperfTinyImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.ollama import OllamaImporter
 from importers.optimum import OptimumBenchmarkImporter
@@ -83,6 +84,7 @@ IMPORTERS: tuple[Importer, ...] = (
     MlperfImporter(),
     MlperfTrainingImporter(),
     MlperfAppImporter(),  # the reference app's results.json: TestScenario.<name> {took, qps, count, percentiles}
+    MlperfTinyImporter(),  # EnergyRunner's results.txt ('Median energy cost is', 'Median throughput is') and .json
     AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),

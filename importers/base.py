@@ -248,6 +248,9 @@ class _NotStated(str):
 DEVICE_NOT_STATED = _NotStated("not stated")
 
 
+_COUNT_ONLY = re.compile(r"(?i)\d{1,5}\s*(?:x|device\(s\)|devices?|gpus?|gpu\(s\)|cards?)")
+
+
 @dataclass
 class Conversion:
     """State of one conversion: the source, the hints, the warnings collected on the way."""
@@ -297,6 +300,9 @@ class Conversion:
         importer never guesses.
         """
         name = clean_str(from_file)
+        if name and _COUNT_ONLY.fullmatch(name):  # eco2ai's ' 2 device(s)': a count of devices, naming none
+            self.warn(f"{name[:30]!r} counts devices and names none: the device is not stated")
+            name = None
         if not name and self.hints.device:
             name = self.hints.device.strip()
         if not name:

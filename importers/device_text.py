@@ -71,4 +71,16 @@ def kind_of_device(name: str) -> str:
     return "gpu"
 
 
-__all__ = ["device_from_path", "device_named", "kind_of_device"]
+_COUNTED = re.compile(r"\s*(\d{1,4})\s*[x×]\s*(.{2,120}?)\s*")
+
+
+def counted_device(cell: str) -> tuple[int, str] | None:
+    """(the count, the device) of '2 x NVIDIA RTX 6000 Ada Generation (49140 MiB)': a count before a name that names
+    a known GPU; None for anything else."""
+    m = _COUNTED.fullmatch(cell or "")
+    if m is None or int(m.group(1)) < 1 or (named := device_named(m.group(2))) is None:
+        return None
+    return int(m.group(1)), named
+
+
+__all__ = ["counted_device", "device_from_path", "device_named", "kind_of_device"]

@@ -31,7 +31,16 @@ import re
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, clean_str, energy_metrics, read_csv
-from importers.device_text import device_named, kind_of_device
+from importers.device_text import counted_device, device_named, kind_of_device
+from importers.table_checks import (
+    GENERATION,
+    PHASES,
+    all_tokens,
+    of_phase,
+    per_token_checked,
+    steps_of_generation,
+    tag_phases,
+)
 from importers.table_document import COUNTS, cell_unit, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
@@ -78,22 +87,13 @@ from importers.table_units import data_row
 from importers.tool_columns import tool_units
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
-from joulebench.metrics import ITL, LATENCY
 from joulebench.ranges import RangeError, check
 
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
-# a row of a long table that states its phase of generation in the mode's column ('phase': prefill, ttft, decode):
-# its token rate is that phase's, and its time the phase's time, never the run's window
-_PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "ttft", "first_token": "ttft",
-           "decode": "decode", "tg": "decode", "generation_phase": "decode"}
+_COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
 _PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
 _WHOLE_NUMBER = re.compile(r"\d{1,6}")
-# a decode step's latency statistic -> the inter-token latency's (joulebench.metrics: one definition of each)
-_STEP_TO_ITL = {LATENCY.stat(stat).name: ITL.stat(stat).name for stat in ("avg", "p50", "p90", "p95", "p99")}
-_STEP_MAX = {LATENCY.max.name} if LATENCY.max is not None else set()
-_GENERATION = {"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_per_s", "j_per_token", "decode_j_per_token",
-               "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"}
 
 
 def _transposed_head(head: str, delimiter: str) -> bool:
@@ -145,7 +145,7 @@ def model_named(model: str | None) -> str | None:
 def states_a_mode(value: str) -> bool:
     """Whether a cell names a mode (training, inference) or a phase of generation, as a mode column's cells do."""
     word = plain(value).strip()
-    return word in _MODES or word in _PHASES
+    return word in _MODES or word in PHASES
 
 
 MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
@@ -306,12 +306,20 @@ class GeneralTableImporter(Importer):
         for i in total_first(header):
             name = header[i]
             label = label_field(name)
+            if label is not None and label.key in ("gpu_count", "device") and "device" not in taken and all(
+                    counted_device(r[i]) for _, r in rows[:200] if i < len(r) and r[i].strip()):
+                out[i] = (_COUNTED_DEVICE, None)  # '2 x NVIDIA RTX 6000 Ada Generation (49140 MiB)'
+                taken["device"] = name
+                conv.warn(f"{name[:40]} read as the GPU count and the device ('2 x NVIDIA ...')")
+                continue
             if label is not None and label.section == "config" and label.key not in TEXT_FIELDS and (
                     word := not_number([r[i] for _, r in rows if i < len(r)])) is not None:
                 left.append((name[:40], f"{word[:20]!r} is no number: names setups, not a {label.key}"))
                 continue
-            if label is not None and label.key == "device" and system_names([r[i] for _, r in rows if i < len(r)]):
-                left.append((name[:40], "an operating system or CPU architecture ('Linux', 'x86_64'), not a device"))
+            if label is not None and label.key in ("device", "model") and system_names(
+                    [r[i] for _, r in rows if i < len(r)]):  # 'arch': Darwin/arm64 is no model, nor a device
+                left.append((name[:40], f"an operating system or CPU architecture ('Linux', 'x86_64'), not a "
+                                        f"{label.key}"))
                 continue
             if label is not None and label.key == "device" and all(
                     _WHOLE_NUMBER.fullmatch(r[i].strip()) for _, r in rows[:200] if i < len(r) and r[i].strip()):
@@ -372,7 +380,7 @@ class GeneralTableImporter(Importer):
             out[i] = (field, unit)
             conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit and unit.kind != "tokens"
                                                             else "") + (f": {why}" if why else ""))
-        _steps_of_generation(conv, header, out)
+        steps_of_generation(conv, header, out)
         if "device" not in taken and (found := _devices_named(header, rows, out)) is not None:
             out[found] = (LABELS["device"], None)
             left = [(n, why) for n, why in left if n != header[found][:40]]
@@ -437,17 +445,17 @@ class GeneralTableImporter(Importer):
                     continue
                 raise conv.fail(at, e.format_message() + "; check the unit") from e
             metrics[field.key] = checked
-        phase = _PHASES.get(plain(labels.get("mode", "")).strip())
+        phase = PHASES.get(plain(labels.get("mode", "")).strip())
         if phase is not None:  # a long table of phases: the row's rate and time are its phase's, never pooled
             config["tag"] = ", ".join(p for p in (config.get("tag"), f"phase {labels['mode'][:30]}") if p)[:200]
             labels["mode"] = "infer"
-            _of_phase(metrics, phase)
-        elif "tokens_per_s" in metrics and (named := _tag_phases(config.get("tag"))):
+            of_phase(metrics, phase)
+        elif "tokens_per_s" in metrics and (named := tag_phases(config.get("tag"))):
             if len(named) > 1:  # 'Prompt 512 + Decode 128': prompt and output tokens over both phases' time
                 conv.warn(f"{where}: {metrics.pop('tokens_per_s'):g} tokens/s over the prompt and the output "
                           "together (its setup names both phases): neither rate, not stored")
             else:  # 'Prompt 512', 'Decode 128': the phase the row's setup names
-                _of_phase(metrics, named.pop())
+                of_phase(metrics, named.pop())
         if not any(v is not None for v in metrics.values()):
             return None
         if all(v == 0 for v in metrics.values()):  # '0,0,0,0': a setup that did not run, never a run in no time
@@ -459,6 +467,10 @@ class GeneralTableImporter(Importer):
             metrics["tokens_per_s"] = metrics["output_tokens"] / metrics["duration_s"]
             metrics["throughput_derivation"] = "output tokens / duration, both columns of the row"
         energy = metrics.pop("energy_j", None)
+        if energy and metrics.get("j_per_token") and (tokens := all_tokens(header, row)) and abs(
+                energy / tokens - metrics["j_per_token"]) <= 0.01 * metrics["j_per_token"]:
+            conv.warn(f"{where}: the stated {metrics.pop('j_per_token'):.4g} J/token is the energy over all "
+                      f"{tokens:,.0f} tokens, the prompt's among them: not the energy per output token")
         power = metrics.get("avg_power_w")
         duration = metrics.get("duration_s")
         boundary = conv.boundary(None)
@@ -475,16 +487,19 @@ class GeneralTableImporter(Importer):
         per_token = bool(energy and metrics.get("output_tokens") and "j_per_token" not in metrics)
         if per_token:
             metrics["j_per_token"] = energy / metrics["output_tokens"]  # the run's energy over its output tokens
-        derived = _per_token_checked(conv, where, metrics, power / metrics["tokens_per_s"]) if (
+        derived = per_token_checked(conv, where, metrics, power / metrics["tokens_per_s"]) if (
             metrics.get("tokens_per_s") and power) else None
         if any(k in metrics for k in ("j_per_token", "j_per_sample", "j_per_request", "decode_j_per_token")):
             metrics.setdefault("energy_boundary", boundary)
             metrics.setdefault("energy_method", "reported")
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
-        if mode is None and _GENERATION & set(metrics):
+        if mode is None and GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
         model = model_named(clean_str(labels.get("model")))
+        if (counted := counted_device(labels.get(_COUNTED_DEVICE.key, ""))) is not None:
+            config.setdefault("gpu_count", counted[0])
+            labels.setdefault("device", counted[1])
         stated = clean_str(labels.get("device"))
         placement = plain(labels.get(_PLACEMENT.key, "")).strip()
         if stated and placement and (placement.startswith("cpu") or placement == "mps") and kind_of_device(
@@ -543,71 +558,9 @@ class GeneralTableImporter(Importer):
 
 
 # a setup's own name for its phase, with its token count ('Prompt 512', 'tg128', 'gen 64')
-_SETUP_PHASES = {w: p for w, p in _PHASES.items() if p in ("prefill", "decode") and "_" not in w} | {
-    "generation": "decode", "gen": "decode"}
-_PHASE_SETUP = re.compile(rf"(?:^|[\s,])(?P<phase>{'|'.join(_SETUP_PHASES)})[\s_-]*\d+", re.IGNORECASE)
-
-
 def _backends_only(cells: list[str]) -> bool:
     named = {c.strip() for c in cells[:200]} - {""}
     return bool(named) and all(is_backend(c) for c in named)
-
-
-def _steps_of_generation(conv: Conversion, header: list[str], columns: dict[int, tuple[Field, units.Unit | None]]
-                         ) -> None:
-    """A step's latency in a table of generation ('per_step_latency_p50_ms' beside tokens/s) is the time of one decode
-    step, which makes one token of each sequence: the inter-token latency (ITL), never a request's or a batch's."""
-    keys = {f.key for f, _ in columns.values()}
-    if not keys & _GENERATION:
-        return
-    for i, (field, unit) in list(columns.items()):
-        if field.key not in _STEP_TO_ITL and field.key not in _STEP_MAX or "step" not in words_of(header[i]):
-            continue
-        itl = _STEP_TO_ITL.get(field.key)
-        if itl is None or itl in keys:
-            del columns[i]
-            conv.warn(f"{header[i][:80]} left out: a decode step's time, "
-                      + ("which no ITL statistic holds" if itl is None else f"{itl} is already given"))
-            continue
-        columns[i] = (Field(itl, "ms"), unit)
-        conv.warn(f"{header[i][:80]} read as {itl}: a decode step's time, one token of each sequence")
-
-
-def _per_token_checked(conv: Conversion, where: str, metrics: dict[str, Any], derived: float) -> str | None:
-    """The energy per token where the row gives its power and token rate: the stated figure when it agrees with
-    power / rate (within a fifth), else power / rate, the stated one left out and said (0.42 J/token beside 94.6 W
-    at 83.8 tokens/s is net of an idle draw, or of another window: not the energy per token)."""
-    stated = metrics.get("j_per_token")
-    if stated is not None and abs(stated - derived) <= 0.2 * derived:
-        return None
-    if stated is not None:
-        conv.warn(f"{where}: the stated {stated:.4g} J/token left out: its power / its token rate gives "
-                  f"{derived:.4g} J/token (a net figure, idle subtracted, or another window)")
-    metrics["j_per_token"] = derived
-    return "J/token = the average power / the output tokens per second"
-
-
-def _tag_phases(tag: str | None) -> set[str]:
-    """The phases of generation a row's setup names with its token count ('Prompt 512', 'Decode 128', 'pp512',
-    'Prompt 512 + Decode 128': both)."""
-    return {_SETUP_PHASES[m.group("phase").lower()] for term in (tag or "").split("+")
-            if (m := _PHASE_SETUP.search(term)) is not None}
-
-
-def _of_phase(metrics: dict[str, Any], phase: str) -> None:
-    """A phase row's figures as that phase's: a token rate is the prompt's (prefill) or the decode rate, a time is
-    the time to first token on a ttft row and no window on the others (a prefill or decode time is not stored); a
-    prefill row's decode rate is left out."""
-    rate = metrics.pop("tokens_per_s", None)
-    seconds = metrics.pop("duration_s", None)
-    if phase == "prefill":  # a prompt-only row's decode rate is none of its own (a 1000000 placeholder, say)
-        metrics.pop("decode_tokens_per_s", None)
-    if rate is not None and phase == "prefill":
-        metrics.setdefault("prompt_tokens_per_s", rate)
-    elif rate is not None and phase == "decode":
-        metrics.setdefault("decode_tokens_per_s", rate)
-    if seconds is not None and phase == "ttft":
-        metrics.setdefault("ttft_avg_ms", seconds * 1000.0)
 
 
 def _cell_at(row: list[str], i: int) -> str:

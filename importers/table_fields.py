@@ -76,6 +76,7 @@ _PER_TOKEN = re.compile(r"per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # 
 _LIMIT = {"limit", "cap", "pl", "powercap", "plimit"}  # 'power_limit_w', 'pl_w', 'cap (W)': the limit set on the device
 # a figure set, not measured ('clock_target_mhz', 'power_requested_w'); a setting's column tells rows apart
 SET_ON = frozenset({"target", "requested", "locked", "applied", "setpoint", "configured", "set", "lock"})
+INPUT_MEDIA = frozenset({"audio", "video", "clip", "media", "recording", "speech", "wav"})  # its length: a setting
 _SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # 'power_mode': the setting, not a power
 _GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", "generados", "generati", "generiert",
               "generes", "generees"}  # 'Tokens Generated': a count of output tokens
@@ -158,6 +159,8 @@ _REPEAT_STATS = {"mean": "mean", "avg": "mean", "std": "spread", "stdev": "sprea
                  "sem": "spread", "var": "spread", "min": "spread", "max": "spread", "count": "count"}
 
 
+_SCOPE_AFTER = re.compile(r"(?P<base>.+?)[_\s.-]+(?P<scope>decode|prefill|prompt|total|global|overall|output|generation"
+                          r"|gen|e2e)", re.IGNORECASE)
 _TOKEN_COUNT = re.compile(r"(?:output|input|prompt|completion|generated)_tokens")
 
 
@@ -283,6 +286,10 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         field, unit, why = measure_field(f"{base} {_AFTER_UNIT[stat]} ({stated.symbol})", cell_unit)
         of = f"the {stat} of {base[:40]}" if base.strip() else f"the {stat}"
         return field, unit, (why if field is None else f"{of} in {stated.symbol}")
+    scope = _SCOPE_AFTER.fullmatch(header.strip()[:200])
+    if scope is not None and units.header_unit(header)[1] is None and units.header_unit(scope.group("base"))[1]:
+        # 'tokens_per_second_decode', 'tokens_per_second_total': the phase or scope the unit's figure is of
+        return measure_field(f"{scope.group('scope')} {scope.group('base')}", cell_unit)
     if "goodput" in words_of(header):
         return None, None, "the requests per second that met a latency target (a goodput), not the throughput"
     name, unit, written = units.header_unit(header)
@@ -375,9 +382,15 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return Field("requests_per_s", "items/s"), unit, ""
         return Field("throughput_sps", "items/s"), unit, ""
     if kind == "time_per_token":
+        if prefill and not decode:  # 'prefill_latency_ms_per_token': a prompt token's share, no output token's
+            return None, None, "a prefill time per token (not a time per output token)"
+        if words & {"e2e", "global", "total", "overall"}:  # the whole run over its tokens, prompt ones among them
+            return None, None, "a whole run's time per token (prompt tokens too), not a time per output token"
         tpot = _latency_field(words | {"tpot"})
         return (Field(tpot, "ms"), unit, "") if tpot else (None, None, "a maximum")
     if kind == "time":
+        if words & INPUT_MEDIA:
+            return None, None, "the length of the input (audio or video), not a time the run took"
         if words & {"warmup", "warm"}:
             return None, None, "the warm-up's time, not the measured run's"
         if prefill and not words & {"ttft", "first"}:

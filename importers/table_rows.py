@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
-from importers.table_fields import HEADING_TAG, OK_COLUMNS, SET_ON, Field, label_field, plain
+from importers.table_fields import HEADING_TAG, INPUT_MEDIA, OK_COLUMNS, SET_ON, Field, label_field, plain
 from joulebench import units
 
 Rows = list[tuple[int, list[str]]]
@@ -415,7 +415,7 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         if numbers and _ROW_NUMBER.fullmatch(plain(name).strip()) and _counts_rows(seen):
             continue  # 'id': 000001, 000002, ...: the row's number
         # a number set on the device or the load ('clock_target_mhz': 3105, 3045) tells rows apart, as a name does
-        setting = bool(set(words) & SET_ON) and not set(words) & _STATISTIC_WORDS
+        setting = bool(set(words) & (SET_ON | INPUT_MEDIA)) and not set(words) & _STATISTIC_WORDS
         if numbers and not setting and not (labels and all(_WHOLE.fullmatch(v) for v in seen)
                                             and not set(words) & _MEASURED):
             continue
@@ -451,7 +451,7 @@ def system_names(cells: list[str]) -> bool:
     """Whether a device column's cells are all names of an operating system or CPU architecture (Python's
     platform.system() and machine()), which say where a run ran but not on what device."""
     named = [c.strip().lower() for c in cells[:200] if c.strip().lower() not in MISSING_CELLS]
-    return bool(named) and all(c in _SYSTEM_NAMES for c in named)
+    return bool(named) and all(all(p.strip() in _SYSTEM_NAMES for p in c.split("/")) for c in named)  # 'Darwin/arm64'
 
 
 def not_number(cells: list[str]) -> str | None:

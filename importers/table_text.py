@@ -80,7 +80,9 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
         if heading is not None:
             level = len(heading.group(1))
             titles += level == 1
-            stack = [(lvl, title) for lvl, title in stack if lvl < level] + [(level, heading.group(2).strip())]
+            title = heading.group(2).strip()
+            stack = [(lvl, t) for lvl, t in stack if lvl < level or lvl == level and _keyed(t) and _keyed(title)
+                     and _keyed(t) != _keyed(title)] + [(level, title)]  # '### Model: x' beside '### GPUs: 1'
             i += 1
             continue
         found = _pipe_table(lines, i) or _fixed_table(lines, i) or _gap_table(lines, i)
@@ -181,6 +183,12 @@ def _pipe_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, li
 def _spans(line: str) -> list[tuple[int, int, str]]:
     """The cells of a line with their columns, MAX_COLUMNS + 1 at most (a wider line is no table's)."""
     return [(m.start(), m.end(), m.group()) for m in islice(_CELL.finditer(line), MAX_COLUMNS + 1)]
+
+
+def _keyed(title: str) -> str | None:
+    """The key of a heading written 'Key: value' ('Model: h2oai/llama2-7b' -> 'model'), or None."""
+    key, colon, value = title.partition(":")
+    return key.strip().lower() if colon and value.strip() and 0 < len(key.strip()) <= 40 else None
 
 
 def _header_like(spans: list[tuple[int, int, str]]) -> bool:

@@ -54,14 +54,18 @@ def test_a_rate_given_as_a_mean_and_a_median_is_per_request() -> None:
     assert distributions_of(["tokens_per_s_mean", "tokens_per_s_median"]) == {0, 1}
 
 
-def test_a_systems_energy_and_power_named_with_system() -> None:
-    runs, fmt, _ = _load(EDGE)
-    assert fmt == "experiment-table" and len(runs) == 36
+def test_a_systems_energy_and_power_and_a_j_per_token_over_all_tokens() -> None:
+    runs, fmt, warnings = _load(EDGE)
+    assert fmt == "general-table" and len(runs) == 36  # 'tokens_per_second_decode': the general reader's
     first = runs[0]
     assert first["device"]["name"] == "Orin"
     m = first["metrics"]
     assert m["energy_j"] == pytest.approx(58022.2473895751) and m["avg_power_w"] == pytest.approx(24.1367242236025)
-    assert m["energy_boundary"] == "system"  # 'total_energy_system_J': the whole box's, as its name says
+    assert m["decode_tokens_per_s"] == pytest.approx(6.71777349754364)
+    # 'energy_per_token_system_J' is the energy over total_tokens, prompt tokens among them: no J per output token
+    assert "j_per_token" not in m
+    assert any("J/token is the energy over all 265,236 tokens" in w for w in warnings)
+    assert "tokens_per_s" not in m  # 'tokens_per_second_total' counts the prompt's tokens too
 
 
 def test_the_batch_size_and_precision_in_nested_keys(tmp_path: Path) -> None:
@@ -94,3 +98,13 @@ def test_a_console_table_with_names_one_space_apart_and_a_line_of_units() -> Non
 def test_a_log_opening_with_a_bracket_is_no_json() -> None:
     said = refusal(b"[1/2] warm-up\nall done\n", "run.log")
     assert "JSON" not in said
+
+
+def test_an_energy_named_for_the_whole_system_states_its_boundary(tmp_path: Path) -> None:
+    table = tmp_path / "runs.csv"
+    table.write_text("model,duration_s,avg_power_system_W,total_energy_system_J\nm,10,20,200\n")
+    runs, fmt, _ = _load(table)
+    assert fmt == "experiment-table"
+    assert (runs[0]["metrics"]["energy_j"], runs[0]["metrics"]["energy_boundary"]) == (200.0, "system")
+    table.write_text("model,duration_s,total_energy_j\nm,10,200\n")  # no word for where: not stated
+    assert _load(table)[0][0]["metrics"].get("energy_boundary") is None

@@ -30,6 +30,7 @@ _POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistun
 _TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
 _LITERAL_TOTAL = {"total", "tot", "sum"}  # a column literally named the total is it, before sys/input/board
 _ID_WORDS = {"index", "idx", "id", "rank", "gpu", "device", "card", "dev"}  # gpu_index, device_id, rank
+_SETTING_WORDS = {"limit", "cap", "enforced", "default", "target"}  # a power limit set, not a power drawn
 MAX_POWER_COLUMNS = 32
 MAX_DEVICES = 64  # devices one log tells apart by an index column
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # '2025-05-16 01:12:05.1936'
@@ -62,10 +63,10 @@ def power_columns(header: list[str]) -> dict[int, float | None]:
     out: dict[int, float | None] = {}
     for i, h in enumerate(header):
         name, unit, _ = units.header_unit(h)
-        if unit is not None and unit.kind == "power":
+        if unit is not None and unit.kind == "power" and not _parts(h) & _SETTING_WORDS:  # never 'power_cap_watts'
             out[i] = unit.factor
-        elif unit is None and _words(h) & _POWER_WORDS and not _words(h) & {"limit", "cap", "max", "min", "peak",
-                                                                              "avg", "average", "mean"}:
+        elif unit is None and _words(h) & _POWER_WORDS and not _words(h) & (_SETTING_WORDS | {
+                "max", "min", "peak", "avg", "average", "mean"}):
             out[i] = None
     return out
 
@@ -99,8 +100,10 @@ def two_column_header(first_line: str) -> bool:
     for i, c in enumerate(cells):  # nothing else a result table has: labels, energies, rates, latencies
         if i == time[0] or i in powers:
             continue
-        if label_field(c) is not None:
-            return False
+        if (label := label_field(c)) is not None and not (label.key == "device" and _parts(c) & _ID_WORDS):
+            return False  # a label other than the device each row is of ('device': card0 .. card7)
+        if (unit := units.header_unit(c)[1]) is not None and unit.kind == "power":
+            continue  # a power limit beside the power drawn: no figure of a result table
         try:
             field = measure_field(c)[0]
         except FieldError:
@@ -158,7 +161,7 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
     if unstated:
         raise PowerLogError(unstated[0], "the header states no unit, so mW and W cannot be told apart: write it "
                                          "as 'Power (mW)' or 'Power (W)', or pass --unit COLUMN=mW")
-    body = rows[1:]
+    body = [r for r in rows[1:] if "".join(r[:time[0]] + r[time[0] + 1:]).strip()]  # not a time alone: a separator
     decimal_comma = _decimal_comma(header, body, powers)
     if decimal_comma:
         body = [[*r[:-2], f"{r[-2].strip()}.{r[-1].strip()}"] if len(r) == len(header) + 1 else r for r in body]

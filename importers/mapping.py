@@ -37,6 +37,7 @@ from importers.general_table import (
 )
 from importers.table_fields import SPREAD, FieldError, label_field, measure_field, plain, words_of
 from importers.table_long import long_columns, pivot
+from importers.table_text import text_tables
 from joulebench import units
 from joulebench.errors import ResultFileError
 from joulebench.metrics import LATENCY, LATENCY_BY_BASE, TTFT
@@ -193,6 +194,8 @@ def read_table(source: Source) -> Table:
         return Table(source.name, "records", header, rows)
     delimiter = _delimiter(head)
     header, lines = read_csv(conv, source.text or "", delimiter=delimiter)
+    if len(header) < 2 and (tables := text_tables(source.text or "")[0]):  # a Markdown or console table: its first
+        return Table(source.name, "wide", tables[0].header, [(f"line {n}", r) for n, r in tables[0].rows])
     if len(header) < 2:
         raise MappingError(source.name, ["line 1: one column; a table to map has a column per figure or label"])
     if delimiter == ";":  # as the general reader: a decimal comma goes with ';'

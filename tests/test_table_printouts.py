@@ -43,3 +43,16 @@ def test_a_row_reaching_past_the_headers_end_is_no_pandas_table() -> None:
 def test_items_a_second_written_as_a_suffix(header: str, kind: str) -> None:
     unit = units.header_unit(header)[1]
     assert unit is not None and unit.kind == kind
+
+
+def test_a_markdown_table_is_offered_to_the_mapping_step() -> None:
+    """A text whose one table no reader can read (figures without units) is mapped like a CSV: its columns are the
+    table's, not one column of the whole line."""
+    from importers.base import Source
+    from importers.mapping import guess, read_table
+
+    text = "| model | 1 | 2 |\n|---|---:|---:|\n| phi-2 | 171.5 | 90.2 |\n| starcoder | 32.5 | 44.1 |\n"
+    table = read_table(Source.single(text.encode(), "pivot.md"))
+    assert table.header == ["model", "1", "2"] and len(table.rows) == 2
+    assert guess(table)["model"] == ("model", None)
+    assert "holds no benchmark figures" in refusal(text.encode(), "pivot.md")  # unaided: no unit, so refused

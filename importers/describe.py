@@ -112,6 +112,9 @@ def _json_kind(doc: dict[str, Any]) -> str | None:
     return None
 
 
+_CLOCK_COLUMN = re.compile(r"(?i)(?:time(?:stamp)?|date(?:[ _]?time)?|elapsed|t|sec|seconds|time[ _]\(?m?s\)?)")
+
+
 def _log_kind(head: str) -> str | None:
     lines = [line for line in head.splitlines() if line.strip()]
     if not lines:
@@ -130,7 +133,7 @@ def _log_kind(head: str) -> str | None:
         return None
     if temps:
         return f"a temperature log without power (columns {', '.join(columns[:8])}; no power column)"
-    if any(_UTIL_COLUMN.search(c) for c in columns) and any("time" in c.lower() for c in columns):
+    if any(_UTIL_COLUMN.search(c) for c in columns) and any(_CLOCK_COLUMN.fullmatch(c) for c in columns):
         return f"a utilisation log without power (columns {', '.join(columns[:8])}; no power column)"
     return None
 

@@ -91,3 +91,9 @@ def test_counted_gpus_under_keyed_headings() -> None:
     # a count alone names no device
     imported, _ = load(b"model,gpus,tokens_per_s\nm,2 x,10\nm,1 x,12\n", "t.csv")
     assert all(r["device"] is None for r in imported.runs)
+
+
+def test_a_table_of_unit_less_times_is_offered_to_the_mapping_step_not_called_a_utilisation_log() -> None:
+    table = FORMATS.parent / "general_table_refused" / "tinydiffusion-unet-unitless-times.csv"
+    said = refusal(table.read_bytes(), table.name)
+    assert "utilisation log" not in said and "map its columns on the Upload page" in said

@@ -33,6 +33,7 @@ from importers.base import (
     read_csv,
 )
 from importers.table_fields import SET_ON, FieldError, measure_field, setting_field, words_of
+from importers.table_identities import head_proves_units
 from importers.table_units import canonical_header, scaled_rows, with_header_units
 from joulebench import units
 
@@ -242,8 +243,9 @@ class ExperimentTableImporter(Importer):
         cols = _columns(canonical_header(raw))
         if LONG_COLUMNS <= set(cols):  # a per-GPU summary; a long table of several runs is the general reader's
             return not set(cols) - LONG_COLUMNS - {"gpu_index", "gpu", "device_index", "gpu_id"}
-        if len(cols) < 3 or _for_the_general_reader(raw):
-            return False  # decode/prefill rates, percentiles, a unit against its name: importers.general_table's
+        if len(cols) < 3 or _for_the_general_reader(raw) or head_proves_units(head, _delimiter(head)):
+            return False  # decode/prefill rates, percentiles, a unit against its name, units the rows prove:
+            # importers.general_table's
         kinds = _recognised(cols)
         measures = kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["unitless"]
         return bool(measures) and bool(kinds["duration"] or kinds["rate"] or kinds["latency"]

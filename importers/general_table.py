@@ -57,6 +57,7 @@ from importers.table_fields import (
     unitless_energy,
     words_of,
 )
+from importers.table_identities import NO_UNIT, head_proves_units, proven_units
 from importers.table_long import long_columns, pivot, stat_columns, stats_long, transposed
 from importers.table_records import (
     MAX_KEYS,
@@ -193,7 +194,7 @@ class GeneralTableImporter(Importer):
                 return True  # a table without its header row: read, to be refused saying so
             if has_figure(cells):
                 return True
-            if _transposed_head(head, _delimiter(head)):
+            if _transposed_head(head, _delimiter(head)) or head_proves_units(head, _delimiter(head)):
                 return True
         return bool(figure_tables(source.text or ""))
 
@@ -203,7 +204,7 @@ class GeneralTableImporter(Importer):
         cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
         if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)):
             return True
-        return _transposed_head(head, delimiter)
+        return _transposed_head(head, delimiter) or head_proves_units(head, delimiter)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
@@ -297,6 +298,7 @@ class GeneralTableImporter(Importer):
         out: dict[int, tuple[Field, units.Unit | None]] = {}
         taken: dict[str, str] = {}
         left: list[tuple[str, str]] = []
+        unitless: list[int] = []  # columns of no unit: their units may be proven by the rows (table_identities)
         twins: list[tuple[int, int]] = []  # (the column read, another giving its field with its unit)
         distributions = distributions_of(header)
         vocabulary, tool = tool_units(header)
@@ -353,8 +355,10 @@ class GeneralTableImporter(Importer):
             except FieldError as e:
                 raise conv.fail(f"line 1: {name[:80]}", str(e)) from e
             if field is None:
-                if why != "no unit in its name or cells" or name.strip():
+                if why != NO_UNIT or name.strip():
                     left.append((name[:40], why))
+                if why == NO_UNIT:
+                    unitless.append(i)
                 continue
             if field.key == "tokens_per_s" and i in distributions:
                 left.append((name[:40], "a rate per request (the table gives its median or percentiles), not the "
@@ -380,6 +384,15 @@ class GeneralTableImporter(Importer):
             out[i] = (field, unit)
             conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit and unit.kind != "tokens"
                                                             else "") + (f": {why}" if why else ""))
+        batch = next((i for i, (f, _) in out.items() if f.key == "batch_size"), None)
+        if (proven := proven_units(header, rows, unitless, batch)) is not None:
+            by_rows = {i: fu for i, fu in proven[0].items() if fu[0].key not in taken}
+            out.update(by_rows)
+            taken.update({fu[0].key: header[i] for i, fu in by_rows.items()})
+            names = {header[i][:40] for i in by_rows}
+            left = [(n, why) for n, why in left if n not in names]
+            conv.warn(f"{', '.join(sorted(names))[:120]} read by the units the rows prove ({proven[1]}): "
+                      + ", ".join(f"{header[i][:30]} in {u.symbol}" for i, (_, u) in by_rows.items())[:200])
         steps_of_generation(conv, header, out)
         if "device" not in taken and (found := _devices_named(header, rows, out)) is not None:
             out[found] = (LABELS["device"], None)

@@ -4,6 +4,8 @@ column before ('192.3 NVIDIA A10'), the index's row numbers left of the first na
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -56,3 +58,30 @@ def test_a_markdown_table_is_offered_to_the_mapping_step() -> None:
     assert table.header == ["model", "1", "2"] and len(table.rows) == 2
     assert guess(table)["model"] == ("model", None)
     assert "holds no benchmark figures" in refusal(text.encode(), "pivot.md")  # unaided: no unit, so refused
+
+
+UNITLESS = (Path(__file__).parent / "fixtures" / "formats" / "general_table"
+            / "inference-lab-distilbert-unitless-latency-throughput.csv")
+
+
+def test_units_the_rows_prove_throughput_times_latency_over_batch() -> None:
+    """`p50,p95,p99,mean,...,batch_size,...,throughput` with no unit anywhere: throughput x p50 / batch_size is 1000 in
+    every row, so p50 is in ms and the throughput per second, and its sibling times (p95, p99, mean) in ms too."""
+    imported, fmt = load(UNITLESS.read_bytes(), UNITLESS.name)
+    assert fmt == "general-table" and len(imported.runs) == 36
+    first = imported.runs[0]["metrics"]
+    assert first["latency_p50_ms"] == pytest.approx(34.83186895027757)
+    assert first["throughput_sps"] == pytest.approx(28.709340903512764)
+    assert first["latency_p99_ms"] == pytest.approx(36.962770856916904)
+    assert any("= 1000 in every row" in w for w in imported.warnings)
+
+
+def test_units_the_rows_do_not_prove_are_not_read() -> None:
+    rows = UNITLESS.read_text().splitlines()
+    cells = rows[3].split(",")
+    cells[-1] = str(float(cells[-1]) * 1.05)  # one row 5 % off: the writer did not compute one from the other
+    rows[3] = ",".join(cells)
+    assert "map its columns" in refusal(("\n".join(rows) + "\n").encode(), "t.csv")
+    seconds = b"model,latency,throughput\na,0.5,2.0\nb,0.25,4.0\nc,0.2,5.0\n"  # 1 in every row: seconds, per second
+    imported, _ = load(seconds, "s.csv")
+    assert [r["metrics"]["latency_avg_ms"] for r in imported.runs] == [500.0, 250.0, 200.0]

@@ -42,13 +42,15 @@ DEVICE_COLUMNS = ("gpu_model", "gpu_name", "device", "device_name", "gpu", "acce
                   "geraet", "gerät")
 MODEL_COLUMNS = ("model", "model_name", "models", "network", "arch", "modelo", "modell", "modèle", "modello")
 _SECONDS = r"(?:_s|_sec|_secs|_seconds)"
-DURATION = re.compile(r"^(?:duration|(?:duration|runtime|elapsed|elapsed_time|time_elapsed|wall_time"
+DURATION = re.compile(r"^(?:duration|(?:duration|runtime|elapsed|elapsed_time|time_elapsed|wall_time|time_taken"
                       r"|monitoring_duration|(?:mean_)?(?:training|generation|inference|total|run)_time|time)"
                       + _SECONDS + r"|measure_seconds_actual|duration_(?:generate|generation|inference|training))$")
 _WHOLE_BOX = r"(?:_(?:system|sys|node|board|device|wall))?"  # 'total_energy_system_j': where it was measured
-ENERGY_TOTAL = re.compile(r"^(?:total_energy|energy_total|energy|energy_consumed|total_energy_consumed)" + _WHOLE_BOX
-                          + r"_(j|wh|kwh|mj)$")
-ENERGY_PART = re.compile(r"^(cpu|gpu|ram|dram|mem)_energy(?:_hw)?_(j|wh|kwh|mj)$")
+_PHASE_OF = r"(?:_(?:infer|inference|train|training|run|eval))?"  # 'energy_infer_kwh': the phase measured
+ENERGY_TOTAL = re.compile(r"^(?:total_energy|energy_total|energy|energy_consumed|total_energy_consumed)" + _PHASE_OF
+                          + _WHOLE_BOX + r"_(j|wh|kwh|mj)$")
+ENERGY_PART = re.compile(r"^(?:(cpu|gpu|ram|dram|mem)_energy(?:_hw)?|energy" + _PHASE_OF
+                         + r"_(cpu|gpu|ram|dram|mem))_(j|wh|kwh|mj)$")
 ENERGY_PER = re.compile(r"^energy_per_(inf|inference|sample|image|token|request|query|run)_(j|wh|kwh|mj)$")
 POWER = re.compile(r"^(?:avg_power(?:_system|_sys|_node|_board|_wall)?_w|mean_power_w|power_avg_w|average_power_w"
                    r"|power_draw_watts_mean|power_w"
@@ -66,6 +68,7 @@ LATENCY = {"median_ms": "latency_p50_ms", "mean_ms": "latency_avg_ms", "p50_ms":
            "tpot_ms": "tpot_avg_ms", "ttft_ms": "ttft_avg_ms", "itl_ms": "itl_avg_ms"}
 THROUGHPUT = {"throughput_inf_s": ("throughput_sps", "sample"), "inference_throughput_fps": ("throughput_sps", "frame"),
               "fps": ("throughput_sps", "frame"), "samples_per_second": ("throughput_sps", "sample"),
+              "throughput_sps": ("throughput_sps", "sample"),
               "samples_per_s": ("throughput_sps", "sample"), "images_per_second": ("throughput_sps", "image"),
               "tokens_per_second": ("tokens_per_s", None), "tokens_per_second_mean": ("tokens_per_s", None),
               "mean_tokens_per_second": ("tokens_per_s", None), "tokens_per_s": ("tokens_per_s", None),
@@ -98,6 +101,9 @@ def _for_the_general_reader(header: list[str]) -> bool:
         if field is not None and _GENERAL_ONLY.match(field.key):
             return True
     return False
+
+
+_SETUP_NAMES = ("name", "variant", "config", "configuration", "setup", "method", "strategy")  # a row's setup, tagged
 
 
 def _columns(header: list[str]) -> dict[str, str]:
@@ -373,7 +379,8 @@ class ExperimentTableImporter(Importer):
                 "precision": conv.precision(None),
                 "batch_size": pos_int(values.get("batch_size")) or conv.hints.batch_size,
                 "gpu_count": pos_int(values.get("gpu_count")),
-                "tag": clean_str(values.get("tag") or values.get("framework") or values.get("dataset")),
+                "tag": clean_str(next((f"{c} {values[c]}" if c in _SETUP_NAMES else values[c] for c in (
+                    "tag", "framework", "dataset", *_SETUP_NAMES) if values.get(c)), None)),
             },
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "flags": flags,
@@ -394,7 +401,7 @@ class ExperimentTableImporter(Importer):
             m = ENERGY_PART.match(low)
             v = val(low)
             if m and v is not None:
-                parts.append((m.group(1), v * ENERGY_UNITS[m.group(2)], low))
+                parts.append((m.group(1) or m.group(2), v * ENERGY_UNITS[m.group(3)], low))
         if parts:
             scopes = {p[0] for p in parts}
             notes.append("energy = " + " + ".join(p[2] for p in parts) + " (components of one run add up)")

@@ -445,9 +445,9 @@ class GeneralTableImporter(Importer):
             if stored == 0 and unit is not None and unit.kind == "tokens_per_energy":
                 conv.warn(f"{header[i][:80]}: 0 tokens per joule read as not measured")
                 continue
-            if stored == 0 and field.unit in ("J", "W"):  # '0.0000' Wh: below the digits written, or not measured
+            if stored == 0 and field.unit in ("J", "W", "MB"):  # "0.0000" Wh, 0 MB of VRAM: not measured
                 conv.warn(f"{header[i][:80]}: {raw[:20]} read as not measured where it is written (no run draws no "
-                          "power: the figure was below the digits written, or not taken)")
+                          "power or holds no memory: the figure was below the digits written, or not taken)")
                 continue
             try:
                 checked = check("metrics", field.key, stored, label=f"{header[i][:80]} ({field.key})")

@@ -159,6 +159,8 @@ _REPEAT_STATS = {"mean": "mean", "avg": "mean", "std": "spread", "stdev": "sprea
                  "sem": "spread", "var": "spread", "min": "spread", "max": "spread", "count": "count"}
 
 
+_NOT_MEASURED = {"cloud", "estimated", "estimate", "est", "predicted", "projected", "theoretical", "nominal", "rated",
+                 "expected", "simulated", "modeled", "modelled"}
 _SCOPE_AFTER = re.compile(r"(?P<base>.+?)[_\s.-]+(?P<scope>decode|prefill|prompt|total|global|overall|output|generation"
                           r"|gen|e2e)", re.IGNORECASE)
 _TOKEN_COUNT = re.compile(r"(?:output|input|prompt|completion|generated)_tokens")
@@ -290,6 +292,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if scope is not None and units.header_unit(header)[1] is None and units.header_unit(scope.group("base"))[1]:
         # 'tokens_per_second_decode', 'tokens_per_second_total': the phase or scope the unit's figure is of
         return measure_field(f"{scope.group('scope')} {scope.group('base')}", cell_unit)
+    if words_of(header) & _NOT_MEASURED:  # 'cloud_energy_J' = time x a 1500 W rating: a figure no one measured
+        return None, None, "an estimate or a rating (cloud, estimated, predicted, theoretical), not a measurement"
     if "goodput" in words_of(header):
         return None, None, "the requests per second that met a latency target (a goodput), not the throughput"
     name, unit, written = units.header_unit(header)
@@ -391,6 +395,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "time":
         if words & INPUT_MEDIA:
             return None, None, "the length of the input (audio or video), not a time the run took"
+        if words & {"load", "loading", "startup", "init", "initialization", "compile", "compilation"}:
+            return None, None, "a load or start-up time (before the measured run), not the run's"
         if words & {"warmup", "warm"}:
             return None, None, "the warm-up's time, not the measured run's"
         if prefill and not words & {"ttft", "first"}:

@@ -69,7 +69,8 @@ DATE_CELL = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
 def is_backend(name: str) -> bool:
     """'cuda', 'cuda:0', 'cpu', 'mps', 'auto', 'igpu', 'cpu_offload': where the code ran, not which device it ran
     on."""
-    return bool(_BACKENDS.fullmatch(name.strip().lower()[:20]))
+    text = re.sub(r"\s*\([^()]{0,40}\)\s*$", "", name.strip().lower()[:80])  # 'CPU (no CUDA)': the CPU, unnamed
+    return bool(_BACKENDS.fullmatch(text[:20]))
 
 
 def _cell(row: list[str], i: int | None) -> str:

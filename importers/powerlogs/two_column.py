@@ -87,6 +87,23 @@ def _device_column(header: list[str], body: list[list[str]], t: np.ndarray, take
     return None
 
 
+_RAIL_WORDS = {"rail", "channel", "domain", "sensor"}
+
+
+def _rail_column(header: list[str], body: list[list[str]], taken: set[int]) -> int | None:
+    """The column naming the power rail each row is of, where a logger writes its rails in turn, each with its own
+    time ('rail_name': VDD_IN, VDD_CPU_GPU_CV, VDD_SOC, ...): text names, a few, each on many rows."""
+    for i, h in enumerate(header):
+        if i in taken or not _parts(h) & _RAIL_WORDS:
+            continue
+        values = [r[i].strip() for r in body if i < len(r)]
+        names = set(values)
+        if 1 < len(names) <= 16 and all(re.search(r"[A-Za-z]", v) for v in names) and all(
+                values.count(v) >= 2 for v in names):
+            return i
+    return None
+
+
 def two_column_header(first_line: str) -> bool:
     """A header of a time column and power column(s), nothing naming runs or durations."""
     delimiter = ";" if first_line.count(";") > first_line.count(",") else ","
@@ -180,7 +197,12 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
     else:
         t, started, start_wall, notes = csv_times(cells, header[t_index])
     device = _device_column(header, body, t, {t_index, *powers}) if len(np.unique(t)) < len(t) else None
-    groups = _by_device(body, device, t, header[t_index]) if device is not None else {"": np.arange(len(body))}
+    rail = _rail_column(header, body, {t_index, *powers}) if device is None and len(powers) == 1 else None
+    if rail is not None:  # 'VDD_IN', 'VDD_CPU_GPU_CV', 'VDD_SOC' in turn: one trace per rail, the input the total
+        notes.append(f"the rails named in '{header[rail]}' written in turn: a trace per rail; the input (or total) "
+                     "rail is the energy, the others are parts of it (never added)")
+    groups = _by_device(body, device, t, header[t_index]) if device is not None else _by_device(
+        body, rail, t, header[t_index]) if rail is not None else {"": np.arange(len(body))}
     if device is None and np.any(np.diff(t) < 0):
         raise PowerLogError(header[t_index], "time goes backwards; is the log from several runs?")
     if device is not None:
@@ -213,6 +235,8 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
                              else "cpu_package" if "cpu" in words else None)
         domain = re.sub(r"\s*[\(\[].*$", "", header[i]).strip()[:60] or f"column {i + 1}"
         by = header[device][:30] if device is not None else ""
+        if rail is not None:
+            by = ""  # a rail's trace is named by the rail alone ('VDD_IN')
         for name, members in groups.items():
             keep = members[~np.isnan(values[members])]
             if len(keep) >= 2:
@@ -220,7 +244,9 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
                                          t[keep].tolist(), values[keep].tolist()))
     if not traces:
         raise PowerLogError("line 2", "no power column with 2 samples or more")
-    if len(traces) == 1 or device is not None:
+    if rail is not None:
+        totals = [tr.domain for tr in traces if _parts(tr.domain) & (_TOTAL_WORDS | _LITERAL_TOTAL)][:1]
+    elif len(traces) == 1 or device is not None:
         totals = [tr.domain for tr in traces]
     else:
         literal = [tr.domain for tr in traces if _parts(tr.domain) & _LITERAL_TOTAL]  # total_watts, Total (W)

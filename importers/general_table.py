@@ -40,6 +40,7 @@ from importers.table_checks import (
     per_token_checked,
     steps_of_generation,
     tag_phases,
+    with_component_sums,
 )
 from importers.table_document import COUNTS, cell_unit, figure_tables, has_figure, joined
 from importers.table_fields import (
@@ -255,6 +256,7 @@ class GeneralTableImporter(Importer):
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
         columns, left, twins = self._columns(conv, header, rows)
+        header, rows, twins = with_component_sums(conv, header, rows, columns, twins)
         header, rows, columns = split_setups(conv, header, rows, columns, twins)
         figures = [f.key for f, _ in columns.values() if f.section == "metrics"]
         if not figures:

@@ -101,3 +101,44 @@ def of_phase(metrics: dict[str, Any], phase: str) -> None:
         metrics.setdefault("ttft_avg_ms", seconds * 1000.0)
 
 
+
+
+_COMPONENTS = {"cpu", "gpu", "ram", "dram", "mem", "memory", "soc"}
+_COUNTER_ENDS = {"start", "end", "begin", "initial", "final", "before", "after"}
+
+
+def with_component_sums(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]],
+                        columns: dict[int, tuple[Field, units.Unit | None]], twins: list[tuple[int, int]]
+                        ) -> tuple[list[str], list[tuple[int, list[str]]], list[tuple[int, int]]]:
+    """A run's energy (or power) given only as its components ('cpu_total_energy_j', 'gpu_total_energy_j'; no
+    total): their sum, a column of its own, said (CodeCarbon's convention: the energy is CPU + GPU + RAM). Counter
+    readings at the start or end of the run ('start_cpu_energy_j') are no energy and are left out first. Columns of
+    one field that are not one component each stay as they were (setups, or left out)."""
+    for key in ("energy_j", "avg_power_w"):
+        first = next((i for i, (f, _) in columns.items() if f.key == key), None)
+        if first is None:
+            continue
+        group = [first, *(o for f0, o in twins if f0 == first)]
+        counters = [i for i in group if words_of(header[i]) & _COUNTER_ENDS]
+        group = [i for i in group if i not in counters]
+        parts = {i: words_of(header[i]) & _COMPONENTS for i in group}
+        if len(group) < 2 or any(len(p) != 1 for p in parts.values()) or len(
+                {next(iter(p)) for p in parts.values()}) != len(group):
+            continue
+        unit = columns[first][1]
+        factor = unit.factor if unit is not None else 1.0
+        header = [*header, f"{key} ({' + '.join(header[i][:30] for i in group)})"]
+        summed = []
+        for n, row in rows:
+            values = [units.value_in(row[i], None) if i < len(row) else None for i in group]
+            total = sum(v for v in values if v is not None) if all(v is not None for v in values) else None
+            summed.append((n, [*row, "" if total is None else repr(total * factor)]))
+        rows = summed
+        columns[len(header) - 1] = (columns[first][0], units.find_unit("J" if key == "energy_j" else "W"))
+        for i in group + counters:
+            columns.pop(i, None)
+        twins = [(a, b) for a, b in twins if a not in group and b not in group + counters]
+        conv.warn(f"{key} read as the sum of its parts {', '.join(header[i][:40] for i in group)}"
+                  + (f"; {', '.join(header[i][:40] for i in counters)} left out (counter readings at the start or "
+                     "end, no energy)" if counters else ""))
+    return header, rows, twins

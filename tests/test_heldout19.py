@@ -72,3 +72,16 @@ def test_a_cpu_named_no_device_and_zero_vram_no_figure() -> None:
     assert all("mem_used_device_mb" not in r["metrics"] for r in runs)  # VRAM 0.0 on a CPU run: not measured
     assert is_backend("CPU (no CUDA)") and not is_backend("NVIDIA A10 (24 GB)")
     assert runs[3]["metrics"]["throughput_sps"] == pytest.approx(16.49, abs=0.01)
+
+
+def test_an_energy_given_as_its_components_is_their_sum(tmp_path: Path) -> None:
+    """The energy as CPU and GPU parts and no total (beside a raw counter reading at the start): the run's energy is
+    their sum, never the first part's alone with the GPU named as the device."""
+    table = tmp_path / "parts.csv"
+    table.write_text("model,duration_s,cpu_energy_j,gpu_energy_j,start_cpu_energy_j,ttft_p50_ms\n"
+                     "m,10,100,400,238752.2,50\n")
+    runs, fmt, warnings = _load(table)
+    assert fmt == "general-table" and runs[0]["metrics"]["energy_j"] == 500.0
+    assert any("start_cpu_energy_j left out (counter readings" in w for w in warnings)
+    table.write_text("model,duration_s,cpu_energy_j,total_energy_j,ttft_p50_ms\nm,10,100,450,50\n")
+    assert _load(table)[0][0]["metrics"]["energy_j"] == 450.0  # a total, where given, is the energy

@@ -72,6 +72,7 @@ from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count
 from importers.general_table import GeneralTableImporter, is_json
+from importers.table_checks import with_component_sums
 from importers.table_fields import LABELS, Field, plain, words_of
 from importers.text_lines import MIN_FIGURES, Figure
 from importers.text_scan import MAX_LINE_CHARS, Candidate, Label, candidates, scan
@@ -118,6 +119,7 @@ class TextFiguresImporter(Importer):
         row: list[str] = []
         columns: dict[int, tuple[Field, units.Unit | None]] = {}
         taken: dict[str, Figure] = {}
+        twins: list[tuple[int, int]] = []  # (the figure read, another of its field)
         metrics = [_output_rate(conv, f, cand.figures) if f.field and f.field.key == "tokens_per_s" else f
                    for f in cand.figures if f.metric]
         totals = [f for f in metrics if "total" in words_of(f.name)]
@@ -130,15 +132,22 @@ class TextFiguresImporter(Importer):
             if f.field is None:
                 continue
             key = f.field.key
-            if key in taken:
-                said.left.setdefault((f.name, key, taken[key].name), None)
-                continue
-            taken[key] = f
             header.append(f.name)
             row.append(repr(f.value))
+            if key in taken:  # another figure of a field already read: its part (summed) or left out, said
+                twins.append((next(i for i, (g, _) in columns.items() if g.key == key), len(header) - 1))
+                continue
+            taken[key] = f
             columns[len(header) - 1] = (f.field, f.field_unit)
-            said.read.setdefault(f"{f.name[:80]} read as {key}" + (f" (in {f.field_unit.symbol})"
-                                                                   if f.field_unit else ""), None)
+        read = len(header)
+        header, rows, twins = with_component_sums(conv, header, [(0, row)], columns, twins)
+        row = rows[0][1]
+        for i, (fld, unit) in sorted(columns.items()):  # a sum of parts is said by with_component_sums
+            if i < read:
+                said.read.setdefault(f"{header[i][:80]} read as {fld.key}" + (f" (in {unit.symbol})" if unit else ""),
+                                     None)
+        for first, other in twins:
+            said.left.setdefault((header[other], columns[first][0].key, header[first]), None)
         for f in cand.figures:
             if f.field is None and not f.approximate:
                 said.unread.setdefault(f.name, f.why)

@@ -85,3 +85,15 @@ def test_an_energy_given_as_its_components_is_their_sum(tmp_path: Path) -> None:
     assert any("start_cpu_energy_j left out (counter readings" in w for w in warnings)
     table.write_text("model,duration_s,cpu_energy_j,total_energy_j,ttft_p50_ms\nm,10,100,450,50\n")
     assert _load(table)[0][0]["metrics"]["energy_j"] == 450.0  # a total, where given, is the energy
+
+
+def test_a_summary_of_cpu_and_gpu_parts_with_a_wrapped_counter() -> None:
+    """`key: value` lines: the CPU's and the GPU's energy, no total, and the RAPL counter's raw start and end
+    readings (the end below the start: it wrapped). The run's energy is CPU + GPU, never the CPU's alone."""
+    summary = FORMATS / "text_figures" / "energy-pipeline-rtx4090-cpu-gpu-summary-wrapped-counter.txt"
+    runs, _, warnings = _load(summary)
+    m = runs[0]["metrics"]
+    assert m["energy_j"] == pytest.approx(38535.62 + 252023.72)
+    assert m["avg_power_w"] == pytest.approx(25.677 + 167.928)
+    assert runs[0]["device"]["name"] == "NVIDIA GeForce RTX 4090"
+    assert any("end_cpu_energy_j left out (counter readings" in w for w in warnings)

@@ -310,8 +310,9 @@ class GeneralTableImporter(Importer):
         for i in total_first(header):
             name = header[i]
             label = label_field(name)
-            if label is not None and label.key in ("gpu_count", "device") and "device" not in taken and all(
-                    counted_device(r[i]) for _, r in rows[:200] if i < len(r) and r[i].strip()):
+            cells = [r[i] for _, r in rows[:200] if i < len(r) and r[i].strip()]
+            if label is not None and label.key in ("gpu_count", "device") and "device" not in taken and cells and all(
+                    counted_device(c) for c in cells):
                 out[i] = (_COUNTED_DEVICE, None)  # '2 x NVIDIA RTX 6000 Ada Generation (49140 MiB)'
                 taken["device"] = name
                 conv.warn(f"{name[:40]} read as the GPU count and the device ('2 x NVIDIA ...')")
@@ -325,8 +326,8 @@ class GeneralTableImporter(Importer):
                 left.append((name[:40], f"an operating system or CPU architecture ('Linux', 'x86_64'), not a "
                                         f"{label.key}"))
                 continue
-            if label is not None and label.key == "device" and all(
-                    _WHOLE_NUMBER.fullmatch(r[i].strip()) for _, r in rows[:200] if i < len(r) and r[i].strip()):
+            if label is not None and label.key == "device" and cells and all(
+                    _WHOLE_NUMBER.fullmatch(c.strip()) for c in cells):
                 left.append((name[:40], "a device's index (0, 1), not its name"))
                 continue
             if label is not None and label.key == "device" and label.key not in taken and _backends_only(
@@ -572,7 +573,6 @@ class GeneralTableImporter(Importer):
         return value
 
 
-# a setup's own name for its phase, with its token count ('Prompt 512', 'tg128', 'gen 64')
 def _backends_only(cells: list[str]) -> bool:
     named = {c.strip() for c in cells[:200]} - {""}
     return bool(named) and all(is_backend(c) for c in named)

@@ -71,11 +71,11 @@ def all_tokens(header: list[str], row: list[str]) -> float | None:
 # a row of a long table that states its phase of generation in the mode's column ('phase': prefill, ttft, decode):
 # its token rate is that phase's, and its time the phase's time, never the run's window
 PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "ttft", "first_token": "ttft",
-           "decode": "decode", "tg": "decode", "generation_phase": "decode"}
+          "decode": "decode", "tg": "decode", "generation_phase": "decode"}
+# a setup's own name for its phase, with its token count ('Prompt 512', 'tg128', 'gen 64')
 _SETUP_PHASES = {w: p for w, p in PHASES.items() if p in ("prefill", "decode") and "_" not in w} | {
     "generation": "decode", "gen": "decode"}
 _PHASE_SETUP = re.compile(rf"(?:^|[\s,])(?P<phase>{'|'.join(_SETUP_PHASES)})[\s_-]*\d+", re.IGNORECASE)
-
 
 
 def tag_phases(tag: str | None) -> set[str]:

@@ -248,6 +248,7 @@ class _NotStated(str):
 DEVICE_NOT_STATED = _NotStated("not stated")
 
 
+_ONE_LISTED = re.compile(r"""\[\s*['"]([^'"\[\],]{1,200})['"]\s*\]""")
 _COUNT_ONLY = re.compile(r"(?i)\d{1,5}\s*(?:x|device\(s\)|devices?|gpus?|gpu\(s\)|cards?)")
 
 
@@ -300,6 +301,8 @@ class Conversion:
         importer never guesses.
         """
         name = clean_str(from_file)
+        if name and (listed := _ONE_LISTED.fullmatch(name)) is not None:  # "['Apple M4 Pro']": a list of one name
+            name = listed.group(1).strip() or None
         if name and _COUNT_ONLY.fullmatch(name):  # eco2ai's ' 2 device(s)': a count of devices, naming none
             self.warn(f"{name[:30]!r} counts devices and names none: the device is not stated")
             name = None

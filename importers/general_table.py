@@ -338,6 +338,12 @@ class GeneralTableImporter(Importer):
                     conv.warn(f"{name[:40]} says where the code ran ('cuda', 'cpu'); a column beside it names the "
                               "device")
                 continue
+            if label is None and words_of(name) & {"gpu", "cuda"} and words_of(name) & {"used", "use", "on"} and \
+                    cells and {c.strip().lower() for c in cells} <= {"true", "false"} and not any(
+                    f is _PLACEMENT for f, _ in out.values()):  # 'gpu_used': False is a run on the CPU
+                out[i] = (_PLACEMENT, None)
+                conv.warn(f"{name[:40]} says whether the GPU ran each row: a row where it is False ran on the CPU")
+                continue
             if label is not None and label.key == "mode" and not any(
                     states_a_mode(r[i]) for _, r in rows[:200] if i < len(r)):  # 'task_type': qa_factual, summary
                 left.append((name[:40], "names tasks, not a mode (train, infer) or a phase"))
@@ -518,6 +524,7 @@ class GeneralTableImporter(Importer):
             labels.setdefault("device", counted[1])
         stated = clean_str(labels.get("device"))
         placement = plain(labels.get(_PLACEMENT.key, "")).strip()
+        placement = "cpu" if placement == "false" else placement  # 'gpu_used': False
         if stated and placement and (placement.startswith("cpu") or placement == "mps") and kind_of_device(
                 stated) != "cpu":
             conv.warn(f"the rows run on {placement[:20]!r} did not run on the {stated[:40]} the file names: their "

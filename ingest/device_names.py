@@ -34,6 +34,9 @@ PARTS: Mapping[str, tuple[tuple[str, frozenset[int], tuple[float, float]], ...]]
     "h200": (("sxm", frozenset({141}), (700, 700)), ("nvl", frozenset({141}), (600, 600))),
     "v100": (("pcie", frozenset({16, 32}), (250, 250)), ("sxm", frozenset({16, 32}), (300, 350))),
     "p100": (("pcie", frozenset({12, 16}), (250, 250)), ("sxm", frozenset({16}), (300, 300))),
+    # Blackwell's workstation card, its passively cooled server edition, and its 300 W Max-Q
+    "rtx pro 6000": (("workstation", frozenset({96}), (600, 600)), ("server", frozenset({96}), (600, 600)),
+                     ("maxq", frozenset({96}), (300, 300))),
 }
 # families sold in one form factor only (whatever a name says of it, it is that part)
 SXM_ONLY = frozenset({"b200", "b100", "gb200", "gh200"})
@@ -41,10 +44,10 @@ SXM_ONLY = frozenset({"b200", "b100", "gb200", "gh200"})
 SOURCE_FORMS: Mapping[str, str] = {"mlenergy-leaderboard": "sxm"}  # ML.ENERGY: H100 SXM5, B200, A100 SXM4
 
 FORM_WORDS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL", "maxq": "Max-Q", "laptop": "Laptop", "module": "module",
-              "devkit": "Developer Kit"}
+              "devkit": "Developer Kit", "server": "Server Edition", "workstation": "Workstation Edition"}
 # a Jetson module and its developer kit are one part (the kit carries the module): one power class
 POWER_CLASS = {"sxm": "sxm", "pcie": "pcie", "nvl": "nvl", "maxq": "maxq", "laptop": "laptop", "module": "standard",
-               "devkit": "standard"}
+               "devkit": "standard", "server": "server", "workstation": "workstation"}  # a server edition: passive
 
 _FAMILY = re.compile(
     r"\b(jetson (?:agx orin|agx xavier|xavier nx|orin nx|orin nano|nano|tx2)"
@@ -57,7 +60,8 @@ _FORM = (("sxm", re.compile(r"\bsxm\d?\b|\b[dh]gx\b")), ("pcie", re.compile(r"\b
          # a Max-Q workstation card (RTX PRO 6000 Blackwell Max-Q, 300 W) is its own power class, not a laptop part
          ("maxq", re.compile(r"\bmax q\b(?=.*\bworkstation\b)|\bworkstation\b(?=.*\bmax q\b)")),
          ("laptop", re.compile(r"\bmax q\b|\blaptop\b|\bmobile\b")),
-         ("devkit", re.compile(r"\bdeveloper kit\b|\bdev kit\b|\bdevkit\b")), ("module", re.compile(r"\bmodule\b")))
+         ("devkit", re.compile(r"\bdeveloper kit\b|\bdev kit\b|\bdevkit\b")), ("module", re.compile(r"\bmodule\b")),
+         ("server", re.compile(r"\bserver edition\b")), ("workstation", re.compile(r"\bworkstation edition\b")))
 
 
 @dataclass(frozen=True)

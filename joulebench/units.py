@@ -79,6 +79,8 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s")),
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),
+    ("energy_per_token", 3.6, ("Wh/1k tokens", "Wh/1k tok", "Wh/1000 tokens")), ("energy_per_token", 3.6e-3, (
+        "Wh/Mtok", "Wh/1M tokens")), ("energy_per_token", 3.6e3, ("kWh/1k tokens",)),
     ("energy_per_item", 1.0, ("J/item", "J/request", "J/req", "J/prompt", "J/image", "J/sample", "J/inference",
                               "J/query", "J/img")),
     ("energy_per_item", 1e-3, ("mJ/request", "mJ/sample", "mJ/image", "mJ/inference", "mJ/query")),
@@ -246,6 +248,8 @@ _SUFFIXES: dict[str, str] = {
     "tps": "tokens/s", "mb": "MB", "mib": "MiB", "gb": "GB", "gib": "GiB", "mhz": "MHz", "ghz": "GHz",
     "pct": "%", "percent": "%", "qps": "qps", "fps": "fps", "sps": "sps",
 }
+_STAT_RATE = re.compile(r"(?:.*[_\s-])?(?P<what>tok|toks|tokens|img|imgs|images|samples|reqs?|requests)_"
+                        r"(?P<stat>min|max|med|median|mean|avg|p50|p90|p95|p99)_s")
 _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a name
     ("tokens_per_second", "tokens/s"), ("tokens_per_sec", "tokens/s"), ("tokens_per_s", "tokens/s"),
     ("tok_per_s", "tokens/s"), ("tok_per_sec", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
@@ -257,7 +261,9 @@ _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a n
     ("samples_per_second", "samples/s"), ("samples_per_s", "samples/s"), ("images_per_second", "images/s"),
     ("requests_per_second", "requests/s"), ("requests_per_s", "requests/s"), ("req_per_s", "requests/s"),
     ("queries_per_second", "queries/s"), ("j_per_token", "J/token"), ("joules_per_token", "J/token"),
-    ("mj_per_token", "mJ/token"), ("wh_per_token", "Wh/token"), ("ms_per_token", "ms/token"),
+    ("mj_per_token", "mJ/token"), ("wh_per_token", "Wh/token"), ("wh_per_1k_tokens", "Wh/1k tokens"),
+    ("wh_per_1k_tok", "Wh/1k tokens"), ("wh_per_1000_tokens", "Wh/1k tokens"), ("kwh_per_1k_tokens", "kWh/1k tokens"),
+    ("wh_per_mtok", "Wh/Mtok"), ("wh_per_1m_tokens", "Wh/Mtok"), ("ms_per_token", "ms/token"),
     ("ms_per_tok", "ms/token"), ("s_per_token", "s/token"),
     ("j_per_request", "J/request"), ("j_per_sample", "J/sample"), ("j_per_image", "J/image"),
     ("j_per_query", "J/query"), ("j_per_inference", "J/inference"),
@@ -300,6 +306,11 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
     if per_second:
         symbol = "requests/s" if per_second.group("what").startswith("req") else "items/s"
         return text[: per_second.start()].rstrip(" _-") or text, UNITS[symbol], symbol
+    stat_rate = _STAT_RATE.fullmatch(low)
+    if stat_rate:  # 'tok_med_s', 'img_p90_s': a rate's statistic written between its items and '_s'
+        symbol = "tokens/s" if stat_rate.group("what").startswith("tok") else "items/s"
+        return f"{text[: stat_rate.start('what')]}{stat_rate.group('what')} {stat_rate.group('stat')}".strip(
+            " _-"), UNITS[symbol], symbol
     for phrase, symbol in _PHRASES:
         if phrase.endswith("_s") and re.search(r"per[ _-]*$", low[: -len(phrase)]):
             continue  # 'time_per_img_s': seconds per image, not images a second

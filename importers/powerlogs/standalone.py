@@ -288,7 +288,7 @@ class PowerTableImporter(Importer):
 
     def sniff(self, source: Source) -> bool:
         head = source.head
-        return bool(head) and head.lstrip()[:1] not in ("{", "[") and two_column_header(head.split("\n", 1)[0])
+        return bool(head) and head.lstrip()[:1] not in ("{", "[") and two_column_header(head.split("\n", 1)[0], head)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         stated = {c.strip().lower(): u for c, u in conv.hints.units}

@@ -104,15 +104,19 @@ def _rail_column(header: list[str], body: list[list[str]], taken: set[int]) -> i
     return None
 
 
-def two_column_header(first_line: str) -> bool:
-    """A header of a time column and power column(s), nothing naming runs or durations."""
+def two_column_header(first_line: str, head: str = "") -> bool:
+    """A header of a time column and power column(s), nothing naming runs or durations; a time column named as an
+    elapsed time ('elapsed_s') is the log's clock where the first rows' times rise, one sample after another."""
     delimiter = ";" if first_line.count(";") > first_line.count(",") else ","
     cells = [c.strip().strip('"') for c in first_line.split(delimiter)]
-    if not (2 <= len(cells) <= MAX_POWER_COLUMNS + 4) or not looks_like_power_table(cells):
+    if not (2 <= len(cells) <= MAX_POWER_COLUMNS + 4):
         return False
     powers = power_columns(cells)
     time = _time_column(cells)
     if time is None or not powers or time[0] in powers:
+        return False
+    if not looks_like_power_table(cells) and not (
+            looks_like_power_table([c for i, c in enumerate(cells) if i != time[0]]) and _rising(head, time[0])):
         return False
     for i, c in enumerate(cells):  # nothing else a result table has: labels, energies, rates, latencies
         if i == time[0] or i in powers:
@@ -125,9 +129,22 @@ def two_column_header(first_line: str) -> bool:
             field = measure_field(c)[0]
         except FieldError:
             return False
-        if field is not None and field.key not in ("avg_power_w", "duration_s"):
-            return False
+        if field is not None and field.key not in ("avg_power_w", "duration_s", "gpu_clock_avg_mhz",
+                                                   "mem_used_device_mb", "mem_peak_rss_mb"):
+            return False  # a clock or the memory in use beside the power: a telemetry log's, no result table's
     return True
+
+
+def _rising(head: str, column: int) -> bool:
+    """Whether the first rows' values in a column rise (a clock's), over five rows at least."""
+    values = []
+    for line in head.splitlines()[1:40]:
+        cells = line.split(",")
+        try:
+            values.append(float(cells[column]))
+        except (IndexError, ValueError):
+            return False
+    return len(values) >= 5 and all(b > a for a, b in zip(values, values[1:], strict=False))
 
 
 def _decimal_comma(header: list[str], body: list[list[str]], powers: dict[int, float | None]) -> bool:

@@ -227,6 +227,9 @@ class GeneralTableImporter(Importer):
             header = list(dict.fromkeys(k for r in flat for k in r))[:MAX_KEYS]
             rows = [(i + 1, ["" if r.get(k) is None else str(r.get(k)) for k in header]) for i, r in enumerate(flat)]
             where = "record"
+            if (long := long_columns(header)) is not None:  # records of one figure each: metric_name, _value, _unit
+                header, rows = pivot(conv, header, rows, long)
+                where = "records of"
         else:
             delimiter = _delimiter(source.head)
             tables = side_by_side(figure_tables(source.text or "")) if not self._csv_like(source.head, delimiter) \
@@ -515,6 +518,8 @@ class GeneralTableImporter(Importer):
             metrics.setdefault("energy_boundary", boundary)
             metrics.setdefault("energy_method", "reported")
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
+        if mode is None and words_of(config.get("tag") or "") & {"train", "training", "finetune", "finetuning"}:
+            mode = "train"  # the row's own name says it ('training_benchmark')
         if mode is None and GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())

@@ -12,8 +12,8 @@ from importers.table_fields import FieldError, measure_field, plain
 
 _METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
                 "name", "variable")
-_VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount")
-_UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite")
+_VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount", "metric_value")
+_UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite", "metric_unit")
 
 
 def long_columns(header: list[str]) -> tuple[int, int, int | None] | None:

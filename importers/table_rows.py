@@ -102,6 +102,10 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
     name = model if model is not None else _find(header, _NAME_COLS)
     error = _find(header, _ERROR_COLS)
     kept: Rows = []
+    if {plain(_cell(row, status)) for _, row in rows} & {"pass", "passed"}:  # PASS / FAIL: a verdict on a threshold
+        conv.warn(f"{header[status][:40]} gives verdicts (PASS / FAIL against a target), not failed runs: every "
+                  "row's figures are kept")
+        return rows
     failed = FAILED | (NOT_OK if plain(header[status].strip()).split(".")[-1] in OK_COLUMNS else set())
     for n, row in rows:
         said = plain(_cell(row, status)).replace(" ", "_")

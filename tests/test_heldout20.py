@@ -54,3 +54,14 @@ def test_a_rates_median_between_its_items_and_s_and_rows_run_on_the_cpu() -> Non
     assert on_cpu["device"] is None and first["device"]["name"].endswith("GTX 1060 6GB")  # gpu_used False: no GPU
     assert any("a row where it is False ran on the CPU" in w for w in warnings)
     assert units.header_unit("wall_med_s")[1].kind == "time"  # type: ignore[union-attr]
+
+
+def test_records_of_one_named_figure_each_and_pass_fail_verdicts() -> None:
+    """`results.<benchmark>` records of `metric_name`, `metric_value`, `metric_unit` and a PASS / FAIL `status` (a
+    verdict against a target, not a crash): each record a run with its one figure, every record kept."""
+    checks = FORMATS / "general_table" / "nebius-h100-cluster-check-metric-records.json"
+    runs, _, warnings = _load(checks)
+    assert len(runs) == 4  # the FAIL verdicts (matmul, memory) kept: they measured
+    training = next(r for r in runs if r["config"]["tag"] == "training_benchmark")
+    assert training["metrics"]["tokens_per_s"] == 331772.1 and training["config"]["mode"] == "train"
+    assert any("verdicts (PASS / FAIL" in w for w in warnings)

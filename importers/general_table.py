@@ -25,13 +25,11 @@ headings.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, clean_str, energy_metrics, read_csv
-from importers.device_text import counted_device, device_named, kind_of_device
+from importers.device_text import counted_device, kind_of_device
 from importers.table_checks import (
     GENERATION,
     PHASES,
@@ -59,7 +57,7 @@ from importers.table_fields import (
     words_of,
 )
 from importers.table_identities import NO_UNIT, head_proves_units, proven_units
-from importers.table_long import long_columns, pivot, stat_columns, stats_long, transposed
+from importers.table_long import long_columns, pivot, stat_columns, stats_long, transposed, transposed_head
 from importers.table_records import (
     MAX_KEYS,
     flatten,
@@ -72,7 +70,7 @@ from importers.table_records import (
 )
 from importers.table_rows import (
     MISSING_CELLS,
-    NOT_TAG_WORDS,
+    devices_named,
     failure_named,
     is_backend,
     not_number,
@@ -96,38 +94,6 @@ _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuni
 _COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
 _PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
 _WHOLE_NUMBER = re.compile(r"\d{1,6}")
-
-
-def _transposed_head(head: str, delimiter: str) -> bool:
-    """Whether the first lines of a CSV are a table on its side (`table_long.transposed`)."""
-    try:
-        lines = [r for r in csv.reader(io.StringIO("\n".join(head.splitlines()[:60])), delimiter=delimiter)
-                 if any(c.strip() for c in r)]
-    except csv.Error:
-        return False
-    if len(lines) < 3 or len(lines[0]) < 3:
-        return False
-    header = [c.strip() for c in lines[0]]
-    while header and not header[-1]:
-        header.pop()
-    return transposed(header, [(n, [c.strip() for c in r]) for n, r in enumerate(lines[1:], start=2)]) is not None
-
-
-def _devices_named(header: list[str], rows: list[tuple[int, list[str]]], read: dict[int, Any]) -> int | None:
-    """The column no field reads whose short cells name GPUs or Jetsons ('Nvidia T4', 'RTX A6000'), a third of them
-    or more (beside CPUs and TPUs no name rule knows), as a 'Compute Name' or 'Hardware' column does: the device
-    column of a table that has none by name."""
-    for i, name in enumerate(header):
-        if i in read or words_of(name) & NOT_TAG_WORDS:
-            continue
-        cells = sorted({r[i].strip() for _, r in rows if i < len(r) and r[i].strip()})
-        if not cells or any(len(c.split()) > 6 for c in cells) or any(c[:1].isdigit() for c in cells):
-            continue
-        looked = cells[:200]  # the names of a few hundred rows tell: never a regex pass over every distinct cell
-        named = sum(1 for c in looked if device_named(c))
-        if 3 * named >= len(looked) and named >= min(2, len(looked)):
-            return i
-    return None
 
 
 _MODEL_FILE = re.compile(r"(?:^|.*[/\\])(?P<stem>[^/\\]+?)\.(?:onnx|gguf|pt|pth|engine|plan|trt|safetensors|tflite|bin|"
@@ -195,7 +161,7 @@ class GeneralTableImporter(Importer):
                 return True  # a table without its header row: read, to be refused saying so
             if has_figure(cells):
                 return True
-            if _transposed_head(head, _delimiter(head)) or head_proves_units(head, _delimiter(head)):
+            if transposed_head(head, _delimiter(head)) or head_proves_units(head, _delimiter(head)):
                 return True
         return bool(figure_tables(source.text or ""))
 
@@ -205,7 +171,7 @@ class GeneralTableImporter(Importer):
         cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
         if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)):
             return True
-        return _transposed_head(head, delimiter) or head_proves_units(head, delimiter)
+        return transposed_head(head, delimiter) or head_proves_units(head, delimiter)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
@@ -406,7 +372,7 @@ class GeneralTableImporter(Importer):
             conv.warn(f"{', '.join(sorted(names))[:120]} read by the units the rows prove ({proven[1]}): "
                       + ", ".join(f"{header[i][:30]} in {u.symbol}" for i, (_, u) in by_rows.items())[:200])
         steps_of_generation(conv, header, out)
-        if "device" not in taken and (found := _devices_named(header, rows, out)) is not None:
+        if "device" not in taken and (found := devices_named(header, rows, out)) is not None:
             out[found] = (LABELS["device"], None)
             left = [(n, why) for n, why in left if n != header[found][:40]]
             conv.warn(f"{header[found][:80]} read as the device: its cells name devices")

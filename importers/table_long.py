@@ -5,6 +5,8 @@ row."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 from importers.base import MAX_CSV_CELLS, Conversion
@@ -153,3 +155,18 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
     return [first, *metrics], out, (f"a table on its side: {len(metrics)} figures named down its first column, a "
                                    f"column per setup ({', '.join(h.strip() for h in header[1:4])}, ...): read as a "
                                    "row per setup")
+
+
+def transposed_head(head: str, delimiter: str) -> bool:
+    """Whether the first lines of a CSV are a table on its side (`transposed`)."""
+    try:
+        lines = [r for r in csv.reader(io.StringIO("\n".join(head.splitlines()[:60])), delimiter=delimiter)
+                 if any(c.strip() for c in r)]
+    except csv.Error:
+        return False
+    if len(lines) < 3 or len(lines[0]) < 3:
+        return False
+    header = [c.strip() for c in lines[0]]
+    while header and not header[-1]:
+        header.pop()
+    return transposed(header, [(n, [c.strip() for c in r]) for n, r in enumerate(lines[1:], start=2)]) is not None

@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
-from importers.table_fields import HEADING_TAG, INPUT_MEDIA, OK_COLUMNS, SET_ON, Field, label_field, plain
+from importers.device_text import device_named
+from importers.table_fields import HEADING_TAG, INPUT_MEDIA, OK_COLUMNS, SET_ON, Field, label_field, plain, words_of
 from joulebench import units
 
 Rows = list[tuple[int, list[str]]]
@@ -471,4 +472,21 @@ def not_number(cells: list[str]) -> str | None:
                 return text
         except units.UnitError:
             return text
+    return None
+
+
+def devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
+    """The column no field reads whose short cells name GPUs or Jetsons ('Nvidia T4', 'RTX A6000'), a third of them
+    or more (beside CPUs and TPUs no name rule knows), as a 'Compute Name' or 'Hardware' column does: the device
+    column of a table that has none by name."""
+    for i, name in enumerate(header):
+        if i in read or words_of(name) & NOT_TAG_WORDS:
+            continue
+        cells = sorted({r[i].strip() for _, r in rows if i < len(r) and r[i].strip()})
+        if not cells or any(len(c.split()) > 6 for c in cells) or any(c[:1].isdigit() for c in cells):
+            continue
+        looked = cells[:200]  # the names of a few hundred rows tell: never a regex pass over every distinct cell
+        named = sum(1 for c in looked if device_named(c))
+        if 3 * named >= len(looked) and named >= min(2, len(looked)):
+            return i
     return None

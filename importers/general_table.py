@@ -540,6 +540,11 @@ class GeneralTableImporter(Importer):
         if key == "gpu_count" and raw.strip() in ("0", "0.0"):  # 'gpus: 0': a run on the CPU, no count of GPUs
             conv.warn(f"{at}: 0 GPUs (the run used none): no GPU count stored")
             return None
+        if raw.strip() in ("0", "0.0") and key in ("seq_len", "batch_size", "image_size", "prompt_tokens_requested",
+                                                  "output_tokens_requested"):  # a setting no run has: not stated
+            conv.warn(f"{at.split(':')[-1].strip()[:40]}: 0 is no {key.replace('_', ' ')} a run had: read as not "
+                      "stated")
+            return None
         try:
             value = units.value_in(raw, unit.symbol if unit is not None else
                                    "items/s" if key == "request_rate_per_s" else None)

@@ -65,3 +65,14 @@ def test_records_of_one_named_figure_each_and_pass_fail_verdicts() -> None:
     training = next(r for r in runs if r["config"]["tag"] == "training_benchmark")
     assert training["metrics"]["tokens_per_s"] == 331772.1 and training["config"]["mode"] == "train"
     assert any("verdicts (PASS / FAIL" in w for w in warnings)
+
+
+def test_a_record_of_zeros_with_a_zero_sequence_length_is_no_run(tmp_path: Path) -> None:
+    """Twenty-first set: JSON Lines whose unmeasured records hold 0 for every timing and a 0 prompt length. A 0
+    sequence length is no setting a run had: not stated, and the record of zeros is left out, never the file
+    refused."""
+    records = FORMATS / "general_table" / "kv-cache-benchmark-llama2-zero-rows.jsonl"
+    runs, _, warnings = _load(records)
+    assert runs and all(r["config"].get("seq_len") for r in runs)
+    assert any("every figure in it is 0" in w for w in warnings)
+    assert runs[0]["metrics"]["ttft_avg_ms"] == pytest.approx(1559.97)

@@ -299,8 +299,13 @@ def _gap_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, lis
     data = [n for n in body if _figures_in(lines[n]) >= 2]
     if len(data) < 2:
         return None
-    width = max(len(lines[n]) for n in body)
-    filled = [any(k < len(lines[n]) and not lines[n][k].isspace() for n in body) for k in range(width)]
+    sample = body[:500]  # the columns of a long table are where its first rows have text: bounded work
+    width = max(len(lines[n]) for n in sample)
+    filled = [False] * width
+    for n in sample:
+        for k, ch in enumerate(lines[n]):
+            if not ch.isspace():
+                filled[k] = True
     spans: list[list[int]] = []
     for k, on in enumerate(filled):
         if on and spans and (k - spans[-1][1] <= 1 and not any(k == a for a, _, _ in words)):

@@ -15,6 +15,7 @@ stated, except a column that names the GPU (gpu_board) or the CPU (cpu_package).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -96,10 +97,8 @@ def _rail_column(header: list[str], body: list[list[str]], taken: set[int]) -> i
     for i, h in enumerate(header):
         if i in taken or not _parts(h) & _RAIL_WORDS:
             continue
-        values = [r[i].strip() for r in body if i < len(r)]
-        names = set(values)
-        if 1 < len(names) <= 16 and all(re.search(r"[A-Za-z]", v) for v in names) and all(
-                values.count(v) >= 2 for v in names):
+        counts = Counter(r[i].strip() for r in body if i < len(r))
+        if 1 < len(counts) <= 16 and all(re.search(r"[A-Za-z]", v) and n >= 2 for v, n in counts.items()):
             return i
     return None
 

@@ -12,7 +12,7 @@ import polars as pl
 from db.grading import STAT_METRICS
 from db.labels import NOT_STATED_SQL, supplied_for_run
 from db.store import Store
-from joulebench.configuration import NAMES
+from joulebench.configuration import NAMES, OWN_COLUMNS
 from joulebench.labels import NOT_STATED
 
 
@@ -65,8 +65,7 @@ def runs_for_chart(store: Store, chosen: ChartSelection) -> pl.DataFrame:
 
 
 # every configuration field but those the run columns below state in their own way
-_SETTINGS = ", ".join(f"r.{n}" for n in NAMES if n not in ("device_name", "mode", "precision", "workload",
-                                                          "energy_boundary"))
+_SETTINGS = ", ".join(f"r.{n}" for n in NAMES if n not in OWN_COLUMNS)
 
 # Columns the explorer compares on; one row per run with its device and source. A label the file
 # did not state is shown as 'not stated', never hidden: a device as 'not stated (<file>)', so the

@@ -16,7 +16,7 @@ from decision.figures import ESTIMATE, STATED, DeviceAnswer, Figure
 from decision.scope import Job, job_rows
 from decision.text import basis_of, batch_label, count, precision_name, ratio, sig
 from energy.stats import ratio_interval
-from joulebench.configuration import LIKE_FOR_LIKE, SETTINGS_OF_A_DEVICE, label_parts
+from joulebench.configuration import LIKE_FOR_LIKE, OWN_COLUMNS, SETTINGS_OF_A_DEVICE, label_parts
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def _job_label(row: dict) -> str:
     return " · ".join(parts + label_parts(row, _JOB_DESCRIBED))
 
 
-_JOB_DESCRIBED = tuple(f for f in JOB_FIELDS if f not in ("workload", "mode", "precision", "energy_boundary"))
+_JOB_DESCRIBED = tuple(f for f in JOB_FIELDS if f not in OWN_COLUMNS)
 
 
 def _configurations(runs: pl.DataFrame, device: str, job: Job, column: str) -> pl.DataFrame:

@@ -30,7 +30,7 @@ from decision.text import (
 )
 from energy.stats import aggregate
 from explorer import memo
-from joulebench.configuration import BY_NAME, COMPARE
+from joulebench.configuration import BY_NAME, COMPARE, WORK_NAMED
 from joulebench.metrics import figure
 
 # Filter dimensions: URL key -> run column.
@@ -97,7 +97,7 @@ METRICS: dict[str, Metric] = {
     "ttft_p90": Metric("ttft_p90_ms", missing="not measured: not a generation run, or the source gives no TTFT p90"),
 }
 # the configuration's columns every table shows; the other CONFIG fields show where a row states them
-_TABLE_BASE = ("workload", "mode", "precision", "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
+_TABLE_BASE = (*WORK_NAMED, "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
 MONEY_COLUMNS = frozenset({"cost_per_1m_samples", "electricity_cost_per_1m"})  # labelled with the currency
 TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "electricity", "cost", "tokens",
                  "j_per_token", "j_per_request", "goodput_per_j", "ttft_p90", "tpot_p90", "itl_p90")

@@ -70,6 +70,8 @@ from importers.table_records import (
 )
 from importers.table_rows import (
     MISSING_CELLS,
+    WHOLE,
+    cell,
     devices_named,
     failure_named,
     is_backend,
@@ -93,7 +95,6 @@ _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuni
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
 _COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
 _PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
-_WHOLE_NUMBER = re.compile(r"\d{1,6}")
 
 
 _MODEL_FILE = re.compile(r"(?:^|.*[/\\])(?P<stem>[^/\\]+?)\.(?:onnx|gguf|pt|pth|engine|plan|trt|safetensors|tflite|bin|"
@@ -296,7 +297,7 @@ class GeneralTableImporter(Importer):
                                         f"{label.key}"))
                 continue
             if label is not None and label.key == "device" and cells and all(
-                    _WHOLE_NUMBER.fullmatch(c.strip()) for c in cells):
+                    WHOLE.fullmatch(c.strip()) for c in cells):
                 left.append((name[:40], "a device's index (0, 1), not its name"))
                 continue
             if label is not None and label.key == "device" and label.key not in taken and _backends_only(
@@ -345,7 +346,7 @@ class GeneralTableImporter(Importer):
                 continue
             if field.key in taken:
                 first = next(j for j, (f, _) in out.items() if f.key == field.key)
-                same = all(_cell_at(r, i) == _cell_at(r, first) for _, r in rows)
+                same = all(cell(r, i) == cell(r, first) for _, r in rows)
                 if same:  # 'power.energy_j' and 'efficiency.energy_j' of one value: one figure written twice
                     conv.warn(f"{name[:80]} left out: the same figure as {taken[field.key][:80]}")
                     continue
@@ -559,10 +560,6 @@ class GeneralTableImporter(Importer):
 def _backends_only(cells: list[str]) -> bool:
     named = {c.strip() for c in cells[:200]} - {""}
     return bool(named) and all(is_backend(c) for c in named)
-
-
-def _cell_at(row: list[str], i: int) -> str:
-    return row[i].strip() if i < len(row) else ""
 
 
 def _siblings(a: str, b: str) -> bool:

@@ -7,10 +7,10 @@ than 2 %, the columns stay unread and the table is offered to the mapping step a
 
 from __future__ import annotations
 
-import csv
-import io
+from functools import lru_cache
 
 from importers.table_fields import Field, FieldError, label_field, measure_field, words_of
+from importers.table_long import head_rows
 from joulebench import units
 
 _TIME_WORDS = {"latency", "time", "p50", "p90", "p95", "p99", "mean", "avg", "median", "average", "duration"}
@@ -71,14 +71,16 @@ def _read(header: list[str], columns: list[int], symbol: str) -> dict[int, tuple
     return out
 
 
+@lru_cache(maxsize=32)
 def head_proves_units(head: str, delimiter: str) -> bool:
     """Whether the first lines of a CSV are a table whose unit-less time and rate columns the rows prove the units
-    of (`proven_units`), so the general reader takes a table no header names a unit in."""
-    lines = [r for r in csv.reader(io.StringIO("\n".join(head.splitlines()[:60])), delimiter=delimiter) if any(r)]
+    of (`proven_units`), so the general reader takes a table no header names a unit in (asked by more than one
+    reader's sniff for one file: answered once)."""
+    lines = head_rows(head, delimiter)
     if len(lines) < 3:
         return False
-    header = [c.strip() for c in lines[0]]
-    rows = [(n, [c.strip() for c in r]) for n, r in enumerate(lines[1:], start=2) if len(r) == len(header)]
+    header = lines[0]
+    rows = [(n, r) for n, r in enumerate(lines[1:], start=2) if len(r) == len(header)]
     unread = [i for i, name in enumerate(header) if label_field(name) is None and units.header_unit(name)[1] is None]
     batch = next((i for i, name in enumerate(header) if (f := label_field(name)) is not None
                   and f.key == "batch_size"), None)

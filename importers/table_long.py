@@ -157,16 +157,21 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
                                    "row per setup")
 
 
+def head_rows(head: str, delimiter: str) -> list[list[str]]:
+    """The non-blank rows of the first 60 lines of a CSV head, cells stripped; [] where they are no CSV."""
+    try:
+        return [[c.strip() for c in r] for r in csv.reader(io.StringIO("\n".join(head.splitlines()[:60])),
+                                                            delimiter=delimiter) if any(c.strip() for c in r)]
+    except csv.Error:
+        return []
+
+
 def transposed_head(head: str, delimiter: str) -> bool:
     """Whether the first lines of a CSV are a table on its side (`transposed`)."""
-    try:
-        lines = [r for r in csv.reader(io.StringIO("\n".join(head.splitlines()[:60])), delimiter=delimiter)
-                 if any(c.strip() for c in r)]
-    except csv.Error:
-        return False
+    lines = head_rows(head, delimiter)
     if len(lines) < 3 or len(lines[0]) < 3:
         return False
-    header = [c.strip() for c in lines[0]]
+    header = list(lines[0])
     while header and not header[-1]:
         header.pop()
-    return transposed(header, [(n, [c.strip() for c in r]) for n, r in enumerate(lines[1:], start=2)]) is not None
+    return transposed(header, list(enumerate(lines[1:], start=2))) is not None

@@ -33,15 +33,17 @@ _BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\
 NOT_OK = {"no", "false", "n", "0", "x", "✗", "✘"}  # in an 'ok' / 'success' column: the run failed
 FAILED = {"failed", "fail", "failure", "error", "errored", "oom", "crashed", "crash", "timeout", "timed_out",
           "timedout", "killed", "aborted", "cancelled", "canceled", "skipped"}
-_FAILURE_CELL = {"oom": "out of memory", "out of memory": "out of memory", "cuda oom": "out of memory",
-                 "failed": "the run failed", "fail": "the run failed", "error": "the run failed",
-                 "err": "the run failed", "crash": "the run failed", "crashed": "the run failed",
-                 "timeout": "the run timed out", "timed out": "the run timed out", "killed": "the run was killed"}
+_FAILURE_WHY = {"oom": "out of memory", "out_of_memory": "out of memory", "cuda_oom": "out of memory",
+                "timeout": "the run timed out", "timed_out": "the run timed out", "timedout": "the run timed out",
+                "killed": "the run was killed"}  # what FAILED's words say, where more than 'the run failed'
 
 
-def failure_named(cell: str) -> str | None:
+def failure_named(text: str) -> str | None:
     """What a figure's cell says instead of a number when its run failed ('OOM': out of memory), or None."""
-    return _FAILURE_CELL.get(" ".join(cell.strip().strip("()[]*_!").lower().split()))
+    word = "_".join(text.strip().strip("()[]*_!").lower().split())
+    if word in FAILED or word in _FAILURE_WHY or word == "err":
+        return _FAILURE_WHY.get(word, "the run failed")
+    return None
 
 
 _ERROR_COLS = ("error", "error_message", "err", "message", "reason", "exception", "stderr", "failure_reason")
@@ -59,7 +61,7 @@ NOT_TAG_WORDS = {"error", "message", "output", "text", "prompt", "response", "no
              "url", "stderr", "stdout", "log", "reason", "exception", "answer", "question", "completion"}
 MAX_TAG_COLUMNS = 3
 SETUP_TAG = "setup (from the column names)"  # the tag split_setups gives each run: the setup its column names
-_WHOLE = re.compile(r"\d{1,9}")
+WHOLE = re.compile(r"\d{1,9}")
 _MEASURED = {"time", "latency", "throughput", "energy", "power", "speed", "rate", "duration", "count", "total",
              "completed", "failed", "memory", "mem", "loss", "flops", "gflops", "gmacs", "macs", "macts", "params",
              "param", "ms", "sec", "tokens", "samples", "watts", "joules", "temp", "temperature", "step", "steps"}
@@ -74,7 +76,7 @@ def is_backend(name: str) -> bool:
     return bool(_BACKENDS.fullmatch(text[:20]))
 
 
-def _cell(row: list[str], i: int | None) -> str:
+def cell(row: list[str], i: int | None) -> str:
     return row[i].strip() if i is not None and i < len(row) else ""
 
 
@@ -103,21 +105,21 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
     name = model if model is not None else _find(header, _NAME_COLS)
     error = _find(header, _ERROR_COLS)
     kept: Rows = []
-    if {plain(_cell(row, status)) for _, row in rows} & {"pass", "passed"}:  # PASS / FAIL: a verdict on a threshold
+    if {plain(cell(row, status)) for _, row in rows} & {"pass", "passed"}:  # PASS / FAIL: a verdict on a threshold
         conv.warn(f"{header[status][:40]} gives verdicts (PASS / FAIL against a target), not failed runs: every "
                   "row's figures are kept")
         return rows
     failed = FAILED | (NOT_OK if plain(header[status].strip()).split(".")[-1] in OK_COLUMNS else set())
     for n, row in rows:
-        said = plain(_cell(row, status)).replace(" ", "_")
+        said = plain(cell(row, status)).replace(" ", "_")
         if not _says_failed(said, failed):
             kept.append((n, row))
             continue
-        who = _cell(row, name)
-        why = " ".join(_cell(row, error).split())
+        who = cell(row, name)
+        why = " ".join(cell(row, error).split())
         why = f"{why[:60]} ... {why[-100:]}" if len(why) > 170 else why  # a log's last line says what went wrong
         conv.warn(f"{where} {n}{f' ({who[:60]})' if who else ''} left out: its {header[status][:40]} is "
-                  f"{_cell(row, status)[:20]!r}" + (f" ({header[error][:30]}: {why})" if why and error is not None
+                  f"{cell(row, status)[:20]!r}" + (f" ({header[error][:30]}: {why})" if why and error is not None
                                                      else "") + "; a failed run holds no measurement")
     if rows and not kept:
         raise conv.fail(f"{where} {rows[0][0]}", f"every row's {header[status][:40]} says it failed: no measurement to "
@@ -139,10 +141,10 @@ def without_summaries(conv: Conversion, header: list[str], rows: Rows, columns: 
     labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics" and i != run)
 
     def is_summary(row: list[str]) -> bool:
-        return bool(set(re.split(r"[^a-z]+", plain(_cell(row, run)))) & _SUMMARY_WORDS)
+        return bool(set(re.split(r"[^a-z]+", plain(cell(row, run)))) & _SUMMARY_WORDS)
 
-    repeated = {tuple(_cell(row, j) for j in labels) for _, row in rows if not is_summary(row)}
-    kept = [(n, row) for n, row in rows if not (is_summary(row) and tuple(_cell(row, j) for j in labels) in repeated)]
+    repeated = {tuple(cell(row, j) for j in labels) for _, row in rows if not is_summary(row)}
+    kept = [(n, row) for n, row in rows if not (is_summary(row) and tuple(cell(row, j) for j in labels) in repeated)]
     if len(kept) < len(rows):
         still = {n for n, _ in kept}
         left = [f"{n}" for n, _ in rows if n not in still]
@@ -161,12 +163,12 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
     by_key = {f.key: i for i, (f, _) in columns.items()}
     if (m := by_key.get("model")) is not None:
         for r, (_, row) in enumerate(rows):
-            value = plain(_cell(row, m))
+            value = plain(cell(row, m))
             if value in PRECISION_WORDS and "precision" not in by_key:
-                moved.setdefault("precision", {})[r] = _cell(row, m)
+                moved.setdefault("precision", {})[r] = cell(row, m)
                 row[m] = ""
             elif value in ENGINE_WORDS and "engine" not in by_key:
-                moved.setdefault("engine", {})[r] = _cell(row, m)
+                moved.setdefault("engine", {})[r] = cell(row, m)
                 row[m] = ""
         for key in ("precision", "engine"):
             if key in moved:
@@ -187,7 +189,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
     tags: dict[int, list[str]] = {}
     telling: list[int] = []
     if "engine" not in by_key and (e := _engine_column(header, rows, columns)) is not None:
-        moved["engine"] = {r: _cell(row, e) for r, (_, row) in enumerate(rows) if _cell(row, e)}
+        moved["engine"] = {r: cell(row, e) for r, (_, row) in enumerate(rows) if cell(row, e)}
         conv.warn(f"{header[e][:40]} names engines ({', '.join(sorted(set(moved['engine'].values())))[:80]}): read "
                   "as the engine")
         read.add(e)
@@ -195,30 +197,30 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
         moved["power_mode"] = modes
         conv.warn(f"the power mode read from the text of the rows ({', '.join(sorted(set(modes.values())))[:80]})")
     if (d := by_key.get("device")) is not None:
-        values = {_cell(row, d) for _, row in rows} - {""}
+        values = {cell(row, d) for _, row in rows} - {""}
         placements = sorted(v for v in values if is_backend(v))
         if placements and values - set(placements):  # backends only: each row's says so (GeneralTableImporter.read_row)
             conv.warn(f"{header[d][:40]} holds where the code ran ({', '.join(placements)[:80]}) beside other labels "
                       f"({', '.join(sorted(values - set(placements)))[:80] or 'none'}): it names setups, not devices; "
                       "none is taken as the device (kept in the tag)")
             for r, (_, row) in enumerate(rows):
-                if _cell(row, d):
-                    tags.setdefault(r, []).append(f"{header[d][:30]} {_cell(row, d)}")
+                if cell(row, d):
+                    tags.setdefault(r, []).append(f"{header[d][:30]} {cell(row, d)}")
                 row[d] = ""
     # the headings above a text's table, or the setups its columns are named by: the columns that tell its rows
     # apart join them
     heading = by_key.get("tag") if header[by_key.get("tag", 0)] in (HEADING_TAG, SETUP_TAG) else None
     if heading is not None:  # the headings above a text's table: the columns that tell its rows apart join them
         for r, (_, row) in enumerate(rows):
-            if _cell(row, heading):
-                tags.setdefault(r, []).insert(0, _cell(row, heading))
+            if cell(row, heading):
+                tags.setdefault(r, []).insert(0, cell(row, heading))
     if "tag" not in by_key or heading is not None:
         telling = _telling_columns(header, rows, columns, read)
         for i in reversed(telling):
             for r, (_, row) in enumerate(rows):
-                if _cell(row, i):
+                if cell(row, i):
                     tags.setdefault(r, []).insert(0 if heading is None else 1,
-                                                  f"{header[i][:30]} {_cell(row, i)}".strip())
+                                                  f"{header[i][:30]} {cell(row, i)}".strip())
         if heading is not None and telling:
             for _, row in rows:
                 row[heading] = ""  # now in the tag read from the table
@@ -256,7 +258,7 @@ def _family_and_size(header: list[str], rows: Rows, columns: Columns) -> tuple[d
         return None
     out: dict[int, str] = {}
     for r, (_, row) in enumerate(rows):
-        name, count = _cell(row, family), _PARAMS.match(_cell(row, size))
+        name, count = cell(row, family), _PARAMS.match(cell(row, size))
         if not name or count is None:
             return None  # a size that is no parameter count ('1.1 GB'): nothing joined
         out[r] = f"{name} {count.group(1)}{count.group(2).upper()}"[:200]
@@ -339,7 +341,7 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     for n, row in rows:  # a row gets a run for each setup it gives a figure for; one giving none stays as it is
         stated: list[str | None] = []
         for setup in names:  # a setup whose cells say it failed ('OOM') gets no run, said
-            cells_of = [_cell(row, g[setup]) for g in groups.values()]
+            cells_of = [cell(row, g[setup]) for g in groups.values()]
             failed = [(c, why) for c in cells_of if (why := failure_named(c)) is not None]
             if failed and all(c.lower() in MISSING_CELLS or failure_named(c) for c in cells_of):
                 conv.warn(f"line {n}: {setup[:40]} {failed[0][0][:20]!r} ({failed[0][1]}): no run of that setup")
@@ -349,8 +351,8 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
         for name in stated or [None]:
             cells = [*row, *[""] * (len(header) - len(row))]
             for first, group in groups.items():
-                cells[first] = _cell(row, group[name]) if name is not None else ""
-            cells[tag] = ", ".join(p for p in (_cell(row, tag), name) if p)[:200]
+                cells[first] = cell(row, group[name]) if name is not None else ""
+            cells[tag] = ", ".join(p for p in (cell(row, tag), name) if p)[:200]
             split.append((n, cells))
     shown = ", ".join(header[c] for g in groups.values() for c in g.values())
     conv.warn(f"{shown[:160]}: one figure per setup ({', '.join(names)[:80]}); the {giving} row(s) giving them read "
@@ -367,7 +369,7 @@ def _power_modes(header: list[str], rows: Rows, columns: Columns) -> dict[int, s
     out: dict[int, str] = {}
     for r, (_, row) in enumerate(rows):
         found = {(m.group(1) or m.group(2)).upper().replace(" ", "_" if m.group(1) else "")
-                 for i in range(len(header)) if i not in columns for m in _POWER_MODE.finditer(_cell(row, i))}
+                 for i in range(len(header)) if i not in columns for m in _POWER_MODE.finditer(cell(row, i))}
         if len(found) == 1:
             out[r] = found.pop()
     return out
@@ -378,7 +380,7 @@ def _engine_column(header: list[str], rows: Rows, columns: Columns) -> int | Non
     for i in range(len(header)):
         if i in columns or label_field(header[i]) is not None:
             continue
-        values = {plain(_cell(row, i)) for _, row in rows} - {""}
+        values = {plain(cell(row, i)) for _, row in rows} - {""}
         if values and values <= ENGINE_WORDS:
             return i
     return None
@@ -397,7 +399,7 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
         if i in columns or i in read or label is not None and label.section != "config" and not named_mode or not (
                 words or unnamed_first):
             continue
-        values = [_cell(row, i) for _, row in rows]
+        values = [cell(row, i) for _, row in rows]
         seen = {v for v in values if v}
         # a prompt or output column holds texts, never a setup; but a few short names repeated down it are the
         # setups it was run at ('prompt': '128tok (142 tok)', '1k (1038 tok)' over 28 rows)
@@ -422,12 +424,12 @@ def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[
             continue  # 'id': 000001, 000002, ...: the row's number
         # a number set on the device or the load ('clock_target_mhz': 3105, 3045) tells rows apart, as a name does
         setting = bool(set(words) & (SET_ON | INPUT_MEDIA)) and not set(words) & _STATISTIC_WORDS
-        if numbers and not setting and not (labels and all(_WHOLE.fullmatch(v) for v in seen)
+        if numbers and not setting and not (labels and all(WHOLE.fullmatch(v) for v in seen)
                                             and not set(words) & _MEASURED):
             continue
         given: dict[tuple[str, ...], set[str]] = {}  # a column the labels or the chosen ones already tell
         for _, row in rows:                             # (test_name by test_id, a model's short name by the model)
-            given.setdefault(tuple(_cell(row, j) for j in (*labels, *out)), set()).add(_cell(row, i))
+            given.setdefault(tuple(cell(row, j) for j in (*labels, *out)), set()).add(cell(row, i))
         if (labels or out) and all(len(v) == 1 for v in given.values()):
             continue
         out.append(i)
@@ -442,7 +444,7 @@ _ROW_NUMBER = re.compile(r"id|idx|index|no|nr|num|number|row|#|unnamed: ?0|")
 
 def _counts_rows(values: set[str]) -> bool:
     """Whether a column's values are the rows' numbers: whole numbers, each once, one after another."""
-    if not all(_WHOLE.fullmatch(v) for v in values):
+    if not all(WHOLE.fullmatch(v) for v in values):
         return False
     numbers = sorted(int(v) for v in values)
     return numbers[-1] - numbers[0] == len(numbers) - 1
@@ -463,8 +465,8 @@ def system_names(cells: list[str]) -> bool:
 def not_number(cells: list[str]) -> str | None:
     """The first cell of a settings column that is no number ('tiny', '64k': the names of setups); None when every
     cell is a number or missing."""
-    for cell in cells[:200]:
-        text = cell.strip()
+    for value in cells[:200]:
+        text = value.strip()
         if text.lower() in MISSING_CELLS:
             continue
         try:

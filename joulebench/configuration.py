@@ -179,6 +179,10 @@ POWER_PROFILE = View("power profile", {
 VIEWS = (STORED_KEY, COMPARE, LIKE_FOR_LIKE, POWER_PROFILE)
 
 SETTINGS_OF_A_DEVICE: tuple[str, ...] = tuple(f.name for f in FIELDS if f.role is Role.SETTING)
+# the work every table and sentence names in words of its own (its workload, mode and precision), and with the device
+# and where the energy was measured the fields shown in columns of their own: `label_parts` describes the others
+WORK_NAMED: tuple[str, ...] = ("workload", "mode", "precision")
+OWN_COLUMNS: tuple[str, ...] = ("device_name", *WORK_NAMED, "energy_boundary")
 
 
 def label_parts(row: Mapping[str, object], fields: tuple[str, ...]) -> list[str]:

@@ -32,8 +32,9 @@ from importers.base import (
     positive,
     read_csv,
 )
-from importers.table_fields import SET_ON, FieldError, measure_field, setting_field, words_of
+from importers.table_fields import SET_ON, Field, FieldError, measure_field, setting_field, words_of
 from importers.table_identities import head_proves_units
+from importers.table_rows import Columns, cell, telling_columns
 from importers.table_units import canonical_header, scaled_rows, with_header_units
 from joulebench import units
 
@@ -264,6 +265,7 @@ class ExperimentTableImporter(Importer):
             header, rows = _from_long(conv, header, rows)
         header, rows = _with_user_units(conv, header, rows)
         header, rows = with_header_units(conv, header, rows)
+        header, rows = _with_named_units(conv, header, rows)
         cols = _columns(header)
         kinds = _recognised(cols)
         usable = (kinds["energy"] or kinds["part"] or kinds["per"] or kinds["power"] or kinds["rate"]
@@ -279,9 +281,8 @@ class ExperimentTableImporter(Importer):
             conv.warn(f"columns without a stated unit left out: {', '.join(unitless)}; to read them, {fix}")
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
-        runs = []
-        for i, (lineno, row) in enumerate(rows):
-            runs.append(self._run(conv, i, lineno, header, row, cols, kinds))
+        runs = [self._run(conv, i, lineno, header, row, cols, kinds) for i, (lineno, row) in enumerate(rows)]
+        _tag_telling(conv, header, rows, kinds, runs)
         return conv.document(runs)
 
     def _run(self, conv: Conversion, i: int, lineno: int, header: list[str], row: list[str], cols: dict[str, str],
@@ -324,8 +325,8 @@ class ExperimentTableImporter(Importer):
             metrics.update(throughput_sps=frames / duration, sample_unit="frame", examples=pos_int(frames),
                            throughput_derivation=f"{cols[frames_col or '']} / {cols[duration_col or '']}")
         for low in kinds["latency"]:
-            v = val(low)
-            if v is not None and v >= 0:
+            v = positive(val(low))  # a latency of 0 is a figure not taken ('io_latency_ms' with no delay set)
+            if v is not None:
                 metrics.setdefault(LATENCY[low], v)
         energy, boundary, how = self._energy(conv, val, kinds, duration, notes)
         power_col = kinds["power"][0] if kinds["power"] else None
@@ -413,3 +414,61 @@ class ExperimentTableImporter(Importer):
                 notes.append(f"energy = {low} x duration")
                 return v * duration, ("gpu_board" if gpu else None), f"{low} x duration"
         return None, None, "energy"
+
+
+# the general vocabulary's latency and power fields (importers.table_fields), by this reader's column names
+_NAMED = {"latency_avg_ms": "latency_ms", "latency_p50_ms": "p50_ms", "latency_p90_ms": "p90_ms",
+          "latency_p95_ms": "p95_ms", "latency_p99_ms": "p99_ms", "avg_power_w": "avg_power_w"}
+
+
+def _with_named_units(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
+                      ) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """A latency or a device's power this reader's names miss, whose name states its unit ('latency_sec',
+    'Avg_Power_mW'), renamed to this reader's column and converted (a component's power, 'cpu_power_w', is left
+    as it is: it is no device's average)."""
+    known = {c for found in _recognised(_columns(header)).values() for c in found}
+    taken = {h.strip().lower() for h in header}
+    header, scales = list(header), {}
+    for i, name in enumerate(header):
+        if name.strip().lower() in known or words_of(name) & {"cpu", "gpu", "ram", "dram", "mem", "memory", "soc"}:
+            continue
+        try:
+            field, unit, _ = measure_field(name)
+        except FieldError:
+            continue
+        to = _NAMED.get(field.key) if field is not None and unit is not None else None
+        if to is None or to in taken or unit is None or field is None or field.unit is None:
+            continue
+        taken.add(to)
+        header[i], scales[i] = to, unit.factor / units.unit(field.unit).factor
+        conv.warn(f"{name} read as {field.key} (in {unit.symbol})")
+    return header, scaled_rows(rows, scales, decimal_comma=True)
+
+
+_LABELS = (*MODEL_COLUMNS, *DEVICE_COLUMNS, "tag", "framework", "dataset", *_SETUP_NAMES, "batch_size", "gpu_count")
+
+
+def _tag_telling(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], kinds: dict[str, list[str]],
+                 runs: list[dict[str, Any]]) -> None:
+    """Rows this reader's labels pool, told apart by a column it reads nothing of (a GEMM shape's `I`, `J`, `K`, a
+    `context_window`): that column joins each run's tag, as in the general reader (`table_rows.telling_columns`),
+    so that different setups are never averaged as repeats of one."""
+    figures = {c for found in kinds.values() for c in found}
+    columns: Columns = {}
+    for i, name in enumerate(header):
+        low = name.strip().lower()
+        if low in _LABELS or low in ("status", "prompt"):
+            columns[i] = (Field(low, None, "label"), None)
+        elif low in figures or low in OUTPUT_FRAMES:
+            columns[i] = (Field(low, None, "metrics"), None)
+    telling = telling_columns(header, rows, columns, set())
+    if not telling:
+        return
+    for run, (_, row) in zip(runs, rows):
+        parts = [f"{header[i][:30]} {cell(row, i)}".strip() for i in telling if cell(row, i)]
+        config = run["config"]
+        config["tag"] = ", ".join([config["tag"], *parts] if config["tag"] else parts)[:200] or None
+    several = len(telling) > 1
+    conv.warn(f"{', '.join(header[i][:40] for i in telling)} {'tell' if several else 'tells'} the rows apart (no "
+              f"field reads {'them' if several else 'it'}): kept in the tag, so that different setups are not read as "
+              "repeats of one")

@@ -385,6 +385,7 @@ class GeneralTableImporter(Importer):
         metrics: dict[str, Any] = {}
         labels: dict[str, str] = {}
         config: dict[str, Any] = {}
+        zero_times: list[str] = []
         for i, (field, unit) in columns.items():
             raw = row[i].strip() if i < len(row) else ""
             if raw.lower() in MISSING_CELLS:
@@ -428,6 +429,9 @@ class GeneralTableImporter(Importer):
                 conv.warn(f"{header[i][:80]}: {raw[:20]} read as not measured where it is written (no run draws no "
                           "power or holds no memory: the figure was below the digits written, or not taken)")
                 continue
+            if stored == 0 and field.unit in ("ms", "s"):  # 'latency_ms' 0.0: no run or request takes no time
+                zero_times.append(header[i][:80])
+                continue
             try:
                 checked = check("metrics", field.key, stored, label=f"{header[i][:80]} ({field.key})")
             except RangeError as e:
@@ -448,6 +452,11 @@ class GeneralTableImporter(Importer):
                           "together (its setup names both phases): neither rate, not stored")
             else:  # 'Prompt 512', 'Decode 128': the phase the row's setup names
                 of_phase(metrics, named.pop())
+        if zero_times and any(v for v in metrics.values()):
+            conv.warn(f"{', '.join(zero_times)}: 0 read as not measured where it is written (no run or request takes "
+                      "no time: the figure was not taken)")
+        elif zero_times:
+            metrics.update(dict.fromkeys(zero_times, 0))  # a row of zeros only: below, a setup that did not run
         if not any(v is not None for v in metrics.values()):
             return None
         if all(v == 0 for v in metrics.values()):  # '0,0,0,0': a setup that did not run, never a run in no time

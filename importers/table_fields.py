@@ -183,6 +183,10 @@ def repeat_stat(header: str) -> tuple[str, str] | None:
 # in that unit, over its requests (not over repeats, as an aggregated table's '_mean' is)
 _AFTER_UNIT = {"p50": "p50", "median": "p50", "med": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 _PERCENTILE = re.compile(r"p\d{1,3}")
+# a rate over a power ('fps_per_watt', 'tokens/s/W', 'perf per watt'): items per joule at best, never a power
+_PER_WATT = re.compile(r"(?:fps|tps|qps|ips|tok|sample|image|img|inference|frame|perf|throughput|flops|ops|/\s*s\b"
+                       r"|per[ _-]?sec).*(?:per[ _-]?w(?:atts?)?|/\s*w(?:atts?)?)\s*\)?$")
+_PAUSE = {"cooldown", "cool", "sleep", "pause", "wait", "delay", "interval", "timeout", "rest", "gap"}
 
 
 def stat_after_unit(header: str) -> tuple[str, str, units.Unit] | None:
@@ -296,6 +300,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return None, None, "an estimate or a rating (cloud, estimated, predicted, theoretical), not a measurement"
     if "goodput" in words_of(header):
         return None, None, "the requests per second that met a latency target (a goodput), not the throughput"
+    if _PER_WATT.search(plain(header)[:200]):  # 'fps_per_watt', 'tok/s/W': a rate over a power, an efficiency
+        return None, None, "a rate per watt (an efficiency), not a power; JouleBench derives energy per item itself"
     name, unit, written = units.header_unit(header)
     unit = unit or cell_unit
     words = words_of(name) | words_of(header.split("(")[0])
@@ -343,6 +349,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return _memory_field(words, unit)
     if kind == "power" and words & (_LIMIT | SET_ON):
         return None, None, "a power limit (a setting, not a measured power)"
+    if kind == "power" and (words & {"median", "med"} or any(_PERCENTILE.fullmatch(w) for w in words)) and not (
+            words & {"average", "avg", "mean"}):  # 'average_gpu_power_median_watts': a run's mean, median over runs
+        return None, None, "a median or percentile of the power samples (JouleBench stores the mean power)"
     if kind in ("power", "energy") and words & (_BASELINE - {"idle"}):  # 'idle': said below, with the peaks
         return None, None, "a baseline (idle) figure, not the run's"
     if kind == "time" and written in ("min", "mins") and words & (_DURATION - {"time", "total"}) and not (
@@ -399,6 +408,12 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a load or start-up time (before the measured run), not the run's"
         if words & {"warmup", "warm"}:
             return None, None, "the warm-up's time, not the measured run's"
+        if words & {"io", "disk", "storage", "network", "injected", "simulated", "artificial"}:
+            return None, None, "the time of I/O or of a delay injected (a setting of the test), not the model's"
+        if words & _PAUSE:
+            return None, None, "a pause, interval or timeout set around the runs (a setting), not a time a run took"
+        if says_energy and words & _DURATION:  # 'energy_infer_duration_s': the window its energy was measured over
+            return Field("duration_s", "s"), unit, ""
         if prefill and not words & {"ttft", "first"}:
             return None, None, "a prefill time (not a time to first token)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time", "total"} | {"epoch"})

@@ -215,7 +215,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
             if cell(row, heading):
                 tags.setdefault(r, []).insert(0, cell(row, heading))
     if "tag" not in by_key or heading is not None:
-        telling = _telling_columns(header, rows, columns, read)
+        telling = telling_columns(header, rows, columns, read)
         for i in reversed(telling):
             for r, (_, row) in enumerate(rows):
                 if cell(row, i):
@@ -386,7 +386,7 @@ def _engine_column(header: list[str], rows: Rows, columns: Columns) -> int | Non
     return None
 
 
-def _telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:
+def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:
     """The columns no field reads whose short text values differ between rows (a setup's name, a strategy)."""
     out: list[int] = []
     # a repeat's or a run's id tells every row apart and no setup: it never stands for the columns that do

@@ -27,6 +27,7 @@ from importers.experiment_table import ExperimentTableImporter
 from importers.genai_perf import GenAiPerfImporter
 from importers.general_table import GeneralTableImporter
 from importers.guidellm import GuideLlmImporter
+from importers.hailortcli import HailortcliImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
 from importers.lambda_tables import LambdaImporter
@@ -98,6 +99,7 @@ IMPORTERS: tuple[Importer, ...] = (
     TrtllmBenchImporter(),  # its JSON report's keys, or the printed '= PERFORMANCE OVERVIEW'
     TrtexecImporter(),  # '&&&& RUNNING TensorRT.trtexec' and its '=== Performance summary ==='
     TrtexecTimesImporter(),  # trtexec --exportTimes: a JSON array of startH2dMs .. latencyMs records
+    HailortcliImporter(),  # hailortcli benchmark's Summary (FPS (hw_only), (streaming)) or run's '> Inference result:'
     ServingReportImporter(),  # the printed '== Serving Benchmark Result ==' blocks of vLLM / SGLang, also in notes
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
     TgiBenchImporter(),  # inference-benchmarker results[].token_throughput_secs, or TGI's '| Decode (token) |' tables

@@ -76,6 +76,9 @@ THROUGHPUT = {"throughput_inf_s": ("throughput_sps", "sample"), "inference_throu
               "throughput_tokens_per_second": ("tokens_per_s", None)}
 
 
+_COUNTS = {"samples", "count", "n", "num", "readings"}  # 'power_samples': how many readings, not a power
+
+
 def _unit_of(column: str) -> str | None:
     """The unit a recognised column's name states (`energy_total_j`: J, `duration`: s), for cells carrying one."""
     found = units.header_unit(column)[1]
@@ -129,7 +132,7 @@ def _recognised(cols: dict[str, str]) -> dict[str, list[str]]:
             kinds["rate"].append(low)
         elif low in LATENCY:
             kinds["latency"].append(low)
-        elif UNITLESS_POWER.search(low) and not (set(low.split("_")) & UNIT_TOKENS):
+        elif UNITLESS_POWER.search(low) and not (set(low.split("_")) & (UNIT_TOKENS | _COUNTS)):
             kinds["unitless"].append(low)
     kinds["power"].sort(key=lambda c: "gpu" in c)  # the whole device's average before the GPU's part
     return kinds
@@ -418,13 +421,14 @@ class ExperimentTableImporter(Importer):
 
 # the general vocabulary's latency and power fields (importers.table_fields), by this reader's column names
 _NAMED = {"latency_avg_ms": "latency_ms", "latency_p50_ms": "p50_ms", "latency_p90_ms": "p90_ms",
-          "latency_p95_ms": "p95_ms", "latency_p99_ms": "p99_ms", "avg_power_w": "avg_power_w"}
+          "latency_p95_ms": "p95_ms", "latency_p99_ms": "p99_ms", "avg_power_w": "avg_power_w",
+          "throughput_sps": "throughput_sps"}
 
 
 def _with_named_units(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
                       ) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """A latency or a device's power this reader's names miss, whose name states its unit ('latency_sec',
-    'Avg_Power_mW'), renamed to this reader's column and converted (a component's power, 'cpu_power_w', is left
+    """A latency, a rate of items or a device's power this reader's names miss, whose name states its unit
+    ('latency_sec', 'mis_fps', 'Avg_Power_mW'), renamed to this reader's column and converted (a component's power, 'cpu_power_w', is left
     as it is: it is no device's average)."""
     known = {c for found in _recognised(_columns(header)).values() for c in found}
     taken = {h.strip().lower() for h in header}

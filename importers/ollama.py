@@ -40,14 +40,13 @@ from importers.base import (
     read_csv,
 )
 from importers.device_text import device_from_path
+from importers.text_lines import TERMINAL
 from joulebench.errors import ResultFileError
 
 _KEYS = ("total duration", "load duration", "prompt eval count", "prompt eval duration", "prompt eval rate",
          "eval count", "eval duration", "eval rate")
 _STAT = re.compile(r"(?:^|[\s>*|-])(total duration|load duration|prompt eval count|prompt eval duration|prompt eval "
                    r"rate|eval count|eval duration|eval rate):\s+(\S+)")
-# what a terminal capture holds besides the text: ANSI escapes (cursor, colour) and the spinner's braille frames
-_TERMINAL = re.compile(r"\x1b\[[0-?]{0,20}[ -/]{0,5}[@-~]|\x1b[@-Z\\-_]|[\u2800-\u28ff]")
 _RUN = re.compile(r"ollama run\s+(?:--\S+\s+)*([A-Za-z0-9][\w.:/-]*)"
                   r"|^\s*model(?:_name)?\s*[:=]\s*([A-Za-z0-9][\w.:/-]*)\s*$")
 _RATE_ONLY = re.compile(r"^[ \t]{0,40}eval rate:[ \t]+\d{1,9}(?:\.\d{1,9})?[ \t]*tokens/s[ \t]*$", re.MULTILINE)
@@ -115,7 +114,7 @@ class OllamaImporter(Importer):
         start, said = 0, (model, device, prompt)  # the labels in force where a block starts are its own
         summaries: list[int] = []
         for n, raw in enumerate(text.splitlines(), 1):
-            line = _TERMINAL.sub("", raw) if "\x1b" in raw or "\u2800" <= max(raw, default="") else raw
+            line = TERMINAL.sub("", raw) if "\x1b" in raw or "\u2800" <= max(raw, default="") else raw
             if (m := _RUN.search(line)) is not None:
                 model = m.group(1) or m.group(2)
             elif (m := _DEVICE_LINE.match(line)) is not None and device_from_path((m.group(1),)):

@@ -34,6 +34,8 @@ from joulebench import units
 MIN_FIGURES = 2  # recognised figures a run needs
 MAX_CELLS = 40
 NUM = r"[-+]?(?:\d{1,15}(?:,\d{3}){0,5}(?:\.\d{1,15})?|\.\d{1,15})(?:[eE][-+]?\d{1,3})?"
+# what a terminal capture holds besides the text: ANSI escapes (cursor, colour) and a spinner's braille frames
+TERMINAL = re.compile(r"\x1b\[[0-?]{0,20}[ -/]{0,5}[@-~]|\x1b[@-Z\\-_]|[\u2800-\u28ff]")
 SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+|\s+[—–]\s+")  # ' — ' too: 'Strategy cuda — Average time: 0.16s
 _FIGURE = re.compile(r"(?P<name>[A-Za-z][\w .()/%'+-]{0,79}?)\s{0,80}(?P<sep>[:=~])\s{0,80}"
                      rf"(?P<number>{NUM})(?P<rest>[^\n]{{0,200}})")

@@ -44,7 +44,8 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "tegrastats-json": ("power logs", "tegrastats"), "gpu-power-csv": ("power logs", "NVML loggers"),
     "amd-uprof": ("power logs", "uProf"), "powermetrics": ("power logs", "powermetrics"),
     "power-table": ("power logs", ""),
-    "trtexec": ("trtexec", ""), "trtexec-times": ("trtexec", ""),
+    "trtexec": ("inference engines", "trtexec"), "trtexec-times": ("inference engines", "trtexec"),
+    "hailortcli": ("inference engines", "hailortcli"),
     "experiment-table": ("results tables", ""), "general-table": ("results tables", ""),
     "text-figures": ("figures in text", ""),
 }
@@ -78,6 +79,10 @@ def what_is(source: Source) -> str | None:
     doc = source.json
     if isinstance(doc, dict):
         return _json_kind(doc)
+    if isinstance(doc, list) and len(doc) > 1 and isinstance(doc[0], dict) and set(doc[0]) == {"count"} and all(
+            isinstance(d, dict) and {"name", "averageMs"} <= set(d) for d in doc[1:50]):
+        return ("a TensorRT trtexec --exportProfile per-layer profile (each record one layer's time over the "
+                "profiled runs, not a run): import the trtexec log of the same engine (its Performance summary)")
     if doc is not None:
         return None
     return _approximate(source.text or "") or _log_kind(head)

@@ -428,8 +428,8 @@ _NAMED = {"latency_avg_ms": "latency_ms", "latency_p50_ms": "p50_ms", "latency_p
 def _with_named_units(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
                       ) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """A latency, a rate of items or a device's power this reader's names miss, whose name states its unit
-    ('latency_sec', 'mis_fps', 'Avg_Power_mW'), renamed to this reader's column and converted (a component's power, 'cpu_power_w', is left
-    as it is: it is no device's average)."""
+    ('latency_sec', 'mis_fps', 'Avg_Power_mW'), renamed to this reader's column and converted (a component's
+    power, 'cpu_power_w', is left as it is: it is no device's average)."""
     known = {c for found in _recognised(_columns(header)).values() for c in found}
     taken = {h.strip().lower() for h in header}
     header, scales = list(header), {}

@@ -34,6 +34,7 @@ from importers.table_checks import (
     GENERATION,
     PHASES,
     all_tokens,
+    layer_profile,
     of_phase,
     per_token_checked,
     steps_of_generation,
@@ -225,6 +226,10 @@ class GeneralTableImporter(Importer):
         check_run_count(conv, len(rows), "its rows")
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
+        if (layer := layer_profile(header, rows)) is not None:
+            raise conv.fail("(whole file)", f"a per-layer profile: each row is one layer or operator of one pass "
+                            f"(named in {layer[:40]}), not a run; JouleBench compares whole runs: import the tool's "
+                            "own summary of the run (its mean latency or throughput, e.g. the log beside this profile)")
         columns, left, twins = self._columns(conv, header, rows)
         header, rows, twins = with_component_sums(conv, header, rows, columns, twins)
         header, rows, columns = split_setups(conv, header, rows, columns, twins)

@@ -142,3 +142,27 @@ def with_component_sums(conv: Conversion, header: list[str], rows: list[tuple[in
                   + (f"; {', '.join(header[i][:40] for i in counters)} left out (counter readings at the start or "
                      "end, no energy)" if counters else ""))
     return header, rows, twins
+
+
+# a row per layer of one network's pass: 'layer', 'module'; an operator's or a node's name ('op', '[node type]') only
+# beside each row's share of the pass ('pct', '[%]'): a table of single-operator benchmarks names its ops too
+_LAYER_COLUMNS = frozenset({"layer", "layers", "layer_name", "layer name", "module", "module_name"})
+_OP_COLUMNS = frozenset({"op", "op_name", "op name", "operator", "operator_name", "op_type", "node", "node_name",
+                         "node type", "node_type", "kernel", "kernel_name"})
+_SHARE = frozenset({"pct", "%", "percent", "percentage", "share", "cdf%", "time_pct", "pct_time"})
+_PROFILE_KEYS = ({"name", "averagems"}, {"name", "timems"})  # trtexec --exportProfile's layer records
+
+
+def layer_profile(header: list[str], rows: list[tuple[int, list[str]]]) -> str | None:
+    """The column naming a layer or operator a row each (a per-layer profile: every row one part of one pass, never
+    a run of its own); None for a table of runs. Five distinct names at least: a table of three stages is a table."""
+    plain_names = [plain(h).strip(" []") for h in header]
+    keys = {h.replace(" ", "").replace("_", "") for h in plain_names}
+    shares = bool(set(plain_names) & _SHARE)
+    for i, name in enumerate(plain_names):
+        profile = name == "name" and any(k <= keys for k in _PROFILE_KEYS)
+        if name in _LAYER_COLUMNS or profile or (name in _OP_COLUMNS and shares):
+            named = {row[i].strip() for _, row in rows[:2000] if i < len(row) and row[i].strip()}
+            if len(named) >= 5:
+                return header[i]
+    return None

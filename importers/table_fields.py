@@ -107,7 +107,8 @@ for _names, _field in (
     (("quantization", "quant", "quantisation", "cuantizacion"), Field("quantization", None, "config")),
     (("engine", "backend", "framework", "runtime_engine", "server"), Field("engine", None, "config")),
     (("mode", "phase", "type", "tipo", "kind", "task_type"), Field("mode", None, "label")),
-    (("concurrency", "conc", "max_concurrency", "num_concurrent", "users"), Field("max_concurrency", None, "config")),
+    (("concurrency", "conc", "max_concurrency", "num_concurrent", "users", "clients", "num_clients", "n_clients",
+      "concurrent_clients", "concurrent_requests"), Field("max_concurrency", None, "config")),
     (("request_rate", "rate_rps", "qps_target", "rps"), Field("request_rate_per_s", None, "config")),
     (("prompt_tokens", "input_len", "input_tokens", "prompt_len", "isl", "prompt_length"),
      Field("prompt_tokens_requested", None, "config")),
@@ -385,6 +386,12 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         request = bool(re.search(r"request|req|prompt|query", low))
         return Field("j_per_request" if request else "j_per_sample", "J/item"), unit, ""
     if kind == "token_rate":
+        per = "per" in words or "/user" in low or "/req" in low
+        if per and words & {"stream", "streams", "user", "users", "request", "requests", "req", "client", "clients",
+                            "seq", "sequence", "session"}:
+            return None, None, "a rate of each request (per stream or user), not the system's tokens/s"
+        if per and words & {"gpu", "gpus", "device", "card", "chip"}:
+            return None, None, "a rate per GPU (the system's over its GPU count), not the system's tokens/s"
         if words & {"total", "all", "combined"} and not (decode or prefill or words & {"output", "generated"}):
             return None, None, "prompt and output tokens together (JouleBench stores output tokens/s only)"
         prompt = prefill or "input" in words  # 'Input token throughput (tok/s)': the prompt's tokens

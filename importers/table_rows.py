@@ -459,7 +459,12 @@ def system_names(cells: list[str]) -> bool:
     """Whether a device column's cells are all names of an operating system or CPU architecture (Python's
     platform.system() and machine()), which say where a run ran but not on what device."""
     named = [c.strip().lower() for c in cells[:200] if c.strip().lower() not in MISSING_CELLS]
-    return bool(named) and all(all(p.strip() in _SYSTEM_NAMES for p in c.split("/")) for c in named)  # 'Darwin/arm64'
+    return bool(named) and all(_PLATFORM.fullmatch(c) or all(p.strip() in _SYSTEM_NAMES for p in c.split("/"))
+                               for c in named)  # 'Darwin/arm64', 'Windows-11-10.0.26200-SP0'
+
+
+# Python's platform.platform(): 'Linux-5.15.0-91-generic-x86_64-with-glibc2.35', 'macOS-14.2-arm64-arm-64bit'
+_PLATFORM = re.compile(r"(?:windows|linux|macos|darwin|freebsd)-[\w.+-]{1,120}")
 
 
 def not_number(cells: list[str]) -> str | None:

@@ -30,6 +30,9 @@ REFUSED_BY_DESIGN = frozenset({
     "carbontracker-llama31-8b-h100-h200-long-metrics-no-units.csv",  # no units: mapped (test_mapping)
     "tfg-a30-resnet50-offline-meter-semicolon-mw-unnamed.csv",  # a meter's channels, no unit: mapped (test_mapping)
     "powershell-utf16-nvidia-smi-no-power.csv",  # a log without power: refused saying so (test_heldout13)
+    "llm-jetson-xavier-llama32-per-layer-latency-power.txt",  # per-layer profiles: no run (test_heldout22)
+    "edge-inference-lab-orin-nano-trt-roofline-per-layer.csv",
+    "haxconn-googlenet-trtexec-export-profile.json",
 })
 
 

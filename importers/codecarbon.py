@@ -135,13 +135,15 @@ class CodeCarbonImporter(Importer):
 
     @staticmethod
     def _last_per_run(conv: Conversion, rows: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-        """flush() appends cumulative rows with the same run_id: the last one is the run."""
+        """flush() appends cumulative rows with the same run_id: the last one is the run. In task mode
+        (start_task / stop_task, CodeCarbon 2.8 and later) each row is one task of the run, named in task_name."""
         last: dict[str, int] = {}
         superseded: set[int] = set()
         for i, (_, r) in enumerate(rows):
             run_id = clean_str(r.get("run_id"))
             if not run_id:
                 continue
+            run_id += f"/{clean_str(r.get('task_name')) or ''}"
             if run_id in last:
                 before, now = num(rows[last[run_id]][1].get("duration")), num(r.get("duration"))
                 if before is not None and now is not None and now >= before:  # a running total, grown
@@ -228,8 +230,9 @@ class CodeCarbonImporter(Importer):
                 "gpu_count": gpu_count,
                 "batch_size": conv.hints.batch_size,
                 # one tracked run is one job: never pooled with another as its repeat
-                "tag": (f"CodeCarbon run {tracked[:8]}" if (tracked := clean_str(r.get("run_id")))
-                        else f"CodeCarbon row {index + 1}"),
+                "tag": ((f"CodeCarbon run {tracked[:8]}" if (tracked := clean_str(r.get("run_id")))
+                         else f"CodeCarbon row {index + 1}")
+                        + (f", task {task[:60]}" if (task := clean_str(r.get("task_name"))) else "")),
             },
             "metrics": metrics,
             "flags": flags,

@@ -87,7 +87,8 @@ def _is_report(doc: Any) -> bool:
     return isinstance(doc, dict) and bool(doc) and any(
         isinstance(v, dict) and SECTION_KEYS & set(v)
         and all(isinstance(v[k], (dict, type(None))) for k in SECTION_KEYS & set(v))
-        and any(isinstance(v[k], dict) for k in SECTION_KEYS & set(v)) for v in doc.values())  # never nulls only
+        and any(isinstance(v[k], dict) and "unit" in v[k] for k in SECTION_KEYS & set(v))  # never nulls only,
+        for v in doc.values())  # and a measurement states its unit: a config's 'energy' section is no measurement
 
 
 LEGACY_BATCH = ("benchmark.input_shapes.batch_size", "benchmark.batch_size", "input_shapes.batch_size", "batch_size")

@@ -187,6 +187,7 @@ _PERCENTILE = re.compile(r"p\d{1,3}")
 # a rate over a power ('fps_per_watt', 'tokens/s/W', 'perf per watt'): items per joule at best, never a power
 _PER_WATT = re.compile(r"(?:fps|tps|qps|ips|tok|sample|image|img|inference|frame|perf|throughput|flops|ops|/\s*s\b"
                        r"|per[ _-]?sec).*(?:per[ _-]?w(?:atts?)?|/\s*w(?:atts?)?)\s*\)?$")
+_NET = {"net", "adjusted", "dynamic", "incremental", "marginal", "delta"}  # 'Net_Energy_J': the idle's share taken off
 _PAUSE = {"cooldown", "cool", "sleep", "pause", "wait", "delay", "interval", "timeout", "rest", "gap"}
 
 
@@ -348,6 +349,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         raise FieldError(units.refuse_unit(header, unit.symbol, "W"))
     if kind == "memory":
         return _memory_field(words, unit)
+    if kind in ("power", "energy", "energy_per_token", "energy_per_item", "tokens_per_energy") and words & _NET:
+        return None, None, ("net of idle (an idle baseline subtracted): JouleBench stores the measured figure and "
+                            "derives the net one from an idle run of its own")
     if kind == "power" and words & (_LIMIT | SET_ON):
         return None, None, "a power limit (a setting, not a measured power)"
     if kind == "power" and (words & {"median", "med"} or any(_PERCENTILE.fullmatch(w) for w in words)) and not (

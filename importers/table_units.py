@@ -52,8 +52,9 @@ def target(header: str) -> tuple[str, float] | None:
         return None
     quantity, factor = found
     gpu = bool(words & _GPU)
+    part = next((p for p in ("cpu", "ram", "dram", "mem") if p in words), None)  # 'CPU Energy (J)': a component's
     if quantity == "energy":
-        return ("gpu_energy_j" if gpu else "energy_total_j"), factor
+        return ("gpu_energy_j" if gpu else f"{part}_energy_j" if part else "energy_total_j"), factor
     if quantity == "power":
         return ("gpu_power_w_avg" if gpu else "avg_power_w"), factor
     if quantity == "tokens":

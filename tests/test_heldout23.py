@@ -1,0 +1,47 @@
+"""Issue 39, set 23 (files and attribution in tests/fixtures/formats/SOURCES.md), counted unaided at 419184f:
+CodeCarbon's task mode, a component's energy named with its unit in brackets, a figure net of idle, and a result
+JSON whose config has an 'energy' section. Each rule on the file's own numbers, with its negative case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from importers.table_fields import measure_field
+from importers.table_units import target
+from tests.helpers import load_fixture
+
+FORMATS = Path(__file__).parent / "fixtures" / "formats"
+
+
+def test_codecarbon_task_mode_keeps_each_task() -> None:
+    runs, fmt, warnings = load_fixture(FORMATS / "codecarbon" / "tuning-green-ai-codecarbon3-task-mode-emissions-base.csv")
+    assert fmt == "codecarbon" and len(runs) == 6  # one per task, never 'superseded' as running totals
+    train = next(r for r in runs if r["config"]["tag"].endswith("task train_model"))
+    assert train["metrics"]["duration_s"] == pytest.approx(7385.685681)
+    assert train["metrics"]["energy_j"] == pytest.approx(0.46719 * 3.6e6, rel=1e-4)
+    assert not any("superseded" in w for w in warnings)
+
+
+def test_a_cpu_energy_in_brackets_is_a_part_and_the_parts_add_up() -> None:
+    runs, _, _ = load_fixture(FORMATS / "experiment_csv" / "energy-inference-pyjoules-cpu-and-gpu-energy-j.csv")
+    load = next(r for r in runs if r["config"]["tag"] == "Phase model load")
+    assert load["metrics"]["energy_j"] == pytest.approx(946.49 + 596.465, abs=0.01)  # never the CPU's alone
+    assert target("CPU Energy (J)") == ("cpu_energy_j", 1.0) and target("GPU Energy (J)") == ("gpu_energy_j", 1.0)
+    assert target("Energy (J)") == ("energy_total_j", 1.0)
+
+
+def test_a_figure_net_of_idle_is_left_out() -> None:
+    for name in ("Net_Energy_J", "energy_adjusted_j", "net_j_per_token"):
+        field, _, why = measure_field(name)
+        assert field is None and "net of idle" in why
+    assert measure_field("Gross_Energy_J")[0].key == "energy_j"  # type: ignore[union-attr]
+
+
+def test_a_result_with_a_config_energy_section_is_no_optimum_report() -> None:
+    runs, fmt, _ = load_fixture(FORMATS / "general_table" / "llenergymeasure-v2-result-config-energy-section.json")
+    assert fmt == "general-table" and len(runs) == 1
+    m = runs[0]["metrics"]
+    assert m["energy_j"] == pytest.approx(228.038825) and m["duration_s"] == pytest.approx(4.294966)
+    assert runs[0]["device"]["name"] == "NVIDIA A100-PCIE-40GB"

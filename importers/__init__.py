@@ -18,6 +18,7 @@ from polars.exceptions import PolarsError
 
 from importers.ai_energy_score import AiEnergyScoreImporter
 from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
+from importers.benchncnn import BenchncnnImporter
 from importers.carbontracker import CarbonTrackerImporter
 from importers.codecarbon import CodeCarbonImporter
 from importers.dcgm import DcgmImporter
@@ -39,6 +40,7 @@ from importers.mlperf_app import MlperfAppImporter
 from importers.mlperf_tiny import MlperfTinyImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.ollama import OllamaImporter
+from importers.openvino_benchmark import OpenvinoBenchmarkImporter
 from importers.optimum import OptimumBenchmarkImporter
 from importers.perseus import PerseusImporter
 from importers.powerlogs.standalone import (
@@ -57,11 +59,13 @@ from importers.serving_report import ServingReportImporter
 from importers.sglang_bench import SglangBenchImporter
 from importers.table_records import Unwrapped, unwrapped
 from importers.text_figures import TextFiguresImporter
+from importers.tflite_benchmark import TfliteBenchmarkImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
 from importers.tqdm_log import TqdmImporter
 from importers.trtexec import TrtexecImporter, TrtexecTimesImporter
 from importers.trtllm_bench import TrtllmBenchImporter
+from importers.ultralytics_benchmark import UltralyticsBenchmarkImporter
 from importers.vllm_bench import VllmBenchImporter
 from importers.vllm_offline import VllmOfflineImporter
 from importers.zeus import ZeusImporter
@@ -100,6 +104,10 @@ IMPORTERS: tuple[Importer, ...] = (
     TrtexecImporter(),  # '&&&& RUNNING TensorRT.trtexec' and its '=== Performance summary ==='
     TrtexecTimesImporter(),  # trtexec --exportTimes: a JSON array of startH2dMs .. latencyMs records
     HailortcliImporter(),  # hailortcli benchmark's Summary (FPS (hw_only), (streaming)) or run's '> Inference result:'
+    UltralyticsBenchmarkImporter(),  # benchmarks.log / `yolo benchmark`: 'Benchmarks complete for M on D at imgsz=N'
+    TfliteBenchmarkImporter(),  # TFLite benchmark_model: 'Inference timings in us: ... Inference (avg)' per invocation
+    BenchncnnImporter(),  # ncnn benchncnn: 'loop_count = N' ... '<model>  min = x  max = y  avg = z' rows (ms)
+    OpenvinoBenchmarkImporter(),  # OpenVINO benchmark_app logs ([Step 1/11] .. Throughput: x FPS), benchmark_report.csv
     ServingReportImporter(),  # the printed '== Serving Benchmark Result ==' blocks of vLLM / SGLang, also in notes
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
     TgiBenchImporter(),  # inference-benchmarker results[].token_throughput_secs, or TGI's '| Decode (token) |' tables

@@ -45,7 +45,9 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "amd-uprof": ("power logs", "uProf"), "powermetrics": ("power logs", "powermetrics"),
     "power-table": ("power logs", ""),
     "trtexec": ("inference engines", "trtexec"), "trtexec-times": ("inference engines", "trtexec"),
-    "hailortcli": ("inference engines", "hailortcli"),
+    "hailortcli": ("inference engines", "hailortcli"), "openvino-benchmark": ("inference engines", "OpenVINO"),
+    "tflite-benchmark": ("inference engines", "TFLite"), "benchncnn": ("inference engines", "ncnn"),
+    "ultralytics-benchmark": ("inference engines", "Ultralytics"),
     "experiment-table": ("results tables", ""), "general-table": ("results tables", ""),
     "text-figures": ("figures in text", ""),
 }

@@ -126,6 +126,10 @@ def _figure_name(name: str) -> bool:
         return True
 
 
+_COMPARISON = {"speedup", "ratio", "improvement", "gain", "change", "diff", "difference", "delta", "vs", "reduction",
+               "slowdown", "relative"}
+
+
 def transposed(header: list[str], rows: list[tuple[int, list[str]]]
                ) -> tuple[list[str], list[tuple[int, list[str]]], str] | None:
     """A table turned on its side: the figures named down its metric column, a setup per column ('Metric, 1
@@ -148,13 +152,17 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
     metrics = list(dict.fromkeys(r[0].strip() for _, r in named))
     at = {name: r for _, r in reversed(named) for name in [r[0].strip()]}  # the first row of each name
     out = []
+    compared = [h.strip() for h in header[1:] if set(re.split(r"[^a-z]+", plain(h))) & _COMPARISON]
     for j, title in enumerate(header[1:], start=1):
+        if title.strip() in compared:  # 'Speedup': '×4.60', a ratio of the setups beside it, no setup of its own
+            continue
         m = setups[j - 1]
         setup = (m.group("n") or m.group("n2")) if by_number and m is not None else title.strip()
         out.append((named[0][0], [setup, *(at[name][j].strip() if j < len(at[name]) else "" for name in metrics)]))
+    left = f" ({', '.join(compared)[:60]}: a comparison of the setups, left out)" if compared else ""
     return [first, *metrics], out, (f"a table on its side: {len(metrics)} figures named down its first column, a "
                                    f"column per setup ({', '.join(h.strip() for h in header[1:4])}, ...): read as a "
-                                   "row per setup")
+                                   f"row per setup{left}")
 
 
 def head_rows(head: str, delimiter: str) -> list[list[str]]:

@@ -16,7 +16,8 @@ FORMATS = Path(__file__).parent / "fixtures" / "formats"
 
 
 def test_codecarbon_task_mode_keeps_each_task() -> None:
-    runs, fmt, warnings = load_fixture(FORMATS / "codecarbon" / "tuning-green-ai-codecarbon3-task-mode-emissions-base.csv")
+    path = FORMATS / "codecarbon" / "tuning-green-ai-codecarbon3-task-mode-emissions-base.csv"
+    runs, fmt, warnings = load_fixture(path)
     assert fmt == "codecarbon" and len(runs) == 6  # one per task, never 'superseded' as running totals
     train = next(r for r in runs if r["config"]["tag"].endswith("task train_model"))
     assert train["metrics"]["duration_s"] == pytest.approx(7385.685681)

@@ -415,7 +415,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "time":
         if words & INPUT_MEDIA:
             return None, None, "the length of the input (audio or video), not a time the run took"
-        if words & {"load", "loading", "startup", "init", "initialization", "compile", "compilation"}:
+        if words & {"load", "loading", "startup", "init", "initialization", "compile", "compilation", "cold"}:
             return None, None, "a load or start-up time (before the measured run), not the run's"
         if words & {"warmup", "warm"}:
             return None, None, "the warm-up's time, not the measured run's"

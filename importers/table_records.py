@@ -71,7 +71,8 @@ def _nodes(node: dict[str, Any], path: tuple[str, ...], out: list[tuple[tuple[st
 
 
 _STATISTICS = frozenset({"mean", "avg", "average", "median", "min", "max", "std", "stdev", "stddev", "var", "count",
-                         "n", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "p99.9"})
+                         "n", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p999", "p99.9", "samples",
+                         "start", "end", "first", "last", "sum", "iqr", "cv"})  # 'cpu_temp_celsius': {mean, start, end}
 
 
 def _statistics(node: dict[str, Any]) -> bool:

@@ -297,7 +297,7 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         if found is not None:  # 'J/token gen': the first unit token is the unit, the rest says of what
             return m.group("name").strip(), found, written
         return text, None, ""
-    low = text.lower().replace(" ", "_").replace("-", "_")
+    low = text.lower().replace(" ", "_").replace("-", "_").replace(".", "_")  # a dotted path: 'throughput.fps'
     per_token = _PER_TOKEN_END.search(low)
     if per_token:  # joules_per_output_token, j_per_completion_token, wh_per_generated_token
         symbol = _PER_TOKEN_UNITS[per_token.group("unit")]

@@ -46,3 +46,22 @@ def test_a_result_with_a_config_energy_section_is_no_optimum_report() -> None:
     m = runs[0]["metrics"]
     assert m["energy_j"] == pytest.approx(228.038825) and m["duration_s"] == pytest.approx(4.294966)
     assert runs[0]["device"]["name"] == "NVIDIA A100-PCIE-40GB"
+
+
+def test_statistics_of_a_resource_are_no_second_record() -> None:
+    """Set 24: {cpu_percent: {mean, max, min, samples}, cpu_temp_celsius: {mean, start, end}} are statistics of one
+    figure each, not records: the object is one run; a dotted path's last part states the unit ('throughput.fps')."""
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "edge-bench-rpi4-coral-usb-nested-statistics.json")
+    assert len(runs) == 1
+    m = runs[0]["metrics"]
+    assert m["latency_avg_ms"] == 5.076 and m["throughput_sps"] == 197.01 and m["latency_p99_ms"] == 5.148
+    assert m.get("duration_s") != 2.66099  # cold_start.total_cold_start_ms is a start-up time, not the run's
+    assert measure_field("cold_start.total_cold_start_ms")[0] is None
+
+
+def test_a_speedup_column_is_no_setup() -> None:
+    runs, _, warnings = load_fixture(FORMATS / "general_table" / "cifar10-torch-compile-comparison-speedup-column.md")
+    assert len(runs) == 4
+    eager, compiled = runs[0], runs[1]
+    assert eager["metrics"]["latency_avg_ms"] == 4.1922 and compiled["metrics"]["latency_avg_ms"] == 0.9109
+    assert "Speedup" not in str([r["config"]["tag"] for r in runs])

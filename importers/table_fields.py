@@ -94,7 +94,7 @@ OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok")
 LABELS: dict[str, Field] = {}
 for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id",
-      "model_path", "model_file"),
+      "model_path", "model_file", "topology", "topology_name"),
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",

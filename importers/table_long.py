@@ -20,7 +20,7 @@ _UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite", "metric_u
 
 def long_columns(header: list[str]) -> tuple[int, int, int | None] | None:
     """(metric, value, unit or None) column indices of a long table; None when it is not one."""
-    low = [plain(h.strip()) for h in header]
+    low = [plain(h.strip()).replace(" ", "_") for h in header]  # 'Metric Name' as 'metric_name'
     metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
     value = next((low.index(c) for c in _VALUE_COLS if c in low), None)
     unit = next((low.index(c) for c in _UNIT_COLS if c in low), None)
@@ -86,7 +86,7 @@ def pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
     groups: dict[tuple[str, ...], dict[str, str]] = {}
     first_line: dict[tuple[str, ...], int] = {}
     names: dict[str, None] = {}
-    cells = 0
+    cells = repeated = 0
     for lineno, row in rows:
         def at(i: int, row: list[str] = row) -> str:
             return row[i].strip() if i is not None and i < len(row) else ""
@@ -99,14 +99,22 @@ def pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
         name = metric  # the unit travels with its value ('0.0325 Wh'): a metric may change unit between runs
         group = groups.setdefault(key, {})
         first_line.setdefault(key, lineno)
+        value = f"{at(v_i)} {unit}" if unit and unit not in ("-", "none") and at(v_i) else at(v_i)
+        if name in group and group[name] == value:  # a log appended again with what it held: one measurement
+            repeated += 1
+            continue
         if name in group:
             raise conv.fail(f"line {lineno}: {header[m_i]}", f"{metric[:60]!r} given twice for "
-                            f"{', '.join(k for k in key if k)[:120] or 'the same run'}; one value per metric and run")
-        group[name] = f"{at(v_i)} {unit}" if unit and unit not in ("-", "none") and at(v_i) else at(v_i)
+                            f"{', '.join(k for k in key if k)[:120] or 'the same run'} with other values; one value "
+                            "per metric and run")
+        group[name] = value
         names[name] = None
         cells += 1
         if len(groups) * len(names) > MAX_CSV_CELLS:
             raise conv.fail(f"line {lineno}", "the pivoted table would be too large; split the file")
+    if repeated:
+        conv.warn(f"{repeated} row(s) repeat an earlier row's metric, run and value exactly (the log was appended "
+                  "again with what it held): read once")
     if len(groups) > 1 or keys:
         conv.warn(f"long table pivoted: {len(groups)} run(s) by {', '.join(header[i] for i in keys) or 'nothing'}, "
                   f"{len(names)} metric(s)")

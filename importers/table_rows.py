@@ -267,7 +267,8 @@ def _family_and_size(header: list[str], rows: Rows, columns: Columns) -> tuple[d
 
 # tokens two column names may differ in without naming two setups: a statistic, or a device, rank or repeat number
 _NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", "stdev", "total", "sum", "peak",
-                "first", "last", "p50", "p90", "p95", "p99"}
+                "first", "last", "p50", "p90", "p95", "p99",
+                "batch", "effective", "overall", "actual", "nominal"}  # 'FPS', 'BATCH FPS': two estimates of one rate
 _NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
 
 

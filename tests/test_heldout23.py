@@ -65,3 +65,17 @@ def test_a_speedup_column_is_no_setup() -> None:
     eager, compiled = runs[0], runs[1]
     assert eager["metrics"]["latency_avg_ms"] == 4.1922 and compiled["metrics"]["latency_avg_ms"] == 0.9109
     assert "Speedup" not in str([r["config"]["tag"] for r in runs])
+
+
+def test_a_second_estimate_of_one_rate_is_no_setup() -> None:
+    runs, _, warnings = load_fixture(FORMATS / "general_table" / "dl-benchmark-riscv-tflite-fps-and-batch-fps.csv")
+    assert len(runs) == 6  # never an 'FPS' and a 'batch' run of each row
+    dense8 = next(r for r in runs if r["config"]["model"] == "densenet-121-tf" and r["config"]["batch_size"] == 8)
+    assert dense8["metrics"]["throughput_sps"] == 1.925 and dense8["metrics"]["latency_avg_ms"] == pytest.approx(4156.78)
+    assert any("BATCH FPS left out" in w for w in warnings)
+
+
+def test_a_long_table_appended_again_reads_each_row_once() -> None:
+    runs, _, warnings = load_fixture(FORMATS / "general_table" / "green-llama-long-format-appended-twice.csv")
+    assert len(runs) == 10 and runs[0]["metrics"]["energy_j"] == pytest.approx(313.943095)
+    assert any("100 row(s) repeat an earlier row's metric, run and value exactly" in w for w in warnings)

@@ -72,7 +72,7 @@ _SPREAD = {"max", "min", "peak", "std", "stdev", "stddev", "sd", "var", "varianc
 SPREAD = frozenset(_SPREAD)  # for readers of abbreviated names (importers.mapping): never a mean
 _STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"),
           ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))
-_PER_TOKEN = re.compile(r"per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # per (output|completion) token
+_PER_TOKEN = re.compile(r"(?<![a-z])per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j_tok")  # per (output|completion) token
 _LIMIT = {"limit", "cap", "pl", "powercap", "plimit"}  # 'power_limit_w', 'pl_w', 'cap (W)': the limit set on the device
 # a figure set, not measured ('clock_target_mhz', 'power_requested_w'); a setting's column tells rows apart
 SET_ON = frozenset({"target", "requested", "locked", "applied", "setpoint", "configured", "set", "lock"})
@@ -81,8 +81,8 @@ _SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # '
 _GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", "generados", "generati", "generiert",
               "generes", "generees"}  # 'Tokens Generated': a count of output tokens
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
-_PER_OTHER = re.compile(r"per[ _-]?([a-z]{2,20})(?![a-z])")  # 'energy_per_work_j', 'energy per step (J)'
-_PER_ITEM = re.compile(r"per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
+_PER_OTHER = re.compile(r"(?<![a-z])per[ _-]?([a-z]{2,20})(?![a-z])")  # 'energy_per_work_j', 'energy per step (J)'
+_PER_ITEM = re.compile(r"(?<![a-z])per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
 
 # a precision as tables and texts write it, to the one JouleBench stores ('float16', 'half': fp16)
 PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
@@ -94,7 +94,7 @@ OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok")
 LABELS: dict[str, Field] = {}
 for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id",
-      "model_path", "model_file", "topology", "topology_name"),
+      "model_path", "model_file", "topology_name"),
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",

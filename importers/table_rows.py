@@ -392,7 +392,10 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
     out: list[int] = []
     # a repeat's or a run's id tells every row apart and no setup: it never stands for the columns that do
     labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics" and f.key != "repeat")
-    for i, name in enumerate(header):
+    # a column that names the setup ('config_name', 'variant') before the settings it stands for
+    order = sorted(range(len(header)), key=lambda i: not _SETUP_NAMED.search(plain(header[i])))
+    for i in order:
+        name = header[i]
         words = [w for w in re.split(r"[^a-z]+", plain(name)) if w]
         label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
         unnamed_first = i == 0 and not name.strip()  # a pandas index or a table's row names: ',Accuracy (%),...'
@@ -410,7 +413,8 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
         sizes = named_texts and all(len(v) <= 24 for v in seen) and len(seen) <= len(rows) // 2
         if named_texts and not sizes:
             continue
-        if len(seen) < 2 or any(len(v) > MAX_TAG_CELL or "\n" in v or DATE_CELL.match(v) for v in seen):
+        longest = 200 if _SETUP_NAMED.search(plain(name)) else MAX_TAG_CELL  # a setup's name may be long
+        if len(seen) < 2 or any(len(v) > longest or "\n" in v or DATE_CELL.match(v) for v in seen):
             continue
         if sizes:
             numbers = False  # '128tok (142 tok)': a size's name, whatever a number in it reads as
@@ -439,6 +443,7 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
     return out
 
 
+_SETUP_NAMED = re.compile(r"(?:^|[_\s.])(?:config|configuration|setup|variant|experiment|scenario)(?:_name)?$")
 _STATISTIC_WORDS = {"avg", "mean", "average", "median", "peak", "max", "min", "std", "p50", "p90", "p95", "p99"}
 _ROW_NUMBER = re.compile(r"id|idx|index|no|nr|num|number|row|#|unnamed: ?0|")
 

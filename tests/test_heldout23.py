@@ -80,3 +80,12 @@ def test_a_long_table_appended_again_reads_each_row_once() -> None:
     runs, _, warnings = load_fixture(FORMATS / "general_table" / "green-llama-long-format-appended-twice.csv")
     assert len(runs) == 10 and runs[0]["metrics"]["energy_j"] == pytest.approx(313.943095)
     assert any("100 row(s) repeat an earlier row's metric, run and value exactly" in w for w in warnings)
+
+
+def test_per_inside_a_word_is_no_per_and_a_config_name_tags_the_run() -> None:
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "llenergymeasure-flattened-wide-config-name.csv")
+    assert len(runs) == 90 and len({r["config"]["tag"] for r in runs}) == 90
+    first = runs[0]
+    assert first["config"]["tag"] == "variables_config_name num_processes_1"
+    assert first["metrics"]["energy_j"] == pytest.approx(16195.77922)  # 'experiment' is no 'energy per iment'
+    assert measure_field("experiment_tokens_per_s")[0].key == "tokens_per_s"  # type: ignore[union-attr]

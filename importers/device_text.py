@@ -50,6 +50,8 @@ def device_named(text: str) -> str | None:
     for i in range(len(words)):
         for k in range(min(5, len(words) - i), 0, -1):
             span = " ".join(words[i:i + k]).strip()
+            if k == 1 and len(span) <= 3 and span == span.lower():
+                continue  # 't4' in running text is a label ('(t1)' .. '(t4)'); the GPU is written 'T4'
             if span and device_from_path((span[:100],)):
                 found.append(span)
                 break

@@ -36,6 +36,21 @@ MAX_CELLS = 40
 NUM = r"[-+]?(?:\d{1,15}(?:,\d{3}){0,5}(?:\.\d{1,15})?|\.\d{1,15})(?:[eE][-+]?\d{1,3})?"
 # what a terminal capture holds besides the text: ANSI escapes (cursor, colour) and a spinner's braille frames
 TERMINAL = re.compile(r"\x1b\[[0-?]{0,20}[ -/]{0,5}[@-~]|\x1b[@-Z\\-_]|[\u2800-\u28ff]")
+# 'RESULT threads=3 warmup=5 seconds=30 frames=4280 elapsed=30.000 fps=142.67': a line of key=value words
+_KEY_VALUE = re.compile(r"(?<!\S)([A-Za-z][\w.-]{0,40})=([^\s=]{1,40})(?!\S)")
+
+
+def key_values(text: str) -> list[str] | None:
+    """The cells of a line of three or more `key=value` words, as 'key = value' (None for any other line)."""
+    words = text[:1000].split()
+    if words and "=" not in words[0]:
+        words = words[1:]  # a leading word names the line ('RESULT', '[bench]')
+    pairs = [_KEY_VALUE.fullmatch(w) for w in words]
+    if len(pairs) < 3 or not all(pairs):  # every other word a key=value: 'AGG=8.9 tok/s' keeps its unit elsewhere
+        return None
+    return [f"{m.group(1)} = {m.group(2)}" for m in pairs if m is not None]
+
+
 SPLIT = re.compile(r"\s*\|\s*|;\s+|,\s+|\t+|\s+[—–]\s+")  # ' — ' too: 'Strategy cuda — Average time: 0.16s
 _FIGURE = re.compile(r"(?P<name>[A-Za-z][\w .()/%'+-]{0,79}?)\s{0,80}(?P<sep>[:=~])\s{0,80}"
                      rf"(?P<number>{NUM})(?P<rest>[^\n]{{0,200}})")

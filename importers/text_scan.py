@@ -20,6 +20,7 @@ from importers.text_lines import (
     SPLIT,
     Figure,
     figure,
+    key_values,
     llama_cpp,
     loose,
     mlx_lm,
@@ -78,6 +79,18 @@ class Candidate:
     note: str | None = None  # what the notes say besides where it is (a go test line's iterations and configuration)
 
 
+_COUNTED = re.compile(r"(?:num_|n_|number_of_)?(?:threads?|workers?|streams?|cores?|instances?|requests_in_flight)")
+
+
+def _count_setting(cell: str) -> str | None:
+    """'threads = 3': a count of threads, workers or streams a run was set to ('threads 3'), for its tag."""
+    m = _LABEL.fullmatch(cell)
+    if m is None or not _COUNTED.fullmatch(plain(m.group("name")).strip().replace(" ", "_")):
+        return None
+    value = m.group("value").strip()
+    return f"{m.group('name').strip()[:30]} {value}" if value.isdigit() and len(value) <= 6 else None
+
+
 def _label(line: int, cell: str) -> Label | None:
     m = _LABEL.fullmatch(cell)
     if m is None:
@@ -107,8 +120,11 @@ def _device_in(heading: str) -> str | None:
     """A GPU or Jetson the heading names: the whole heading, a part in brackets, or one split off by ' - ', ',', ' on '
     ('DGX4 (A100-80GB)' -> 'A100-80GB', 'D4 (NVIDIA RTX 6000 Ada - 48GB)' -> 'NVIDIA RTX 6000 Ada')."""
     for part in (heading, *_DEVICE_PARTS.split(heading)):
-        if part.strip() and device_from_path((part.strip()[:100],)):
-            return part.strip()
+        part = part.strip()
+        if len(part) <= 3 and part == part.lower():
+            continue  # '(t4)' beside '(t1)' .. '(t3)' is a label; the GPU is written 'T4'
+        if part and device_from_path((part[:100],)):
+            return part
     return None
 
 
@@ -283,11 +299,16 @@ class _Scan:
         named: str | None = None
         if figures is None:
             figures = []
-            for cell in SPLIT.split(text)[:MAX_CELLS]:
+            counts: list[str] = []
+            for cell in key_values(text) or SPLIT.split(text)[:MAX_CELLS]:
                 if (label := _label(n, cell.strip())) is not None:
                     stated.setdefault(label.key, label)
+                elif (count := _count_setting(cell.strip())) is not None:
+                    counts.append(count)
                 elif (found := self.phased(n, cell.strip())) is not None:
                     figures.append(found)
+            if counts and figures:  # 'threads=3 ... fps=142.67': the threads it ran with tell its setup
+                stated.setdefault("tag", Label(n, "tag", "line", ", ".join(counts)[:200]))
             if recognised(figures) < MIN_FIGURES and (run := run_line(n, text)) is not None:
                 named, figures = run
             elif not figures and not stated:

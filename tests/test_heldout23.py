@@ -89,3 +89,15 @@ def test_per_inside_a_word_is_no_per_and_a_config_name_tags_the_run() -> None:
     assert first["config"]["tag"] == "variables_config_name num_processes_1"
     assert first["metrics"]["energy_j"] == pytest.approx(16195.77922)  # 'experiment' is no 'energy per iment'
     assert measure_field("experiment_tokens_per_s")[0].key == "tokens_per_s"  # type: ignore[union-attr]
+
+
+def test_key_value_lines_and_a_lower_case_label_that_is_no_gpu() -> None:
+    """Set 24: 'RESULT threads=3 ... fps=142.67' lines are runs, the thread count their setup; '(t4)' is a round's
+    label beside '(t1)', never a Tesla T4."""
+    from importers.device_text import device_named
+
+    runs, _, _ = load_fixture(FORMATS / "text_figures" / "rk3588-npu-bench-result-key-value-lines.log")
+    assert len(runs) == 25 and {r["config"]["tag"] for r in runs} == {f"threads {n}" for n in (3, 6, 8, 9, 12)}
+    assert runs[0]["metrics"]["throughput_sps"] == 142.67 and all(r["device"] is None for r in runs)
+    assert device_named("round 1  threads=12 (t4)  09:14:53") is None
+    assert device_named("benchmarked on a T4") == "T4"

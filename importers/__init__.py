@@ -57,6 +57,7 @@ from importers.powerlogs.standalone import (
 from importers.powerlogs.summary import PowerSummaryImporter
 from importers.serving_report import ServingReportImporter
 from importers.sglang_bench import SglangBenchImporter
+from importers.table_preamble import uncommented
 from importers.table_records import Unwrapped, unwrapped
 from importers.text_figures import TextFiguresImporter
 from importers.tflite_benchmark import TfliteBenchmarkImporter
@@ -204,13 +205,18 @@ def _sniffs(importer: Importer, source: Source) -> bool:
 def detect_source(source: Source) -> tuple[Importer, Source, Unwrapped | None]:
     """(the importer, the source it reads, a note): the first importer, in the fixed order, that recognises the
     content; before the general readers take a JSON object that wraps one list of records (`{"cmd": ..., "rows":
-    [...]}`), the tool readers are offered that list (`table_records.unwrapped`, one level), with a note saying so."""
+    [...]}`), the tool readers are offered that list (`table_records.unwrapped`, one level), and a CSV under comment
+    lines is offered as its table (`table_preamble.uncommented`), each with a note saying so."""
     general = next(n for n, imp in enumerate(IMPORTERS) if isinstance(imp, GeneralTableImporter))
     for n, importer in enumerate(IMPORTERS):
         if n == general and (inner := unwrapped(source)) is not None:
             tool = next((imp for imp in IMPORTERS[:general] if _sniffs(imp, inner.source)), None)
             if tool is not None:
                 return tool, inner.source, inner
+        if n == general and (inner := uncommented(source)) is not None:  # a CSV under '#' comment lines
+            reader = next((imp for imp in IMPORTERS if _sniffs(imp, inner.source)), None)
+            if reader is not None:
+                return reader, inner.source, inner
         if _sniffs(importer, source):
             return importer, source, None
     what = "folder" if source.is_folder else "file"

@@ -40,12 +40,13 @@ def device_from_path(dirs: tuple[str, ...]) -> str | None:
 
 
 _SPAN_TRIM = "`*_,;:()[]\"'"
+_MARKS = re.compile(r"\((?:R|TM|r|tm)\)|[®™]")
 
 
 def device_named(text: str) -> str | None:
     """The one GPU or Jetson a line names (`device_from_path`'s names), the longest run of its words that is one:
     'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'; None for none, or for two different ones."""
-    words = [w.strip(_SPAN_TRIM) for w in text.split()[:60]]
+    words = [w.strip(_SPAN_TRIM) for w in _MARKS.sub("", text).split()[:60]]  # 'Intel(R) Arc(TM) B390'
     found: list[str] = []
     for i in range(len(words)):
         for k in range(min(5, len(words) - i), 0, -1):

@@ -138,7 +138,7 @@ _PHASE = re.compile(r"^(?:infer|inference|train|training|eval)_(?=(?:batch|img|i
 def label_field(name: str) -> Field | None:
     """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
     (`engine_name`, `board.name`); a leading '_' (`_repeat`) and a merge's '_x' / '_y' are no part of the name."""
-    low = plain(name.strip()).strip("_")
+    low = plain(uncamel(name.strip())).strip("_")
     if _MERGED.search(low) and _MERGED.sub("", low) in LABELS:  # pandas' merge: 'request_rate_x' beside '_y'
         low = _MERGED.sub("", low)
     parts = low.split(".")
@@ -272,10 +272,23 @@ def setting_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     return Field("power_limit_w", "W", "config"), unit
 
 
+_CAMEL = re.compile(r"[a-z]{1,40}(?:[A-Z][a-z0-9]{0,40}){1,12}[A-Z]?")
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def uncamel(name: str) -> str:
+    """A camelCase key's words apart, part by part of a dotted path ('metrics.averagePackagePowerW' ->
+    'metrics.average_Package_Power_W'); a name with separators (a unit written 'power_mW') as it is."""
+    if len(name) > 200 or not any(c.isupper() for c in name):
+        return name
+    return ".".join(_HUMP.sub("_", p) if _CAMEL.fullmatch(p) else p for p in name.split("."))
+
+
 def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field | None, units.Unit | None, str]:
     """(the field, the unit the column's values are in, why it is left out) for a measurement column.
     (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
     contradicts its name. `cell_unit` is the unit the column's cells carry when the header states none."""
+    header = uncamel(header)
     aggregated = repeat_stat(header)
     if aggregated is not None:
         base, stat = aggregated
@@ -413,6 +426,10 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         tpot = _latency_field(words | {"tpot"})
         return (Field(tpot, "ms"), unit, "") if tpot else (None, None, "a maximum")
     if kind == "time":
+        if "first" in words and words & {"token", "tokens", "tok"}:  # 'Time to First Token (ms)': the TTFT
+            words = words | {"ttft"}
+        if "inter" in words and words & {"token", "tokens", "tok"}:  # 'Inter Token Latency (ms)': the ITL
+            words = words | {"itl"}
         if words & INPUT_MEDIA:
             return None, None, "the length of the input (audio or video), not a time the run took"
         if words & {"load", "loading", "startup", "init", "initialization", "compile", "compilation", "cold"}:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from importers.device_text import device_from_path
 from importers.go_bench import GoContext
 from importers.go_bench import result as go_result
-from importers.table_fields import PRECISIONS, label_field, plain, words_of
+from importers.table_fields import PRECISIONS, label_field, plain, uncamel, words_of
 from importers.text_lines import (
     KNOWN_MODEL,
     MAX_CELLS,
@@ -96,8 +96,8 @@ def _label(line: int, cell: str) -> Label | None:
     if m is None:
         return None
     name = " ".join(m.group("name").split())
-    found = label_field(name)
-    if found is None or found.key not in _TEXT_LABELS:
+    found = label_field(name) if uncamel(name) == name else None  # a camelCase key in text: a dump's ('vulkaninfo:
+    if found is None or found.key not in _TEXT_LABELS:  # deviceName = ...' lists devices, names none run)
         return None
     value = m.group("value").strip()[:200]
     if found.key == "device" and not (device_from_path((value,)) or (_VENDOR_PART.fullmatch(value)

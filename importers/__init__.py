@@ -37,6 +37,7 @@ from importers.llmperf import LlmPerfImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
 from importers.mlperf_app import MlperfAppImporter
+from importers.mlperf_summary import MlperfSummaryImporter
 from importers.mlperf_tiny import MlperfTinyImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.ollama import OllamaImporter
@@ -91,6 +92,7 @@ IMPORTERS: tuple[Importer, ...] = (
     MlperfTrainingImporter(),
     MlperfAppImporter(),  # the reference app's results.json: TestScenario.<name> {took, qps, count, percentiles}
     MlperfTinyImporter(),  # EnergyRunner's results.txt ('Median energy cost is', 'Median throughput is') and .json
+    MlperfSummaryImporter(),  # the submission checker's summary.csv: Result in each row's Units
     AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),
     CodeCarbonImporter(),

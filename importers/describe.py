@@ -45,6 +45,7 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "amd-uprof": ("power logs", "uProf"), "powermetrics": ("power logs", "powermetrics"),
     "power-table": ("power logs", ""),
     "trtexec": ("inference engines", "trtexec"), "trtexec-times": ("inference engines", "trtexec"),
+    "mlperf-summary": ("MLPerf Inference summary.csv", ""),
     "hailortcli": ("inference engines", "hailortcli"), "openvino-benchmark": ("inference engines", "OpenVINO"),
     "tflite-benchmark": ("inference engines", "TFLite"), "benchncnn": ("inference engines", "ncnn"),
     "ultralytics-benchmark": ("inference engines", "Ultralytics"),

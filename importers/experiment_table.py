@@ -132,7 +132,8 @@ def _recognised(cols: dict[str, str]) -> dict[str, list[str]]:
             kinds["rate"].append(low)
         elif low in LATENCY:
             kinds["latency"].append(low)
-        elif UNITLESS_POWER.search(low) and not (set(low.split("_")) & (UNIT_TOKENS | _COUNTS)):
+        elif UNITLESS_POWER.search(low) and not (set(low.split("_")) & (UNIT_TOKENS | _COUNTS)) and not re.match(
+                r"(?:has|is|with|use|uses)_", low):  # 'has_power': a flag, not a power without its unit
             kinds["unitless"].append(low)
     kinds["power"].sort(key=lambda c: "gpu" in c)  # the whole device's average before the GPU's part
     return kinds

@@ -76,7 +76,8 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          "tokens per second", "tokens-per-sec")),  # tokens-per-sec: mlx-lm's generate
     ("token_rate", 1e3, ("tokens/ms",)),
     ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "fps", "FPS",
-                        "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s")),
+                        "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s", "infer/s",
+                        "infer/sec", "inferences/sec")),  # Triton Model Analyzer's 'Throughput (infer/sec)'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),
     ("energy_per_token", 3.6, ("Wh/1k tokens", "Wh/1k tok", "Wh/1000 tokens")), ("energy_per_token", 3.6e-3, (
@@ -281,7 +282,8 @@ _TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "de
 # a count of items per second spelled out at the end of a name ('throughput_samples_per_sec', 'frames_per_s',
 # 'throughput_samples_sec'): a rate, never a time in seconds
 _PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|items?|inferences?|predictions?|"
-                             r"requests?|reqs?|queries|query)_(?:per_(?:second|sec|s)|sec|second)$")
+                             r"requests?|reqs?|queries|query|sentences?|sent|docs?|documents?|texts?|embeddings?|"
+                             r"utterances?)_(?:per_(?:second|sec|s)|sec|second)$")
 _PER_TOKEN_NAME = re.compile(r"per_(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
 
 

@@ -57,8 +57,8 @@ def words_of(name: str) -> set[str]:
 
 _ENERGY = {"energy", "energia", "energie", "consumption", "consumo", "verbrauch", "consommation", "joules"}
 _POWER = {"power", "potencia", "leistung", "puissance", "potenza", "watts", "draw", "pwr"}
-_LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "e2e", "e2el", "response",
-            "rtt", "delay", "gpu", "compute"}
+_LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "tbt", "e2e", "e2el",
+            "response", "rtt", "delay", "gpu", "compute"}
 _WINDOW = {"steady", "measured", "measurement", "window", "active"}  # the timed window, not the wall time around it
 _DURATION = {"steady", "duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata",
              "tiempo", "zeit", "temps", "total", "seconds", "tempo", "parede"}
@@ -428,8 +428,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "time":
         if "first" in words and words & {"token", "tokens", "tok"}:  # 'Time to First Token (ms)': the TTFT
             words = words | {"ttft"}
-        if "inter" in words and words & {"token", "tokens", "tok"}:  # 'Inter Token Latency (ms)': the ITL
-            words = words | {"itl"}
+        if ("inter" in words or "between" in words) and words & {"token", "tokens", "tok"} or "tbt" in words:
+            words = words | {"itl"}  # 'Inter Token Latency (ms)', 'time between tokens', 'tbt_p95_ms': the ITL
         if words & INPUT_MEDIA:
             return None, None, "the length of the input (audio or video), not a time the run took"
         if words & {"load", "loading", "startup", "init", "initialization", "compile", "compilation", "cold"}:

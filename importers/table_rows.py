@@ -458,7 +458,8 @@ def _counts_rows(values: set[str]) -> bool:
 
 MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")  # a cell that states no value
 _SYSTEM_NAMES = frozenset({"linux", "windows", "darwin", "macos", "freebsd", "posix", "nt", "x86_64", "amd64",
-                           "aarch64", "arm64", "i386", "i686"})
+                           "aarch64", "arm64", "i386", "i686",
+                           "amd", "nvidia", "intel", "apple", "qualcomm", "rocm"})  # a vendor or a stack: no device
 
 
 def system_names(cells: list[str]) -> bool:

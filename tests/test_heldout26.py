@@ -42,3 +42,12 @@ def test_sentences_per_second_and_time_to_first_token_spelled_out() -> None:
     for name, key in (("Time to First Token (ms)", "ttft_avg_ms"), ("timeToFirstTokenMs", "ttft_avg_ms"),
                       ("Inter Token Latency (ms)", "itl_avg_ms")):
         assert measure_field(name)[0].key == key  # type: ignore[union-attr]  # never the run's duration
+
+
+def test_a_time_between_tokens_is_the_itl_and_a_vendor_is_no_device() -> None:
+    """Sets 25 and 27: 'tbt_p95_ms' is the ITL's p95, never a request's latency; a 'platform' of 'amd' names no device
+    beside gpu_info.device_name."""
+    for name, key in (("tbt_p95_ms", "itl_p95_ms"), ("time_between_tokens_ms", "itl_avg_ms")):
+        assert measure_field(name)[0].key == key  # type: ignore[union-attr]
+    doc = b'{"platform": "amd", "gpu_info": {"device_name": "AMD Instinct MI300X"}, "tokens_per_second": 5120.5}'
+    assert load(doc, "r.json")[0].runs[0]["device"]["name"] == "AMD Instinct MI300X"

@@ -130,11 +130,19 @@ SLOW = {
         "test_push's killed push resumes, in make test",
     "test_mapping_cli.py::test_push_carries_the_recipes_to_the_team_store":
         "recipes ride the push every table rides (test_push); test_mapping_cli saves and reads them locally",
+    "test_import_properties.py::test_truncated":
+        "every fixture cut at 12 points by hypothesis (about 70 s of CPU over 350 fixtures); make test imports every "
+        "fixture whole (test_every_sample_imports_without_any_label), random bytes (test_random_bytes) and hostile "
+        "files (test_attacks)",
+    "test_import_properties.py::test_mutated":
+        "every fixture damaged 12 ways by hypothesis (about 70 s of CPU); make test keeps random bytes, hostile files "
+        "and a cut fixture's refusal leaving the database unchanged (test_refused_files_never_change_the_database)",
 }
 
 
 def _slow(item: pytest.Item) -> bool:
-    node = item.nodeid.split("/")[-1]
+    path, _, rest = item.nodeid.partition("::")  # a parameter may hold a '/': 'test_x[jetson/log.csv]'
+    node = f"{path.split('/')[-1]}::{rest}" if rest else path.split("/")[-1]
     return any(node == key or node.startswith(key + "[") or (("::" not in key) and node.startswith(key + "::"))
                for key in SLOW)
 

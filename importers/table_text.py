@@ -36,6 +36,7 @@ from joulebench import units
 MAX_LINES = 50_000  # a table of results in text is never further down
 MAX_COLUMNS = 40
 MAX_LINE = 2_000
+GAP_BUDGET = 400_000  # line visits of the console-table search over a whole text (8 passes over its longest table)
 _CELL = re.compile(r"\S+(?: \S+)*")  # a cell of a fixed-width line: words split by single spaces
 _RULE = re.compile(r"^\s*[-=─━+|: ]{10,}\s*$")
 _PIPE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")  # GFM: one hyphen a cell will do
@@ -69,6 +70,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
     above: list[tuple[tuple[int, str], ...]] = []
     titles = 0
     code = False
+    budget = [GAP_BUDGET]  # the lines the console-table search may visit in all: bounded on any text
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -85,7 +87,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
                      and _keyed(t) != _keyed(title)] + [(level, title)]  # '### Model: x' beside '### GPUs: 1'
             i += 1
             continue
-        found = _pipe_table(lines, i) or _fixed_table(lines, i) or _gap_table(lines, i)
+        found = _pipe_table(lines, i) or _fixed_table(lines, i) or _gap_table(lines, i, budget)
         if found is None:
             i += 1
             continue
@@ -269,7 +271,8 @@ def _fixed_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, l
 _NUMBER_CELL = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?%?")
 
 
-def _gap_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
+def _gap_table(lines: list[str], i: int, budget: list[int]
+               ) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
     """A console table printed with fixed widths whose names may sit one space apart ('Prefill Decode', each
     right-aligned over its numbers): its columns are where its rows have text, split by two or more blank
     characters down every row, or by one where a name starts after it (a one-space gap stays inside a cell
@@ -279,6 +282,8 @@ def _gap_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, lis
     words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", lines[i])]
     if not 3 <= len(words) <= MAX_COLUMNS or not all(re.search(r"[A-Za-z]", w) for _, _, w in words) or any(
             _NUMBER_CELL.fullmatch(w) for _, _, w in words):
+        return None
+    if budget[0] <= 0:
         return None
     body: list[int] = []  # the lines of rows (the units line among them)
     end = i + 1
@@ -296,9 +301,9 @@ def _gap_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, lis
             continue
         body.append(end)
         end += 1
-    data = [n for n in body if _figures_in(lines[n]) >= 2]
-    if len(data) < 2:
-        return None
+    budget[0] -= end - i
+    if sum(1 for _ in zip(range(2), (n for n in body if _figures_in(lines[n]) >= 2))) < 2:
+        return None  # two rows of figures at least (the count stops at two)
     sample = body[:500]  # the columns of a long table are where its first rows have text: bounded work
     width = max(len(lines[n]) for n in sample)
     filled = [False] * width

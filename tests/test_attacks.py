@@ -160,3 +160,19 @@ def test_a_damaged_multi_gpu_nvidia_smi_header_is_refused_not_a_polars_traceback
     data[at:at + 1] = b"\x01"
     with pytest.raises(ResultFileError, match="not a valid nvidia-smi file"):
         importers.load(bytes(data), path.name, hints=importers.Hints(device="Test GPU"))
+
+
+def test_a_long_text_of_near_table_lines_is_searched_for_console_tables_in_bounded_time() -> None:
+    """A 2 MB file of thousands of header-like lines over rows of figures (a fuzzed CSV whose rows were exploded)
+    took 52 s in the console-table search, each candidate header scanning every line below it; the search now visits
+    at most table_text.GAP_BUDGET lines over the whole text, and asks for two rows of figures by a count that stops
+    at two."""
+    import time
+
+    from importers.table_text import text_tables
+
+    # 12,000 lines, no blank line: every other line a header candidate whose rows shift, so that none is a table
+    text = "\n".join(f"alpha beta gamma delta\n{' ' * (k % 23)}1.5 2.5 3.5 4.5" for k in range(6_000))
+    start = time.perf_counter()
+    assert text_tables(text)[0] == []
+    assert time.perf_counter() - start < 10.0  # 148 s before the bound; a hang guard, not a speed target

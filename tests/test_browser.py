@@ -188,7 +188,7 @@ def _pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def
     let finish first: a rerun that lands after the click redraws the widget and closes its list."""
     _settled(page)
     for attempt in range(3):  # a rerun still landing on a loaded machine can close the list: open it again
-        box = page.get_by_label(label).first
+        box = page.get_by_label(label, exact=True).first  # never a heading whose text holds the label ("All devices")
         box.click()
         box.fill("")  # what an earlier attempt typed, cleared (Backspace would remove a chosen option)
         page.keyboard.type(option)

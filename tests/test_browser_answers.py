@@ -68,6 +68,7 @@ def test_decide_and_cost_answers_match_the_source_file(server: str, page, seeded
     query = urllib.parse.urlencode([("device", b200), ("device", h100), ("mode", "infer"), ("shape", SHAPE)])
     page.goto(f"{server}/decide?{query}")
     _wait_text(page, "Energy per token at your latency target")
+    _wait_text(page, f"Fewest joules per output token with no latency limit ({SHAPE})")  # drawn after the heading
     _settled(page)
     body = _body(page)
     fast_b, fast_h = hand["B200"]["fastest"], hand["H100"]["fastest"]

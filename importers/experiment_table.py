@@ -34,7 +34,7 @@ from importers.base import (
 )
 from importers.table_fields import SET_ON, Field, FieldError, measure_field, setting_field, words_of
 from importers.table_identities import head_proves_units
-from importers.table_rows import Columns, cell, telling_columns
+from importers.table_rows import Columns, cell, telling_columns, telling_said
 from importers.table_units import canonical_header, scaled_rows, with_header_units
 from joulebench import units
 
@@ -473,7 +473,4 @@ def _tag_telling(conv: Conversion, header: list[str], rows: list[tuple[int, list
         parts = [f"{header[i][:30]} {cell(row, i)}".strip() for i in telling if cell(row, i)]
         config = run["config"]
         config["tag"] = ", ".join([config["tag"], *parts] if config["tag"] else parts)[:200] or None
-    several = len(telling) > 1
-    conv.warn(f"{', '.join(header[i][:40] for i in telling)} {'tell' if several else 'tells'} the rows apart (no "
-              f"field reads {'them' if several else 'it'}): kept in the tag, so that different setups are not read as "
-              "repeats of one")
+    conv.warn(telling_said([header[i][:40] for i in telling]))

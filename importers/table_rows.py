@@ -225,11 +225,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
             for _, row in rows:
                 row[heading] = ""  # now in the tag read from the table
         if telling:
-            several = len(telling) > 1
-            conv.warn(f"{', '.join(header[i][:40] or 'the unnamed first column' for i in telling)} "
-                      f"{'tell' if several else 'tells'} the rows apart "
-                      f"(no field reads {'them' if several else 'it'}): kept in the tag, so that different setups are "
-                      "not read as repeats of one")
+            conv.warn(telling_said([header[i][:40] or "the unnamed first column" for i in telling]))
         if tags and (heading is None or telling):
             moved["tag"] = {r: ", ".join(parts)[:200] for r, parts in tags.items()}
     fields = {"precision": Field("precision", None, "label"), "engine": Field("engine", None, "config"),
@@ -385,6 +381,13 @@ def _engine_column(header: list[str], rows: Rows, columns: Columns) -> int | Non
         if values and values <= ENGINE_WORDS:
             return i
     return None
+
+
+def telling_said(names: list[str]) -> str:
+    """The warning that the columns `names` (no field reads them) are kept in the tag."""
+    several = len(names) > 1
+    return (f"{', '.join(names)} {'tell' if several else 'tells'} the rows apart (no field reads "
+            f"{'them' if several else 'it'}): kept in the tag, so that different setups are not read as repeats of one")
 
 
 def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:

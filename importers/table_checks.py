@@ -122,6 +122,17 @@ def with_component_sums(conv: Conversion, header: list[str], rows: list[tuple[in
         counters = [i for i in group if words_of(header[i]) & _COUNTER_ENDS]
         group = [i for i in group if i not in counters]
         parts = {i: words_of(header[i]) & _COMPONENTS for i in group}
+        totals = [i for i in group if not parts[i]]
+        named = [i for i in group if parts[i]]
+        if len(totals) == 1 and named and all(len(parts[i]) == 1 for i in named) and len(
+                {next(iter(parts[i])) for i in named}) == len(named):
+            # 'energy_infer_kwh' beside 'energy_infer_cpu_kwh' and 'energy_infer_gpu_kwh': the total is given
+            total = totals[0]
+            columns[total] = columns.pop(first)
+            twins = [(a, b) for a, b in twins if a != first]
+            conv.warn(f"{header[total][:40]} read as {key} (the whole); its parts {', '.join(header[i][:40] for i in named)} "
+                      "left out")
+            continue
         if len(group) < 2 or any(len(p) != 1 for p in parts.values()) or len(
                 {next(iter(p)) for p in parts.values()}) != len(group):
             continue

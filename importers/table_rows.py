@@ -265,6 +265,8 @@ def _family_and_size(header: list[str], rows: Rows, columns: Columns) -> tuple[d
 _NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", "stdev", "total", "sum", "peak",
                 "first", "last", "p50", "p90", "p95", "p99",
                 "batch", "effective", "overall", "actual", "nominal"}  # 'FPS', 'BATCH FPS': two estimates of one rate
+# what a column measures, never a setup: 'time_s' and 'energy_infer_duration_s' are two windows of one run
+_MEASURES = {"time", "duration", "elapsed", "runtime", "wall", "energy", "power", "latency", "throughput", "rate"}
 _NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
 
 
@@ -281,13 +283,14 @@ def _differing(a: str, b: str) -> tuple[str, str] | None:
     if len(ta) == len(tb) and len(diff) == 1 and ta[diff[0]] and tb[diff[0]]:
         i = diff[0]
         p, q = ta[i], tb[i]
-        if {p.lower(), q.lower()} & _NOT_A_SETUP:
+        if {p.lower(), q.lower()} & (_NOT_A_SETUP | _MEASURES):
             return None
         if _NUMBERED.match(p) or _NUMBERED.match(q):
             board = named and p.isdigit() and q.isdigit() and i > 0 and not _NUMBERED.fullmatch(ta[i - 1] + "0")
             return (x.strip(), y.strip()) if board else None  # 'Raspberry Pi 4' and '5' are two boards; GPU 0 one
         return p, q
-    whole = named and diff and not {t.lower() for t in (*ta, *tb)} & _NOT_A_SETUP  # 'avg_ttft', 'ttft_first': stats
+    whole = named and diff and not {t.lower() for t in (*ta, *tb)} & _NOT_A_SETUP and not any(
+        {t.lower() for t in name if t} <= _MEASURES for name in (ta, tb))  # 'avg_ttft', 'ttft_first': statistics
     return (x.strip(), y.strip()) if whole else None
 
 

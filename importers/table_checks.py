@@ -130,8 +130,8 @@ def with_component_sums(conv: Conversion, header: list[str], rows: list[tuple[in
             total = totals[0]
             columns[total] = columns.pop(first)
             twins = [(a, b) for a, b in twins if a != first]
-            conv.warn(f"{header[total][:40]} read as {key} (the whole); its parts {', '.join(header[i][:40] for i in named)} "
-                      "left out")
+            parts_named = ", ".join(header[i][:40] for i in named)
+            conv.warn(f"{header[total][:40]} read as {key} (the whole); its parts {parts_named} left out")
             continue
         if len(group) < 2 or any(len(p) != 1 for p in parts.values()) or len(
                 {next(iter(p)) for p in parts.values()}) != len(group):

@@ -127,11 +127,11 @@ def with_component_sums(conv: Conversion, header: list[str], rows: list[tuple[in
         if len(totals) == 1 and named and all(len(parts[i]) == 1 for i in named) and len(
                 {next(iter(parts[i])) for i in named}) == len(named):
             # 'energy_infer_kwh' beside 'energy_infer_cpu_kwh' and 'energy_infer_gpu_kwh': the total is given
-            total = totals[0]
-            columns[total] = columns.pop(first)
+            whole = totals[0]
+            columns[whole] = columns.pop(first)
             twins = [(a, b) for a, b in twins if a != first]
             parts_named = ", ".join(header[i][:40] for i in named)
-            conv.warn(f"{header[total][:40]} read as {key} (the whole); its parts {parts_named} left out")
+            conv.warn(f"{header[whole][:40]} read as {key} (the whole); its parts {parts_named} left out")
             continue
         if len(group) < 2 or any(len(p) != 1 for p in parts.values()) or len(
                 {next(iter(p)) for p in parts.values()}) != len(group):

@@ -163,7 +163,8 @@ _REPEAT_STATS = {"mean": "mean", "avg": "mean", "std": "spread", "stdev": "sprea
 _NOT_MEASURED = {"cloud", "estimated", "estimate", "est", "predicted", "projected", "theoretical", "nominal", "rated",
                  "expected", "simulated", "modeled", "modelled"}
 _SCOPE_AFTER = re.compile(r"(?P<base>.+?)[_\s.-]+(?P<scope>decode|prefill|prompt|total|global|overall|output|generation"
-                          r"|gen|e2e)", re.IGNORECASE)
+                          r"|gen|e2e|actual|measured|elapsed|wall|real)", re.IGNORECASE)  # 'measure_seconds_actual'
+
 _TOKEN_COUNT = re.compile(r"(?:output|input|prompt|completion|generated)_tokens")
 
 

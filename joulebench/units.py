@@ -326,6 +326,9 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         return " ".join(parts[:-2]), UNITS["tokens/s"], "tokens/s"
     if len(parts) >= 2 and parts[-1] in _SUFFIXES:
         symbol = _SUFFIXES[parts[-1]]
+        if symbol == "s" and {"throughput", "thruput"} & set(parts[:-1]):  # 'throughput_inf_s': inferences a
+            symbol = "requests/s" if {"req", "reqs", "requests"} & set(parts) else "items/s"  # second, never seconds
+            return " ".join(parts[:-1]), UNITS[symbol], symbol
         if UNITS[symbol].kind == "energy" and _PER_TOKEN_NAME.search(low):  # energy_per_completion_token_J
             symbol = _PER_TOKEN_UNITS.get(parts[-1], "J/token")
             return " ".join(parts[:-1]), UNITS[symbol], symbol

@@ -1,6 +1,7 @@
-"""The general table reader keeps a run's whole figure where a table gives it beside its parts, and never reads
-two windows of one run ('time_s', 'energy_infer_duration_s') as two setups. On a real file (attribution in
-tests/fixtures/formats/SOURCES.md) and on tables made to differ in one thing."""
+"""The general table reader reads a unit before a qualifier ('measure_seconds_actual'), keeps a run's whole figure
+where a table gives it beside its parts, and never reads two windows of one run ('time_s', 'energy_infer_duration_s')
+as two setups. On real files (attribution in tests/fixtures/formats/SOURCES.md) and tables made to differ in one
+thing."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from importers import Hints
 from importers.base import Conversion, Source
 from importers.general_table import GeneralTableImporter
+from importers.table_fields import measure_field
 from importers.table_rows import _differing
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -46,3 +48,13 @@ def test_measurement_words_are_no_setup_names() -> None:
     assert _differing("infer_time_s", "infer_duration_s") is None
     assert _differing("ar_tok_s", "k5_tok_s") == ("ar", "k5")
     assert _differing("vllm_ms", "sglang_ms") == ("vllm", "sglang")
+
+
+def test_a_qualifier_after_the_unit_keeps_the_unit() -> None:
+    path = FORMATS / "experiment_csv" / "neural-operator-jetson-benchmark-orin-nano-super-fno-energy-summary.csv"
+    runs, _ = _general(path.read_bytes(), path.name)
+    first = runs[0]["metrics"]
+    assert first["duration_s"] == pytest.approx(120.00029510213062)  # measure_seconds_actual
+    assert first["throughput_sps"] == pytest.approx(282.6993047902736)  # throughput_inf_s: inferences a second
+    assert measure_field("duration_seconds_total")[0].key == "duration_s"  # type: ignore[union-attr]
+    assert measure_field("cooldown_seconds_actual")[0] is None  # a pause stays no duration, qualified or not

@@ -60,7 +60,8 @@ def test_plain_numbers_and_empty_cells_read_as_before() -> None:
     ("Energy per Second (W)", "Energy per Second", "W"), ("Power (mW)", "Power", "mW"),
     ("Potencia (W)", "Potencia", "W"), ("Energía (J)", "Energía", "J"), ("Timestamp (s)", "Timestamp", "s"),
     ("mw", "mw", "mW"), ("sec", "sec", "s"), ("tokens_per_second", "tokens_per_second", "tokens/s"),
-    ("Durée [s]", "Durée", "s"),
+    ("Durée [s]", "Durée", "s"), ("throughput_inf_s", "throughput inf", "items/s"),  # a throughput: never seconds
+    ("throughput_req_s", "throughput", "requests/s"), ("infer_s", "infer", "s"),
 ])
 def test_a_header_gives_its_unit(header: str, name: str, symbol: str) -> None:
     found_name, unit, written = units.header_unit(header)

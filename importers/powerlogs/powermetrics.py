@@ -8,7 +8,8 @@ Learned from the tool's output: each figure is the average over its block's wind
 is stored as a step (its power at the start and the end of its window) and the energy is exactly the sum of power
 times window; the windows follow one another. The combined (or package) power is the SoC's own estimate from its
 energy counters, the CPU package boundary: no DRAM, display or power-supply losses. The other power lines are its
-parts and kept as traces of their own, never added to it. The header names the Mac by its model identifier only
+parts and kept as traces of their own, never added to it; a line written twice in a block (`GPU Power` again in the
+GPU section, rounded differently) is read once, at its first place. The header names the Mac by its model identifier only
 (`Mac14,7`), not the chip: the device is asked for, and the identifier said.
 """
 
@@ -64,10 +65,12 @@ def parse_powermetrics(data: bytes, boundary: str | None) -> PowerLog:
         if not 0 < elapsed_s < 86_400:
             raise PowerLogError(f"sample {n + 1}", f"an elapsed time of {block.group(2)} ms")
         windows.append(elapsed_s)
+        seen: set[str] = set()
         for m in _POWER.finditer(text, block.end(), end):
             name = re.sub(r"\s+", " ", m.group(1)).strip()
-            if name not in values and len(values) >= MAX_DOMAINS:
-                continue
+            if name in seen or name not in values and len(values) >= MAX_DOMAINS:
+                continue  # 'GPU Power' again under '**** GPU usage ****': the block's first line of a name is read
+            seen.add(name)
             watts = float(m.group(2)) * units.UNITS["mW" if m.group(3).lower() == "mw" else "W"].factor
             values.setdefault(name, [np.nan] * n).append(watts)
         for series in values.values():

@@ -423,7 +423,8 @@ class ExperimentTableImporter(Importer):
 # the general vocabulary's latency and power fields (importers.table_fields), by this reader's column names
 _NAMED = {"latency_avg_ms": "latency_ms", "latency_p50_ms": "p50_ms", "latency_p90_ms": "p90_ms",
           "latency_p95_ms": "p95_ms", "latency_p99_ms": "p99_ms", "avg_power_w": "avg_power_w",
-          "throughput_sps": "throughput_sps"}
+          "throughput_sps": "throughput_sps", "j_per_token": "energy_per_token_j",
+          "j_per_sample": "energy_per_sample_j"}
 
 
 def _with_named_units(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]

@@ -86,7 +86,7 @@ from importers.table_rows import (
 from importers.table_text import (
     side_by_side,
 )
-from importers.table_units import data_row
+from importers.table_units import data_row, decimal_marks
 from importers.tool_columns import tool_units
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
@@ -209,9 +209,7 @@ class GeneralTableImporter(Importer):
                 raise conv.fail("line 1", f"the first row is data, not a header ({shown}, ...: values with units or a "
                                 "date-time): the table has no header row, so its columns are not named; write the "
                                 f"header as the first line (nvidia-smi: --format=csv without noheader), or {MAP_IT}")
-            if delimiter == ";":  # a decimal comma goes with ';' between cells: '1,5' is 1.5
-                rows = [(n, [c.replace(",", ".") if c.count(",") == 1 and "." not in c else c for c in r])
-                        for n, r in rows]
+            rows = decimal_marks(rows, delimiter)  # '1,5' with ';' between cells; '23,197' beside '0.58s'
             where = "line"
             long = long_columns(header)
             stats = stat_columns(header) if long is None else None
@@ -319,8 +317,9 @@ class GeneralTableImporter(Importer):
                 out[i] = (_PLACEMENT, None)
                 conv.warn(f"{name[:40]} says whether the GPU ran each row: a row where it is False ran on the CPU")
                 continue
-            if label is not None and label.key == "mode" and not any(
-                    states_a_mode(r[i]) for _, r in rows[:200] if i < len(r)):  # 'task_type': qa_factual, summary
+            if label is not None and label.key == "mode" and not all(
+                    states_a_mode(c) for c in cells if c.strip().lower() not in MISSING_CELLS):  # 'task_type':
+                # generation, question_answering, summarization: tasks, a mode for one of them at most
                 left.append((name[:40], "names tasks, not a mode (train, infer) or a phase"))
                 continue
             if label is not None and label.key not in taken:

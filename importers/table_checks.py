@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from importers.base import Conversion
-from importers.table_fields import Field, plain, words_of
+from importers.table_fields import Field, FieldError, measure_field, plain, words_of
 from joulebench import units
 from joulebench.metrics import ITL, LATENCY
 
@@ -103,29 +103,65 @@ def of_phase(metrics: dict[str, Any], phase: str) -> None:
 
 
 
-_COMPONENTS = {"cpu", "gpu", "ram", "dram", "mem", "memory", "soc"}
+_COMPONENTS = {"cpu", "gpu", "ram", "dram", "mem", "memory", "soc", "ane", "npu"}
+_WHOLE_WORDS = {"total", "combined", "sum", "all", "overall", "system", "whole"}
+_PART_ALIASES = {"package": "cpu", "pkg": "cpu"}  # RAPL's package domain: the CPU's whole
+_SUBPARTS = {"pp0", "pp1", "core", "cores", "uncore"}  # RAPL's domains inside the package, never added to it
 _COUNTER_ENDS = {"start", "end", "begin", "initial", "final", "before", "after"}
+
+
+def _part(header: str) -> set[str]:
+    """The component a column is the energy or power of: 'GPU0_ENERGY (mJ)' -> gpu, 'PACKAGE_ENERGY' -> cpu."""
+    words = {re.sub(r"\d{1,2}$", "", w) for w in words_of(header)}
+    return (words & _COMPONENTS) | {_PART_ALIASES[w] for w in words if w in _PART_ALIASES}
+
+
+def _other_units(header: list[str], columns: dict[int, tuple[Field, units.Unit | None]], twins: list[tuple[int, int]],
+                 key: str, kind: str) -> dict[int, units.Unit]:
+    """Columns left out as giving `key` in another unit ('GPU0_ENERGY (mJ)' beside 'PACKAGE_ENERGY (J)')."""
+    taken = set(columns) | {b for _, b in twins}
+    found: dict[int, units.Unit] = {}
+    for i, name in enumerate(header):
+        if i in taken:
+            continue
+        try:
+            field, unit, _ = measure_field(name)
+        except FieldError:
+            continue
+        if field is not None and field.key == key and unit is not None and unit.kind == kind:
+            found[i] = unit
+    return found
 
 
 def with_component_sums(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]],
                         columns: dict[int, tuple[Field, units.Unit | None]], twins: list[tuple[int, int]]
                         ) -> tuple[list[str], list[tuple[int, list[str]]], list[tuple[int, int]]]:
     """A run's energy (or power) given only as its components ('cpu_total_energy_j', 'gpu_total_energy_j'; no
-    total): their sum, a column of its own, said (CodeCarbon's convention: the energy is CPU + GPU + RAM). Counter
-    readings at the start or end of the run ('start_cpu_energy_j') are no energy and are left out first. Columns of
-    one field that are not one component each stay as they were (setups, or left out)."""
+    total): their sum, a column of its own, said (CodeCarbon's convention: the energy is CPU + GPU + RAM; RAPL's
+    package + DRAM, with a GPU's). A whole given beside its parts ('energy_kwh', 'energy_cpu_kwh') is the run's.
+    Counter readings at the start or end of the run ('start_cpu_energy_j') and domains inside the package ('PP0')
+    are no part and are left out first. Columns of one field that are not one component each stay as they were
+    (setups, or left out)."""
     for key in ("energy_j", "avg_power_w"):
         first = next((i for i, (f, _) in columns.items() if f.key == key), None)
-        if first is None:
+        if first is None or columns[first][1] is None:
             continue
+        base = columns[first][1]
+        assert base is not None
         group = [first, *(o for f0, o in twins if f0 == first)]
+        other = {i: u for i, u in _other_units(header, columns, twins, key, base.kind).items() if _part(header[i])}
+        unit_of = {**{i: base for i in group}, **other}
+        group += list(other)
         counters = [i for i in group if words_of(header[i]) & _COUNTER_ENDS]
-        group = [i for i in group if i not in counters]
-        parts = {i: words_of(header[i]) & _COMPONENTS for i in group}
+        inner = [i for i in group if words_of(header[i]) & _SUBPARTS]
+        group = [i for i in group if i not in counters and i not in inner]
+        parts = {i: _part(header[i]) for i in group}
         totals = [i for i in group if not parts[i]]
         named = [i for i in group if parts[i]]
-        if len(totals) == 1 and named and all(len(parts[i]) == 1 for i in named) and len(
-                {next(iter(parts[i])) for i in named}) == len(named):
+        distinct = all(len(parts[i]) == 1 for i in named) and len({next(iter(parts[i])) for i in named}) == len(named)
+        whole_named = len(totals) == 1 and all(words_of(header[totals[0]]) - _WHOLE_WORDS <= words_of(header[i])
+                                               for i in named)  # 'energy_kwh' of 'energy_cpu_kwh'; 'ane_power_w' no
+        if whole_named and named and distinct and totals[0] not in other:
             # 'energy_infer_kwh' beside 'energy_infer_cpu_kwh' and 'energy_infer_gpu_kwh': the total is given
             whole = totals[0]
             columns[whole] = columns.pop(first)
@@ -133,25 +169,32 @@ def with_component_sums(conv: Conversion, header: list[str], rows: list[tuple[in
             parts_named = ", ".join(header[i][:40] for i in named)
             conv.warn(f"{header[whole][:40]} read as {key} (the whole); its parts {parts_named} left out")
             continue
-        if len(group) < 2 or any(len(p) != 1 for p in parts.values()) or len(
-                {next(iter(p)) for p in parts.values()}) != len(group):
+        if len(group) < 2 or totals or not distinct:
             continue
-        unit = columns[first][1]
-        factor = unit.factor if unit is not None else 1.0
         header = [*header, f"{key} ({' + '.join(header[i][:30] for i in group)})"]
         summed = []
+        wrapped: list[int] = []
         for n, row in rows:
             values = [units.value_in(row[i], None) if i < len(row) else None for i in group]
-            total = sum(v for v in values if v is not None) if all(v is not None for v in values) else None
-            summed.append((n, [*row, "" if total is None else repr(total * factor)]))
+            total = (sum(v * unit_of[i].factor for v, i in zip(values, group, strict=True) if v is not None)
+                     if all(v is not None for v in values) else None)
+            if any(v is not None and v < 0 for v in values):  # a part's counter wrapped: no sum is the run's
+                wrapped.append(n)
+                total = None
+            summed.append((n, [*row, "" if total is None else repr(total)]))
+        if wrapped:
+            conv.warn(f"line {', '.join(map(str, wrapped[:5]))}{' ...' if len(wrapped) > 5 else ''}: a part of "
+                      f"{key} is negative (an energy counter that wrapped or was reset): no {key} for that run")
         rows = summed
         columns[len(header) - 1] = (columns[first][0], units.find_unit("J" if key == "energy_j" else "W"))
-        for i in group + counters:
+        for i in group + counters + inner:
             columns.pop(i, None)
-        twins = [(a, b) for a, b in twins if a not in group and b not in group + counters]
+        twins = [(a, b) for a, b in twins if a not in group and b not in group + counters + inner]
+        left = [(counters, "counter readings at the start or end, no energy"),
+                (inner, "domains inside the CPU package, already in it")]
         conv.warn(f"{key} read as the sum of its parts {', '.join(header[i][:40] for i in group)}"
-                  + (f"; {', '.join(header[i][:40] for i in counters)} left out (counter readings at the start or "
-                     "end, no energy)" if counters else ""))
+                  + "".join(f"; {', '.join(header[i][:40] for i in cols)} left out ({why})" for cols, why in left
+                            if cols))
     return header, rows, twins
 
 

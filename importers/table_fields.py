@@ -94,7 +94,7 @@ OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok")
 LABELS: dict[str, Field] = {}
 for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id",
-      "model_path", "model_file", "topology_name"),
+      "model_path", "model_file", "topology_name", "model_version", "model_tag", "model_label", "checkpoint"),
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
@@ -120,7 +120,8 @@ for _names, _field in (
     (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
     (("power_mode", "nvpmodel", "power_profile", "power_mode_name", "nvpmodel_mode", "nvpmodel_name"),
      Field("power_mode", None, "config")),  # the setting (a label: '15W', 'MAXN_SUPER'), never a power figure
-    (("status", "run_status", "state", "outcome") + OK_COLUMNS, Field("status", None, "label")),
+    (("status", "run_status", "state", "outcome", "execution_status", "exec_status", "result_status", "job_status")
+     + OK_COLUMNS, Field("status", None, "label")),
     (("workload", "workload_name", "task_name"), Field("workload", None, "label")),
     (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition"), Field("repeat", None, "label")),
     (("tag", HEADING_TAG), Field("tag", None, "config")),
@@ -384,6 +385,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     prefill = "prefill" in words or "prompt" in words
     if kind == "token_rate":  # llama.cpp's tests: pp (prompt processing) and tg (text generation) tokens/s
         decode, prefill = decode or "tg" in words, prefill or "pp" in words
+    if kind == "time" and re.search(r"(?:^|[ _])token[ _](?:latency|time)", low) and not words & {
+            "first", "inter", "between", "ttft", "itl"}:  # 'avg_token_latency_ms': a time per token
+        per_token = True
     if kind == "time" and per_token:  # 'Avg decode time/token: 0.0073 s': a time per token, never the run's window
         if prefill and not decode:
             return None, None, "a prefill time per token (not a time per output token)"
@@ -404,7 +408,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         request = bool(re.search(r"request|req|prompt|query", low))
         return Field("j_per_request" if request else "j_per_sample", "J/item"), unit, ""
     if kind == "token_rate":
-        per = "per" in words or "/user" in low or "/req" in low
+        per = "per" in words or "/user" in low or "/req" in low or bool(re.search(r"\((?:req|request|user|stream)s?\)",
+                                                                                  low))  # 't/s (req)': each request's
         if per and words & {"stream", "streams", "user", "users", "request", "requests", "req", "client", "clients",
                             "seq", "sequence", "session"}:
             return None, None, "a rate of each request (per stream or user), not the system's tokens/s"
@@ -427,8 +432,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         tpot = _latency_field(words | {"tpot"})
         return (Field(tpot, "ms"), unit, "") if tpot else (None, None, "a maximum")
     if kind == "time":
-        if "first" in words and words & {"token", "tokens", "tok"}:  # 'Time to First Token (ms)': the TTFT
-            words = words | {"ttft"}
+        if "first" in words and words & {"token", "tokens", "tok"} or "ftl" in words:  # 'Time to First Token (ms)',
+            words = words | {"ttft"}  # 'FTL[s]' (first-token latency): the TTFT
         if ("inter" in words or "between" in words) and words & {"token", "tokens", "tok"} or "tbt" in words:
             words = words | {"itl"}  # 'Inter Token Latency (ms)', 'time between tokens', 'tbt_p95_ms': the ITL
         if words & INPUT_MEDIA:

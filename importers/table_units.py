@@ -163,3 +163,23 @@ def data_row(cells: list[str]) -> bool:
         return False
     values = [k for k in kinds if k is not None]
     return len(values) * 2 > len(kinds) and any(k not in ("number", "missing") for k in values)
+
+
+_GROUPED_CELL = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?=$|[^\d,.])")  # '23,197', '1,011 tokens'
+_POINT_DECIMAL = re.compile(r"-?\d+\.\d+(?=$|[^\d,.])")  # '0.58s', '12.5'
+_COMMA_DECIMAL = re.compile(r"-?\d+,(?:\d{1,2}|\d{4,})(?=$|[^\d,.])")  # '1,5', '0,5832': never a group of three
+
+
+def decimal_marks(rows: list[tuple[int, list[str]]], delimiter: str) -> list[tuple[int, list[str]]]:
+    """The rows with one decimal mark: with ';' between cells a lone comma is the decimal mark ('1,5' is 1.5); in a
+    table whose numbers take a point for the decimal mark and never a comma, a comma groups thousands ('23,197' is
+    23197, as a script's display format writes it). Anything else is left as written, for the importer to name."""
+    if delimiter == ";":
+        return [(n, [c.replace(",", ".") if c.count(",") == 1 and "." not in c else c for c in r]) for n, r in rows]
+    cells = [c.strip() for _, r in rows[:2000] for c in r]
+    grouped = any(_GROUPED_CELL.match(c) for c in cells)
+    if not grouped or any(_COMMA_DECIMAL.match(c) for c in cells) or not any(_POINT_DECIMAL.match(c) for c in cells):
+        return rows
+    return [(n, [_GROUPED_CELL.sub(lambda m: m.group(0).replace(",", ""), c, count=1) if _GROUPED_CELL.match(
+        c.strip()) else c for c in r]) for n, r in rows]
+

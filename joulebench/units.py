@@ -257,7 +257,8 @@ _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a n
     ("tokens/sec", "tokens/s"), ("tok/sec", "tokens/s"), ("tokens_sec", "tokens/s"), ("tok_sec", "tokens/s"),
     ("tokens_s", "tokens/s"), ("toks_s", "tokens/s"), ("tok_s", "tokens/s"),  # pp_tok_s: a rate, never seconds
     ("img_s", "images/s"), ("imgs_s", "images/s"), ("images_s", "images/s"), ("samples_s", "samples/s"),
-    ("seqs_s", "samples/s"), ("frames_s", "frames/s"), ("reqs_s", "requests/s"),
+    ("seqs_s", "samples/s"), ("frames_s", "frames/s"), ("reqs_s", "requests/s"), ("docs_s", "items/s"),
+    ("documents_s", "items/s"), ("sentences_s", "items/s"), ("texts_s", "items/s"), ("embeddings_s", "items/s"),
     ("req_s", "requests/s"), ("requests_s", "requests/s"),  # throughput_img_s: images a second, never seconds
     ("samples_per_second", "samples/s"), ("samples_per_s", "samples/s"), ("images_per_second", "images/s"),
     ("requests_per_second", "requests/s"), ("requests_per_s", "requests/s"), ("req_per_s", "requests/s"),
@@ -284,6 +285,7 @@ _TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "de
 _PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|items?|inferences?|predictions?|"
                              r"requests?|reqs?|queries|query|sentences?|sent|docs?|documents?|texts?|embeddings?|"
                              r"utterances?)_(?:per_(?:second|sec|s)|sec|second)$")
+_DATA_UNITS = {"b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "bytes", "byte", "mbit", "gbit"}
 _PER_TOKEN_NAME = re.compile(r"per_(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
 
 
@@ -298,6 +300,9 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         found = find_unit(written) or find_unit(written.split()[0] if written.split() else "")
         if found is not None:  # 'J/token gen': the first unit token is the unit, the rest says of what
             return m.group("name").strip(), found, written
+        name = m.group("name").strip()
+        if name and (before := find_unit(name)) is not None and before.kind in ("token_rate", "item_rate"):
+            return f"{name} {written}", before, name  # 't/s (total)', 'tok/s (req)': a rate, its scope after it
         return text, None, ""
     low = text.lower().replace(" ", "_").replace("-", "_").replace(".", "_")  # a dotted path: 'throughput.fps'
     per_token = _PER_TOKEN_END.search(low)
@@ -326,6 +331,8 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         return " ".join(parts[:-2]), UNITS["tokens/s"], "tokens/s"
     if len(parts) >= 2 and parts[-1] in _SUFFIXES:
         symbol = _SUFFIXES[parts[-1]]
+        if symbol == "s" and parts[-2] in _DATA_UNITS:  # 'avg_io_throughput_mb_s': bytes a second, no unit stored
+            return text, None, ""
         if symbol == "s" and {"throughput", "thruput"} & set(parts[:-1]):  # 'throughput_inf_s': inferences a
             symbol = "requests/s" if {"req", "reqs", "requests"} & set(parts) else "items/s"  # second, never seconds
             return " ".join(parts[:-1]), UNITS[symbol], symbol
@@ -338,6 +345,8 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         return " ".join(parts[1:]), UNITS[rate], rate
     if low in _SUFFIXES and low not in ("s", "w", "j"):  # a lone 'mw', 'tps' header ('sec, mw')
         return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]
+    if "/" in low and len(low) <= 16 and (alone := find_unit(text)) is not None:  # a unit alone: 't/s' (llama.cpp),
+        return text, alone, text  # 'J/Token', 'img/s'; never a bare 's' or 'W', which name other things too
     if low in ("sec", "secs", "seconds", "ms", "mw", "watts"):
         return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]
     return text, None, ""

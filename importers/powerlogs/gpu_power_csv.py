@@ -20,6 +20,7 @@ from importers.powerlogs.log import (
 )
 
 _GPU_ID = re.compile(r"(?:gpu|cuda|device)[ _:#-]?(\d+)")
+_ONE_GPU = re.compile(r"gpu[ _]?power(?:[ _]?draw)?(?:[ _]?\((?:m?w)\)|[ _]\[m?w\]|[ _](?:m?w|watts))")
 _GPU_POWER_WORD = re.compile(r"power|pwr|watt|(?:^|[ _\[(])m?w(?:$|[\])])")
 
 
@@ -27,6 +28,8 @@ def _gpu_power_index(column: str) -> int | None:
     """The GPU a column gives the instant power of ('GPU_0_power_w', 'gpu1 power (W)'), else None."""
     low = column.strip().lower()
     m = _GPU_ID.search(low)
+    if m is None and _ONE_GPU.fullmatch(low):  # 'GPU Power (W)', 'gpu_power_w': the one GPU, numbered 0
+        return 0
     if m is None or AVERAGE_WORD.search(low) or re.search(r"energy|limit|cap|joule|_j$|\bj\b", low):
         return None
     rest = (low[:m.start()] + " " + low[m.end():]).strip(" _-")

@@ -30,6 +30,7 @@ from importers.powerlogs.log import (
 FLAG_TIMES_NOMINAL = "sample_times_nominal"
 
 _JTOP_TOTAL = ("power tot", "power cur")  # jtop's own total (its meaning changed across versions)
+_DISCRETE = re.compile(r"vram|memory\.used|memory\.total|fb_used|dedicated")  # a discrete GPU's own memory
 _POWER_WORD = re.compile(r"(?i)power|pwr|(?:^|[_ ])mw(?:$|[_ )])|\(mw\)|\[mw\]")
 
 
@@ -79,6 +80,8 @@ def jetson_csv_header(text: str) -> tuple[list[list[str]], int] | None:
         if not any(c in TIME_COLUMNS or c.startswith("time (") for c in low):
             return None
         rails = [c for c in cells if _rail_column(c)]
+        if any(_DISCRETE.search(c) for c in low) and all(rail_key(c) in GENERIC_RAIL_WORDS for c in rails):
+            return None  # 'GPU Power (W)' beside 'VRAM Usage (%)': a discrete GPU's (a Jetson has no VRAM)
         jtop = any(c in _JTOP_TOTAL or c.startswith("power ") for c in low)
         known = any(rail_key(c.rsplit("-", 1)[0]) in KNOWN_RAILS for c in cells if _rail_column(c))
         if rails and (known or jtop) and looks_like_power_table(cells):

@@ -9,8 +9,8 @@ is stored as a step (its power at the start and the end of its window) and the e
 times window; the windows follow one another. The combined (or package) power is the SoC's own estimate from its
 energy counters, the CPU package boundary: no DRAM, display or power-supply losses. The other power lines are its
 parts and kept as traces of their own, never added to it; a line written twice in a block (`GPU Power` again in the
-GPU section, rounded differently) is read once, at its first place. The header names the Mac by its model identifier only
-(`Mac14,7`), not the chip: the device is asked for, and the identifier said.
+GPU section, rounded differently) is read once, at its first place. The header names the Mac by its model identifier
+only (`Mac14,7`), not the chip: the device is asked for, and the identifier said.
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ from importers.table_fields import (
 )
 from importers.table_identities import NO_UNIT, head_proves_units, proven_units
 from importers.table_long import long_columns, pivot, stat_columns, stats_long, transposed, transposed_head
+from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,
     flatten,
@@ -73,6 +74,7 @@ from importers.table_rows import (
     MISSING_CELLS,
     WHOLE,
     cell,
+    coalesced_labels,
     devices_named,
     failure_named,
     is_backend,
@@ -83,9 +85,7 @@ from importers.table_rows import (
     without_failed,
     without_summaries,
 )
-from importers.table_text import (
-    side_by_side,
-)
+from importers.table_text import side_by_side
 from importers.table_units import data_row, decimal_marks
 from importers.tool_columns import tool_units
 from joulebench import units
@@ -158,7 +158,8 @@ class GeneralTableImporter(Importer):
             return records is not None and has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
         cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
-        if len(cells) >= 2:
+        if len(cells) >= 2 and not (first.startswith("#") and any(FIGURE_CELL.match(c) for c in cells)):  # '# title,'
+            # 'temperature 0.0, n=3': a comment's words, no header
             if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
             if has_figure(cells):
@@ -193,7 +194,8 @@ class GeneralTableImporter(Importer):
             check_run_count(conv, len(records), "its records")
             flat = [flatten(r) for r in records]
             header = list(dict.fromkeys(k for r in flat for k in r))[:MAX_KEYS]
-            rows = [(i + 1, ["" if r.get(k) is None else str(r.get(k)) for k in header]) for i, r in enumerate(flat)]
+            header, rows = coalesced_labels(conv, header, [(i + 1, ["" if r.get(k) is None else str(r.get(k)) for k
+                                                                    in header]) for i, r in enumerate(flat)])
             where = "record"
             if (long := long_columns(header)) is not None:  # records of one figure each: metric_name, _value, _unit
                 header, rows = pivot(conv, header, rows, long)
@@ -515,9 +517,10 @@ class GeneralTableImporter(Importer):
             conv.warn(f"the rows run on {placement[:20]!r} did not run on the {stated[:40]} the file names: their "
                       "device is not stated")
             stated = None
-        if stated and is_backend(stated):
+        if stated and is_backend(stated):  # kept in the tag: a row on the NPU is never a repeat of one on the GPU
             conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
-                             "stated")
+                      "stated; the backend is kept in the tag")
+            config["tag"] = ", ".join(p for p in (config.get("tag"), f"on {stated[:40]}") if p)[:200]
             stated = None
         column = next((header[i] for i, (f, _) in columns.items() if f.key == "device"), None)
         device = conv.device(stated, None, where=f"({where}: " + (

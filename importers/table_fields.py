@@ -383,8 +383,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return None, None, "a percentile JouleBench does not store"
     decode = "decode" in words or "generation" in words or "gen" in words or "eval" in words
     prefill = "prefill" in words or "prompt" in words
-    if kind == "token_rate":  # llama.cpp's tests: pp (prompt processing) and tg (text generation) tokens/s
-        decode, prefill = decode or "tg" in words, prefill or "pp" in words
+    if kind in ("token_rate", "time"):  # llama.cpp's tests: pp (prompt processing) and tg (text generation)
+        decode, prefill = decode or "tg" in words, prefill or "pp" in words  # tokens/s, and the time of each
     if kind == "time" and re.search(r"(?:^|[ _])token[ _](?:latency|time)", low) and not words & {
             "first", "inter", "between", "ttft", "itl"}:  # 'avg_token_latency_ms': a time per token
         per_token = True
@@ -450,6 +450,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return Field("duration_s", "s"), unit, ""
         if prefill and not words & {"ttft", "first"}:
             return None, None, "a prefill time (not a time to first token)"
+        if "tg" in words:  # 'final_p50_tg_s': the time generating after the first token, never a request's latency
+            return None, None, "a decode time (not a request's latency, nor a window)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time", "total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
         per_inference = bool(words & {"inference", "infer", "forward"}) and not words & {"total", "elapsed", "wall"}

@@ -31,6 +31,9 @@ def _delimiter(header: str, row: str) -> str | None:
     return None
 
 
+FIGURE_CELL = re.compile(r"[A-Za-z][\w /.()-]{0,40}[:=]\s*-?\d")
+
+
 def uncommented(source: Source) -> Unwrapped | None:
     """The table under a comment preamble as a source of its own (the file's name and content hash), with the
     preamble's labels as constant columns; None for anything else."""
@@ -46,6 +49,8 @@ def uncommented(source: Source) -> Unwrapped | None:
     body = [line for line in rest.split("\n", 3)[:3] if line.strip()]
     if not comments or len(body) < 2 or (sep := _delimiter(body[0], body[1])) is None or "|" in body[0]:
         return None
+    if any(FIGURE_CELL.match(c.strip()) for c in body[0].split(sep)):  # 'step 0, loss: 3.1, time: 100 ms': lines
+        return None  # of figures under a Markdown heading, no table's header
     labels: dict[str, tuple[str, str]] = {}  # the preamble's key -> (the label, its value)
     for line in comments:
         m = _KEYED.fullmatch(line)

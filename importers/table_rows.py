@@ -27,7 +27,7 @@ Rows = list[tuple[int, list[str]]]
 Columns = dict[int, tuple[Field, units.Unit | None]]
 # the words a device column holds when it names where the code ran, not the device: never a device name
 _BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\s*\d{1,3}|gpu\s*:?\s*\d{1,3}|"
-                       r"xpu\s*:\s*\d{1,3}|npu\s*:\s*\d{1,3}|metal|vulkan|opencl|default|none|"
+                       r"(?:xpu|npu|mps|hip|rocm)\s*:\s*\d{1,3}|metal|vulkan|opencl|default|none|"
                        r"[ide]gpu|(?:cpu|gpu|partial|full)?[ _-]?offload(?:ed)?|hybrid|integrated|discrete)")
 
 NOT_OK = {"no", "false", "n", "0", "x", "✗", "✘"}  # in an 'ok' / 'success' column: the run failed
@@ -510,3 +510,29 @@ def devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
         if 3 * named >= len(looked) and named >= min(2, len(looked)):
             return i
     return None
+
+
+def coalesced_labels(conv: Conversion, header: list[str], rows: Rows) -> tuple[list[str], Rows]:
+    """Records of two shapes flattened into one table ('models.<name>.model' in one, 'model.model_name' in the
+    other): columns naming one label that no row fills twice are one column, each row's value from whichever it
+    fills. Columns that overlap stay as they are (the reader takes the first and says so)."""
+    by_key: dict[str, list[int]] = {}
+    for i, name in enumerate(header):
+        if (field := label_field(name)) is not None and field.key not in ("tag", "repeat", "status"):
+            by_key.setdefault(field.key, []).append(i)
+    merged: dict[int, int] = {}  # a column -> the column it joins
+    for cols in by_key.values():
+        if len(cols) > 1 and not any(sum(bool(cell(r, i)) for i in cols) > 1 for _, r in rows):
+            merged.update({i: cols[0] for i in cols[1:]})
+    if not merged:
+        return header, rows
+    out: Rows = []
+    for n, row in rows:
+        row = list(row)
+        for i, into in merged.items():
+            if cell(row, i) and into < len(row):
+                row[into] = row[i]
+        out.append((n, [c for i, c in enumerate(row) if i not in merged]))
+    conv.warn("; ".join(f"{header[i][:60]} read with {header[into][:60]} (records of two shapes, one label)"
+                        for i, into in merged.items())[:400])
+    return [h for i, h in enumerate(header) if i not in merged], out

@@ -60,6 +60,19 @@ class TextTable:
     kind: str  # pipe | fixed width
 
 
+def _filled_down(rows: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
+    """A pipe table grouped by its first column (a model named once over its rows, the cells under it left blank, as
+    people write them): each blank first cell takes the name above it. A first column of numbers is left as it is."""
+    firsts = [r[0].strip() if r else "" for _, r in rows]
+    if not firsts or not firsts[0] or all(firsts) or any(f and re.fullmatch(r"[-+.\d\s]+", f) for f in firsts):
+        return rows
+    out, above = [], firsts[0]
+    for (n, row), first in zip(rows, firsts, strict=True):
+        above = first or above
+        out.append((n, [above, *row[1:]] if row and not first and any(c.strip() for c in row[1:]) else row))
+    return out
+
+
 def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
     """(the tables of a text, the line numbers they take up). A text's one level-1 heading is its title, above
     every table: no table's heading."""
@@ -93,7 +106,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             continue
         header, rows, end, kind = found
         header, rows = units_row(header, rows)
-        tables.append(TextTable(i + 1, header, rows, (), kind))
+        tables.append(TextTable(i + 1, header, _filled_down(rows) if kind == "pipe" else rows, (), kind))
         above.append(tuple(stack))
         used.extend(range(i + 1, end + 1))
         i = end
@@ -101,7 +114,26 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
         table.headings = tuple(title for level, title in stack_above if level > 1 or titles > 1)
         if stack_above:
             table.header = of_heading(table.header, stack_above[-1][1])
+    _captioned(tables, lines)
     return tables, used
+
+
+def _captioned(tables: list[TextTable], lines: list[str]) -> None:
+    """Tables under the same headings told apart by the short line each has just above it ('- text to text',
+    '- image&text to text'): that caption joins its headings, so their rows are never pooled as repeats."""
+    shared = [t for t in tables if sum(u.headings == t.headings for u in tables) > 1]
+    captions = {}
+    for table in shared:
+        above: list[str] = []
+        for line in reversed(lines[max(0, table.line - 4):table.line - 1]):  # up to the heading above, 2 lines
+            if _HEADING.match(line) or len(above) == 2:
+                break
+            if line.strip():
+                above.insert(0, line.strip(" -*\t")[:60])
+        captions[id(table)] = " / ".join(above) or None
+    if len({captions[id(t)] for t in shared}) == len(shared) and all(captions.values()):
+        for table in shared:
+            table.headings = (*table.headings, str(captions[id(table)]))
 
 
 _STAT_ONLY = re.compile(r"(?P<stat>mean|median|avg|average|p\d{1,3}|min|max|std|stdev|sd)\s*"

@@ -76,6 +76,7 @@ from importers.table_checks import with_component_sums
 from importers.table_fields import LABELS, Field, plain, words_of
 from importers.text_lines import MIN_FIGURES, Figure
 from importers.text_scan import MAX_LINE_CHARS, Candidate, Label, candidates, scan
+from importers.text_steps import merged_steps
 from joulebench import units
 from joulebench.errors import ResultFileError
 
@@ -99,7 +100,10 @@ class TextFiguresImporter(Importer):
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         scanned = scan(conv.source.text or "")
-        found = scanned.found
+        found, steps = merged_steps(scanned.found, conv.source.text or "")
+        if steps:
+            conv.warn(f"training step lines read as one run each block ({', '.join(steps[:8])}"
+                      f"{' ...' if len(steps) > 8 else ''}): the first step left out as the warm-up")
         if not found:
             raise conv.fail("(whole file)", f"no section or line with {MIN_FIGURES} figures with units "
                             "('Total energy: 5 J', 'latency=35 ms')")

@@ -220,6 +220,36 @@ def run_line(line: int, text: str) -> tuple[str, list[Figure]] | None:
     return (" ".join(m.group("name").split()), figures) if recognised(figures) >= MIN_FIGURES else None
 
 
+_SPACED_NAME = re.compile(r"(?P<name>[A-Za-z][\w.-]{0,39})\s{2,40}(?P<rest>\S[^\n]{0,900})")
+_SPACED_CELL = re.compile(rf"(?P<name>[A-Za-z][\w.-]{{0,30}})\s{{1,20}}(?P<number>{NUM})\s{{0,5}}"
+                          r"(?P<unit>\S[^\n]{0,30})")
+_TOKENS_IN = re.compile(rf"(?P<n>\d{{1,12}})\s{{0,5}}tok(?:ens)?\s{{1,5}}in\s{{1,20}}(?P<time>{NUM})\s{{0,5}}"
+                        r"(?P<unit>s|sec|ms)")
+
+
+def spaced_run_line(line: int, text: str) -> tuple[str, list[Figure]] | None:
+    """(the run's name, its figures) of 'NAME  name value unit | name value unit | N tok in T s' (a run named, then
+    cells split by '|', each a name, a value and its unit: 'run1  pp 58.9 tok/s | tg 4.25 tok/s | 700 tok in
+    164.51s'); None for any other line. Every cell must be a figure: a line of prose is none."""
+    m = _SPACED_NAME.fullmatch(text.strip())
+    if m is None or "|" not in m.group("rest"):
+        return None
+    figures: list[Figure] = []
+    for cell in re.split(r"\s*\|\s*", m.group("rest"))[:MAX_CELLS]:
+        if (tokens := _TOKENS_IN.fullmatch(cell)) is not None:  # '700 tok in 164.51s': tokens and their time
+            counted = _measured(line, "output tokens", tokens.group("n"), "tokens", False)
+            timed = _measured(line, "generation time", tokens.group("time"), tokens.group("unit"), False)
+            figures += [f for f in (counted, timed) if f is not None]
+            continue
+        spaced = _SPACED_CELL.fullmatch(cell)
+        found = _measured(line, spaced.group("name"), spaced.group("number"), spaced.group("unit").strip(), False) \
+            if spaced is not None and units.find_unit(spaced.group("unit").strip()) is not None else None
+        if found is None:
+            return None
+        figures.append(found)
+    return (m.group("name"), figures) if recognised(figures) >= MIN_FIGURES else None
+
+
 def llama_cpp(line: int, raw: str) -> list[Figure] | None:
     """The figures of one of llama.cpp's timing lines ([] for its load, sampling and total times); None for any
     other line."""

@@ -26,6 +26,7 @@ from importers.text_lines import (
     mlx_lm,
     recognised,
     run_line,
+    spaced_run_line,
 )
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
@@ -309,7 +310,7 @@ class _Scan:
                     figures.append(found)
             if counts and figures:  # 'threads=3 ... fps=142.67': the threads it ran with tell its setup
                 stated.setdefault("tag", Label(n, "tag", "line", ", ".join(counts)[:200]))
-            if recognised(figures) < MIN_FIGURES and (run := run_line(n, text)) is not None:
+            if recognised(figures) < MIN_FIGURES and (run := run_line(n, text) or spaced_run_line(n, text)):
                 named, figures = run
             elif not figures and not stated:
                 figures = loose(n, [c.strip() for c in SPLIT.split(text)[:MAX_CELLS]])
@@ -319,7 +320,10 @@ class _Scan:
         else:
             scope = Level(8, n, None, indent=indent)
         section = self.section_title()
-        if named is not None and not (section and plain(section).split("/")[-1].strip() == plain(named)):
+        if named is not None and _REPEAT_NAME.fullmatch(named):  # 'run1', 'run2': repeats of one setup, no tag
+            self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated}, self.titles(),
+                                        f"repeat {named[:20]}"))
+        elif named is not None and not (section and plain(section).split("/")[-1].strip() == plain(named)):
             tag = Label(n, "tag", "line", named)  # a line naming its own run
             self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated, "tag": tag}, self.titles()))
         elif named is None and not tool_line and recognised(figures) >= MIN_FIGURES:
@@ -336,6 +340,9 @@ class _Scan:
         while self.stack:
             self.emit(self.stack[-1])
             self.stack.pop()
+
+
+_REPEAT_NAME = re.compile(r"(?i)(?:run|rep|repeat|trial|attempt|iter)[ _#-]?\d{1,4}")
 
 
 def scan(text: str) -> _Scan:

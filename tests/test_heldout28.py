@@ -93,3 +93,51 @@ def test_names_that_are_no_figure_of_ours() -> None:
     assert measure_field("avg_io_throughput_mb_s")[0] is None  # megabytes a second: never items a second
     assert measure_field("t/s (req)")[0] is None  # each request's rate, not the system's
     assert units.header_unit("W/GPU")[1] is None and units.header_unit("I/O")[1] is None
+
+
+def test_training_step_lines_are_one_run_a_block() -> None:
+    runs, _, warnings = load_fixture(FORMATS / "text_figures" / "build-nanogpt-s21-gpt2-mps-and-cuda-training-log.md")
+    assert len(runs) == 10  # ten timed blocks, never a run a step (550 before)
+    first = runs[0]
+    assert first["config"]["mode"] == "train" and first["config"]["tag"] == "steps from line 243"
+    assert first["metrics"]["tokens_per_s"] == pytest.approx(10127.39)  # median of steps 1..49 (step 0 left out)
+    assert first["metrics"]["duration_s"] == pytest.approx(5.00662)  # their step times summed
+    assert any("the first step left out as the warm-up" in w for w in warnings)
+    # four step lines are too few to be a run's steps; a step number that falls starts another run
+    lines = [f"step {i % 6}, loss: 3.{i}, time: 100 ms, tokens/sec: {1000 + i}\n" for i in range(12)]
+    assert len(load(("## Log\n\n" + "".join(lines[:4])).encode(), "few.md")[0].runs) == 4
+    two = load(("## Log\n\n" + "".join(lines)).encode(), "two.md")[0].runs
+    assert [r["metrics"]["tokens_per_s"] for r in two] == [1003, 1009]
+
+
+def test_a_model_named_once_per_group_backends_and_captions_keep_rows_apart() -> None:
+    path = FORMATS / "general_table" / "ispcojp-coreultra7-155h-openvino-genai-model-once-per-group.md"
+    runs, _, _ = load_fixture(path)
+    assert len(runs) == 12 and len({r["config"]["tag"] for r in runs}) == 6  # two captions x three backends
+    npu = [r for r in runs if r["config"]["model"] == "microsoft/Phi-3.5-mini-instruct"]
+    assert [r["config"]["tag"] for r in npu] == [f"benchmark_openvino.py / text to text, on {b}"
+                                                 for b in ("NPU", "CPU", "GPU")]
+    assert npu[2]["metrics"]["ttft_avg_ms"] == pytest.approx(221.8) and npu[2]["metrics"]["tokens_per_s"] == 27.5077
+    assert all(r["device"] is None for r in runs)  # NPU/CPU/GPU name backends, not a device
+    # a first column of numbers is never filled down: a blank there is a blank
+    text = b"| batch | tok/s |\n|---|---|\n| 1 | 10 |\n|  | 12 |\n| 4 | 30 |\n"
+    assert [r["config"].get("batch_size") for r in load(text, "t.md")[0].runs] == [1, None, 4]
+
+
+def test_run_lines_named_runn_are_repeats_of_one_setup() -> None:
+    runs, _, _ = load_fixture(FORMATS / "text_figures" / "local-llm-benchmarks-rx9070xt-llama-server-run-lines.txt")
+    assert len(runs) == 3 and len({r["config"].get("tag") for r in runs}) == 1  # run1..run3: repeats
+    first = runs[0]["metrics"]
+    assert first["prompt_tokens_per_s"] == 58.9 and first["decode_tokens_per_s"] == 4.25
+    assert first["output_tokens"] == 700 and first["duration_s"] == 164.51
+    assert [r["notes"].split("; ")[-1] for r in runs] == ["repeat run1", "repeat run2", "repeat run3"]
+
+
+def test_records_of_two_shapes_read_one_model_label_and_a_decode_time_is_no_latency() -> None:
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "laperf-report-m4max-records-of-two-shapes.json")
+    assert [r["config"]["model"] for r in runs] == ["nomic-ai/modernbert-embed-base", "openai/gpt-oss-20b",
+                                                    "gpt-oss:20b", "qwen3-vl-8b-thinking-mlx", "qwen3-vl:8b"]
+    assert all(r["device"] is None for r in runs)  # 'mps:0' is a backend
+    llm = runs[1]["metrics"]
+    assert llm["ttft_p50_ms"] == pytest.approx(883.9) and llm["e2e_latency_p50_ms"] == pytest.approx(1425.3)
+    assert "latency_p50_ms" not in llm  # final_p50_tg_s: the time generating after the first token

@@ -35,6 +35,7 @@ from importers.table_checks import (
     PHASES,
     all_tokens,
     layer_profile,
+    media_lengths,
     of_phase,
     per_token_checked,
     steps_of_generation,
@@ -58,7 +59,15 @@ from importers.table_fields import (
     words_of,
 )
 from importers.table_identities import NO_UNIT, head_proves_units, proven_units
-from importers.table_long import long_columns, pivot, stat_columns, stats_long, transposed, transposed_head
+from importers.table_long import (
+    long_columns,
+    multi_header,
+    pivot,
+    stat_columns,
+    stats_long,
+    transposed,
+    transposed_head,
+)
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,
@@ -68,6 +77,7 @@ from importers.table_records import (
     key_value_object,
     nested_ambiguity,
     nested_records,
+    siblings,
     twice_encoded,
 )
 from importers.table_rows import (
@@ -86,7 +96,7 @@ from importers.table_rows import (
     without_summaries,
 )
 from importers.table_text import side_by_side
-from importers.table_units import data_row, decimal_marks
+from importers.table_units import data_row, decimal_marks, delimiter_of
 from importers.tool_columns import tool_units
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
@@ -157,14 +167,14 @@ class GeneralTableImporter(Importer):
             records = json_records(source, doc=kv)
             return records is not None and has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
-        cells = [c.strip().strip('"') for c in first.split(_delimiter(head))]
+        cells = [c.strip().strip('"') for c in first.split(delimiter_of(head))]
         if len(cells) >= 2 and not (first.startswith("#") and any(FIGURE_CELL.match(c) for c in cells)):  # '# title,'
             # 'temperature 0.0, n=3': a comment's words, no header
             if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
             if has_figure(cells):
                 return True
-            if transposed_head(head, _delimiter(head)) or head_proves_units(head, _delimiter(head)):
+            if transposed_head(head, delimiter_of(head)) or head_proves_units(head, delimiter_of(head)):
                 return True
         return bool(figure_tables(source.text or ""))
 
@@ -201,7 +211,7 @@ class GeneralTableImporter(Importer):
                 header, rows = pivot(conv, header, rows, long)
                 where = "records of"
         else:
-            delimiter = _delimiter(source.head)
+            delimiter = delimiter_of(source.head)
             tables = side_by_side(figure_tables(source.text or "")) if not self._csv_like(source.head, delimiter) \
                 else []
             text = source.text or ""
@@ -211,8 +221,8 @@ class GeneralTableImporter(Importer):
                 raise conv.fail("line 1", f"the first row is data, not a header ({shown}, ...: values with units or a "
                                 "date-time): the table has no header row, so its columns are not named; write the "
                                 f"header as the first line (nvidia-smi: --format=csv without noheader), or {MAP_IT}")
-            rows = decimal_marks(rows, delimiter)  # '1,5' with ';' between cells; '23,197' beside '0.58s'
-            where = "line"
+            header, rows = multi_header(conv, header, decimal_marks(rows, delimiter))  # '1,5'; '23,197'; pandas'
+            where = "line"  # aggregate: its names over its statistics
             long = long_columns(header)
             stats = stat_columns(header) if long is None else None
             if stats is not None:
@@ -230,7 +240,7 @@ class GeneralTableImporter(Importer):
             raise conv.fail("(whole file)", f"a per-layer profile: each row is one layer or operator of one pass "
                             f"(named in {layer[:40]}), not a run; JouleBench compares whole runs: import the tool's "
                             "own summary of the run (its mean latency or throughput, e.g. the log beside this profile)")
-        columns, left, twins = self._columns(conv, header, rows)
+        columns, left, twins = self._columns(conv, media_lengths(conv, header), rows)
         header, rows, twins = with_component_sums(conv, header, rows, columns, twins)
         header, rows, columns = split_setups(conv, header, rows, columns, twins)
         figures = [f.key for f, _ in columns.values() if f.section == "metrics"]
@@ -356,7 +366,7 @@ class GeneralTableImporter(Importer):
                 if same:  # 'power.energy_j' and 'efficiency.energy_j' of one value: one figure written twice
                     conv.warn(f"{name[:80]} left out: the same figure as {taken[field.key][:80]}")
                     continue
-                if _siblings(name, taken[field.key]):  # two records flattened into one: neither stands for the other
+                if siblings(name, taken[field.key]):  # two records flattened into one: neither stands for the other
                     raise conv.fail(f"{name[:80]}", f"{taken[field.key][:80]} and {name[:80]} both give {field.key}: "
                                     "the object holds records side by side that are not told apart, and one "
                                     f"record's figure would stand for the other's; {MAP_IT}")
@@ -578,14 +588,6 @@ def _backends_only(cells: list[str]) -> bool:
     return bool(named) and all(is_backend(c) for c in named)
 
 
-def _siblings(a: str, b: str) -> bool:
-    """Whether two flattened JSON keys are the same key of two records side by side ('systems.QUIET.p99_us',
-    'systems.NVIDIA MIG.p99_us'): one path's length, one last key, one other key differing."""
-    pa, pb = a.split("."), b.split(".")
-    return (len(pa) == len(pb) >= 2 and pa[-1] == pb[-1]
-            and sum(x != y for x, y in zip(pa[:-1], pb[:-1], strict=True)) == 1)
-
-
 def _grouped(left: list[tuple[str, str]]) -> str:
     """'gflops, memory_bandwidth (no unit in its name or cells); efficiency_percent (a percentage ...)'."""
     reasons: dict[str, list[str]] = {}
@@ -593,9 +595,3 @@ def _grouped(left: list[tuple[str, str]]) -> str:
         reasons.setdefault(why, []).append(name)
     return "; ".join(f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''} ({why})"
                      for why, names in reasons.items())[:600] or "none"
-
-
-def _delimiter(head: str) -> str:
-    first = head.split("\n", 1)[0]
-    counts = {d: first.count(d) for d in (",", "\t", ";")}
-    return max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","

@@ -29,7 +29,6 @@ from importers.base import Conversion, Hints, Source, check_run_count, read_csv
 from importers.general_table import (
     MAX_KEYS,
     GeneralTableImporter,
-    _delimiter,
     flatten,
     is_json,
     json_records,
@@ -38,6 +37,7 @@ from importers.general_table import (
 from importers.table_fields import SPREAD, FieldError, label_field, measure_field, plain, words_of
 from importers.table_long import long_columns, pivot
 from importers.table_text import text_tables
+from importers.table_units import delimiter_of
 from joulebench import units
 from joulebench.errors import ResultFileError
 from joulebench.metrics import LATENCY, LATENCY_BY_BASE, TTFT
@@ -192,7 +192,7 @@ def read_table(source: Source) -> Table:
         rows = [(f"record {i + 1}", ["" if r.get(k) is None else str(r.get(k)) for k in header])
                 for i, r in enumerate(flat)]
         return Table(source.name, "records", header, rows)
-    delimiter = _delimiter(head)
+    delimiter = delimiter_of(head)
     header, lines = read_csv(conv, source.text or "", delimiter=delimiter)
     if len(header) < 2 and (tables := text_tables(source.text or "")[0]):  # a Markdown or console table: its first
         return Table(source.name, "wide", tables[0].header, [(f"line {n}", r) for n, r in tables[0].rows])

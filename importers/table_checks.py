@@ -220,3 +220,24 @@ def layer_profile(header: list[str], rows: list[tuple[int, list[str]]]) -> str |
             if len(named) >= 5:
                 return header[i]
     return None
+
+
+_AUDIO_COLUMNS = {"sample_rate", "sr", "sampling_rate", "wav_file", "wav", "audio_file", "audio_path", "audio",
+                  "num_samples", "samples"}
+_BARE_DURATION = re.compile(r"(?i)(?:duration|length|len)(?:[_ ]?(?:s|sec|secs|seconds|ms))?")
+
+
+def media_lengths(conv: Conversion, header: list[str]) -> list[str]:
+    """A table of audio clips (a `sample_rate` or `wav_file` column) whose bare `duration_sec` is each clip's length,
+    never the time the model took (`transcription_time_ms` beside it): that column renamed 'audio_...' so that it is
+    read as the input's length. Any other header as it is."""
+    low = {plain(h).strip().replace(" ", "_") for h in header}
+    if not low & _AUDIO_COLUMNS:
+        return header
+    out = [f"audio_{h.strip()}" if _BARE_DURATION.fullmatch(h.strip()) else h for h in header]
+    renamed = [h for h, o in zip(header, out, strict=True) if h != o]
+    if renamed:
+        conv.warn(f"{', '.join(renamed)[:80]}: each clip's length (the table describes audio clips), not the time the "
+                  "run took")
+    return out
+

@@ -191,3 +191,24 @@ def transposed_head(head: str, delimiter: str) -> bool:
     while header and not header[-1]:
         header.pop()
     return transposed(header, list(enumerate(lines[1:], start=2))) is not None
+
+
+_AGG_NAMES = _STAT_NAMES | {"count", "sum", "first", "last", "var", "sem", "size", "nunique"}
+
+
+def multi_header(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
+                 ) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """pandas' `groupby(...).agg([...]).to_csv()`: a header of figure names over a row of statistics
+    (`,throughput_tok_s,throughput_tok_s` / `,mean,std`), then a row naming the index (`batch_size,,`): one header
+    of 'name_statistic' columns ('throughput_tok_s_mean'), the index its first column. Any other table as it is."""
+    if len(rows) < 2 or header[:1] != [""] or rows[0][1][:1] != [""]:
+        return header, rows
+    stats = [plain(c.strip()) for c in rows[0][1][1:]]
+    if not stats or not all(s in _AGG_NAMES for s in stats) or len(rows[0][1]) != len(header):
+        return header, rows
+    named = rows[1][1] if len(rows) > 2 else []
+    index = named[0].strip() if named and named[0].strip() and not any(c.strip() for c in named[1:]) else ""
+    out = [index or "index", *(f"{name.strip()}_{stat}" for name, stat in zip(header[1:], stats, strict=True))]
+    conv.warn(f"a header of {len(header) - 1} figure columns over a row of their statistics (pandas' aggregate "
+              f"table) read as one: {', '.join(out[1:4])}{', ...' if len(out) > 4 else ''}")
+    return out, rows[2 if index else 1:]

@@ -490,3 +490,11 @@ def json_records(source: Source, said: list[str] | None = None, doc: Any = None)
         return [doc] if any(isinstance(v, (int, float)) or isinstance(v, dict) for v in doc.values()) else None
     lines = json_lines(source.text)
     return lines if lines and all(isinstance(r, dict) for r in lines) else None
+
+
+def siblings(a: str, b: str) -> bool:
+    """Whether two flattened JSON keys are the same key of two records side by side ('systems.QUIET.p99_us',
+    'systems.NVIDIA MIG.p99_us'): one path's length, one last key, one other key differing."""
+    pa, pb = a.split("."), b.split(".")
+    return (len(pa) == len(pb) >= 2 and pa[-1] == pb[-1]
+            and sum(x != y for x, y in zip(pa[:-1], pb[:-1], strict=True)) == 1)

@@ -183,3 +183,9 @@ def decimal_marks(rows: list[tuple[int, list[str]]], delimiter: str) -> list[tup
     return [(n, [_GROUPED_CELL.sub(lambda m: m.group(0).replace(",", ""), c, count=1) if _GROUPED_CELL.match(
         c.strip()) else c for c in r]) for n, r in rows]
 
+
+def delimiter_of(head: str) -> str:
+    """The cell delimiter of a table's first line: the most frequent of ',', tab and ';' (',' when none)."""
+    first = head.split("\n", 1)[0]
+    counts = {d: first.count(d) for d in (",", "\t", ";")}
+    return max(counts, key=lambda d: counts[d]) if any(counts.values()) else ","

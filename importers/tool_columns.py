@@ -1,7 +1,8 @@
 """Column names a tool defines with a unit it does not write in them: a table that carries enough of one tool's own
 names (its result's keys, flattened into CSV by a person's script) is read in that tool's units. vLLM's
 `benchmark_serving` writes `duration` in seconds and `output_throughput` in output tokens per second (its
-`mean_ttft_ms` names its unit); a table of those keys with a merged power column is that result, row by row. A
+`mean_ttft_ms` names its unit); a table of those keys with a merged power column is that result, row by row; the
+Hugging Face Trainer's `train_runtime` is in seconds (`speed_metrics`: time.time() differences). A
 name is read so only beside enough of its tool's names: a bare `duration` elsewhere stays a figure without its unit."""
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ VOCABULARIES = (
                           "median_ttft_ms", "mean_tpot_ms", "mean_itl_ms", "mean_e2el_ms", "total_output_tokens",
                           "total_input_tokens", "completed"}),
                {"duration": "s", "output_throughput": "tokens/s", "request_throughput": "req/s"}),
+    Vocabulary("Hugging Face Trainer metrics (trainer.train() / evaluate())",
+               frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss",
+                          "total_flos", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second",
+                          "eval_loss"}),
+               {"train_runtime": "s", "eval_runtime": "s"}, enough=2),
 )
 
 

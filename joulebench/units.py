@@ -80,6 +80,8 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "infer/sec", "inferences/sec")),  # Triton Model Analyzer's 'Throughput (infer/sec)'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),
+    ("energy_per_token", 1e-3, ("J/1k tokens", "J/1k tok", "J/1000 tokens")),
+    ("energy_per_token", 1e-6, ("J/1M tokens", "J/Mtok")),
     ("energy_per_token", 3.6, ("Wh/1k tokens", "Wh/1k tok", "Wh/1000 tokens")), ("energy_per_token", 3.6e-3, (
         "Wh/Mtok", "Wh/1M tokens")), ("energy_per_token", 3.6e3, ("kWh/1k tokens",)),
     ("energy_per_item", 1.0, ("J/item", "J/request", "J/req", "J/prompt", "J/image", "J/sample", "J/inference",
@@ -286,7 +288,9 @@ _PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|it
                              r"requests?|reqs?|queries|query|sentences?|sent|docs?|documents?|texts?|embeddings?|"
                              r"utterances?)_(?:per_(?:second|sec|s)|sec|second)$")
 _DATA_UNITS = {"b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "bytes", "byte", "mbit", "gbit"}
-_PER_TOKEN_NAME = re.compile(r"per_(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
+_PER_TOKEN_NAME = re.compile(r"per_(?:(?P<scale>1k|1000|1m|1000000|k|m)_)?(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
+_PER_SCALED_TOKENS = {("J/token", "k"): "J/1k tokens", ("J/token", "m"): "J/1M tokens",
+                      ("Wh/token", "k"): "Wh/1k tokens", ("Wh/token", "m"): "Wh/Mtok"}
 
 
 def header_unit(header: str) -> tuple[str, Unit | None, str]:
@@ -336,8 +340,13 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         if symbol == "s" and {"throughput", "thruput"} & set(parts[:-1]):  # 'throughput_inf_s': inferences a
             symbol = "requests/s" if {"req", "reqs", "requests"} & set(parts) else "items/s"  # second, never seconds
             return " ".join(parts[:-1]), UNITS[symbol], symbol
-        if UNITS[symbol].kind == "energy" and _PER_TOKEN_NAME.search(low):  # energy_per_completion_token_J
+        if UNITS[symbol].kind == "energy" and (per := _PER_TOKEN_NAME.search(low)):  # energy_per_completion_token_J
             symbol = _PER_TOKEN_UNITS.get(parts[-1], "J/token")
+            if scale := per.group("scale"):  # 'energy_per_1k_tokens_j': J per thousand tokens
+                scaled = _PER_SCALED_TOKENS.get((symbol, "k" if scale in ("1k", "1000", "k") else "m"))
+                if scaled is None:
+                    return text, None, ""
+                symbol = scaled
             return " ".join(parts[:-1]), UNITS[symbol], symbol
         return " ".join(parts[:-1]), UNITS[symbol], symbol
     rate = _SUFFIXES.get(parts[0]) if 2 <= len(parts) <= 3 and " " not in text else None  # a code's name only

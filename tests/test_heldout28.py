@@ -141,3 +141,32 @@ def test_records_of_two_shapes_read_one_model_label_and_a_decode_time_is_no_late
     llm = runs[1]["metrics"]
     assert llm["ttft_p50_ms"] == pytest.approx(883.9) and llm["e2e_latency_p50_ms"] == pytest.approx(1425.3)
     assert "latency_p50_ms" not in llm  # final_p50_tg_s: the time generating after the first token
+
+
+def test_a_pandas_aggregate_header_and_an_energy_per_thousand_tokens() -> None:
+    path = FORMATS / "general_table" / "ecocompute-a800-batch-size-pandas-aggregate-header.csv"
+    runs, _, warnings = load_fixture(path)
+    assert [r["config"]["batch_size"] for r in runs] == [1, 2, 4, 8, 16, 32, 64]
+    first = runs[0]["metrics"]
+    assert first["tokens_per_s"] == 18.97 and first["avg_power_w"] == 131.02 and first["j_per_request"] == 1768.3
+    assert first["j_per_token"] == pytest.approx(6907.42 / 1000)  # energy_per_1k_tokens_j: never a run's energy
+    assert first["j_per_token"] == pytest.approx(131.02 / 18.97, rel=1e-3)  # the file's own power over its rate
+    assert any("pandas' aggregate table" in w for w in warnings)
+    assert units.header_unit("energy_per_1k_tokens_mj")[1] is None  # a scale this reader has no unit for
+    # statistics' words under a header that names its first column are cells of that column, not a header row
+    text = b"model,latency_ms,tokens_per_second\nmean,5,100\nmax,9,80\n"
+    assert [r["config"]["model"] for r in load(text, "t.csv")[0].runs] == ["mean", "max"]
+
+
+def test_the_trainers_runtime_is_in_seconds_and_an_audio_clips_duration_is_its_length() -> None:
+    path = FORMATS / "hf_trainer" / "mac-ml-speed-test-m3max-distilbert-trainer-metrics-table.csv"
+    runs, _, _ = load_fixture(path)
+    assert [r["config"]["batch_size"] for r in runs] == [16, 32, 64, 128, 256]  # the FAILED row holds no figure
+    assert runs[0]["metrics"]["duration_s"] == pytest.approx(1531.3382)
+    assert runs[0]["metrics"]["throughput_sps"] == pytest.approx(48.977)
+    assert measure_field("train_runtime")[0] is None  # alone, with no other Trainer name: no unit stated
+    runs, _, warnings = load_fixture(FORMATS / "general_table" / "dawn-whisper-cpp-clips-duration-is-audio.csv")
+    assert runs[0]["metrics"]["duration_s"] == pytest.approx(0.4101)  # transcription_time_ms, never the 5 s clip
+    assert any("each clip's length" in w for w in warnings)
+    text = b"model,duration_sec,energy_j\nbert,5.0,100\n"  # no audio column: a duration is the run's
+    assert load(text, "t.csv")[0].runs[0]["metrics"]["duration_s"] == 5.0

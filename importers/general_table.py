@@ -84,7 +84,7 @@ from importers.table_rows import (
     MISSING_CELLS,
     WHOLE,
     cell,
-    coalesced_labels,
+    coalesced,
     devices_named,
     failure_named,
     is_backend,
@@ -162,7 +162,7 @@ class GeneralTableImporter(Importer):
                 doc = source.json
                 return (isinstance(doc, dict) and nested_ambiguity(doc) is not None
                         and has_figure(list(flatten(doc))))
-            return has_figure(list(flatten(records[0])))
+            return any(has_figure(list(flatten(r))) for r in records[:5])  # a first record may be a note
         if (kv := key_value_object(source)) is not None:  # 'Parameter,Value' rows: the object they flatten
             records = json_records(source, doc=kv)
             return records is not None and has_figure(list(flatten(records[0])))
@@ -204,8 +204,7 @@ class GeneralTableImporter(Importer):
             check_run_count(conv, len(records), "its records")
             flat = [flatten(r) for r in records]
             header = list(dict.fromkeys(k for r in flat for k in r))[:MAX_KEYS]
-            header, rows = coalesced_labels(conv, header, [(i + 1, ["" if r.get(k) is None else str(r.get(k)) for k
-                                                                    in header]) for i, r in enumerate(flat)])
+            rows = [(i + 1, ["" if r.get(k) is None else str(r.get(k)) for k in header]) for i, r in enumerate(flat)]
             where = "record"
             if (long := long_columns(header)) is not None:  # records of one figure each: metric_name, _value, _unit
                 header, rows = pivot(conv, header, rows, long)
@@ -240,7 +239,8 @@ class GeneralTableImporter(Importer):
             raise conv.fail("(whole file)", f"a per-layer profile: each row is one layer or operator of one pass "
                             f"(named in {layer[:40]}), not a run; JouleBench compares whole runs: import the tool's "
                             "own summary of the run (its mean latency or throughput, e.g. the log beside this profile)")
-        columns, left, twins = self._columns(conv, media_lengths(conv, header), rows)
+        header, rows = coalesced(conv, media_lengths(conv, header), rows)
+        columns, left, twins = self._columns(conv, header, rows)
         header, rows, twins = with_component_sums(conv, header, rows, columns, twins)
         header, rows, columns = split_setups(conv, header, rows, columns, twins)
         figures = [f.key for f, _ in columns.values() if f.section == "metrics"]
@@ -521,7 +521,8 @@ class GeneralTableImporter(Importer):
             labels.setdefault("device", counted[1])
         stated = clean_str(labels.get("device"))
         placement = plain(labels.get(_PLACEMENT.key, "")).strip()
-        placement = "cpu" if placement == "false" else placement  # 'gpu_used': False
+        placement = "cpu" if placement == "false" else placement or next(  # 'gpu_used': False; a 'CPU' setup
+            (p for p in plain(config.get("tag") or "").split(", ") if p.strip() in ("cpu", "mps")), "")
         if stated and placement and (placement.startswith("cpu") or placement == "mps") and kind_of_device(
                 stated) != "cpu":
             conv.warn(f"the rows run on {placement[:20]!r} did not run on the {stated[:40]} the file names: their "

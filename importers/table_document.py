@@ -6,6 +6,8 @@ the device a heading or a 'GPU: ...' line above a table names and the other head
 
 from __future__ import annotations
 
+import re
+
 from importers.base import Conversion
 from importers.table_fields import HEADING_DEVICE, HEADING_TAG, Field, FieldError, label_field, measure_field
 from importers.table_long import stat_columns, transposed
@@ -90,9 +92,17 @@ def figure_tables(text: str) -> list[TextTable]:
     return found
 
 
+_ACROSS = re.compile(r"(?i)\baggregated\s+by\b|\b(?:averaged?|avg|mean)\s+(?:across|over)\s+all\b")
+
+
 def joined(conv: Conversion, tables: list[TextTable], text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """One table of a text's tables: the union of their columns, with the device a heading above a table names (a
     known device only, never guessed) and the other headings as the tag."""
+    across = [t for t in tables if any(_ACROSS.search(h) for h in t.headings)]
+    if across and len(across) < len(tables):  # 'Aggregated by Model Size - avg across all queries': averages of
+        conv.warn(f"{len(across)} table(s) left out (line {', '.join(str(t.line) for t in across)}): averages across "
+                  "the runs of the other tables (their headings say so), not runs of their own")
+        tables = [t for t in tables if t not in across]  # the other tables' runs, never a run of their own
     header = list(dict.fromkeys(h for t in tables for h in t.header))
     given = {f.key for h in header if (f := label_field(h)) is not None}
     devices = [next((d for t in reversed(table.headings) if (d := heading_device(t))), None) for table in tables]

@@ -108,7 +108,9 @@ for _names, _field in (
     (("engine", "backend", "framework", "runtime_engine", "server"), Field("engine", None, "config")),
     (("mode", "phase", "type", "tipo", "kind", "task_type"), Field("mode", None, "label")),
     (("concurrency", "conc", "max_concurrency", "num_concurrent", "users", "clients", "num_clients", "n_clients",
-      "concurrent_clients", "concurrent_requests"), Field("max_concurrency", None, "config")),
+      "concurrent_clients", "concurrent_requests", "concurrent_users", "num_users", "n_users", "infstreams",
+      "inf_streams"),
+     Field("max_concurrency", None, "config")),
     (("request_rate", "rate_rps", "qps_target", "rps"), Field("request_rate_per_s", None, "config")),
     (("prompt_tokens", "input_len", "input_tokens", "prompt_len", "isl", "prompt_length"),
      Field("prompt_tokens_requested", None, "config")),
@@ -407,6 +409,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "energy_per_item":
         request = bool(re.search(r"request|req|prompt|query", low))
         return Field("j_per_request" if request else "j_per_sample", "J/item"), unit, ""
+    if kind == "token_rate" and words & {"p1", "p5", "p10", "p25", "p75", "p80", "p90", "p95", "p99", "p999"}:  # not
+        # any 'p' and digits: 'P40 (TPS)' is a Tesla P40's rate
+        return None, None, "a percentile of a rate (JouleBench stores a rate's mean or median)"
     if kind == "token_rate":
         per = "per" in words or "/user" in low or "/req" in low or bool(re.search(r"\((?:req|request|user|stream)s?\)",
                                                                                   low))  # 't/s (req)': each request's
@@ -442,6 +447,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a load or start-up time (before the measured run), not the run's"
         if words & {"warmup", "warm"}:
             return None, None, "the warm-up's time, not the measured run's"
+        if words & {"overhead", "queue", "queued", "queueing", "waiting"}:
+            return None, None, "an overhead or a wait around the model's work, not a time the run took"
         if words & {"io", "disk", "storage", "network", "injected", "simulated", "artificial"}:
             return None, None, "the time of I/O or of a delay injected (a setting of the test), not the model's"
         if words & _PAUSE:

@@ -20,7 +20,18 @@ import re
 
 from importers.base import Conversion
 from importers.device_text import device_named
-from importers.table_fields import HEADING_TAG, INPUT_MEDIA, OK_COLUMNS, SET_ON, Field, label_field, plain, words_of
+from importers.table_fields import (
+    HEADING_TAG,
+    INPUT_MEDIA,
+    OK_COLUMNS,
+    SET_ON,
+    Field,
+    FieldError,
+    label_field,
+    measure_field,
+    plain,
+    words_of,
+)
 from joulebench import units
 
 Rows = list[tuple[int, list[str]]]
@@ -64,7 +75,9 @@ SETUP_TAG = "setup (from the column names)"  # the tag split_setups gives each r
 WHOLE = re.compile(r"\d{1,9}")
 _MEASURED = {"time", "latency", "throughput", "energy", "power", "speed", "rate", "duration", "count", "total",
              "completed", "failed", "memory", "mem", "loss", "flops", "gflops", "gmacs", "macs", "macts", "params",
-             "param", "ms", "sec", "tokens", "samples", "watts", "joules", "temp", "temperature", "step", "steps"}
+             "param", "ms", "sec", "tokens", "samples", "watts", "joules", "temp", "temperature", "step", "steps",
+             "before", "after", "util", "utilization", "usage", "vram", "mib", "percent", "pct",  # a snapshot
+             "bytes", "revision"}  # a model's size, a chip's revision: what it is, not a setting
 MAX_TAG_CELL = 60
 DATE_CELL = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
 
@@ -393,6 +406,11 @@ def telling_said(names: list[str]) -> str:
             f"{'them' if several else 'it'}): kept in the tag, so that different setups are not read as repeats of one")
 
 
+# counts and clocks a run is set to ('infStreams': 1, 2, 4; 'threads'): settings, whatever else the table names
+_COUNTS_SET = {"threads", "thread", "streams", "infstreams", "nstreams", "workers", "instances", "replicas",
+               "coref", "memf", "corefreq", "memfreq", "coreclock", "memclock"}  # a DVFS sweep's clocks ('coreF')
+
+
 def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:
     """The columns no field reads whose short text values differ between rows (a setup's name, a strategy)."""
     out: list[int] = []
@@ -434,9 +452,11 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
         if numbers and _ROW_NUMBER.fullmatch(plain(name).strip()) and _counts_rows(seen):
             continue  # 'id': 000001, 000002, ...: the row's number
         # a number set on the device or the load ('clock_target_mhz': 3105, 3045) tells rows apart, as a name does
-        setting = bool(set(words) & (SET_ON | INPUT_MEDIA)) and not set(words) & _STATISTIC_WORDS
+        setting = bool(set(words) & (SET_ON | INPUT_MEDIA | _COUNTS_SET)) and not set(words) & _STATISTIC_WORDS
         if numbers and not setting and not (labels and all(WHOLE.fullmatch(v) for v in seen)
                                             and not set(words) & _MEASURED):
+            continue
+        if numbers and not setting and units.header_unit(name)[1] is not None:  # 'min_us': a figure, its unit named
             continue
         given: dict[tuple[str, ...], set[str]] = {}  # a column the labels or the chosen ones already tell
         for _, row in rows:                             # (test_name by test_id, a model's short name by the model)
@@ -512,16 +532,28 @@ def devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
     return None
 
 
-def coalesced_labels(conv: Conversion, header: list[str], rows: Rows) -> tuple[list[str], Rows]:
-    """Records of two shapes flattened into one table ('models.<name>.model' in one, 'model.model_name' in the
-    other): columns naming one label that no row fills twice are one column, each row's value from whichever it
-    fills. Columns that overlap stay as they are (the reader takes the first and says so)."""
-    by_key: dict[str, list[int]] = {}
+def coalesced(conv: Conversion, header: list[str], rows: Rows) -> tuple[list[str], Rows]:
+    """Columns of one label, or of one figure in one unit, that no row fills twice are one column, each row's value
+    from whichever it fills: records of two shapes flattened into one table ('models.<name>.model' in one,
+    'model.model_name' in the other), or a single request's rate in one column and a batch's in another
+    ('speed_tok_s', 'throughput_tok_s'). Never two setups' columns ('vllm_ms', 'sglang_ms'): those stay apart.
+    Columns that overlap stay as they are (the reader takes the first and says so)."""
+    by_key: dict[object, list[int]] = {}
     for i, name in enumerate(header):
-        if (field := label_field(name)) is not None and field.key not in ("tag", "repeat", "status"):
-            by_key.setdefault(field.key, []).append(i)
+        if (field := label_field(name)) is not None:
+            if field.key not in ("tag", "repeat", "status"):
+                by_key.setdefault(field.key, []).append(i)
+            continue
+        try:
+            figure, unit, _ = measure_field(name)
+        except FieldError:
+            continue
+        if figure is not None and unit is not None:
+            by_key.setdefault((figure.key, unit.symbol), []).append(i)
     merged: dict[int, int] = {}  # a column -> the column it joins
-    for cols in by_key.values():
+    for key, cols in by_key.items():
+        cols = [c for c in cols if isinstance(key, str) or c == cols[0]
+                or _differing(header[cols[0]], header[c]) is None]
         if len(cols) > 1 and not any(sum(bool(cell(r, i)) for i in cols) > 1 for _, r in rows):
             merged.update({i: cols[0] for i in cols[1:]})
     if not merged:
@@ -533,6 +565,6 @@ def coalesced_labels(conv: Conversion, header: list[str], rows: Rows) -> tuple[l
             if cell(row, i) and into < len(row):
                 row[into] = row[i]
         out.append((n, [c for i, c in enumerate(row) if i not in merged]))
-    conv.warn("; ".join(f"{header[i][:60]} read with {header[into][:60]} (records of two shapes, one label)"
+    conv.warn("; ".join(f"{header[i][:60]} read with {header[into][:60]} (no row gives both: one column)"
                         for i, into in merged.items())[:400])
     return [h for i, h in enumerate(header) if i not in merged], out

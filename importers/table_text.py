@@ -114,6 +114,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
         table.headings = tuple(title for level, title in stack_above if level > 1 or titles > 1)
         if stack_above:
             table.header = of_heading(table.header, stack_above[-1][1])
+            table.header = units_said(table.header, stack_above[-1][1])
     _captioned(tables, lines)
     return tables, used
 
@@ -160,6 +161,23 @@ def units_row(header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[lis
 
 def _numeric(cell: str) -> bool:
     return bool(re.match(r"^\s*[-+]?\d", cell))
+
+
+_UNIT_SAID = re.compile(r"(?i)\b(?:all\s+)?(?:times?|latenc(?:y|ies)|durations?)\s+(?:are\s+)?(?:given\s+)?in\s+\[?"
+                        r"(?P<unit>ms|milliseconds?|s|secs?|seconds?|us|µs|microseconds?)\]?(?:\W|$)")
+_STAT_LAST = re.compile(r"(?i).{0,40}?\b(?:mean|median|avg|average|p\d{1,3}|min|max|std|stdev)")
+
+
+def units_said(header: list[str], heading: str) -> list[str]:
+    """A heading that says its table's unit of time ('CPU vs GPU Comparison - all times in ms'): the unit given to
+    the columns that name a statistic and no unit ('CPU Mean', 'GPU P95' become 'CPU Mean (ms)'). Any other header
+    as it is."""
+    m = _UNIT_SAID.search(heading[:300])
+    unit = m.group("unit") if m else None
+    if unit is None or units.find_unit(unit) is None:
+        return header
+    return [f"{c.strip()} ({unit})" if _STAT_LAST.fullmatch(c.strip()) and units.header_unit(c)[1] is None else c
+            for c in header]
 
 
 def of_heading(header: list[str], heading: str) -> list[str]:

@@ -199,7 +199,11 @@ class _Scan:
     def labels(self, extra: tuple[Level, ...] = ()) -> dict[str, Label]:
         out: dict[str, Label] = {}
         for level in (*self.stack, *self.scopes, *extra):
+            outer = out.get("tag")
             out.update(level.labels)
+            if level.depth == 7 and outer is not None and outer.name == "heading" and "tag" in level.labels:
+                # '=== Summary ===' in a code block under '### Llama 3.2 3B (on Intel CPU)': both name the run
+                out["tag"] = Label(outer.line, "tag", "heading", f"{outer.value} > {level.labels['tag'].value}"[:200])
         return out
 
     def section_title(self) -> str | None:

@@ -51,7 +51,7 @@ POWER_CLASS = {"sxm": "sxm", "pcie": "pcie", "nvl": "nvl", "maxq": "maxq", "lapt
 
 _FAMILY = re.compile(
     r"\b(jetson (?:agx orin|agx xavier|xavier nx|orin nx|orin nano|nano|tx2)"
-    r"|rtx pro \d{4}|rtx a\d{4}|rtx \d{4} ada|(?:rtx|gtx) \d{3,4}(?: ti)?|titan rtx"
+    r"|rtx pro \d{4}|rtx a\d{4}|rtx \d{4} ada|(?:rtx|gtx) \d{3,4}(?: ti)?(?: super)?|titan rtx"
     r"|gh200|gb200|b200|b100|h200|h100|h800|h20|a100|a800|a40|a30|a10g?|l40s|l40|l4|v100s?|p100|t4|k80"
     r"|mi\d{2,3}[xa]?)\b")
 _MEMORY = re.compile(r"(?<![\w.])(\d{1,3})\s?(?:gb|gib|g)(?=$|[^a-z]|x\d)")

@@ -287,6 +287,7 @@ _TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "de
 _PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|items?|inferences?|predictions?|"
                              r"requests?|reqs?|queries|query|sentences?|sent|docs?|documents?|texts?|embeddings?|"
                              r"utterances?)_(?:per_(?:second|sec|s)|sec|second)$")
+_QUANTITY_WORDS = {"time", "duration", "latency", "runtime", "elapsed", "power", "energy", "avg power", "t", "p", "e"}
 _DATA_UNITS = {"b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "bytes", "byte", "mbit", "gbit"}
 _PER_TOKEN_NAME = re.compile(r"per_(?:(?P<scale>1k|1000|1m|1000000|k|m)_)?(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")
 _PER_SCALED_TOKENS = {("J/token", "k"): "J/1k tokens", ("J/token", "m"): "J/1M tokens",
@@ -306,7 +307,9 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
             return m.group("name").strip(), found, written
         name = m.group("name").strip()
         if name and (before := find_unit(name)) is not None and before.kind in ("token_rate", "item_rate"):
-            return f"{name} {written}", before, name  # 't/s (total)', 'tok/s (req)': a rate, its scope after it
+            if written.lower() in ("total", "all", "sum", "aggregate", "system"):  # 't/s (total)': over all streams
+                return name, before, name
+            return f"{name} {written}", before, name  # 'tok/s (req)': each request's rate
         return text, None, ""
     low = text.lower().replace(" ", "_").replace("-", "_").replace(".", "_")  # a dotted path: 'throughput.fps'
     per_token = _PER_TOKEN_END.search(low)
@@ -328,6 +331,9 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         if low.endswith(phrase) and (len(low) == len(phrase) or not low[-len(phrase) - 1].isalnum()):
             return text[: len(text) - len(phrase)].rstrip(" _-") or text, UNITS[symbol], symbol
     parts = re.split(r"[_\s-]+", low)
+    glued = re.fullmatch(r"(?P<phase>gen|prompt|eval|decode|prefill|pp|tg)tps", parts[-1])
+    if glued:  # 'gentps', 'prompttps': a phase's tokens/s written as one word
+        return " ".join([*parts[:-1], glued.group("phase")]), UNITS["tokens/s"], "tokens/s"
     phase_rate = re.fullmatch(r"(?P<phase>[a-z]+)\d{0,6}_?(?:t|tok|tokens)?/s(?:ec)?", low)
     if phase_rate and phase_rate.group("phase") in _TOKEN_PHASES:  # llama.cpp's 'PP/s', 'TG/s', 'tg128 t/s'
         return text[: text.index("/")].rstrip(" _-"), UNITS["tokens/s"], "tokens/s"
@@ -356,6 +362,11 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]
     if "/" in low and len(low) <= 16 and (alone := find_unit(text)) is not None:  # a unit alone: 't/s' (llama.cpp),
         return text, alone, text  # 'J/Token', 'img/s'; never a bare 's' or 'W', which name other things too
+    slashed = re.fullmatch(r"(?P<name>[a-z][a-z _]{1,30}?)\s?/\s?(?P<unit>[a-zµ]{1,5})", low)
+    if slashed and (quantity := find_unit(text.strip()[slashed.start("unit"):])) is not None and quantity.kind in (
+            "time", "power", "energy") and slashed.group("name").strip() in _QUANTITY_WORDS:
+        return text.strip()[:slashed.end("name")].strip(), quantity, quantity.symbol  # 'time/s', 'power/W' (a
+        # quantity over its unit, as a physics table writes it)
     if low in ("sec", "secs", "seconds", "ms", "mw", "watts"):
         return text, UNITS[_SUFFIXES[low]], _SUFFIXES[low]
     return text, None, ""

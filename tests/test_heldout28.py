@@ -170,3 +170,49 @@ def test_the_trainers_runtime_is_in_seconds_and_an_audio_clips_duration_is_its_l
     assert any("each clip's length" in w for w in warnings)
     text = b"model,duration_sec,energy_j\nbert,5.0,100\n"  # no audio column: a duration is the run's
     assert load(text, "t.csv")[0].runs[0]["metrics"]["duration_s"] == 5.0
+
+
+def test_a_heading_that_says_the_tables_time_unit_and_tables_of_averages_across_runs() -> None:
+    path = FORMATS / "general_table" / "tei-manager-embedding-bench-times-in-ms-heading.md"
+    runs, _, warnings = load_fixture(path)
+    assert len(runs) == 108  # 54 rows x (CPU, GPU); the two 'avg across all' tables are no runs
+    cpu, gpu = runs[0], runs[1]
+    assert cpu["metrics"]["latency_avg_ms"] == 2.54 and gpu["metrics"]["latency_p95_ms"] == 2.01
+    assert cpu["device"] is None  # the CPU rows did not run on the RTX 4080 SUPER the file names
+    assert gpu["device"]["name"] == "NVIDIA GeForce RTX 4080 SUPER"
+    assert any("averages across the runs of the other tables" in w for w in warnings)
+
+
+def test_banners_under_markdown_headings_keep_both_in_the_tag() -> None:
+    runs, _, _ = load_fixture(FORMATS / "text_figures" / "llm-format-benchmarker-intel-aipc-banners-under-headings.md")
+    tags = [r["config"]["tag"] for r in runs]
+    assert tags == ["Llama 3.2 3B (HuggingFace format on Intel CPU) > Summary",
+                    "Llama 3.2 3B (HuggingFace format on Intel GPU - FP16) > Summary",
+                    "Llama 3.2 3B (HuggingFace format on Intel GPU - FP16, 20 tokens) > Summary"]
+    assert runs[0]["metrics"]["latency_avg_ms"] == 1038.8
+
+
+def test_a_total_rate_of_a_phase_and_a_streams_setting() -> None:
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "llama-benchy-rtx5090-ts-total-by-phase.md")
+    assert len(runs) == 18
+    assert runs[0]["metrics"]["prompt_tokens_per_s"] == 7761.72 and runs[1]["metrics"]["decode_tokens_per_s"] == 278.09
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "thor-mec-trtexec-infstreams-summary.csv")
+    assert [r["config"].get("max_concurrency") for r in runs] == [1, 2, 4]  # infStreams: never pooled
+    assert runs[0]["metrics"]["throughput_sps"] == 240.953
+
+
+def test_complementary_columns_glued_rates_an_overhead_and_a_percentile_of_a_rate() -> None:
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "qwen-8b-vllm-rtx5090-speed-or-throughput.csv")
+    assert [round(r["metrics"]["tokens_per_s"], 2) for r in runs] == [12.53, 371.64, 731.96, 1185.61, 2832.3]
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "exl2-speed-data-gentps-overhead.csv")
+    assert len(runs) == 32  # one run a row: 'overhead_seconds' is no setup beside 'gen_seconds'
+    assert runs[0]["metrics"]["decode_tokens_per_s"] > 0 and runs[0]["metrics"]["prompt_tokens_per_s"] > 0
+    assert measure_field("P95 TPS")[0] is None and measure_field("P40 (TPS)")[0] is not None  # a Tesla P40
+
+
+def test_a_first_record_that_is_a_note_and_snapshots_that_are_no_setups() -> None:
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "mcufit-bench-jsonl-note-first.jsonl")
+    assert runs and all("kernels" in r["config"]["tag"] for r in runs)  # optimized vs reference kernels
+    assert not any("min_us" in r["config"]["tag"] for r in runs)  # a figure, never a setting
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "i3s-llm-benchmark-gpu-snapshots.csv")
+    assert all(r["config"]["tag"].startswith("model_alias ") and "," not in r["config"]["tag"] for r in runs)

@@ -176,7 +176,9 @@ METER_TIME_COLUMNS = ("timestamp", "time", "datetime", "date", "t", "unix_s", "e
 MODE_COLUMNS = ("nvp model", "nvpmodel", "nvp_model", "nvp mode", "power mode", "power_mode", "nvp_mode")
 AVERAGE_WORD = re.compile(r"(?i)(?:^|[^a-z])(avg|average|mean|max|min|peak|warn|crit)(?:[^a-z]|$)")
 _DURATION = re.compile(r"(?i)duration|runtime|elapsed|latency|_time_s$|time_per|seconds")
-_ROW_IDENTITY = ("model", "models", "model_name", "run", "run_id", "experiment", "tag", "dataset", "network")
+_ROW_IDENTITY = ("model", "models", "model_name", "run", "run_id", "experiment", "tag", "dataset", "network", "appname",
+                 "app_name", "application", "arg", "args", "command", "cmd", "benchmark", "workload", "model_id",
+                 "batch_size")  # a row an experiment ('appName', 'arg': a command's), never a sample of a trace
 
 
 def _jetson_rail_names() -> set[str]:

@@ -116,7 +116,22 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             table.header = of_heading(table.header, stack_above[-1][1])
             table.header = units_said(table.header, stack_above[-1][1])
     _captioned(tables, lines)
+    for table in tables:
+        table.header = _legended(table.header, lines[max(0, table.line - 41):table.line - 1])
     return tables, used
+
+
+_LEGEND = re.compile(r"^\s*[-*]\s+`?(?P<name>[^`\n]{1,40}?)`?\s+[-–:=]\s+(?P<desc>[^\n]{3,120}?)\s*$")
+
+
+def _legended(header: list[str], above: list[str]) -> list[str]:
+    """A legend above a table ('- `TG` - Output token throughput (tok/s)'): a column it defines with a unit reads as
+    its definition ('TG' as 'Output token throughput (tok/s)'). A definition stating no unit changes nothing."""
+    said: dict[str, str] = {}
+    for line in above:
+        if (m := _LEGEND.match(line)) is not None and units.header_unit(m.group("desc"))[1] is not None:
+            said[m.group("name").strip()] = m.group("desc").strip()
+    return [said.get(c.strip(), c) if units.header_unit(c)[1] is None else c for c in header] if said else header
 
 
 def _captioned(tables: list[TextTable], lines: list[str]) -> None:
@@ -218,14 +233,19 @@ def _pipe_cells(line: str) -> list[str]:
 
 
 def _pipe_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
-    if not lines[i].lstrip().startswith("|") or i + 1 >= len(lines) or not _PIPE_RULE.match(lines[i + 1]):
+    """A GFM pipe table; its outer pipes may be left out ('a | b' over '--|--'), as GFM allows."""
+    outer = lines[i].lstrip().startswith("|")
+    if i + 1 >= len(lines) or not _PIPE_RULE.match(lines[i + 1]):
+        return None
+    if not outer and (lines[i].count("|") < 2 or "|" not in lines[i + 1]):
         return None
     header = _pipe_cells(lines[i])
     if not 2 <= len(header) <= 2 * MAX_COLUMNS:
         return None
     rows = []
     end = i + 2
-    while end < len(lines) and lines[end].lstrip().startswith("|"):
+    while end < len(lines) and (lines[end].lstrip().startswith("|") or not outer and lines[end].count("|") >= len(
+            header) - 1 >= 2):
         cells = _pipe_cells(lines[end])
         rows.append((end + 1, (cells + [""] * len(header))[:len(header)]))
         end += 1

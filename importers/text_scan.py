@@ -176,7 +176,12 @@ def _scope(line: int, indent: int, text: str) -> Level:
         scope.labels["model"] = Label(line, "model", title, model)
     if (device := _device_in(title)) is not None and "model" not in scope.labels:
         scope.labels["device"] = Label(line, "device", title, device)
+    if not scope.labels and _NUMBERED_SCOPE.fullmatch(title):  # 'Level 50:', 'Concurrency 8:': a setup's name
+        scope.labels["tag"] = Label(line, "tag", "scope", title[:60])
     return scope
+
+
+_NUMBERED_SCOPE = re.compile(r"[A-Za-z][A-Za-z _-]{0,30}?\s*[:=]?\s*\d{1,6}")
 
 
 def _clean(line: str) -> str:

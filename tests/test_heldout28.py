@@ -216,3 +216,29 @@ def test_a_first_record_that_is_a_note_and_snapshots_that_are_no_setups() -> Non
     assert not any("min_us" in r["config"]["tag"] for r in runs)  # a figure, never a setting
     runs, _, _ = load_fixture(FORMATS / "general_table" / "i3s-llm-benchmark-gpu-snapshots.csv")
     assert all(r["config"]["tag"].startswith("model_alias ") and "," not in r["config"]["tag"] for r in runs)
+
+
+def test_a_legend_above_a_table_without_outer_pipes() -> None:
+    runs, _, warnings = load_fixture(FORMATS / "general_table" / "ml-gfx906-vllm-readme-legend-no-outer-pipes.md")
+    assert runs and runs[0]["metrics"]["tokens_per_s"] == 19.11  # 'TG', defined above as output tokens/s
+    assert any("Output token throughput (tok/s) read as tokens_per_s" in w for w in warnings)
+    # a legend that states no unit changes nothing: its column stays as named
+    text = b"# t\n\n- `A` - the first column\n\n| A | latency_ms |\n|---|---|\n| x | 5 |\n| y | 6 |\n"
+    imported = load(text, "t.md")[0]
+    assert [r["metrics"]["latency_avg_ms"] for r in imported.runs] == [5, 6]
+    assert not any("the first column" in w for w in imported.warnings)
+
+
+def test_a_quantity_over_its_unit_and_a_clock_sweep() -> None:
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "dlbench-dvfs-titanx-googlenet-time-s-power-w.csv")
+    assert len(runs) == 20 and len({r["config"]["tag"] for r in runs}) == 20  # each clock pair its own setup
+    assert runs[0]["config"]["tag"] == "coreF 1700, memF 3500"
+    assert runs[0]["metrics"]["avg_power_w"] == pytest.approx(193.86630892143808)
+    assert units.header_unit("time/s")[1] == units.UNITS["s"] and units.header_unit("W/GPU")[1] is None
+
+
+def test_numbered_scopes_of_a_report_tell_runs_apart() -> None:
+    runs, _, _ = load_fixture(FORMATS / "text_figures" / "ollama-streaming-report-level-scopes.txt")
+    assert [r["config"].get("tag") for r in runs][1:] == ["Level 50", "Level 150"]
+    assert runs[1]["metrics"]["ttft_p95_ms"] == pytest.approx(1104788.0)
+    assert "tokens_per_s" not in runs[1]["metrics"]  # a P95 of TPS is no rate

@@ -77,7 +77,8 @@ _MEASURED = {"time", "latency", "throughput", "energy", "power", "speed", "rate"
              "completed", "failed", "memory", "mem", "loss", "flops", "gflops", "gmacs", "macs", "macts", "params",
              "param", "ms", "sec", "tokens", "samples", "watts", "joules", "temp", "temperature", "step", "steps",
              "before", "after", "util", "utilization", "usage", "vram", "mib", "percent", "pct",  # a snapshot
-             "bytes", "revision"}  # a model's size, a chip's revision: what it is, not a setting
+             "bytes", "revision",  # a model's size, a chip's revision: what it is, not a setting
+             "answer", "response", "reply"}  # 'answer_length': what came out, never what was set
 MAX_TAG_CELL = 60
 DATE_CELL = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
 

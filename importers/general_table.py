@@ -95,6 +95,7 @@ from importers.table_rows import (
     without_failed,
     without_summaries,
 )
+from importers.table_steps import merged_steps
 from importers.table_text import side_by_side
 from importers.table_units import data_row, decimal_marks, delimiter_of
 from importers.tool_columns import tool_units
@@ -257,6 +258,7 @@ class GeneralTableImporter(Importer):
                             f"it (not read: {_grouped(left)}); name the unit in the header, e.g. 'Power (W)', or "
                             f"{MAP_IT}")
         rows = without_summaries(conv, header, without_failed(conv, header, rows, columns, where), columns, where)
+        rows = merged_steps(conv, header, rows, columns)  # a row a frame or an iteration of one run
         header, rows, columns, tagged = relabelled(conv, header, rows, columns)
         left = [(name, why) for name, why in left if name not in tagged]
         if left:

@@ -426,7 +426,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         key = "decode_tokens_per_s" if decode else "prompt_tokens_per_s" if prompt else "tokens_per_s"
         return Field(key, "tokens/s"), unit, ""
     if kind == "item_rate":
-        if re.search(r"req|request", low) or unit.symbol in ("req/s", "requests/s"):
+        if re.search(r"req|request|rps", low) or unit.symbol in ("req/s", "requests/s") or written == "requests/s":
             return Field("requests_per_s", "items/s"), unit, ""
         return Field("throughput_sps", "items/s"), unit, ""
     if kind == "time_per_token":
@@ -447,6 +447,10 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a load or start-up time (before the measured run), not the run's"
         if words & {"warmup", "warm"}:
             return None, None, "the warm-up's time, not the measured run's"
+        if words & {"preprocess", "preprocessing", "postprocess", "postprocessing", "nms", "viz", "visualization",
+                    "visualisation", "render", "rendering", "draw", "mask", "info", "metadata", "health", "tokenize",
+                    "tokenization", "detokenize"}:  # 'mask_time_ms', 'Model Info Time'
+            return None, None, "a stage's time (pre- or post-processing, drawing, a metadata call), not the run's"
         if words & {"overhead", "queue", "queued", "queueing", "waiting"}:
             return None, None, "an overhead or a wait around the model's work, not a time the run took"
         if words & {"io", "disk", "storage", "network", "injected", "simulated", "artificial"}:

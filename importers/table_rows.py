@@ -73,12 +73,14 @@ NOT_TAG_WORDS = {"error", "message", "output", "text", "prompt", "response", "no
 MAX_TAG_COLUMNS = 3
 SETUP_TAG = "setup (from the column names)"  # the tag split_setups gives each run: the setup its column names
 WHOLE = re.compile(r"\d{1,9}")
+_MONEY = {"cost", "usd", "eur", "price", "dollars"}
 _MEASURED = {"time", "latency", "throughput", "energy", "power", "speed", "rate", "duration", "count", "total",
              "completed", "failed", "memory", "mem", "loss", "flops", "gflops", "gmacs", "macs", "macts", "params",
              "param", "ms", "sec", "tokens", "samples", "watts", "joules", "temp", "temperature", "step", "steps",
              "before", "after", "util", "utilization", "usage", "vram", "mib", "percent", "pct",  # a snapshot
              "bytes", "revision",  # a model's size, a chip's revision: what it is, not a setting
-             "answer", "response", "reply"}  # 'answer_length': what came out, never what was set
+             "answer", "response", "reply",  # 'answer_length': what came out, never what was set
+             *_MONEY}  # a cost worked out from the figures
 MAX_TAG_CELL = 60
 DATE_CELL = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}")
 
@@ -280,7 +282,10 @@ _NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", 
                 "first", "last", "p50", "p90", "p95", "p99",
                 "batch", "effective", "overall", "actual", "nominal"}  # 'FPS', 'BATCH FPS': two estimates of one rate
 # what a column measures, never a setup: 'time_s' and 'energy_infer_duration_s' are two windows of one run
-_MEASURES = {"time", "duration", "elapsed", "runtime", "wall", "energy", "power", "latency", "throughput", "rate"}
+_MEASURES = {"time", "duration", "elapsed", "runtime", "wall", "energy", "power", "latency", "throughput", "rate",
+             "mask", "viz", "visualization", "preprocess", "postprocess", "pre", "post", "nms", "capture", "render",
+             "draw", "inference", "pipeline"}  # and the stages of one pipeline: 'inference_fps', 'mask_fps'
+
 _NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
 
 
@@ -407,6 +412,9 @@ def telling_said(names: list[str]) -> str:
             f"{'them' if several else 'it'}): kept in the tag, so that different setups are not read as repeats of one")
 
 
+# 'streaming_ratio': 0.9, 0.5, 0.1 of a workload's mix; 'cpu_load_percent': 0, 25, 50 of a sweep (levels repeated)
+_SWEPT = {"ratio", "fraction", "mix", "share", "proportion", "load"}
+_SNAPSHOT = {"before", "after", "initial", "final", "snapshot"}  # 'cpu_load_1m_before': read off the machine
 # counts and clocks a run is set to ('infStreams': 1, 2, 4; 'threads'): settings, whatever else the table names
 _COUNTS_SET = {"threads", "thread", "streams", "infstreams", "nstreams", "workers", "instances", "replicas",
                "coref", "memf", "corefreq", "memfreq", "coreclock", "memclock"}  # a DVFS sweep's clocks ('coreF')
@@ -453,7 +461,9 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
         if numbers and _ROW_NUMBER.fullmatch(plain(name).strip()) and _counts_rows(seen):
             continue  # 'id': 000001, 000002, ...: the row's number
         # a number set on the device or the load ('clock_target_mhz': 3105, 3045) tells rows apart, as a name does
-        setting = bool(set(words) & (SET_ON | INPUT_MEDIA | _COUNTS_SET)) and not set(words) & _STATISTIC_WORDS
+        setting = not set(words) & (_STATISTIC_WORDS | _MONEY | _SNAPSHOT) and (
+            bool(set(words) & (SET_ON | INPUT_MEDIA | _COUNTS_SET))
+            or bool(set(words) & _SWEPT) and len(seen) <= len(rows) // 2)  # a mix's ratio, a load level swept
         if numbers and not setting and not (labels and all(WHOLE.fullmatch(v) for v in seen)
                                             and not set(words) & _MEASURED):
             continue
@@ -498,7 +508,8 @@ def system_names(cells: list[str]) -> bool:
 
 
 # Python's platform.platform(): 'Linux-5.15.0-91-generic-x86_64-with-glibc2.35', 'macOS-14.2-arm64-arm-64bit'
-_PLATFORM = re.compile(r"(?:windows|linux|macos|darwin|freebsd)-[\w.+-]{1,120}")
+_PLATFORM = re.compile(r"(?:windows|linux|macos|darwin|freebsd)(?:-[\w.+-]{1,120}|\s[\d.]{1,20}(?:\s\(\w{1,20}\))?)")
+# ('Darwin 24.6.0 (x86_64)': platform.system(), release() and machine() joined)
 
 
 def not_number(cells: list[str]) -> str | None:

@@ -242,3 +242,28 @@ def test_numbered_scopes_of_a_report_tell_runs_apart() -> None:
     assert [r["config"].get("tag") for r in runs][1:] == ["Level 50", "Level 150"]
     assert runs[1]["metrics"]["ttft_p95_ms"] == pytest.approx(1104788.0)
     assert "tokens_per_s" not in runs[1]["metrics"]  # a P95 of TPS is no rate
+
+
+def test_a_row_per_iteration_or_frame_is_one_run() -> None:
+    runs, _, warnings = load_fixture(FORMATS / "general_table" / "nyu25-t4-resnet50-train-iterations.csv")
+    assert len(runs) == 1 and runs[0]["config"]["batch_size"] == 64  # 100 iterations of one run (100 runs before)
+    assert any("iter_idxs of one run" in w for w in warnings)
+    runs, _, warnings = load_fixture(FORMATS / "general_table" / "yolo-tensorrt-bench-per-frame-with-avg-row.csv")
+    assert len(runs) == 1 and runs[0]["metrics"]["latency_avg_ms"] < 10  # the cold 1,110 ms first frame left out
+    assert any("'avg': their summary" in w for w in warnings)
+    # four frames are too few to be one run's; a counter that falls starts another run
+    assert len(load(b"frame,latency_ms\n1,5\n2,6\n3,5\n4,6\n", "f.csv")[0].runs) == 4
+    rows = "".join(f"{i % 6},{10 + i}\n" for i in range(12))
+    assert [r["metrics"]["latency_avg_ms"] for r in load(f"step,latency_ms\n{rows}".encode(), "s.csv")[0].runs] == [
+        13, 19]
+
+
+def test_swept_levels_are_setups_snapshots_and_costs_are_not() -> None:
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "khadas-rknn-yolov8n-cpu-load-sweep.csv")
+    assert len({r["config"]["tag"] for r in runs}) == 5  # five load levels of ten trials each
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "mixed-workload-ollama-sweep-ratios.csv")
+    assert runs[0]["config"]["tag"] == "policy fifo, streaming_ratio 0.9"
+    assert runs[0]["metrics"]["requests_per_s"] == pytest.approx(0.40761177190501946)  # 'throughput_rps'
+    runs, _, _ = load_fixture(FORMATS / "general_table" / "openvino-yolo-benchmark-platform-string.json")
+    assert all(r["device"] is None for r in runs)  # 'Darwin 24.6.0 (x86_64)' is an operating system
+    assert measure_field("mask_time_ms")[0] is None and measure_field("Model Info Time (s)")[0] is None

@@ -1,0 +1,101 @@
+"""Tables of one run's steps or frames, for the general reader (`importers.general_table`): a row per training
+iteration (`iter_idx, iter_time_ms, imgs_per_sec`) or per frame of a video (`frame, inference_ms`) is one sample of a
+run, never a run of its own.
+
+A counter column (`step`, `iter`, `iter_idx`, `iteration`, `global_step`, `frame`, `frame_idx`, `frame_num`, ...)
+whose whole numbers rise down consecutive rows, with every label the reader reads the same along them, makes those
+rows one run: at least MIN_STEPS of them. As in a training log's text (`importers.text_steps`), the first row is left
+out as the warm-up (a cold first frame takes 60 times the others), then a rate or a latency is the median over the
+other rows and a duration their sum. A counter that falls starts the next run. Rows whose figures are not plain
+numbers are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+from importers.base import Conversion
+from importers.table_fields import Field
+from joulebench import units
+
+MIN_STEPS = 5
+_COUNTER = re.compile(r"(?:global_)?(?:step|steps|iter|iters|iteration|iter_idx|iter_id|iteration_idx|frame|frame_idx|"
+                      r"frame_num|frame_no|frame_id|frame_number|frame_index|image_idx|img_idx|batch_idx|sample_idx)")
+_SUMMARY = {"avg", "average", "mean", "median", "total", "sum", "summary", "all"}
+Rows = list[tuple[int, list[str]]]
+Columns = dict[int, tuple[Field, units.Unit | None]]
+
+
+def _counter(header: list[str], columns: Columns) -> int | None:
+    return next((i for i, h in enumerate(header) if _COUNTER.fullmatch(h.strip().lower().replace(" ", "_"))
+                 and (i not in columns or columns[i][0].key == "repeat")), None)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return units.value_in(text, None) if text.strip() else None
+    except units.UnitError:
+        return None
+
+
+def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Columns) -> Rows:
+    """The rows with each block of one run's steps or frames merged into one row (said); any other table as it is."""
+    counter = _counter(header, columns)
+    if counter is None or len(rows) < MIN_STEPS:
+        return rows
+    figures = [i for i, (f, _) in columns.items() if f.section == "metrics"]
+    labels = [i for i, (f, _) in columns.items() if f.section != "metrics" and i != counter]
+    out: Rows = []
+    said: list[str] = []
+    i = 0
+    while i < len(rows):
+        j = i + 1
+        while j < len(rows) and _rises(rows[j - 1][1], rows[j][1], counter) and all(
+                _cell(rows[j][1], c) == _cell(rows[i][1], c) for c in labels):
+            j += 1
+        block = rows[i:j]
+        merged = _merged(block, figures, columns, counter) if j - i >= MIN_STEPS and _rises(
+            rows[i][1], rows[i][1], counter, first=True) else None
+        if merged is None:
+            out.append(rows[i])
+            i += 1
+            continue
+        out.append(merged)
+        said.append(f"lines {block[0][0]}-{block[-1][0]}")
+        i = j
+        if i < len(rows) and _cell(rows[i][1], counter).lower() in _SUMMARY:  # the table's own mean of those rows
+            said.append(f"line {rows[i][0]} ({_cell(rows[i][1], counter)[:10]!r}: their summary) left out")
+            i += 1
+    if said:
+        conv.warn(f"rows read as the {header[counter][:30]}s of one run ({', '.join(said[:6])}"
+                  f"{' ...' if len(said) > 6 else ''}): the first left out as the warm-up, then each rate or latency "
+                  "the median over the others and a duration their sum")
+    return out
+
+
+def _cell(row: list[str], i: int) -> str:
+    return row[i].strip() if i < len(row) else ""
+
+
+def _rises(before: list[str], after: list[str], counter: int, *, first: bool = False) -> bool:
+    a, b = _cell(before, counter), _cell(after, counter)
+    if not (a.isdigit() and b.isdigit()):
+        return False
+    return first or int(b) > int(a)
+
+
+def _merged(block: Rows, figures: list[int], columns: Columns, counter: int) -> tuple[int, list[str]] | None:
+    measured = block[1:]
+    row = list(block[0][1])
+    for i in figures:
+        values = [_number(_cell(r, i)) for _, r in measured]
+        numbers = [v for v in values if v is not None]
+        if len(numbers) != len(values):
+            return None  # a blank, a word or a unit among its numbers: left as rows
+        value = sum(numbers) if columns[i][0].key == "duration_s" else statistics.median(numbers)
+        while len(row) <= i:
+            row.append("")
+        row[i] = repr(value)
+    row[counter] = ""
+    return block[0][0], row

@@ -334,6 +334,8 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
         group: dict[str, int] = {}
         if len({words[0] for _, words in named}) > 1:  # 'asus_cpu', 'mac_cpu', 'asus_vulkan': each whole name
             wholes = [units.header_unit(header[c])[0].strip() for c in (first, *(o for o, _ in named))]
+            shared = set.intersection(*(set(w.split()) for w in wholes))  # 'BentoML Throughput', 'Ray Serve
+            wholes = [" ".join(t for t in w.split() if t not in shared) or w for w in wholes]  # Throughput': a setup
             named = [(other, (wholes[0], whole)) for (other, _), whole in zip(named, wholes[1:], strict=True)]
         for other, words in named:
             if group and group.get(words[0]) != first or words[1] in group:

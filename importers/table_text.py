@@ -115,6 +115,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
         if stack_above:
             table.header = of_heading(table.header, stack_above[-1][1])
             table.header = units_said(table.header, stack_above[-1][1])
+            table.header = setups_of_heading(table.header, table.rows, stack_above[-1][1])
     _captioned(tables, lines)
     for table in tables:
         table.header = _legended(table.header, lines[max(0, table.line - 41):table.line - 1])
@@ -195,6 +196,30 @@ def units_said(header: list[str], heading: str) -> list[str]:
             for c in header]
 
 
+_NOT_FIGURE_WORDS = {"comparison", "results", "result", "benchmark", "benchmarks", "summary", "table", "by", "per",
+                     "vs", "and", "of", "the", "average", "avg", "mean"}
+
+
+def setups_of_heading(header: list[str], rows: list[tuple[int, list[str]]], heading: str) -> list[str]:
+    """A comparison table whose heading names its figure and unit ('Throughput Comparison (req/s)', 'Latency
+    Comparison (Average ms)') and whose columns are setups ('BentoML', 'FastAPI', 'Ray Serve'): each column of plain
+    numbers with no unit becomes that figure of its setup ('BentoML Throughput (req/s)'). Any other header as it is."""
+    m = UNIT_AT_END.fullmatch(_NUMBERED.sub("", heading).strip())
+    if m is None:
+        return header
+    said = m.group("unit")[1:-1].split()
+    unit = said[-1] if said and units.find_unit(said[-1]) is not None else None
+    figure = " ".join(w for w in re.findall(r"[^\W\d_][\w-]*", m.group("name")) if w.lower() not in _NOT_FIGURE_WORDS)
+    if unit is None or not figure or len(figure) > 40:
+        return header
+    numeric = [i for i, c in enumerate(header) if i > 0 and units.header_unit(c)[1] is None and rows and all(
+        re.fullmatch(r"[-+]?\d+(?:\.\d+)?", r[i].strip()) for _, r in rows if i < len(r) and r[i].strip())
+        and any(i < len(r) and r[i].strip() for _, r in rows)]
+    if len(numeric) < 2:
+        return header
+    return [f"{c.strip()} {figure} ({unit})" if i in numeric else c for i, c in enumerate(header)]
+
+
 def of_heading(header: list[str], heading: str) -> list[str]:
     """A table whose figure columns name only a statistic ('Mean (s)', 'P95 (s)', or 'Mean' under 'Latency (ms)')
     measures what the heading above it names: those columns become 'TTFT Mean (s)' ('### 2.1 TTFT' above them).
@@ -235,8 +260,10 @@ def _pipe_cells(line: str) -> list[str]:
 def _pipe_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
     """A GFM pipe table; its outer pipes may be left out ('a | b' over '--|--'), as GFM allows."""
     outer = lines[i].lstrip().startswith("|")
-    if i + 1 >= len(lines) or not _PIPE_RULE.match(lines[i + 1]):
+    if i + 1 >= len(lines):
         return None
+    if not _PIPE_RULE.match(lines[i + 1]):
+        return _ruleless(lines, i) if outer else None
     if not outer and (lines[i].count("|") < 2 or "|" not in lines[i + 1]):
         return None
     header = _pipe_cells(lines[i])
@@ -250,6 +277,24 @@ def _pipe_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, li
         rows.append((end + 1, (cells + [""] * len(header))[:len(header)]))
         end += 1
     return (header, rows, end, "pipe") if rows else None
+
+
+def _ruleless(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
+    """A pipe table written without its rule line ('| Concurrency | BentoML |' over '| 10 | 18.50 |'): a header of
+    names and at least two rows of as many cells, each holding a number."""
+    header = _pipe_cells(lines[i])
+    if not 2 <= len(header) <= 2 * MAX_COLUMNS or any(re.search(r"\d", c) and not c.isalpha() and
+                                                     re.fullmatch(r"[-+]?[\d.]+", c) for c in header):
+        return None
+    rows = []
+    end = i + 1
+    while end < len(lines) and lines[end].lstrip().startswith("|") and len(_pipe_cells(lines[end])) == len(header):
+        cells = _pipe_cells(lines[end])
+        if not any(re.fullmatch(r"[-+]?\d+(?:\.\d+)?", c) for c in cells):
+            break
+        rows.append((end + 1, cells))
+        end += 1
+    return (header, rows, end, "pipe") if len(rows) >= 2 else None
 
 
 def _spans(line: str) -> list[tuple[int, int, str]]:

@@ -267,3 +267,18 @@ def test_swept_levels_are_setups_snapshots_and_costs_are_not() -> None:
     runs, _, _ = load_fixture(FORMATS / "general_table" / "openvino-yolo-benchmark-platform-string.json")
     assert all(r["device"] is None for r in runs)  # 'Darwin 24.6.0 (x86_64)' is an operating system
     assert measure_field("mask_time_ms")[0] is None and measure_field("Model Info Time (s)")[0] is None
+
+
+def test_a_heading_that_names_the_figure_of_columns_of_setups_in_a_table_without_its_rule() -> None:
+    path = FORMATS / "general_table" / "bentoml-rayserve-loadtest-heading-figure-setup-columns.md"
+    runs, _, _ = load_fixture(path)
+    assert len(runs) == 24  # 4 concurrencies x 3 frameworks x (throughput, latency)
+    first = runs[0]
+    assert first["config"]["tag"].endswith(", BentoML") and first["config"]["max_concurrency"] == 10
+    assert first["metrics"]["requests_per_s"] == 18.5
+    latency = next(r for r in runs if "Latency" in r["config"]["tag"] and r["config"]["tag"].endswith("Ray Serve"))
+    assert latency["metrics"]["latency_avg_ms"] == 364.78
+    # a heading with no unit names no figure: its table of bare numbers stays unread
+    text = b"## Results\n| Concurrency | A | B |\n| 10 | 1.5 | 2.5 |\n| 20 | 3.5 | 4.5 |\n"
+    with pytest.raises(Exception, match="no benchmark figures|no column is a figure"):
+        load(text, "r.md")

@@ -212,7 +212,8 @@ def setups_of_heading(header: list[str], rows: list[tuple[int, list[str]]], head
     figure = " ".join(w for w in re.findall(r"[^\W\d_][\w-]*", m.group("name")) if w.lower() not in _NOT_FIGURE_WORDS)
     if unit is None or not figure or len(figure) > 40:
         return header
-    numeric = [i for i, c in enumerate(header) if i > 0 and units.header_unit(c)[1] is None and rows and all(
+    numeric = [i for i, c in enumerate(header) if i > 0 and units.header_unit(c)[1] is None and not re.fullmatch(
+        r"[\d.\s]+", c) and rows and all(  # columns named by numbers are the levels of a setting, not setups
         re.fullmatch(r"[-+]?\d+(?:\.\d+)?", r[i].strip()) for _, r in rows if i < len(r) and r[i].strip())
         and any(i < len(r) and r[i].strip() for _, r in rows)]
     if len(numeric) < 2:

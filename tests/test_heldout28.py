@@ -282,3 +282,7 @@ def test_a_heading_that_names_the_figure_of_columns_of_setups_in_a_table_without
     text = b"## Results\n| Concurrency | A | B |\n| 10 | 1.5 | 2.5 |\n| 20 | 3.5 | 4.5 |\n"
     with pytest.raises(Exception, match="no benchmark figures|no column is a figure"):
         load(text, "r.md")
+    # columns named by numbers are a setting's levels ('framework \\ concurrency | 1 | 8'), never setups of the figure
+    text = b"### Latency p95 (seconds)\n\n| framework \\\\ concurrency | 1 | 8 |\n|---|---|---|\n| hf | 4.4 | 22.4 |\n"
+    with pytest.raises(Exception, match="no benchmark figures|no column is a figure"):
+        load(text, "m.md")

@@ -196,7 +196,10 @@ def _table_separator(lines: list[str]) -> str | None:
     if len(rows) < 2:
         return None
     for sep in ("\t", ";", ","):
-        counts = [len(next(csv.reader([row], delimiter=sep))) for row in rows]
+        try:
+            counts = [len(next(csv.reader([row], delimiter=sep))) for row in rows]
+        except csv.Error:  # a stray carriage return in a cell: not this delimiter's table
+            continue
         if counts[0] >= 2 and sum(1 for c in counts[1:] if c == counts[0]) * 2 >= len(counts) - 1:
             return sep
     return None

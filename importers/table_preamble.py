@@ -62,7 +62,10 @@ def uncommented(source: Source) -> Unwrapped | None:
         labels[m.group("key").strip()] = (field.key, m.group("value").strip())
     table = rest
     if labels:
-        rows = list(csv.reader(io.StringIO(rest), delimiter=sep))
+        try:
+            rows = list(csv.reader(io.StringIO(rest, newline=""), delimiter=sep))
+        except csv.Error:  # a malformed table: not unwrapped (the table readers say what is wrong with it)
+            return None
         header = [c.strip() for c in rows[0]] if rows else []
         added = {k: v for k, v in labels.items() if k not in header}
         out = io.StringIO()

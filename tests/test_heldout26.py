@@ -51,3 +51,16 @@ def test_a_time_between_tokens_is_the_itl_and_a_vendor_is_no_device() -> None:
         assert measure_field(name)[0].key == key  # type: ignore[union-attr]
     doc = b'{"platform": "amd", "gpu_info": {"device_name": "AMD Instinct MI300X"}, "tokens_per_second": 5120.5}'
     assert load(doc, "r.json")[0].runs[0]["device"]["name"] == "AMD Instinct MI300X"
+
+
+def test_a_stray_carriage_return_under_a_preamble_is_read_or_refused_never_a_crash() -> None:
+    """Found by the slow tier's fuzzer (a damaged copy of the preamble fixture): csv.Error escaped the unwrapping."""
+    from joulebench.errors import JouleBenchError
+
+    text = b"# gpu: NVIDIA A100-SXM4-80GB\nmodel,latency_ms,tokens_per_second\nbert,5\r1,7\nt5,6,8\n"
+    try:
+        runs = load(text, "runs.csv")[0].runs
+    except JouleBenchError as e:
+        assert e.format_message().strip()
+    else:
+        assert runs

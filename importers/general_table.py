@@ -50,6 +50,7 @@ from importers.table_fields import (
     Field,
     FieldError,
     distributions_of,
+    grouped_reasons,
     label_field,
     measure_field,
     plain,
@@ -105,6 +106,7 @@ from joulebench.ranges import RangeError, check
 
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
+_TRAINING = {"train", "training", "finetune", "finetuning"}
 _COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
 _PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
 
@@ -255,8 +257,8 @@ class GeneralTableImporter(Importer):
             raise conv.fail("line 1", f"only {' and '.join(sorted(set(figures)))} read ({', '.join(read)[:300]}), "
                             f"and {', '.join(unitless[:4])} {'names' if len(unitless) == 1 else 'name'} a power or an "
                             "energy without a unit (W or mW, J or kWh cannot be told apart), so the runs would lack "
-                            f"it (not read: {_grouped(left)}); name the unit in the header, e.g. 'Power (W)', or "
-                            f"{MAP_IT}")
+                            f"it (not read: {grouped_reasons(left)}); name the unit in the header, e.g. 'Power (W)', "
+                            f"or {MAP_IT}")
         rows = without_summaries(conv, header, without_failed(conv, header, rows, columns, where), columns, where)
         rows = merged_steps(conv, header, rows, columns)  # a row a frame or an iteration of one run
         header, rows, columns, tagged = relabelled(conv, header, rows, columns)
@@ -512,8 +514,9 @@ class GeneralTableImporter(Importer):
             metrics.setdefault("energy_boundary", boundary)
             metrics.setdefault("energy_method", "reported")
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
-        if mode is None and words_of(config.get("tag") or "") & {"train", "training", "finetune", "finetuning"}:
-            mode = "train"  # the row's own name says it ('training_benchmark')
+        trained = {header[i].lower()[:6] == "train_" for i, (f, _) in columns.items() if f.section == "metrics"}
+        if mode is None and (words_of(config.get("tag") or "") & _TRAINING or trained == {True}):
+            mode = "train"  # the row's own name says it ('training_benchmark'), or its figures' ('train_runtime')
         if mode is None and GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
@@ -589,12 +592,3 @@ class GeneralTableImporter(Importer):
 def _backends_only(cells: list[str]) -> bool:
     named = {c.strip() for c in cells[:200]} - {""}
     return bool(named) and all(is_backend(c) for c in named)
-
-
-def _grouped(left: list[tuple[str, str]]) -> str:
-    """'gflops, memory_bandwidth (no unit in its name or cells); efficiency_percent (a percentage ...)'."""
-    reasons: dict[str, list[str]] = {}
-    for name, why in left:
-        reasons.setdefault(why, []).append(name)
-    return "; ".join(f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''} ({why})"
-                     for why, names in reasons.items())[:600] or "none"

@@ -528,3 +528,13 @@ def total_first(header: list[str]) -> list[int]:
     first = [i for i, key in keys.items() if list(keys.values()).count(key) > 1 and (
         words_of(header[i]) & _WINDOW if key == "duration_s" else "total" in words_of(header[i]))]
     return first + [i for i in range(len(header)) if i not in first]
+
+
+def grouped_reasons(left: list[tuple[str, str]]) -> str:
+    """The columns left out, grouped by why, for a warning: 'gflops, memory_bandwidth (no unit in its name or
+    cells); efficiency_percent (a percentage ...)'."""
+    reasons: dict[str, list[str]] = {}
+    for name, why in left:
+        reasons.setdefault(why, []).append(name)
+    return "; ".join(f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''} ({why})"
+                     for why, names in reasons.items())[:600] or "none"

@@ -162,7 +162,7 @@ def test_the_trainers_runtime_is_in_seconds_and_an_audio_clips_duration_is_its_l
     path = FORMATS / "hf_trainer" / "mac-ml-speed-test-m3max-distilbert-trainer-metrics-table.csv"
     runs, _, _ = load_fixture(path)
     assert [r["config"]["batch_size"] for r in runs] == [16, 32, 64, 128, 256]  # the FAILED row holds no figure
-    assert runs[0]["metrics"]["duration_s"] == pytest.approx(1531.3382)
+    assert runs[0]["metrics"]["duration_s"] == pytest.approx(1531.3382) and runs[0]["config"]["mode"] == "train"
     assert runs[0]["metrics"]["throughput_sps"] == pytest.approx(48.977)
     assert measure_field("train_runtime")[0] is None  # alone, with no other Trainer name: no unit stated
     runs, _, warnings = load_fixture(FORMATS / "general_table" / "dawn-whisper-cpp-clips-duration-is-audio.csv")

@@ -196,6 +196,7 @@ def units_said(header: list[str], heading: str) -> list[str]:
             for c in header]
 
 
+_NO_VALUE = {"", "-", "—", "–", "n/a", "N/A", "na"}
 _NOT_FIGURE_WORDS = {"comparison", "results", "result", "benchmark", "benchmarks", "summary", "table", "by", "per",
                      "vs", "and", "of", "the", "average", "avg", "mean"}
 
@@ -212,12 +213,18 @@ def setups_of_heading(header: list[str], rows: list[tuple[int, list[str]]], head
     figure = " ".join(w for w in re.findall(r"[^\W\d_][\w-]*", m.group("name")) if w.lower() not in _NOT_FIGURE_WORDS)
     if unit is None or not figure or len(figure) > 40:
         return header
-    numeric = [i for i, c in enumerate(header) if i > 0 and units.header_unit(c)[1] is None and not re.fullmatch(
-        r"[\d.\s]+", c) and rows and all(  # columns named by numbers are the levels of a setting, not setups
-        re.fullmatch(r"[-+]?\d+(?:\.\d+)?", r[i].strip()) for _, r in rows if i < len(r) and r[i].strip())
-        and any(i < len(r) and r[i].strip() for _, r in rows)]
+    pivot = re.fullmatch(r"(?P<rows>[^\\/]{1,40}?)\s*[\\/]\s*(?P<levels>[A-Za-z][\w ]{0,30})", header[0].strip())
+    numeric = [i for i, c in enumerate(header) if i > 0 and units.header_unit(c)[1] is None and (
+        pivot is not None or not re.fullmatch(r"[\d.\s]+", c)) and rows and all(  # columns named by numbers are
+        re.fullmatch(r"[-+]?\d+(?:\.\d+)?", r[i].strip()) for _, r in rows  # a setting's levels, read only where the
+        if i < len(r) and r[i].strip() not in _NO_VALUE) and any(  # first column says which ('framework \ concurrency')
+        i < len(r) and r[i].strip() not in _NO_VALUE for _, r in rows)]
     if len(numeric) < 2:
         return header
+    if pivot is not None and all(re.fullmatch(r"\d{1,6}", header[i].strip()) for i in numeric):
+        level = pivot.group("levels").strip()
+        return [pivot.group("rows").strip(), *(f"{level} {c.strip()} {figure} ({unit})" if i in numeric else c
+                                                for i, c in enumerate(header) if i > 0)]
     return [f"{c.strip()} {figure} ({unit})" if i in numeric else c for i, c in enumerate(header)]
 
 

@@ -282,7 +282,18 @@ def test_a_heading_that_names_the_figure_of_columns_of_setups_in_a_table_without
     text = b"## Results\n| Concurrency | A | B |\n| 10 | 1.5 | 2.5 |\n| 20 | 3.5 | 4.5 |\n"
     with pytest.raises(Exception, match="no benchmark figures|no column is a figure"):
         load(text, "r.md")
-    # columns named by numbers are a setting's levels ('framework \\ concurrency | 1 | 8'), never setups of the figure
+    # columns named by numbers are a setting's levels, read only where the first column names it
     text = b"### Latency p95 (seconds)\n\n| framework \\\\ concurrency | 1 | 8 |\n|---|---|---|\n| hf | 4.4 | 22.4 |\n"
+    runs = load(text, "m.md")[0].runs
+    assert [(r["config"]["engine"], r["config"]["tag"].split(", ")[-1], r["metrics"]["latency_p95_ms"]) for r in runs] \
+        == [("hf", "concurrency 1 Latency p95", 4400.0), ("hf", "concurrency 8 Latency p95", 22400.0)]
     with pytest.raises(Exception, match="no benchmark figures|no column is a figure"):
-        load(text, "m.md")
+        load(text.replace(b"framework \\\\ concurrency", b"framework"), "n.md")
+
+
+def test_a_matrix_of_frameworks_by_concurrency_under_a_heading_with_its_unit() -> None:
+    path = FORMATS / "general_table" / "whisper-serving-decision-matrix-framework-by-concurrency.md"
+    runs, _, _ = load_fixture(path)
+    assert len(runs) == 24  # (3 + 5 + 5) levels on the A100 and 11 on the L4; RTF and WER have no unit: not read
+    a100 = [r for r in runs if r["device"]["name"] == "NVIDIA A100-SXM4-80GB" and r["config"]["engine"] == "vllm"]
+    assert [r["metrics"]["latency_p95_ms"] for r in a100] == [897.0, 4614.0, 6985.0, 11387.0, 15043.0]

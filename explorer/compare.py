@@ -39,9 +39,9 @@ FILTERS: dict[str, str] = {
     "seq": "seq_len", "device": "device_name", "power": "power_setting", "source": "source_kind",
     "run": "run_id",
 }
-FILTER_LABELS = {"workload": "Workload", "mode": "Mode", "precision": "Precision", "batch": "Batch size",
-                 "seq": "Sequence length", "device": "Device", "power": "Power limit / mode",
-                 "source": "Source", "run": "Runs"}
+# a filter's label is its configuration field's (joulebench.configuration), where the field has one and it is short
+FILTER_LABELS = {key: BY_NAME[column].label for key, column in FILTERS.items() if column in BY_NAME} | {
+    "seq": "Sequence length", "power": "Power limit / mode", "source": "Source", "run": "Runs"}
 # The configuration a bar stands for: every field of joulebench.configuration's COMPARE view (the series names the
 # device, its power setting, tag and origin; COMPARE.left_out says why each other field is not on the axis).
 CONFIG = COMPARE.fields

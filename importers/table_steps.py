@@ -74,6 +74,12 @@ def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     return out
 
 
+def run_value(values: list[float], key: str) -> float:
+    """One run's figure from its steps' values (the warm-up already left out): a duration their sum (the run's
+    measured window), any other figure their median. The rule of both step readers (this and `text_steps`)."""
+    return sum(values) if key == "duration_s" else statistics.median(values)
+
+
 def _cell(row: list[str], i: int) -> str:
     return row[i].strip() if i < len(row) else ""
 
@@ -93,7 +99,7 @@ def _merged(block: Rows, figures: list[int], columns: Columns, counter: int) -> 
         numbers = [v for v in values if v is not None]
         if len(numbers) != len(values):
             return None  # a blank, a word or a unit among its numbers: left as rows
-        value = sum(numbers) if columns[i][0].key == "duration_s" else statistics.median(numbers)
+        value = run_value(numbers, columns[i][0].key)
         while len(row) <= i:
             row.append("")
         row[i] = repr(value)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import statistics
 
+from importers.table_steps import run_value
 from importers.text_lines import Figure
 from importers.text_scan import Candidate, Label
 
@@ -52,11 +52,7 @@ def _merged(block: list[Candidate], steps: list[int]) -> Candidate:
         if first.field is None:
             continue
         values = [next(f.value for f in c.figures if f.name == first.name) for c in measured]
-        if first.field.key == "duration_s":
-            value = sum(values)  # the steps' times: the run's measured window
-        else:
-            value = statistics.median(values)
-        figures.append(dataclasses.replace(first, value=value, decimals=None))
+        figures.append(dataclasses.replace(first, value=run_value(values, first.field.key), decimals=None))
     labels = dict(block[0].labels)
     labels.setdefault("tag", Label(block[0].figures[0].line, "tag", "steps", f"steps from {block[0].where}"))
     losses = [f for c in block for f in c.figures if _LOSS.search(f.name)]

@@ -43,6 +43,7 @@ from importers.mlperf_training import MlperfTrainingImporter
 from importers.ollama import OllamaImporter
 from importers.openvino_benchmark import OpenvinoBenchmarkImporter
 from importers.optimum import OptimumBenchmarkImporter
+from importers.perf_analyzer import PerfAnalyzerImporter
 from importers.perseus import PerseusImporter
 from importers.powerlogs.standalone import (
     GpuPowerCsvImporter,
@@ -111,6 +112,7 @@ IMPORTERS: tuple[Importer, ...] = (
     TfliteBenchmarkImporter(),  # TFLite benchmark_model: 'Inference timings in us: ... Inference (avg)' per invocation
     BenchncnnImporter(),  # ncnn benchncnn: 'loop_count = N' ... '<model>  min = x  max = y  avg = z' rows (ms)
     OpenvinoBenchmarkImporter(),  # OpenVINO benchmark_app logs ([Step 1/11] .. Throughput: x FPS), benchmark_report.csv
+    PerfAnalyzerImporter(),  # perf_analyzer -f: 'Concurrency|Request Rate,Inferences/Second,Client Send,...' (µs)
     ServingReportImporter(),  # the printed '== Serving Benchmark Result ==' blocks of vLLM / SGLang, also in notes
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV
     TgiBenchImporter(),  # inference-benchmarker results[].token_throughput_secs, or TGI's '| Decode (token) |' tables
@@ -251,6 +253,8 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
     conv = Conversion(source=source, hints=hints, importer=importer)
     if unwrap is not None:
         conv.warn(unwrap.note)
+    if source.encoding_note is not None:
+        conv.warn(f"{source.name}: {source.encoding_note}")
     try:
         document = importer.convert(conv)
     except ResultFileError as e:

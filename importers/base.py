@@ -143,6 +143,27 @@ class LazyFiles(Mapping[str, bytes]):
         return LazyFiles({new: self._loaders[old] for new, old in names.items()})
 
 
+# characters no text holds (tab, line ends, form feed and a terminal's escape allowed): binary data has them
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def legacy_text(data: bytes) -> str | None:
+    """`data` as text where it is not UTF-8 but Windows-1252 text (a table or Markdown a Windows program wrote:
+    'Comparaci\xf3n'), else None: no NUL byte and no control characters, which binary data has."""
+    if b"\x00" in data:
+        return None
+    try:
+        data.decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    return None if _CONTROL.search(text) else text
+
+
 @dataclass
 class Source:
     """Bytes to import: one file, or a folder's files keyed by relative path ('/'-separated).
@@ -162,17 +183,28 @@ class Source:
 
     @cached_property
     def data(self) -> bytes:
-        """The (decompressed) bytes of a single-file source."""
+        """The (decompressed) bytes of a single-file source, as UTF-8 where the file was UTF-16 or Windows-1252."""
+        return self._decoded[0]
+
+    @cached_property
+    def encoding_note(self) -> str | None:
+        """What the file was written in where it was not UTF-8 and was read as text all the same."""
+        return self._decoded[1]
+
+    @cached_property
+    def _decoded(self) -> tuple[bytes, str | None]:
         if self.is_folder:
-            return b""
+            return b"", None
         raw = next(iter(self.files.values()))
         data = decompress(raw, self.name, MAX_FILE_BYTES)
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 with its byte-order mark (PowerShell's '>' writes it)
             try:
-                return data.decode("utf-16").encode("utf-8")
+                return data.decode("utf-16").encode("utf-8"), None
             except UnicodeDecodeError:
-                return data
-        return data
+                return data, None
+        if (legacy := legacy_text(data)) is not None:
+            return legacy.encode("utf-8"), "not UTF-8: read as Windows-1252 text (the encoding Windows programs write)"
+        return data, None
 
     @cached_property
     def text(self) -> str | None:

@@ -63,7 +63,7 @@ def any_figure(cells: list[str]) -> bool:
 def figure_tables(text: str) -> list[TextTable]:
     """The tables of a text (`importers.table_text`) that hold a figure, when its figures are all in tables (none
     stated on a line of its own, which is the reader of figures in text's); [] otherwise."""
-    if not text or "  " not in text and "|" not in text:
+    if not text or "  " not in text and "|" not in text and "\t" not in text:
         return []
     tables, used = text_tables(text)
     found = []

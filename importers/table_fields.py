@@ -43,12 +43,34 @@ _CJK = {"吞吐量": "throughput", "吞吐": "throughput", "输出": "output", "
 _CJK_WORD = re.compile("|".join(sorted(map(re.escape, _CJK), key=len, reverse=True)))
 
 
+# the statistics of Spanish, Portuguese, French, Italian and German headers, as the English word they are read as
+# ('FPS Promedio', 'FPS Máximo', 'temps moyen', 'Mittelwert'); 'media' stays as it is: it is also a clip's word
+_FOREIGN_STATS = {"promedio": "mean", "prom": "mean", "medio": "mean", "moyenne": "mean", "moyen": "mean",
+               "mittelwert": "mean", "durchschnitt": "mean", "durchschnittlich": "mean", "maximo": "max",
+               "maxima": "max", "massimo": "max", "minimo": "min", "minima": "min", "mediana": "median",
+               "mediane": "median"}
+_FOREIGN_STAT = re.compile(r"(?<![a-z])(?:" + "|".join(sorted(_FOREIGN_STATS, key=len, reverse=True)) + r")(?![a-z])",
+                        re.IGNORECASE)
+
+
+def _unaccented(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def english_stats(header: str) -> str:
+    """A header with its statistic in English where another language names it ('FPS Promedio' -> 'FPS mean')."""
+    if not _FOREIGN_STAT.search(bare := _unaccented(header)):
+        return header
+    return _FOREIGN_STAT.sub(lambda m: _FOREIGN_STATS[m.group().lower()], bare)
+
+
 def plain(text: str) -> str:
     """Lower case without accents ('Energía' -> 'energia'), the common words of Chinese, Japanese and Korean
-    headers in English ('并发数' -> 'concurrency')."""
+    headers in English ('并发数' -> 'concurrency'), and the statistics of a few European languages ('promedio' ->
+    'mean')."""
     if _CJK_WORD.search(text):
         text = " ".join(_CJK_WORD.sub(lambda m: f" {_CJK[m.group()]} ", text).split())
-    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+    return english_stats(_unaccented(text.lower()))
 
 
 def words_of(name: str) -> set[str]:
@@ -62,6 +84,7 @@ _LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot
 _WINDOW = {"steady", "measured", "measurement", "window", "active"}  # the timed window, not the wall time around it
 _DURATION = {"steady", "duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata",
              "tiempo", "zeit", "temps", "total", "seconds", "tempo", "parede"}
+_TIME = {"time", "tiempo", "zeit", "temps", "tempo"}  # the word 'time' (a run's or, with a mean, an item's)
 _RATE = {"throughput", "rendimiento", "durchsatz", "debit", "tps", "speed", "rate", "velocidad"}
 _CAPACITY = {"total", "capacity", "free", "available", "installed", "size"}  # a memory size, not what a run used
 _SCORES = {"accuracy", "acc", "f1", "bleu", "rouge", "score", "perplexity", "ppl", "wer", "cer", "map", "recall",
@@ -109,7 +132,7 @@ for _names, _field in (
     (("mode", "phase", "type", "tipo", "kind", "task_type"), Field("mode", None, "label")),
     (("concurrency", "conc", "max_concurrency", "num_concurrent", "users", "clients", "num_clients", "n_clients",
       "concurrent_clients", "concurrent_requests", "concurrent_users", "num_users", "n_users", "infstreams",
-      "inf_streams"),
+      "inf_streams", "request_concurrency", "max_request_concurrency", "maximum_request_concurrency"),
      Field("max_concurrency", None, "config")),
     (("request_rate", "rate_rps", "qps_target", "rps"), Field("request_rate_per_s", None, "config")),
     (("prompt_tokens", "input_len", "input_tokens", "prompt_len", "isl", "prompt_length"),
@@ -292,7 +315,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     """(the field, the unit the column's values are in, why it is left out) for a measurement column.
     (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
     contradicts its name. `cell_unit` is the unit the column's cells carry when the header states none."""
-    header = uncamel(header)
+    header = english_stats(uncamel(header))
     aggregated = repeat_stat(header)
     if aggregated is not None:
         base, stat = aggregated
@@ -441,12 +464,16 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             words = words | {"ttft"}  # 'FTL[s]' (first-token latency): the TTFT
         if ("inter" in words or "between" in words) and words & {"token", "tokens", "tok"} or "tbt" in words:
             words = words | {"itl"}  # 'Inter Token Latency (ms)', 'time between tokens', 'tbt_p95_ms': the ITL
-        if words & INPUT_MEDIA:
+        if words & INPUT_MEDIA and not (words & INPUT_MEDIA == {"media"} and words & _LATENCY):
             return None, None, "the length of the input (audio or video), not a time the run took"
+        if "media" in words:  # 'Latencia media (ms)': the Spanish and Italian mean
+            words = (words - {"media"}) | {"mean"}
         if words & {"load", "loading", "startup", "init", "initialization", "compile", "compilation", "cold"}:
             return None, None, "a load or start-up time (before the measured run), not the run's"
         if words & {"warmup", "warm"}:
             return None, None, "the warm-up's time, not the measured run's"
+        if words & {"epoch", "epochs"} and words & {"avg", "mean", "average", "per"}:  # 'epoch_mean_time_s'
+            return None, None, "a time per epoch (a part of the run), not the run's window"
         if words & {"preprocess", "preprocessing", "postprocess", "postprocessing", "nms", "viz", "visualization",
                     "visualisation", "render", "rendering", "draw", "mask", "info", "metadata", "health", "tokenize",
                     "tokenization", "detokenize"}:  # 'mask_time_ms', 'Model Info Time'
@@ -463,7 +490,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a prefill time (not a time to first token)"
         if "tg" in words:  # 'final_p50_tg_s': the time generating after the first token, never a request's latency
             return None, None, "a decode time (not a request's latency, nor a window)"
-        averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - {"time", "total"} | {"epoch"})
+        averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
         per_inference = bool(words & {"inference", "infer", "forward"}) and not words & {"total", "elapsed", "wall"}
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (

@@ -387,10 +387,10 @@ def _telling_text(records: list[dict[str, Any]], nested: str) -> list[str]:
     nested tool's record does not state. Never a date, a time or a message."""
     out = []
     for key in dict.fromkeys(k for r in records[:MAX_RUNS_PER_FILE] for k in r if k != nested):
-        values = {r.get(key) for r in records}
+        values = [r.get(key) for r in records]
         words = [w for w in re.split(r"[^a-z]+", str(key).lower()) if w]
-        if (len(values) > 1 and all(v is None or isinstance(v, str) and len(v) <= 60 and not DATE_CELL.match(v)
-                                    for v in values) and words and words[-1] not in NOT_TAG_WORDS):
+        texts = all(v is None or isinstance(v, str) and len(v) <= 60 and not DATE_CELL.match(v) for v in values)
+        if len(set(map(str, values))) > 1 and texts and words and words[-1] not in NOT_TAG_WORDS:
             out.append(str(key))
     return out[:4]
 

@@ -100,7 +100,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
                      and _keyed(t) != _keyed(title)] + [(level, title)]  # '### Model: x' beside '### GPUs: 1'
             i += 1
             continue
-        found = _pipe_table(lines, i) or _fixed_table(lines, i) or _gap_table(lines, i, budget)
+        found = _pipe_table(lines, i) or _tab_table(lines, i) or _fixed_table(lines, i) or _gap_table(lines, i, budget)
         if found is None:
             i += 1
             continue
@@ -392,6 +392,28 @@ def _fixed_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, l
 
 
 _NUMBER_CELL = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?%?")
+_TABS = re.compile(r"\t+")
+
+
+def _tab_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, list[str]]], int, str] | None:
+    """A table whose cells are split by tabs (a run of them: a program aligning its columns with '\t\t'), under a
+    header of names and an optional rule: every row has as many cells as the header."""
+    if "\t" not in lines[i]:
+        return None
+    header = [c.strip() for c in _TABS.split(lines[i].strip())]
+    if not 2 <= len(header) <= MAX_COLUMNS or not all(header) or any(_NUMBER_CELL.fullmatch(c) for c in header):
+        return None
+    end = i + 1
+    if end < len(lines) and _RULE.match(lines[end]):
+        end += 1
+    rows: list[tuple[int, list[str]]] = []
+    while end < len(lines) and "\t" in lines[end]:
+        cells = [c.strip() for c in _TABS.split(lines[end].strip())]
+        if len(cells) != len(header):
+            break
+        rows.append((end + 1, cells))
+        end += 1
+    return (header, rows, end, "tab") if rows else None
 
 
 def _gap_table(lines: list[str], i: int, budget: list[int]

@@ -33,7 +33,10 @@ from joulebench.resultfile import MAX_RUNS_PER_FILE
 MAX_LINE_CHARS = 1_000  # a console line of figures is far shorter; a longer line is not read
 MAX_SECTION_FIGURES = 400  # as many as a table's columns (general_table.MAX_KEYS); more are not one run's
 # the labels a text line may state ('Batch size: 8'); a line's other label-like names (type, run, server) are not read
-_TEXT_LABELS = frozenset({"model", "device", "batch_size", "precision", "quantization", "max_concurrency", "engine"})
+_TEXT_LABELS = frozenset({"model", "device", "batch_size", "precision", "quantization", "max_concurrency", "engine",
+                          "request_rate_per_s"})
+# a load level's number, with perf_analyzer's words after it ('Request Rate: 2.5 inference requests per seconds')
+_LOAD_LEVEL = re.compile(r"(\d{1,6}(?:\.\d{1,6})?)(?:\s+[A-Za-z][A-Za-z /]{0,60})?")
 _LEAD = re.compile(r"^(?:\s{0,40}(?:[-*+•>]|\d{1,3}[.)])\s+|\s{0,40}\[[^\]\n]{0,40}\]\s*)+")  # '- ', '> ', '[INFO] '
 _LABEL = re.compile(r"(?P<name>[A-Za-z][\w .()/-]{0,39}?)\s{0,80}[:=]\s{0,80}(?P<value>\S[^\n]{0,199})")
 _BATCH_HEADER = re.compile(r"(?:batch(?:[ _-]?size)?|bs)\s{0,5}[=:]?\s{0,5}(?P<n>\d{1,6})", re.IGNORECASE)
@@ -106,8 +109,12 @@ def _label(line: int, cell: str) -> Label | None:
         return None  # 'Device: cuda', 'GPU: 0': not a GPU or Jetson named
     if found.key == "precision" and plain(value).strip() not in PRECISIONS:
         return None  # 'Precision: 93.5%' is a score
-    if found.key == "max_concurrency" and not words_of(name) & {"max", "maximum"}:
+    if found.key == "max_concurrency" and not (words_of(name) & {"max", "maximum", "request"} or value.isdigit()):
         return None  # SGLang's 'Concurrency: 21.04' is the mean in flight, measured: no setting
+    if found.key in ("max_concurrency", "request_rate_per_s"):  # perf_analyzer's 'Request Rate: 2.5 inference ...'
+        if (level := _LOAD_LEVEL.fullmatch(value)) is None:
+            return None
+        value = level.group(1)
     return Label(line, found.key, name, value)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from polars.exceptions import PolarsError
 
 from importers.ai_energy_score import AiEnergyScoreImporter
-from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
+from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source, collapsed
 from importers.benchncnn import BenchncnnImporter
 from importers.carbontracker import CarbonTrackerImporter
 from importers.codecarbon import CodeCarbonImporter
@@ -296,7 +296,7 @@ def load_source(source: Source, hints: Hints | None = None) -> tuple[ImportedFil
         content_sha256=source.content_sha256,
         document=document,
         format=importer.NAME,
-        warnings=tuple(conv.warnings),
+        warnings=tuple(collapsed(conv.warnings)),
         supplied=_supplied(conv, hints),
     )
     return imported, importer.NAME

@@ -272,6 +272,28 @@ def folder_sha256(files: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
+_LINE_SAID = re.compile(r"line (\d{1,9}): (.+)", re.DOTALL)
+
+
+def collapsed(warnings: list[str]) -> list[str]:
+    """The warnings with those that say the same of several lines ('line 27: latency_ms: 'inf' ...') said once,
+    naming the lines, where the first of them stood."""
+    lines: dict[str, list[str]] = {}
+    for w in warnings:
+        if (m := _LINE_SAID.fullmatch(w)) is not None:
+            lines.setdefault(m.group(2), []).append(m.group(1))
+    out: list[str] = []
+    for w in warnings:
+        m = _LINE_SAID.fullmatch(w)
+        said = lines.get(m.group(2), []) if m is not None else []
+        if m is None or len(said) == 1:
+            out.append(w)
+        elif said and said[0] == m.group(1):  # the first of them: said once for all
+            shown = ", ".join(said[:10]) + (f" ... ({len(said)} lines)" if len(said) > 10 else "")
+            out.append(f"lines {shown}: {m.group(2)}")
+    return out
+
+
 class _NotStated(str):
     """The name of a device the file does not state: a placeholder (so importers can handle the
     device dict as usual) that `load_source` replaces with null. No file value is of this type."""

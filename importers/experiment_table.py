@@ -34,6 +34,7 @@ from importers.base import (
 )
 from importers.table_fields import SET_ON, Field, FieldError, measure_field, setting_field, words_of
 from importers.table_identities import head_proves_units
+from importers.table_long import head_rows
 from importers.table_rows import Columns, cell, telling_columns, telling_said
 from importers.table_units import canonical_header, scaled_rows, with_header_units
 from joulebench import units
@@ -252,8 +253,12 @@ class ExperimentTableImporter(Importer):
         first = head.split("\n", 1)[0]
         raw = [c.strip().strip('"') for c in first.split(_delimiter(head))]
         cols = _columns(canonical_header(raw))
-        if LONG_COLUMNS <= set(cols):  # a per-GPU summary; a long table of several runs is the general reader's
-            return not set(cols) - LONG_COLUMNS - {"gpu_index", "gpu", "device_index", "gpu_id"}
+        if LONG_COLUMNS <= set(cols):  # a per-GPU summary of figures; a long table of several runs, or of labels
+            # ('device,CUDA - NVIDIA GB10,') beside its figures, is the general reader's
+            value = raw.index(cols["value"]) if cols["value"] in raw else -1
+            texts = any(num(row[value]) is None for row in head_rows(head, _delimiter(head))[1:]
+                        if 0 <= value < len(row) and row[value].strip())
+            return not texts and not set(cols) - LONG_COLUMNS - {"gpu_index", "gpu", "device_index", "gpu_id"}
         if len(cols) < 3 or _for_the_general_reader(raw) or head_proves_units(head, _delimiter(head)):
             return False  # decode/prefill rates, percentiles, a unit against its name, units the rows prove:
             # importers.general_table's

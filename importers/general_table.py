@@ -28,7 +28,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from importers.base import Conversion, Importer, Source, check_run_count, clean_str, energy_metrics, read_csv
+from importers.base import (
+    Conversion,
+    Importer,
+    Source,
+    check_run_count,
+    clean_str,
+    energy_metrics,
+    read_csv,
+)
 from importers.device_text import counted_device, kind_of_device
 from importers.table_checks import (
     GENERATION,
@@ -45,7 +53,6 @@ from importers.table_checks import (
 from importers.table_document import COUNTS, cell_unit, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
-    LABELS,
     PRECISIONS,
     Field,
     FieldError,
@@ -69,6 +76,7 @@ from importers.table_long import (
     transposed,
     transposed_head,
 )
+from importers.table_named import named_columns
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,
@@ -86,7 +94,6 @@ from importers.table_rows import (
     WHOLE,
     cell,
     coalesced,
-    devices_named,
     failure_named,
     is_backend,
     not_number,
@@ -338,6 +345,10 @@ class GeneralTableImporter(Importer):
                 # generation, question_answering, summarization: tasks, a mode for one of them at most
                 left.append((name[:40], "names tasks, not a mode (train, infer) or a phase"))
                 continue
+            if label is not None and label.key in ("precision", "quantization") and not_number(cells) is None and \
+                    any("." in c for c in cells):  # 0.8174, never 16 (bits)
+                left.append((name[:40], "a score (a detector's precision), not a numeric format"))
+                continue
             if label is not None and label.key not in taken:
                 out[i] = (label, None)
                 taken[label.key] = name
@@ -393,11 +404,8 @@ class GeneralTableImporter(Importer):
             conv.warn(f"{', '.join(sorted(names))[:120]} read by the units the rows prove ({proven[1]}): "
                       + ", ".join(f"{header[i][:30]} in {u.symbol}" for i, (_, u) in by_rows.items())[:200])
         steps_of_generation(conv, header, out)
-        if "device" not in taken and (found := devices_named(header, rows, out)) is not None:
-            out[found] = (LABELS["device"], None)
-            left = [(n, why) for n, why in left if n != header[found][:40]]
-            conv.warn(f"{header[found][:80]} read as the device: its cells name devices")
-        return out, left, twins
+        named = named_columns(conv, header, rows, out, taken)
+        return out, [(n, why) for n, why in left if n not in named], twins
 
     def read_row(self, conv: Conversion, index: int, where: str, header: list[str], row: list[str],
              columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[str, Any] | None:

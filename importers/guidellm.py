@@ -15,7 +15,8 @@ distribution `{"successful": {"mean", "median", "percentiles": {"p50", "p90", "p
   percentiles are of per-request means (neither ITL's pooled gaps nor TPOT's per request): notes only;
 - `time_per_output_token_ms` is (last token - request start) / output tokens, TTFT included: neither
   TPOT nor ITL, notes only.
-GuideLLM names no GPU and measures no energy.
+GuideLLM names no GPU and measures no energy. Its console tables are read into the same shape
+(`importers.guidellm_console`).
 
 `benchmarks.csv` (src/guidellm/benchmark/outputs/csv.py) is one row per benchmark under three header rows
 (group, "<Status> <unit>" or field, statistic): each distribution gives Mean, Median, Std Dev and Percentiles,
@@ -39,6 +40,7 @@ from importers.base import (
     pos_int,
     positive,
 )
+from importers.guidellm_console import console_benchmarks, is_console
 from joulebench.metrics import E2E, ITL, TTFT, Distribution
 
 NO_ENERGY = "GuideLLM does not measure energy"
@@ -142,10 +144,10 @@ def _yaml(source: Source) -> Any:
 class GuideLlmImporter(Importer):
     NAME = "guidellm"
     TOOL = "GuideLLM"
-    DESCRIPTION = "GuideLLM benchmarks.json / .yaml / .csv (one run per benchmark of the sweep)"
+    DESCRIPTION = "GuideLLM benchmarks.json / .yaml / .csv or its console tables (one run per benchmark of the sweep)"
 
     def sniff(self, source: Source) -> bool:
-        if _is_csv(source.head):
+        if _is_csv(source.head) or is_console(source.head):
             return True
         doc = source.json
         if doc is None and source.text is not None and source.text.lstrip()[:1] not in ("{", "["):
@@ -153,6 +155,17 @@ class GuideLlmImporter(Importer):
         return _benchmarks(doc) is not None
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
+        if is_console(conv.source.head):
+            runs = [self._run(conv, i, b, {}) for i, b in enumerate(console_benchmarks(conv))]
+            for n, run in enumerate(runs):
+                if run["config"].get("load_kind") is None and len(runs) > 1:  # a rate the console does not print
+                    run["config"]["tag"] = f"benchmark {n + 1} of the sweep"
+            conv.warn("GuideLLM's console tables print each benchmark's strategy but not its rate, and each figure's "
+                      "median, p95 or mean only: rate-based loads are stored without the rate (import "
+                      "benchmarks.json for it)")
+            if conv.hints.device is None:
+                conv.warn("GuideLLM names neither the GPU nor the serving engine (it measures an endpoint)")
+            return conv.document(conv.as_sweep(runs))
         if _is_csv(conv.source.head):
             rows, csv_args = _csv_benchmarks(conv)
             runs = [self._run(conv, i, b, csv_args) for i, b in enumerate(rows)]

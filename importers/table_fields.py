@@ -99,6 +99,7 @@ _PER_TOKEN = re.compile(r"(?<![a-z])per[ _-]?(?:[a-z]{1,20}[ _-]){0,2}tok|/tok|j
 _LIMIT = {"limit", "cap", "pl", "powercap", "plimit"}  # 'power_limit_w', 'pl_w', 'cap (W)': the limit set on the device
 # a figure set, not measured ('clock_target_mhz', 'power_requested_w'); a setting's column tells rows apart
 SET_ON = frozenset({"target", "requested", "locked", "applied", "setpoint", "configured", "set", "lock"})
+_OBJECTIVE = {"threshold", "thresholds", "slo", "slos", "sla", "objective", "deadline", "target"}
 INPUT_MEDIA = frozenset({"audio", "video", "clip", "media", "recording", "speech", "wav"})  # its length: a setting
 _SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # 'power_mode': the setting, not a power
 _GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", "generados", "generati", "generiert",
@@ -394,6 +395,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
                             "derives the net one from an idle run of its own")
     if kind == "power" and words & (_LIMIT | SET_ON):
         return None, None, "a power limit (a setting, not a measured power)"
+    if words & _OBJECTIVE:  # 'TTFT threshold (s)', 'slo_ttft_ms', 'target_tok_s': what the run was to meet
+        return None, None, "a target or threshold set for the run (a service-level objective), not a measurement"
     if kind == "power" and (words & {"median", "med"} or any(_PERCENTILE.fullmatch(w) for w in words)) and not (
             words & {"average", "avg", "mean"}):  # 'average_gpu_power_median_watts': a run's mean, median over runs
         return None, None, "a median or percentile of the power samples (JouleBench stores the mean power)"

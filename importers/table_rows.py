@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
-from importers.device_text import device_named
 from importers.table_fields import (
     HEADING_TAG,
     INPUT_MEDIA,
@@ -30,7 +29,6 @@ from importers.table_fields import (
     label_field,
     measure_field,
     plain,
-    words_of,
 )
 from joulebench import units
 
@@ -54,6 +52,8 @@ def failure_named(text: str) -> str | None:
     word = "_".join(text.strip().strip("()[]*_!").lower().split())
     if word in FAILED or word in _FAILURE_WHY or word == "err":
         return _FAILURE_WHY.get(word, "the run failed")
+    if word.lstrip("+") in ("inf", "infinity"):  # float('inf') written for a mode that failed
+        return "an infinite figure: the writer's mark of a run that did not finish"
     return None
 
 
@@ -313,6 +313,13 @@ def _differing(a: str, b: str) -> tuple[str, str] | None:
     return (x.strip(), y.strip()) if whole else None
 
 
+def _zero(cell_text: str) -> bool:
+    try:
+        return units.value_in(cell_text.strip(), None) == 0
+    except units.UnitError:
+        return False
+
+
 def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, twins: list[tuple[int, int]]
                  ) -> tuple[list[str], Rows, Columns]:
     """A table that gives one figure in a column per setup ('ar_tok_s', 'k5_tok_s'; 'vllm_ms', 'sglang_ms'): each row
@@ -366,8 +373,10 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
             failed = [(c, why) for c in cells_of if (why := failure_named(c)) is not None]
             if failed and all(c.lower() in MISSING_CELLS or failure_named(c) for c in cells_of):
                 conv.warn(f"line {n}: {setup[:40]} {failed[0][0][:20]!r} ({failed[0][1]}): no run of that setup")
-            elif any(c.lower() not in MISSING_CELLS for c in cells_of):
+            elif any(c.lower() not in MISSING_CELLS and not _zero(c) for c in cells_of):  # '0.00': not measured
                 stated.append(setup)
+            elif any(_zero(c) for c in cells_of):
+                conv.warn(f"line {n}: {setup[:40]}: every figure 0 (not measured): no run of that setup")
         giving += bool(stated)
         for name in stated or [None]:
             cells = [*row, *[""] * (len(header) - len(row))]
@@ -526,23 +535,6 @@ def not_number(cells: list[str]) -> str | None:
                 return text
         except units.UnitError:
             return text
-    return None
-
-
-def devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
-    """The column no field reads whose short cells name GPUs or Jetsons ('Nvidia T4', 'RTX A6000'), a third of them
-    or more (beside CPUs and TPUs no name rule knows), as a 'Compute Name' or 'Hardware' column does: the device
-    column of a table that has none by name."""
-    for i, name in enumerate(header):
-        if i in read or words_of(name) & NOT_TAG_WORDS:
-            continue
-        cells = sorted({r[i].strip() for _, r in rows if i < len(r) and r[i].strip()})
-        if not cells or any(len(c.split()) > 6 for c in cells) or any(c[:1].isdigit() for c in cells):
-            continue
-        looked = cells[:200]  # the names of a few hundred rows tell: never a regex pass over every distinct cell
-        named = sum(1 for c in looked if device_named(c))
-        if 3 * named >= len(looked) and named >= min(2, len(looked)):
-            return i
     return None
 
 

@@ -49,3 +49,70 @@ def test_records_with_list_values_are_read_not_crashed_on() -> None:
     assert any("epoch_mean_time_s (a time per epoch" in w for w in warnings)
     runs, _, _ = load_fixture(HELD / "ollama-api-timings-ns.json")
     assert runs and all(r["metrics"].get("tokens_per_s") for r in runs)
+
+
+def test_guidellm_console_tables_read_as_its_benchmark() -> None:
+    runs, fmt, warnings = load_fixture(HELD.parent / "guidellm" / "guidellm-0.5-console-arc-b60-qwen3-30b.log")
+    assert fmt == "guidellm" and len(runs) == 1
+    run = runs[0]
+    assert run["config"]["model"] == "Qwen/Qwen3-30B-A3B" and run["config"]["max_concurrency"] == 1
+    m = run["metrics"]
+    assert m["ttft_p50_ms"] == 58.1 and m["ttft_p95_ms"] == 72.8
+    assert m["e2e_latency_p50_ms"] == pytest.approx(40_000) and m["tokens_per_s"] == 25.9  # Output Tokens Per Sec Mean
+    assert "requests_per_s" not in m  # printed as 0.0 (one decimal): no figure
+    assert "itl_avg_ms" not in m and "p50 39.1 ms" in run["notes"]  # ITL's median of per-request means: notes only
+    assert any("not its rate" in w for w in warnings)
+
+
+def test_guidellm_console_tables_that_disagree_on_the_benchmarks_are_refused() -> None:
+    text = (HELD.parent / "guidellm" / "guidellm-0.5-console-arc-b60-qwen3-30b.log").read_text()
+    head, tail = text.split("Server Throughput Statistics", 1)
+    tail = tail.replace("| synchronous |", "| throughput  |", 1)
+    assert "benchmark 1 is 'throughput' here" in refusal((head + "Server Throughput Statistics" + tail).encode(),
+                                                         "g.log")
+
+
+def test_inf_and_oom_cells_are_failed_runs_said_once() -> None:
+    runs, _, warnings = load_fixture(HELD / "perfdna-l40s-compile-latency-inf-oom.csv")
+    assert len(runs) == 74  # 120 rows, 46 of them 'inf' or 'OOM'
+    said = [w for w in warnings if "'inf'" in w]
+    assert len(said) == 1 and "(26 lines)" in said[0] and "did not finish" in said[0]
+    assert any("'OOM' (out of memory)" in w and "(20 lines)" in w for w in warnings)
+
+
+def test_long_table_with_labels_among_its_figures() -> None:
+    runs, fmt, _ = load_fixture(HELD / "gb10-rtdetr-train-metric-value-unit.csv")
+    assert fmt == "general-table" and len(runs) == 1
+    run = runs[0]
+    assert run["device"]["name"] == "CUDA - NVIDIA GB10" and run["config"]["model"] == "PekingU/rtdetr_v2_r50vd"
+    assert run["metrics"]["duration_s"] == 807.05 and run["config"]["batch_size"] == 8
+
+
+def test_a_threshold_is_no_measurement() -> None:
+    runs, _, warnings = load_fixture(HELD / "vllm-codecarbon-run-metric-value-thresholds.csv")
+    m = runs[0]["metrics"]
+    assert "ttft_avg_ms" not in m and "tpot_avg_ms" not in m  # 'TTFT threshold (s)': what the run was judged by
+    assert m["output_tokens"] == 38291
+    assert any("TTFT threshold (s) (a target or threshold" in w for w in warnings)
+
+
+def test_a_detectors_precision_score_is_no_numeric_format_and_model_files_name_the_model() -> None:
+    runs, _, warnings = load_fixture(HELD / "yolov8-jetson-xavier-json-precision-score.md")
+    # 0.8174 was read as the quantization; the engine's name gives it (int8) or the precision (fp16)
+    assert {(r["config"].get("precision"), r["config"].get("quantization")) for r in runs} == {
+        ("fp16", None), (None, "int8")}
+    assert any("Precision (a score" in w for w in warnings)
+    runs, _, warnings = load_fixture(HELD / "yolov8-trt-agx-orin-filename-models.json")
+    assert [r["config"]["model"] for r in runs][:2] == ["yolov8n_fp16", "yolov8n_int8"]
+    assert any("filename read as the model" in w for w in warnings)
+    # a column of model files that is one file for every row tells no rows apart: never the model (no guess)
+    one = b"filename,fps\nbest.onnx,30.1\nbest.onnx,30.4\n"
+    from importers import load
+    imported, _ = load(one, "one.csv")
+    assert not any("read as the model" in w for w in imported.warnings)
+
+
+def test_a_setup_whose_figures_are_all_zero_gets_no_run() -> None:
+    runs, _, warnings = load_fixture(HELD / "yoloe26-orin-nx-img-vid-zero-not-measured.csv")
+    assert len(runs) == 4 and all(r["config"]["tag"].startswith("vid") for r in runs)
+    assert any("img: every figure 0 (not measured): no run of that setup" in w for w in warnings)

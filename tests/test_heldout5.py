@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from importers import load
-from importers.table_text import _aligned, _spans
+from importers.table_console import _aligned, _spans
 from joulebench.errors import ResultFileError
 from tests.helpers import field_key as _key
 from tests.helpers import load_fixture as _load

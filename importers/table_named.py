@@ -1,0 +1,59 @@
+"""Columns no field names, read by what their cells name (for the general reader, `importers.general_table`): a
+column of GPU or Jetson names is the device ('Compute Name', 'Hardware'), a column of model files is the model
+('filename': yolov8n_fp16.engine, best.onnx, resnet50.hef)."""
+
+from __future__ import annotations
+
+import re
+
+from importers.base import Conversion
+from importers.device_text import device_named
+from importers.table_fields import LABELS, words_of
+from importers.table_rows import NOT_TAG_WORDS, Columns, Rows
+
+# the files a model is saved or compiled to: TensorRT, ONNX, PyTorch, Hailo, TFLite, RKNN, GGUF, Core ML, OpenVINO
+# IR, ExecuTorch, MNN, ncnn, Keras, TensorFlow
+MODEL_FILE = re.compile(r"(?i)[\w.+-]{1,160}\.(?:engine|plan|trt|onnx|pt|pth|torchscript|hef|tflite|rknn|gguf|"
+                        r"mlpackage|mlmodel|mlmodelc|xml|pte|mnn|param|keras|h5|pb|safetensors)")
+
+
+def _devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
+    """The column no field reads whose short cells name GPUs or Jetsons ('Nvidia T4', 'RTX A6000'), a third of them
+    or more (beside CPUs and TPUs no name rule knows), as a 'Compute Name' or 'Hardware' column does: the device
+    column of a table that has none by name."""
+    for i, name in enumerate(header):
+        if i in read or words_of(name) & NOT_TAG_WORDS:
+            continue
+        cells = sorted({r[i].strip() for _, r in rows if i < len(r) and r[i].strip()})
+        if not cells or any(len(c.split()) > 6 for c in cells) or any(c[:1].isdigit() for c in cells):
+            continue
+        looked = cells[:200]  # the names of a few hundred rows tell: never a regex pass over every distinct cell
+        named = sum(1 for c in looked if device_named(c))
+        if 3 * named >= len(looked) and named >= min(2, len(looked)):
+            return i
+    return None
+
+
+def _models_named(header: list[str], rows: Rows, read: Columns) -> int | None:
+    """The column no field reads whose every cell is a model file's name, differing between rows."""
+    for i in range(len(header)):
+        if i in read:
+            continue
+        cells = {r[i].strip() for _, r in rows[:500] if i < len(r) and r[i].strip()}
+        if len(cells) > 1 and all(MODEL_FILE.fullmatch(c.rsplit("/", 1)[-1]) for c in cells):
+            return i
+    return None
+
+
+def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns, taken: dict[str, str]
+                  ) -> list[str]:
+    """The device and the model read from columns that name them, where no column gave them by its name: the
+    names of the columns now read (`read` and `taken` updated)."""
+    found: list[str] = []
+    for key, finder, what in (("device", _devices_named, "devices"), ("model", _models_named, "model files")):
+        if key not in taken and (i := finder(header, rows, read)) is not None:
+            read[i] = (LABELS[key], None)
+            taken[key] = header[i]
+            found.append(header[i][:40])
+            conv.warn(f"{header[i][:80]} read as the {key}: its cells name {what}")
+    return found

@@ -24,7 +24,8 @@ _DEVICE_DIR = re.compile(
     r"|(amd[ _-]?)?(instinct[ _-]?)?mi\d{2,3}[a-z]?"
     r"|(amd[ _-]?)?radeon[ _-]?(rx[ _-]?)?\d{3,4}([ _-]?(xtx?|gre))?|rx[ _-]?\d{4}([ _-]?(xtx?|gre))?"
     r"|(intel[ _-]?)?(arc[ _-]?[ab]\d{3}|gaudi[ _-]?\d?|data[ _-]?center[ _-]?gpu[ _-]?max[ _-]?\d{4})"
-    r"|(jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)([ _-]?(nx|nano|agx))?([ _-]?\d{1,2}gb?)?"
+    r"|((jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)|(jetson[ _-]?(agx[ _-]?)?|agx[ _-]?)thor)([ _-]?(nx|nano|agx))?"
+    r"([ _-]?super)?([ _-]?\d{1,3}gb?)?([ _-]?dev(eloper)?[ _-]?kit)?"
     r"|jetson[ _-]?(nano|tx1|tx2)([ _-]?\d{1,2}gb?)?"
     r")$",
     re.IGNORECASE,
@@ -64,7 +65,7 @@ def device_named(text: str) -> str | None:
 
 def kind_of_device(name: str) -> str:
     low = name.lower()
-    if any(k in low for k in ("jetson", "orin", "xavier", "tegra")) or re.search(r"\bnano\b", low):
+    if any(k in low for k in ("jetson", "orin", "xavier", "tegra", "thor")) or re.search(r"\bnano\b", low):
         return "jetson"
     if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
                               "raspberry")) and not any(

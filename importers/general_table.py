@@ -25,7 +25,6 @@ headings.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from importers.base import (
@@ -76,7 +75,7 @@ from importers.table_long import (
     transposed,
     transposed_head,
 )
-from importers.table_named import named_columns
+from importers.table_named import model_named, named_columns
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,
@@ -114,22 +113,12 @@ from joulebench.ranges import RangeError, check
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
 _TRAINING = {"train", "training", "finetune", "finetuning"}
+# a table's columns that only a training run has (two of them say it: llm-foundry's GradAccum, MicroBatchSize, MFU)
+_TRAINING_COLUMNS = {"gradaccum", "grad_accum", "gradient_accumulation", "gradient_accumulation_steps",
+                     "microbatchsize", "micro_batch_size", "globalbatchsize", "global_batch_size", "mfu", "hfu",
+                     "activation_checkpointing", "learning_rate", "train_loss", "zero_stage", "sharding_strategy"}
 _COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
 _PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
-
-
-_MODEL_FILE = re.compile(r"(?:^|.*[/\\])(?P<stem>[^/\\]+?)\.(?:onnx|gguf|pt|pth|engine|plan|trt|safetensors|tflite|bin|"
-                         r"mlmodel|ckpt|h5|pb)$", re.IGNORECASE)
-
-
-def model_named(model: str | None) -> str | None:
-    """A model given by its file ('models/yolov8n.onnx') is named by the file's stem ('yolov8n'), one given by a local
-    folder ('/data/hf_models/Llama-3.1-70B') by the folder's name; a hub id ('meta-llama/Llama-3.1-8B') is kept
-    whole."""
-    m = _MODEL_FILE.fullmatch(model) if model else None
-    if m is None and model and model[:1] in "/~." and "/" in model.strip("/"):  # a local folder of weights
-        return model.rstrip("/").rsplit("/", 1)[-1] or model
-    return m.group("stem") if m else model
 
 
 def states_a_mode(value: str) -> bool:
@@ -319,8 +308,8 @@ class GeneralTableImporter(Importer):
                 continue
             if label is not None and label.key in ("device", "model") and system_names(
                     [r[i] for _, r in rows if i < len(r)]):  # 'arch': Darwin/arm64 is no model, nor a device
-                left.append((name[:40], f"an operating system or CPU architecture ('Linux', 'x86_64'), not a "
-                                        f"{label.key}"))
+                left.append((name[:40], "an operating system, CPU architecture or software stack ('Linux', 'x86_64', "
+                                        f"'macos_mlx'), not a {label.key}"))
                 continue
             if label is not None and label.key == "device" and cells and all(
                     WHOLE.fullmatch(c.strip()) for c in cells):
@@ -347,7 +336,7 @@ class GeneralTableImporter(Importer):
                 continue
             if label is not None and label.key in ("precision", "quantization") and not_number(cells) is None and \
                     any("." in c for c in cells):  # 0.8174, never 16 (bits)
-                left.append((name[:40], "a score (a detector's precision), not a numeric format"))
+                left.append((name[:40], "a score (a model's precision or accuracy), not a numeric format"))
                 continue
             if label is not None and label.key not in taken:
                 out[i] = (label, None)
@@ -523,11 +512,14 @@ class GeneralTableImporter(Importer):
             metrics.setdefault("energy_method", "reported")
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
         trained = {header[i].lower()[:6] == "train_" for i, (f, _) in columns.items() if f.section == "metrics"}
-        if mode is None and (words_of(config.get("tag") or "") & _TRAINING or trained == {True}):
+        training = len({plain(h).strip().replace(" ", "_") for h in header} & _TRAINING_COLUMNS) >= 2
+        if mode is None and (words_of(config.get("tag") or "") & _TRAINING or trained == {True} or training):
             mode = "train"  # the row's own name says it ('training_benchmark'), or its figures' ('train_runtime')
         if mode is None and GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
+        if precision is None and (precision := PRECISIONS.get(plain(str(config.get("quantization", ""))).strip())):
+            del config["quantization"]  # a 'Quantization' column's FP16: a precision, no quantization
         model = model_named(clean_str(labels.get("model")))
         if (counted := counted_device(labels.get(_COUNTED_DEVICE.key, ""))) is not None:
             config.setdefault("gpu_count", counted[0])

@@ -110,7 +110,7 @@ _PER_ITEM = re.compile(r"(?<![a-z])per[ _-]?(request|req|sample|image|img|query|
 
 # a precision as tables and texts write it, to the one JouleBench stores ('float16', 'half': fp16)
 PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
-               "half": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
+               "half": "fp16", "bf16": "bf16", "bfloat16": "bf16", "amp_bf16": "bf16", "amp_fp16": "fp16"}
 HEADING_DEVICE = "device (from a heading)"  # the column a text's tables get from the headings above them
 HEADING_TAG = "tag (from the headings)"  # the headings above a text's tables (and its rows' names), as the tag
 # a status column that says whether the run succeeded ('ok: yes / no'): 'no' is a failed run (importers.table_rows)
@@ -165,7 +165,7 @@ _PHASE = re.compile(r"^(?:infer|inference|train|training|eval)_(?=(?:batch|img|i
 def label_field(name: str) -> Field | None:
     """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
     (`engine_name`, `board.name`); a leading '_' (`_repeat`) and a merge's '_x' / '_y' are no part of the name."""
-    low = plain(uncamel(name.strip())).strip("_")
+    low = plain(uncamel(name.strip())).strip("_").removeprefix("#").strip()  # '# GPUs': the number of GPUs
     if _MERGED.search(low) and _MERGED.sub("", low) in LABELS:  # pandas' merge: 'request_rate_x' beside '_y'
         low = _MERGED.sub("", low)
     parts = low.split(".")

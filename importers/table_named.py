@@ -12,9 +12,20 @@ from importers.table_fields import LABELS, words_of
 from importers.table_rows import NOT_TAG_WORDS, Columns, Rows
 
 # the files a model is saved or compiled to: TensorRT, ONNX, PyTorch, Hailo, TFLite, RKNN, GGUF, Core ML, OpenVINO
-# IR, ExecuTorch, MNN, ncnn, Keras, TensorFlow
-MODEL_FILE = re.compile(r"(?i)[\w.+-]{1,160}\.(?:engine|plan|trt|onnx|pt|pth|torchscript|hef|tflite|rknn|gguf|"
-                        r"mlpackage|mlmodel|mlmodelc|xml|pte|mnn|param|keras|h5|pb|safetensors)")
+# IR, ExecuTorch, MNN, ncnn, Keras, TensorFlow, safetensors
+MODEL_FILE = re.compile(r"(?:^|.*[/\\])(?P<stem>[^/\\]{1,160}?)\.(?:engine|plan|trt|onnx|pt|pth|torchscript|hef|tflite|"
+                        r"rknn|gguf|mlpackage|mlmodel|mlmodelc|xml|pte|mnn|param|keras|h5|pb|safetensors|bin|ckpt)",
+                        re.IGNORECASE)
+
+
+def model_named(model: str | None) -> str | None:
+    """A model given by its file ('models/yolov8n.onnx') is named by the file's stem ('yolov8n'), one given by a local
+    folder ('/data/hf_models/Llama-3.1-70B') by the folder's name; a hub id ('meta-llama/Llama-3.1-8B') is kept
+    whole."""
+    m = MODEL_FILE.fullmatch(model) if model else None
+    if m is None and model and model[:1] in "/~." and "/" in model.strip("/"):  # a local folder of weights
+        return model.rstrip("/").rsplit("/", 1)[-1] or model
+    return m.group("stem") if m else model
 
 
 def _devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
@@ -40,7 +51,7 @@ def _models_named(header: list[str], rows: Rows, read: Columns) -> int | None:
         if i in read:
             continue
         cells = {r[i].strip() for _, r in rows[:500] if i < len(r) and r[i].strip()}
-        if len(cells) > 1 and all(MODEL_FILE.fullmatch(c.rsplit("/", 1)[-1]) for c in cells):
+        if len(cells) > 1 and all(MODEL_FILE.fullmatch(c) for c in cells):
             return i
     return None
 

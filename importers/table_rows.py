@@ -508,14 +508,24 @@ MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–")  # a
 _SYSTEM_NAMES = frozenset({"linux", "windows", "darwin", "macos", "freebsd", "posix", "nt", "x86_64", "amd64",
                            "aarch64", "arm64", "i386", "i686",
                            "amd", "nvidia", "intel", "apple", "qualcomm", "rocm"})  # a vendor or a stack: no device
+# an operating system's or a framework's name in a 'platform' key ('ubuntu_pytorch', 'macos_mlx'): where, not on what
+_STACKS = frozenset({"ubuntu", "debian", "fedora", "centos", "win", "win32", "win64", "mac", "osx", "wsl", "wsl2",
+                     "pytorch", "torch", "mlx", "tensorflow", "tf", "jax", "onnx", "onnxruntime", "metal", "coreml",
+                     "openvino", "tensorrt", "llamacpp", "ollama"})  # 'cuda', 'mps': backends (is_backend)
 
 
 def system_names(cells: list[str]) -> bool:
     """Whether a device column's cells are all names of an operating system or CPU architecture (Python's
     platform.system() and machine()), which say where a run ran but not on what device."""
     named = [c.strip().lower() for c in cells[:200] if c.strip().lower() not in MISSING_CELLS]
-    return bool(named) and all(_PLATFORM.fullmatch(c) or all(p.strip() in _SYSTEM_NAMES for p in c.split("/"))
-                               for c in named)  # 'Darwin/arm64', 'Windows-11-10.0.26200-SP0'
+    return bool(named) and all(_PLATFORM.fullmatch(c) or _stack(c) for c in named)
+
+
+def _stack(cell: str) -> bool:
+    """'Darwin/arm64', 'ubuntu_pytorch', 'Metal 3': names of systems and stacks, with their versions."""
+    parts = [p for p in re.split(r"[/_\s-]+", cell) if p]
+    words = [p for p in parts if not re.fullmatch(r"v?[\d.]+", p)]
+    return bool(words) and all(p in _SYSTEM_NAMES | _STACKS for p in words)
 
 
 # Python's platform.platform(): 'Linux-5.15.0-91-generic-x86_64-with-glibc2.35', 'macOS-14.2-arm64-arm-64bit'

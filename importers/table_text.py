@@ -251,10 +251,15 @@ def of_heading(header: list[str], heading: str) -> list[str]:
 _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!~<>])")  # Markdown's backslash escapes: 'Q4\_K\_M' is Q4_K_M
 
 
+_LINK = re.compile(r"\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")  # '[Pi 5 - 16GB](https://...)': its text
+_TAG = re.compile(r"</?[a-z]{1,10}>")  # '<sup>1</sup>', '<br>'
+
+
 def _pipe_cells(line: str) -> list[str]:
     cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
     out = []
     for cell in cells:
+        cell = _TAG.sub("", _LINK.sub(r"\1", cell)) if "[" in cell or "<" in cell else cell
         m = _MARKS.match(cell)
         out.append(_ESCAPED.sub(r"\1", (m.group(2).strip() if m else cell).replace("\\|", "|")))
     return out
@@ -308,9 +313,11 @@ def _keyed(title: str) -> str | None:
 
 
 def heading_device(title: str) -> str | None:
-    """The GPU or Jetson a heading names: the whole heading or a part in brackets ('GeForce RTX 2070', 'Results
-    (RTX 3090)'); None for any other ('jetson orion': no device JouleBench knows by that name, never guessed)."""
-    parts = [title, *re.findall(r"[(\[]([^()\[\]]{2,60})[)\]]", title)]
+    """The GPU or Jetson a heading names: the whole heading, a part in brackets or the end after 'on' ('GeForce RTX
+    2070', 'Results (RTX 3090)', 'Benchmark Results on Jetson Orin Nano Super'); None for any other ('jetson orion':
+    no device JouleBench knows by that name, never guessed)."""
+    parts = [title, *re.findall(r"[(\[]([^()\[\]]{2,60})[)\]]", title),
+             *re.findall(r"(?:\bon|@)\s+([^()\[\]=]{2,60}?)[\s=]*$", title)]  # '... Results on Jetson Orin Nano =='
     for part in parts:
         found = device_from_path((part.strip()[:100],))
         if found:

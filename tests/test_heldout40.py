@@ -101,7 +101,7 @@ def test_a_detectors_precision_score_is_no_numeric_format_and_model_files_name_t
     # 0.8174 was read as the quantization; the engine's name gives it (int8) or the precision (fp16)
     assert {(r["config"].get("precision"), r["config"].get("quantization")) for r in runs} == {
         ("fp16", None), (None, "int8")}
-    assert any("Precision (a score" in w for w in warnings)
+    assert any("Precision (a score (a model's precision or accuracy)" in w for w in warnings)
     runs, _, warnings = load_fixture(HELD / "yolov8-trt-agx-orin-filename-models.json")
     assert [r["config"]["model"] for r in runs][:2] == ["yolov8n_fp16", "yolov8n_int8"]
     assert any("filename read as the model" in w for w in warnings)
@@ -116,3 +116,30 @@ def test_a_setup_whose_figures_are_all_zero_gets_no_run() -> None:
     runs, _, warnings = load_fixture(HELD / "yoloe26-orin-nx-img-vid-zero-not-measured.csv")
     assert len(runs) == 4 and all(r["config"]["tag"].startswith("vid") for r in runs)
     assert any("img: every figure 0 (not measured): no run of that setup" in w for w in warnings)
+
+
+def test_a_platform_key_naming_a_stack_is_no_device_and_the_gpu_key_is() -> None:
+    runs, _, warnings = load_fixture(HELD / "finetune-bench-ubuntu-4070tisuper-platform-key.json")
+    assert runs[0]["device"]["name"] == "NVIDIA GeForce RTX 4070 Ti SUPER"
+    assert runs[0]["metrics"]["throughput_sps"] == 14.33
+    assert any("platform (an operating system, CPU architecture or software stack" in w for w in warnings)
+    runs, _, _ = load_fixture(HELD / "finetune-bench-macbook-m4-mlx-platform-key.json")
+    assert runs[0]["device"]["name"] == "Apple M4 Pro"  # never 'macos_mlx', nor the API 'Metal 3'
+
+
+def test_training_tables_say_so_by_their_columns() -> None:
+    runs, _, _ = load_fixture(HELD / "llm-foundry-mpt-training-throughput-tables.md")
+    assert len(runs) == 216 and {r["config"]["mode"] for r in runs} == {"train"}
+    first = runs[0]["config"]
+    assert first["gpu_count"] == 512 and first["precision"] == "bf16"  # '# GPUs', amp_bf16
+    assert runs[0]["metrics"]["tokens_per_s"] == 515636.0
+
+
+def test_the_device_a_heading_ends_with_and_a_quantization_column_of_precisions() -> None:
+    runs, _, _ = load_fixture(HELD / "yolov8-multidevice-headings-on-jetson.md")
+    nano = [r for r in runs if (r.get("device") or {}).get("name") == "Jetson Orin Nano Super"]
+    assert len(nano) == 8
+    assert {(r["config"].get("precision"), r["config"].get("quantization")) for r in nano} == {
+        ("fp16", None), (None, "INT8")}
+    from importers.table_text import heading_device
+    assert heading_device("Benchmark on RTX 4090") == "RTX 4090" and heading_device("Results on the test set") is None

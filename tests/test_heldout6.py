@@ -197,8 +197,11 @@ def test_quantization_and_lengths_keep_a_home_grown_tables_configurations_apart(
     runs, fmt, _ = _load(QUANTIZED)
     assert fmt == "general-table" and len(runs) == 14
     first = runs[0]
-    assert first["config"]["quantization"] == "fp16" and first["config"]["prompt_tokens_requested"] == 4096
+    # fp16 in a 'quantization' column is the precision (no quantization); int8 / int4 stay the quantization
+    assert first["config"]["precision"] == "fp16" and "quantization" not in first["config"]
+    assert first["config"]["prompt_tokens_requested"] == 4096
     assert first["metrics"]["energy_j"] == pytest.approx(5001.76) and first["metrics"]["output_tokens"] == 4096
     assert first["metrics"]["j_per_token"] == pytest.approx(1.2211, abs=1e-4)  # the file's Energy_per_OutputToken
-    setups = {(r["config"]["quantization"], r["config"]["prompt_tokens_requested"], r["config"]["tag"]) for r in runs}
+    setups = {(r["config"].get("quantization") or r["config"].get("precision"), r["config"]["prompt_tokens_requested"],
+               r["config"]["tag"]) for r in runs}
     assert len(setups) == 6  # fp16/int8/int4, three prompt lengths, two datasets: never averaged together

@@ -34,6 +34,7 @@ from importers.joulebench_file import JouleBenchImporter
 from importers.lambda_tables import LambdaImporter
 from importers.llama_bench import LlamaBenchImporter
 from importers.llmperf import LlmPerfImporter
+from importers.locust import LocustImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
 from importers.mlperf_app import MlperfAppImporter
@@ -69,6 +70,7 @@ from importers.tqdm_log import TqdmImporter
 from importers.trtexec import TrtexecImporter, TrtexecTimesImporter
 from importers.trtllm_bench import TrtllmBenchImporter
 from importers.ultralytics_benchmark import UltralyticsBenchmarkImporter
+from importers.vegeta import VegetaImporter
 from importers.vllm_bench import VllmBenchImporter
 from importers.vllm_offline import VllmOfflineImporter
 from importers.zeus import ZeusImporter
@@ -112,6 +114,8 @@ IMPORTERS: tuple[Importer, ...] = (
     TfliteBenchmarkImporter(),  # TFLite benchmark_model: 'Inference timings in us: ... Inference (avg)' per invocation
     BenchncnnImporter(),  # ncnn benchncnn: 'loop_count = N' ... '<model>  min = x  max = y  avg = z' rows (ms)
     OpenvinoBenchmarkImporter(),  # OpenVINO benchmark_app logs ([Step 1/11] .. Throughput: x FPS), benchmark_report.csv
+    VegetaImporter(),  # vegeta report: 'Requests [total, rate, throughput]' lines, or its -type=json object
+    LocustImporter(),  # locust --csv: 'Type,Name,Request Count,...' (_stats) or 'Timestamp,User Count,...' (_history)
     PerfAnalyzerImporter(),  # perf_analyzer -f: 'Concurrency|Request Rate,Inferences/Second,Client Send,...' (µs)
     ServingReportImporter(),  # the printed '== Serving Benchmark Result ==' blocks of vLLM / SGLang, also in notes
     GenAiPerfImporter(),  # per-metric {unit, avg, p50..} objects, or the 'Metric,avg,...' + 'Metric,Value' CSV

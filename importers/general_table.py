@@ -513,7 +513,10 @@ class GeneralTableImporter(Importer):
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
         trained = {header[i].lower()[:6] == "train_" for i, (f, _) in columns.items() if f.section == "metrics"}
         training = len({plain(h).strip().replace(" ", "_") for h in header} & _TRAINING_COLUMNS) >= 2
-        if mode is None and (words_of(config.get("tag") or "") & _TRAINING or trained == {True} or training):
+        tagged = words_of(config.get("tag") or "")
+        if mode is None and tagged & {"infer", "inference"} and not tagged & _TRAINING:
+            mode = "infer"  # a setup named 'infer' beside one named 'train' (split_setups)
+        if mode is None and (tagged & _TRAINING or trained == {True} or training):
             mode = "train"  # the row's own name says it ('training_benchmark'), or its figures' ('train_runtime')
         if mode is None and GENERATION & set(metrics):
             mode = "infer"  # a token rate or a time to first token is text generation

@@ -222,16 +222,29 @@ def layer_profile(header: list[str], rows: list[tuple[int, list[str]]]) -> str |
     return None
 
 
+# the columns of a table of audio clips (speech: an RTF is the time over the audio's length)
 _AUDIO_COLUMNS = {"sample_rate", "sr", "sampling_rate", "wav_file", "wav", "audio_file", "audio_path", "audio",
-                  "num_samples", "samples"}
+                  "num_samples", "samples", "clip", "rtf", "rtfx", "real_time_factor", "wer"}
 _BARE_DURATION = re.compile(r"(?i)(?:duration|length|len)(?:[_ ]?(?:s|sec|secs|seconds|ms))?")
 
 
+_FRAME_COUNT = {"num_frames", "frames", "num_video_frames", "video_frames", "frame_count"}
+_BARE_FPS = re.compile(r"(?i)(?:video[_ ]?)?(?:fps|frame_?rate)")
+_GENERATED_VIDEO = {"num_inference_steps", "inference_steps", "guidance_scale", "cfg_scale", "width", "height"}
+
+
 def media_lengths(conv: Conversion, header: list[str]) -> list[str]:
-    """A table of audio clips (a `sample_rate` or `wav_file` column) whose bare `duration_sec` is each clip's length,
-    never the time the model took (`transcription_time_ms` beside it): that column renamed 'audio_...' so that it is
-    read as the input's length. Any other header as it is."""
+    """A table of audio clips (a `sample_rate`, `wav_file`, `clip`, `rtf` or `wer` column) whose bare `duration_sec`
+    is each clip's length, never the time the model took (`transcription_time_ms` beside it): that column renamed
+    'audio_...' so that it is read as the input's length; a bare `fps` beside a frame count (`num_frames`) and a
+    generation's settings (`num_inference_steps`, `width`) is the generated video's frame rate, renamed so that it
+    is never read as the run's throughput. Any other header as it is."""
     low = {plain(h).strip().replace(" ", "_") for h in header}
+    if low & _FRAME_COUNT and low & _GENERATED_VIDEO and any(_BARE_FPS.fullmatch(h.strip()) for h in header):
+        # a video generated: '189 frames @ 24 fps, 1280 x 720, 35 steps' (a clip timed frame by frame has no steps)
+        header = [f"output video {h.strip()}" if _BARE_FPS.fullmatch(h.strip()) else h for h in header]
+        conv.warn("fps beside a frame count: the frame rate of the video generated (a setting), not the run's "
+                  "throughput")
     if not low & _AUDIO_COLUMNS:
         return header
     out = [f"audio_{h.strip()}" if _BARE_DURATION.fullmatch(h.strip()) else h for h in header]

@@ -106,7 +106,10 @@ _GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", 
               "generes", "generees"}  # 'Tokens Generated': a count of output tokens
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
 _PER_OTHER = re.compile(r"(?<![a-z])per[ _-]?([a-z]{2,20})(?![a-z])")  # 'energy_per_work_j', 'energy per step (J)'
-_PER_ITEM = re.compile(r"(?<![a-z])per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run)")
+# 'energy_per_image', 'Energy/Img (mJ)': a figure of each item
+_PER_ITEM = re.compile(r"(?<![a-z])per[ _-]?(request|req|sample|image|img|query|inference|item|prompt|run|frame)"
+                       r"|/\s?(?:request|req|sample|image|img|query|inference|item|prompt|frame)s?(?![a-z])")
+
 
 # a precision as tables and texts write it, to the one JouleBench stores ('float16', 'half': fp16)
 PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
@@ -173,7 +176,8 @@ def label_field(name: str) -> Field | None:
     stem = low.replace(" ", "_").removesuffix("_name")
     phase = _PHASE.sub("", low.replace(" ", "_"))  # timm's 'infer_batch_size', 'train_img_size': the phase's setting
     lengths = _LENGTH_ASKED.search(low.replace("-", "_").replace(" ", "_"))  # vLLM's '--random-output-len'
-    for candidate in (low, parts[-1], low.replace(" ", "_"), parent, phase, lengths.group() if lengths else ""):
+    for candidate in (low, parts[-1], low.replace(" ", "_"), parent, phase, lengths.group() if lengths else "",
+                      re.sub(r"[\s-]+", "_", low)):  # 'request-rate', 'num-prompts': a CLI flag's name
         if candidate in LABELS:
             return LABELS[candidate]
     if stem != low.replace(" ", "_") and stem in LABELS and LABELS[stem].key in _NAMED:
@@ -300,7 +304,8 @@ def setting_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     return Field("power_limit_w", "W", "config"), unit
 
 
-_CAMEL = re.compile(r"[a-z]{1,40}(?:[A-Z][a-z0-9]{0,40}){1,12}[A-Z]?")
+_CAMEL = re.compile(r"[a-z]{1,40}(?:[A-Z][a-z0-9]{0,40}){1,12}[A-Z]?"
+                    r"|[A-Z][a-z]{1,40}(?:[A-Z][a-z0-9]{1,40}){2,12}[A-Z]?")  # 'CurSamplesPerSec': PascalCase
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -395,6 +400,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
                             "derives the net one from an idle run of its own")
     if kind == "power" and words & (_LIMIT | SET_ON):
         return None, None, "a power limit (a setting, not a measured power)"
+    if kind == "item_rate" and {"output", "video"} <= words:  # table_checks.media_lengths' 'output video fps'
+        return None, None, "the frame rate of the video generated (a setting), not the run's throughput"
     if words & _OBJECTIVE:  # 'TTFT threshold (s)', 'slo_ttft_ms', 'target_tok_s': what the run was to meet
         return None, None, "a target or threshold set for the run (a service-level objective), not a measurement"
     if kind == "power" and (words & {"median", "med"} or any(_PERCENTILE.fullmatch(w) for w in words)) and not (
@@ -429,6 +436,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         if words & {"energy"} and not ({"second", "sec", "s"} & words or "per second" in low):
             raise FieldError(units.refuse_unit(header, unit.symbol, "J"))
         return Field("avg_power_w", "W"), unit, ""
+    if kind == "energy_per_token" and re.search(r"(?:all|total|combined)[ _-]tokens?", low) and not words & _GENERATED:
+        return None, None, "an energy per token of prompt and output tokens together (JouleBench stores J per output "\
+                           "token)"  # 'energy_per_all_tokens_j' beside 'energy_per_generated_token_j'
     if kind in ("energy_per_token", "tokens_per_energy"):  # tok/J: the inverse, converted where it is read
         return Field("decode_j_per_token" if decode else "j_per_token", "J/token"), unit, (
             "" if kind == "energy_per_token" else "tokens per joule: J/token is 1 / it")
@@ -495,7 +505,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a decode time (not a request's latency, nor a window)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
-        per_inference = bool(words & {"inference", "infer", "forward"}) and not words & {"total", "elapsed", "wall"}
+        per_inference = bool(words & {"inference", "infer", "forward"}) and not words & {"total", "elapsed", "wall",
+                                                                                        "duration", "performance"}
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
                 words & {"max", "maximum"}) or averaged or per_inference:  # 'Average time (per image)': a mean
             latency = _latency_field(words)

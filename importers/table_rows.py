@@ -523,7 +523,9 @@ def system_names(cells: list[str]) -> bool:
 
 def _stack(cell: str) -> bool:
     """'Darwin/arm64', 'ubuntu_pytorch', 'Metal 3': names of systems and stacks, with their versions."""
-    parts = [p for p in re.split(r"[/_\s-]+", cell) if p]
+    if cell in _SYSTEM_NAMES:  # 'x86_64', 'aarch64': one name with its '_'
+        return True
+    parts = [p for p in re.split(r"[/_\s-]+", cell) if p and p not in ("x86", "64")]
     words = [p for p in parts if not re.fullmatch(r"v?[\d.]+", p)]
     return bool(words) and all(p in _SYSTEM_NAMES | _STACKS for p in words)
 

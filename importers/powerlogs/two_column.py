@@ -33,6 +33,7 @@ _LITERAL_TOTAL = {"total", "tot", "sum"}  # a column literally named the total i
 _ID_WORDS = {"index", "idx", "id", "rank", "gpu", "device", "card", "dev"}  # gpu_index, device_id, rank
 _SETTING_WORDS = {"limit", "cap", "enforced", "default", "target"}  # a power limit set, not a power drawn
 MAX_POWER_COLUMNS = 32
+MAX_LOG_COLUMNS = 600  # a telemetry log's columns: a 64-core machine's clocks, usages and temperatures
 MAX_DEVICES = 64  # devices one log tells apart by an index column
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?")  # '2025-05-16 01:12:05.1936'
 
@@ -108,9 +109,13 @@ def two_column_header(first_line: str, head: str = "") -> bool:
     elapsed time ('elapsed_s') is the log's clock where the first rows' times rise, one sample after another."""
     delimiter = ";" if first_line.count(";") > first_line.count(",") else ","
     cells = [c.strip().strip('"') for c in first_line.split(delimiter)]
-    if not (2 <= len(cells) <= MAX_POWER_COLUMNS + 4):
+    if not (2 <= len(cells) <= MAX_LOG_COLUMNS):  # EnergiBridge writes a frequency, usage and temperature a core
+        return False
+    if any(re.fullmatch(r"[-+]?\d+(?:\.\d+)?", c) for c in cells):  # a row of figures, no header (PTD's spl.txt)
         return False
     powers = power_columns(cells)
+    if len(powers) > MAX_POWER_COLUMNS:
+        return False
     time = _time_column(cells)
     if time is None or not powers or time[0] in powers:
         return False

@@ -1,0 +1,70 @@
+"""Result files of held-out sets 47 to 52 (counted unaided before they were added: tests/fixtures/formats/SOURCES.md,
+section heldout47_52): each with what it was read as before and a case that must stay as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from importers.table_fields import label_field, measure_field
+from tests.helpers import load_fixture
+
+HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout47_52"
+
+
+def _key(header: str) -> str | None:
+    found = measure_field(header)[0]
+    return found.key if found else None
+
+
+def test_a_telemetry_log_of_many_columns_is_one_power_trace() -> None:
+    runs, fmt, _ = load_fixture(HELD / "energibridge-macos-cifar10-train-63-columns.csv")
+    assert fmt == "power-table" and len(runs) == 1  # 1,159 samples were as many runs
+    m = runs[0]["metrics"]
+    assert m["duration_s"] == pytest.approx(235.008, abs=1e-3) and m["avg_power_w"] == pytest.approx(120.10, abs=0.01)
+
+
+def test_an_energy_per_image_is_per_item_never_the_runs() -> None:
+    runs, _, _ = load_fixture(HELD / "rx580-model-comparison-energy-per-img-mj.md")
+    resnet = next(r for r in runs if r["config"]["model"] == "ResNet-18")["metrics"]
+    assert resnet["j_per_sample"] == pytest.approx(0.07072) and "energy_j" not in resnet
+    assert _key("Energy/Req (J)") == "j_per_request" and _key("energy/run (J)") == "energy_j"
+
+
+def test_a_speech_tables_duration_is_the_clips_length() -> None:
+    runs, _, warnings = load_fixture(HELD / "faster-whisper-m1-clip-duration-rtf.csv")
+    assert len(runs) == 4 and not any("duration_s" in r["metrics"] for r in runs)
+    assert runs[0]["metrics"]["latency_avg_ms"] == pytest.approx(1927)
+    assert any("duration_s: each clip's length" in w for w in warnings)
+
+
+def test_an_architecture_is_no_model_and_a_videos_frame_rate_is_no_throughput() -> None:
+    runs, _, _ = load_fixture(HELD / "whisper-large-rtx-pro6000-machine-arch.json")
+    assert runs[0]["config"]["model"] == "large"  # was 'x86_64' (machine.arch)
+    runs, _, warnings = load_fixture(HELD / "sglang-diffusion-cosmos3-t2v-video-fps-setting.json")
+    m = runs[0]["metrics"]
+    assert "throughput_sps" not in m and m["requests_per_s"] == 0.0187 and m["latency_p50_ms"] == 106259
+    assert any("frame rate of the video generated" in w for w in warnings)
+
+
+def test_an_energy_per_all_tokens_neither_splits_the_runs_nor_stands_for_j_per_token() -> None:
+    runs, _, _ = load_fixture(HELD / "ollama-jetson-nano-energy-per-all-tokens.csv")
+    assert len(runs) == 288  # was 576: each row split into 'generated' and 'all tokens' setups
+    first = runs[0]["metrics"]
+    assert first["j_per_token"] == pytest.approx(first["energy_j"] / first["output_tokens"], rel=0.05) if (
+        "output_tokens" in first) else first["j_per_token"] > 0
+    assert _key("energy_per_all_tokens_j") is None and _key("energy_per_generated_token_j") == "j_per_token"
+
+
+def test_a_tests_whole_duration_is_no_latency() -> None:
+    runs, _, _ = load_fixture(HELD / "simple-ai-benchmarking-rtx4090-performance-durations.csv")
+    assert not any("latency_avg_ms" in r["metrics"] for r in runs)  # infer_performance_duration_s was a latency
+    assert {r["config"]["mode"] for r in runs} == {"train", "infer"}
+    assert _key("inference_ms") == "latency_avg_ms" and _key("infer_performance_duration_s") == "duration_s"
+
+
+def test_flags_and_pascal_case_names() -> None:
+    assert label_field("request-rate").key == "request_rate_per_s" and label_field("max-concurrency").key == \
+        "max_concurrency"
+    assert _key("CurSamplesPerSec") == "throughput_sps" and _key("TTFT") is None  # no unit: asked for

@@ -23,6 +23,9 @@ MIN_STEPS = 5
 _COUNTER = re.compile(r"(?:global_)?(?:step|steps|iter|iters|iteration|iter_idx|iter_id|iteration_idx|frame|frame_idx|"
                       r"frame_num|frame_no|frame_id|frame_number|frame_index|image_idx|img_idx|batch_idx|sample_idx)")
 _SUMMARY = {"avg", "average", "mean", "median", "total", "sum", "summary", "all"}
+# an input file's name: audio, image, video or text the model was given
+_INPUT_FILE = re.compile(r"(?i)[^,\n]{1,200}\.(?:wav|mp3|flac|ogg|m4a|opus|jpe?g|png|bmp|webp|tiff?|mp4|avi|mov|mkv|"
+                         r"txt)")
 Rows = list[tuple[int, list[str]]]
 Columns = dict[int, tuple[Field, units.Unit | None]]
 
@@ -30,6 +33,18 @@ Columns = dict[int, tuple[Field, units.Unit | None]]
 def _counter(header: list[str], columns: Columns) -> int | None:
     return next((i for i, h in enumerate(header) if _COUNTER.fullmatch(h.strip().lower().replace(" ", "_"))
                  and (i not in columns or columns[i][0].key == "repeat")), None)
+
+
+def _items(header: list[str], rows: Rows, columns: Columns) -> int | None:
+    """A column no field reads whose cells are each a different input file (`file`: clip_001.wav, img_02.jpg):
+    the rows are the items one run processed."""
+    for i in range(len(header)):
+        if i in columns:
+            continue
+        cells = [_cell(r, i) for _, r in rows]
+        if all(_INPUT_FILE.fullmatch(c) for c in cells) and len(set(cells)) == len(cells):
+            return i
+    return None
 
 
 def _number(text: str) -> float | None:
@@ -42,6 +57,8 @@ def _number(text: str) -> float | None:
 def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Columns) -> Rows:
     """The rows with each block of one run's steps or frames merged into one row (said); any other table as it is."""
     counter = _counter(header, columns)
+    if counter is None and len(rows) >= MIN_STEPS and (item := _items(header, rows, columns)) is not None:
+        return _merged_items(conv, header, rows, columns, item)
     if counter is None or len(rows) < MIN_STEPS:
         return rows
     figures = [i for i, (f, _) in columns.items() if f.section == "metrics"]
@@ -74,10 +91,32 @@ def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     return out
 
 
+def _merged_items(conv: Conversion, header: list[str], rows: Rows, columns: Columns, item: int) -> Rows:
+    """A table of the items one run processed, one row each, as that run: when every label the reader reads is the
+    same along the rows and every figure a plain number (else the rows as they are)."""
+    labels = [i for i, (f, _) in columns.items() if f.section != "metrics"]
+    if any(_cell(r, i) != _cell(rows[0][1], i) for _, r in rows for i in labels):
+        return rows
+    figures = [i for i, (f, _) in columns.items() if f.section == "metrics"]
+    merged = _merged(rows, figures, columns, item, warm_up=False)  # each item a different input: none a warm-up
+    if merged is None:
+        return rows
+    conv.warn(f"rows read as the items of one run (lines {rows[0][0]}-{rows[-1][0]}: each a different "
+              f"{header[item][:30] or 'input'}): each rate or latency the median over them and a duration their sum")
+    return [(rows[0][0], merged[1])]
+
+
 def run_value(values: list[float], key: str) -> float:
     """One run's figure from its steps' values (the warm-up already left out): a duration their sum (the run's
-    measured window), any other figure their median. The rule of both step readers (this and `text_steps`)."""
-    return sum(values) if key == "duration_s" else statistics.median(values)
+    measured window), any other figure their median. The rule of both step readers (this and `text_steps`). A
+    duration that rises at every step is a clock written at each ('train_time:40.6s', 42.7s, 44.7s: the time since
+    the start), so the window is its rise over the steps, plus one step's (the first step's own time)."""
+    if key != "duration_s":
+        return statistics.median(values)
+    rises = [b - a for a, b in zip(values, values[1:], strict=False)]
+    if len(values) >= 3 and all(r > 0 for r in rises):
+        return values[-1] - values[0] + statistics.median(rises)
+    return sum(values)
 
 
 def _cell(row: list[str], i: int) -> str:
@@ -91,8 +130,9 @@ def _rises(before: list[str], after: list[str], counter: int, *, first: bool = F
     return first or int(b) > int(a)
 
 
-def _merged(block: Rows, figures: list[int], columns: Columns, counter: int) -> tuple[int, list[str]] | None:
-    measured = block[1:]
+def _merged(block: Rows, figures: list[int], columns: Columns, counter: int, *, warm_up: bool = True
+            ) -> tuple[int, list[str]] | None:
+    measured = block[1:] if warm_up else block
     row = list(block[0][1])
     for i in figures:
         values = [_number(_cell(r, i)) for _, r in measured]

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, positive
+from importers.text_scan import candidates
 
 # Linear on any input: a count starts after a non-digit (so a run of digits is tried once, not from
 # every position) and every repeat is bounded; an unbounded `(\d+)/` over 64 KiB of digits took 30 s.
@@ -53,7 +54,11 @@ class TqdmImporter(Importer):
     DESCRIPTION = "tqdm progress lines with it/s"
 
     def sniff(self, source: Source) -> bool:
-        return source.text is not None and bool(_BAR.search(source.text[:262144]))
+        """Progress bars, where the text states no figures of its own besides them (a summary's lines, with a
+        stray bar among them, are the reader of figures in text's)."""
+        if source.text is None or not _BAR.search(source.text[:262144]):
+            return False
+        return not candidates("\n".join(line for line in source.head.splitlines() if not _BAR.search(line)))
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         text = conv.source.text or ""

@@ -143,3 +143,29 @@ def test_the_device_a_heading_ends_with_and_a_quantization_column_of_precisions(
         ("fp16", None), (None, "INT8")}
     from importers.table_text import heading_device
     assert heading_device("Benchmark on RTX 4090") == "RTX 4090" and heading_device("Results on the test set") is None
+
+
+def test_recordings_appended_to_one_power_log_are_runs_of_their_own() -> None:
+    runs, fmt, warnings = load_fixture(HELD / "tc66c-jetson-nano-two-recordings-appended.csv")
+    assert fmt == "power-table" and len(runs) == 2  # 1,188 runs, then one run over a 3-day gap (2.1 MJ)
+    first, second = (r["metrics"] for r in runs)
+    assert (first["duration_s"], first["avg_power_w"]) == (pytest.approx(306.9, abs=0.1), pytest.approx(5.74, abs=0.01))
+    assert (second["duration_s"], second["avg_power_w"]) == (pytest.approx(351.0, abs=0.1),
+                                                             pytest.approx(9.48, abs=0.01))
+    assert [r["config"]["tag"] for r in runs] == ["recording 1 of 2", "recording 2 of 2"]
+    assert any("never integrated across the gap" in w for w in warnings)
+
+
+def test_a_table_of_the_inputs_one_run_processed_is_that_run() -> None:
+    runs, _, warnings = load_fixture(HELD / "rknn-citrinet-per-utterance-time-ms.csv")
+    assert len(runs) == 1  # 51 utterances were 51 runs tagged by their transcripts
+    assert runs[0]["metrics"]["duration_s"] == pytest.approx(3.206)  # 51 NPU calls, 62.86 ms on average
+    assert any("items of one run (lines 2-52" in w for w in warnings)
+
+
+def test_a_clock_written_at_each_step_is_no_step_time() -> None:
+    runs, _, _ = load_fixture(HELD / "modded-nanogpt-rtx4070-laptop-cumulative-train-time.txt")
+    steps = next(r for r in runs if "steps from" in (r["config"].get("tag") or ""))
+    # train_time is the time since the start: the window is its rise (771 s at step 150 less the warm-up's 38.6 s),
+    # never the sum of the clock's readings (5,823 s)
+    assert 700 < steps["metrics"]["duration_s"] < 740

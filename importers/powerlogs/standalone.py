@@ -25,6 +25,7 @@ from importers.powerlogs.log import PowerLog, PowerLogError
 from importers.powerlogs.nvidia_smi import parse_nvidia_smi
 from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_query
 from importers.powerlogs.powermetrics import machine_model, parse_powermetrics
+from importers.powerlogs.recordings import MIN_GAP_S, recordings
 from importers.powerlogs.tegrastats import parse_tegrastats
 from importers.powerlogs.tegrastats_json import parse_tegrastats_json
 from importers.powerlogs.two_column import parse_two_column, two_column_header
@@ -83,6 +84,11 @@ def _start_note(started: Any) -> str:
 
 def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics: dict[str, Any],
                 config: dict[str, Any] | None = None) -> dict[str, Any]:
+    return conv.document([_standalone_run(conv, log, device, metrics, config)])
+
+
+def _standalone_run(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics: dict[str, Any],
+                    config: dict[str, Any] | None = None, index: int = 0) -> dict[str, Any]:
     span_note = log.span_note()
     if span_note:
         log.notes.append(span_note)
@@ -91,7 +97,7 @@ def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics
     started = log.started
     zoned = started is not None and started.tzinfo is not None
     run: dict[str, Any] = {
-        "run_id": conv.run_id(0),
+        "run_id": conv.run_id(index),
         "status": "ok",
         "device": device,
         "config": {
@@ -111,7 +117,7 @@ def _standalone(conv: Conversion, log: PowerLog, device: dict[str, Any], metrics
         run["started_at"] = iso_utc(started)
         if duration:
             run["ended_at"] = iso_utc(started + timedelta(seconds=duration))
-    return conv.document([run])
+    return run
 
 
 def _board_of_fits(log: PowerLog) -> str | None:
@@ -293,19 +299,29 @@ class PowerTableImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         stated = {c.strip().lower(): u for c, u in conv.hints.units}
         try:
-            log = parse_two_column(conv.source.data, conv.hints.boundary, stated)
+            whole = parse_two_column(conv.source.data, conv.hints.boundary, stated)
         except PowerLogError as e:
             raise conv.fail(e.where, e.reason) from e
-        total = next((tr for tr in log.traces if tr.domain in log.totals), None)
-        duration = log.duration_s()
-        flags: list[str] = []
-        metrics: dict[str, Any] = {"duration_s": duration}
-        if total is None or duration is None:
-            metrics["energy_missing_reason"] = (log.notes[-1] if total is None else
-                                                "fewer than 2 samples over a positive time span")
-        else:
-            metrics.update(energy_figures(log.total_j(), boundary=conv.boundary(total.boundary), method="sampled",
-                                          duration_s=duration, what="the log's power", flags=flags))
-        log.flags.extend(flags)
         device = conv.device(None, "gpu", where="(whole file; a power log does not name the device)")
-        return _standalone(conv, log, device, metrics, {"gpu_count": log.gpu_count})
+        parts = recordings(whole)
+        if len(parts) > 1:
+            conv.warn(f"{len(parts)} recordings in one log (sampling stopped for more than {MIN_GAP_S:g} s between "
+                      "them: sessions appended to one file): a run each, never integrated across the gap")
+        runs = []
+        for n, log in enumerate(parts):
+            total = next((tr for tr in log.traces if tr.domain in log.totals), None)
+            duration = log.duration_s()
+            flags: list[str] = []
+            metrics: dict[str, Any] = {"duration_s": duration}
+            if total is None or duration is None:
+                metrics["energy_missing_reason"] = (log.notes[-1] if total is None else
+                                                    "fewer than 2 samples over a positive time span")
+            else:
+                metrics.update(energy_figures(log.total_j(), boundary=conv.boundary(total.boundary), method="sampled",
+                                              duration_s=duration, what="the log's power", flags=flags))
+            log.flags.extend(flags)
+            config: dict[str, Any] = {"gpu_count": log.gpu_count}
+            if len(parts) > 1:
+                config["tag"] = f"recording {n + 1} of {len(parts)}"
+            runs.append(_standalone_run(conv, log, device, metrics, config, n))
+        return conv.document(runs)

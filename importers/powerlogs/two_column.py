@@ -133,14 +133,17 @@ def two_column_header(first_line: str, head: str = "") -> bool:
             field = measure_field(c)[0]
         except FieldError:
             return False
+        if field is not None and field.key == "energy_j" and _rising(head, i, strictly=False):
+            continue  # a meter's running energy counter beside its power ('energy1_mWh': 587170, 587172, ...)
         if field is not None and field.key not in ("avg_power_w", "duration_s", "gpu_clock_avg_mhz",
                                                    "mem_used_device_mb", "mem_peak_rss_mb"):
             return False  # a clock or the memory in use beside the power: a telemetry log's, no result table's
     return True
 
 
-def _rising(head: str, column: int) -> bool:
-    """Whether the first rows' values in a column rise (a clock's), over five rows at least."""
+def _rising(head: str, column: int, strictly: bool = True) -> bool:
+    """Whether the first rows' values in a column rise (a clock's; a counter's, never falling, where not
+    `strictly`), over five rows at least."""
     values = []
     for line in head.splitlines()[1:40]:
         cells = line.split(",")
@@ -148,7 +151,7 @@ def _rising(head: str, column: int) -> bool:
             values.append(float(cells[column]))
         except (IndexError, ValueError):
             return False
-    return len(values) >= 5 and all(b > a for a, b in zip(values, values[1:], strict=False))
+    return len(values) >= 5 and all(b > a or not strictly and b == a for a, b in zip(values, values[1:], strict=False))
 
 
 def _decimal_comma(header: list[str], body: list[list[str]], powers: dict[int, float | None]) -> bool:

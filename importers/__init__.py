@@ -24,6 +24,7 @@ from importers.codecarbon import CodeCarbonImporter
 from importers.dcgm import DcgmImporter
 from importers.describe import looks_like, tools_line, what_is
 from importers.dllogger import DlloggerImporter
+from importers.executorch import ExecutorchImporter
 from importers.experiment_table import ExperimentTableImporter
 from importers.genai_perf import GenAiPerfImporter
 from importers.general_table import GeneralTableImporter
@@ -45,6 +46,7 @@ from importers.ollama import OllamaImporter
 from importers.openvino_benchmark import OpenvinoBenchmarkImporter
 from importers.optimum import OptimumBenchmarkImporter
 from importers.perf_analyzer import PerfAnalyzerImporter
+from importers.perf_stat import PerfStatImporter
 from importers.perseus import PerseusImporter
 from importers.powerlogs.standalone import (
     GpuPowerCsvImporter,
@@ -114,6 +116,8 @@ IMPORTERS: tuple[Importer, ...] = (
     TfliteBenchmarkImporter(),  # TFLite benchmark_model: 'Inference timings in us: ... Inference (avg)' per invocation
     BenchncnnImporter(),  # ncnn benchncnn: 'loop_count = N' ... '<model>  min = x  max = y  avg = z' rows (ms)
     OpenvinoBenchmarkImporter(),  # OpenVINO benchmark_app logs ([Step 1/11] .. Throughput: x FPS), benchmark_report.csv
+    PerfStatImporter(),  # perf stat's RAPL counts: 'N Joules power/energy-pkg/' (whole, or per -I interval)
+    ExecutorchImporter(),  # ExecuTorch's LLM runner: 'PyTorchObserver {json}' lines
     VegetaImporter(),  # vegeta report: 'Requests [total, rate, throughput]' lines, or its -type=json object
     LocustImporter(),  # locust --csv: 'Type,Name,Request Count,...' (_stats) or 'Timestamp,User Count,...' (_history)
     PerfAnalyzerImporter(),  # perf_analyzer -f: 'Concurrency|Request Rate,Inferences/Second,Client Send,...' (µs)

@@ -220,6 +220,19 @@ def run_line(line: int, text: str) -> tuple[str, list[Figure]] | None:
     return (" ".join(m.group("name").split()), figures) if recognised(figures) >= MIN_FIGURES else None
 
 
+_KEYED_RUN = re.compile(r"(?P<name>[A-Za-z][\w .#-]{0,39}?):\s{1,40}(?P<rest>[A-Za-z_][\w.]{0,60}=[^\n]{1,900})")
+
+
+def keyed_run_line(line: int, text: str) -> tuple[str, list[Figure]] | None:
+    """(the run's name, its figures) of 'NAME:  key=value, key=value, ...' (mlx_lm.benchmark's 'Trial 1:
+    prompt_tps=1672.809, generation_tps=12.404, ...'); None for any other line."""
+    m = _KEYED_RUN.fullmatch(text.strip())
+    if m is None:
+        return None
+    figures = [f for c in SPLIT.split(m.group("rest"))[:MAX_CELLS] if (f := figure(line, c.strip())) is not None]
+    return (" ".join(m.group("name").split()), figures) if recognised(figures) >= MIN_FIGURES else None
+
+
 _SPACED_NAME = re.compile(r"(?P<name>[A-Za-z][\w.-]{0,39})\s{2,40}(?P<rest>\S[^\n]{0,900})")
 _SPACED_CELL = re.compile(rf"(?P<name>[A-Za-z][\w.-]{{0,30}})\s{{1,20}}(?P<number>{NUM})\s{{0,5}}"
                           r"(?P<unit>\S[^\n]{0,30})")

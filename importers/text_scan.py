@@ -21,6 +21,7 @@ from importers.text_lines import (
     Figure,
     figure,
     key_values,
+    keyed_run_line,
     llama_cpp,
     loose,
     mlx_lm,
@@ -326,7 +327,8 @@ class _Scan:
                     figures.append(found)
             if counts and figures:  # 'threads=3 ... fps=142.67': the threads it ran with tell its setup
                 stated.setdefault("tag", Label(n, "tag", "line", ", ".join(counts)[:200]))
-            if recognised(figures) < MIN_FIGURES and (run := run_line(n, text) or spaced_run_line(n, text)):
+            if recognised(figures) < MIN_FIGURES and (run := run_line(n, text) or spaced_run_line(n, text)
+                                                      or keyed_run_line(n, text)):
                 named, figures = run
             elif not figures and not stated:
                 figures = loose(n, [c.strip() for c in SPLIT.split(text)[:MAX_CELLS]])
@@ -336,7 +338,10 @@ class _Scan:
         else:
             scope = Level(8, n, None, indent=indent)
         section = self.section_title()
-        if named is not None and _REPEAT_NAME.fullmatch(named):  # 'run1', 'run2': repeats of one setup, no tag
+        if named is not None and plain(named) in _OF_REPEATS and self.found and (self.found[-1].note or "").startswith(
+                "repeat "):  # mlx_lm.benchmark's 'Averages:' after its trials: their summary, no run of its own
+            figures = []
+        elif named is not None and _REPEAT_NAME.fullmatch(named):  # 'run1', 'run2': repeats of one setup, no tag
             self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated}, self.titles(),
                                         f"repeat {named[:20]}"))
         elif named is not None and not (section and plain(section).split("/")[-1].strip() == plain(named)):
@@ -358,6 +363,7 @@ class _Scan:
             self.stack.pop()
 
 
+_OF_REPEATS = {"averages", "average", "avg", "mean", "median", "summary", "total"}  # the repeats' own summary
 _REPEAT_NAME = re.compile(r"(?i)(?:run|rep|repeat|trial|attempt|iter)[ _#-]?\d{1,4}")
 
 

@@ -169,3 +169,21 @@ def test_a_clock_written_at_each_step_is_no_step_time() -> None:
     # train_time is the time since the start: the window is its rise (771 s at step 150 less the warm-up's 38.6 s),
     # never the sum of the clock's readings (5,823 s)
     assert 700 < steps["metrics"]["duration_s"] < 740
+
+
+def test_executorch_statistics_lines_are_runs_with_their_banner_and_its_repeats() -> None:
+    runs, fmt, warnings = load_fixture(HELD.parent / "executorch" / "llama-vulkan-pixel7a-prefill-2048.log")
+    assert fmt == "executorch" and len(runs) == 12
+    assert [r["config"]["tag"] for r in runs[:4]] == ["1B-8da4w"] * 3 + ["1B-4w"]  # rep1..3: repeats of one setup
+    first = runs[0]["metrics"]
+    assert first["prompt_tokens_per_s"] == pytest.approx(169.607, rel=1e-4)  # 2048 tokens over the timestamps
+    assert first["duration_s"] == pytest.approx(12.076) and "decode_tokens_per_s" not in first  # no token generated
+    assert any("6 run(s) printed no statistics" in w and "8B-8da4w rep1" in w for w in warnings)
+
+
+def test_mlx_lm_benchmark_trials_are_repeats_and_their_averages_no_run() -> None:
+    runs, _, _ = load_fixture(HELD / "mlx-lm-benchmark-trials-strix-halo-readme.md")
+    assert len(runs) == 15  # 3 setups x 5 trials; the 'Averages:' lines are the trials' own summary
+    bf16 = [r for r in runs if r["config"].get("tag") == "bf16"]
+    assert len(bf16) == 5 and {r["config"]["model"] for r in bf16} == {"Qwen3-0.6B"}
+    assert bf16[0]["metrics"]["prompt_tokens_per_s"] == 1672.809 and bf16[0]["metrics"]["decode_tokens_per_s"] == 12.404

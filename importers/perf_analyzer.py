@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, num, positive, read_csv
+from joulebench.metrics import LATENCY
 
 _LOAD = {"Concurrency": "max_concurrency", "Request Rate": "request_rate_per_s"}
 _NEEDED = ("Inferences/Second", "Client Send", "Client Recv")
@@ -62,9 +63,9 @@ class PerfAnalyzerImporter(Importer):
         metrics: dict[str, Any] = {"throughput_sps": rate}
         for name in at:
             if (m := _PERCENTILE.match(name)) and (us := positive(value(name))) is not None:
-                metrics[f"latency_p{m.group(1)}_ms"] = us / US_PER_MS
+                metrics[LATENCY.stat(f"p{m.group(1)}").name] = us / US_PER_MS
         if (avg := positive(value("Avg latency"))) is not None:
-            metrics["latency_avg_ms"] = avg / US_PER_MS
+            metrics[LATENCY.avg.name] = avg / US_PER_MS
         parts = [f"{name} {v:,.0f} µs" for name in _PARTS if (v := value(name)) is not None]
         notes = ["perf_analyzer: latencies in µs as its report writer prints them (ns / 1000), converted to ms; "
                  "a request is one batch"]

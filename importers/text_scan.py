@@ -84,7 +84,8 @@ class Candidate:
     note: str | None = None  # what the notes say besides where it is (a go test line's iterations and configuration)
 
 
-_COUNTED = re.compile(r"(?:num_|n_|number_of_)?(?:threads?|workers?|streams?|cores?|instances?|requests_in_flight)")
+_COUNTED = re.compile(r"(?:num_|n_|number_of_|cpu_|omp_|intra_op_)?(?:threads?|workers?|streams?|cores?|instances?|"
+                      r"requests_in_flight)(?:_used|_count)?")  # 'CPU Threads used: 3''
 
 
 def _count_setting(cell: str) -> str | None:
@@ -102,9 +103,11 @@ def _label(line: int, cell: str) -> Label | None:
         return None
     name = " ".join(m.group("name").split())
     found = label_field(name) if uncamel(name) == name else None  # a camelCase key in text: a dump's ('vulkaninfo:
+    value = m.group("value").strip()[:200]
+    if found is None and words_of(name) & _SETUP_WORDS and _SETUP_VALUE.fullmatch(value):  # 'Model Size: n'
+        return Label(line, "tag", name, f"{name} {value}")
     if found is None or found.key not in _TEXT_LABELS:  # deviceName = ...' lists devices, names none run)
         return None
-    value = m.group("value").strip()[:200]
     if found.key == "device" and not (device_from_path((value,)) or (_VENDOR_PART.fullmatch(value)
                                                                     and not _NOT_A_PART.search(value))):
         return None  # 'Device: cuda', 'GPU: 0': not a GPU or Jetson named
@@ -117,6 +120,24 @@ def _label(line: int, cell: str) -> Label | None:
             return None
         value = level.group(1)
     return Label(line, found.key, name, value)
+
+
+def by_prefix(figures: list[Figure]) -> dict[str, list[Figure]]:
+    """A block's figures by setup where one figure is given for each of two or more setups named by a first word
+    ('Original Inference Time', 'CoreML Inference Time': setups Original and CoreML); the block's other figures go
+    with each. {} for any other block."""
+    by_key: dict[str, list[Figure]] = {}
+    for f in figures:
+        if f.metric and f.field is not None:
+            by_key.setdefault(f.field.key, []).append(f)
+    split = next((fs for fs in by_key.values() if len(fs) >= 2), None)
+    if split is None:
+        return {}
+    names = [f.name.split(maxsplit=1) for f in split]
+    if any(len(n) != 2 for n in names) or len({n[1].lower() for n in names}) != 1 or len({n[0] for n in names}) != len(
+            names) or any(len(fs) not in (1, len(split)) for fs in by_key.values()):
+        return {}
+    return {n[0][:40]: [f, *(g for g in figures if g not in split)] for n, f in zip(names, split, strict=True)}
 
 
 def _model_in(heading: str) -> str | None:
@@ -228,7 +249,17 @@ class _Scan:
 
     def emit(self, level: Level, extra: tuple[Level, ...] = ()) -> None:
         figures = level.figures
-        if recognised(figures) >= MIN_FIGURES:
+        setups = by_prefix(figures)
+        if setups:  # 'Original Inference Time: 0.0305 seconds' / 'CoreML Inference Time: 0.0112 seconds': two setups
+            for prefix, own in setups.items():
+                tag = Label(own[0].line, "tag", "prefix", prefix)
+                labels = self.labels(extra)
+                if "tag" in labels:
+                    tag = Label(own[0].line, "tag", "prefix", f"{labels['tag'].value}, {prefix}"[:200])
+                where = f"line {own[0].line}" if own[0].line == own[-1].line else f"lines {own[0].line}-{own[-1].line}"
+                self.found.append(Candidate(where, own, {**labels, "tag": tag}, self.titles(extra)))
+            level.ran = True
+        elif recognised(figures) >= MIN_FIGURES:
             first, last = figures[0].line, figures[-1].line
             self.found.append(Candidate(f"line {first}" if first == last else f"lines {first}-{last}", figures,
                                         self.labels(extra), self.titles(extra)))
@@ -325,7 +356,7 @@ class _Scan:
                     counts.append(count)
                 elif (found := self.phased(n, cell.strip())) is not None:
                     figures.append(found)
-            if counts and figures:  # 'threads=3 ... fps=142.67': the threads it ran with tell its setup
+            if counts:  # 'threads=3 ... fps=142.67', or 'CPU Threads used: 3' above them: the setup's
                 stated.setdefault("tag", Label(n, "tag", "line", ", ".join(counts)[:200]))
             if recognised(figures) < MIN_FIGURES and (run := run_line(n, text) or spaced_run_line(n, text)
                                                       or keyed_run_line(n, text)):
@@ -351,6 +382,10 @@ class _Scan:
             self.found.append(Candidate(f"line {n}", figures, {**self.labels(), **stated}, self.titles()))
         elif figures:
             self.add(owner, figures)  # one figure, or a line naming its section's run: the section's
+        if owner.figures and any(k in owner.labels and plain(owner.labels[k].value) != plain(v.value)
+                                 for k, v in stated.items()):  # another setup's line: the figures above are a run
+            self.emit(owner)
+            owner.figures = []
         for label in stated.values():
             self.state(owner, label)
         self.scopes.append(scope)
@@ -363,6 +398,9 @@ class _Scan:
             self.stack.pop()
 
 
+# a line naming the setup of the figures under it ('Model Size: n', 'Variant: int8'): its tag
+_SETUP_WORDS = {"size", "variant", "config", "configuration", "setup", "scenario", "case"}
+_SETUP_VALUE = re.compile(r"[\w.+-]{1,30}")
 _OF_REPEATS = {"averages", "average", "avg", "mean", "median", "summary", "total"}  # the repeats' own summary
 _REPEAT_NAME = re.compile(r"(?i)(?:run|rep|repeat|trial|attempt|iter)[ _#-]?\d{1,4}")
 

@@ -186,9 +186,11 @@ def test_a_heading_that_says_the_tables_time_unit_and_tables_of_averages_across_
 def test_banners_under_markdown_headings_keep_both_in_the_tag() -> None:
     runs, _, _ = load_fixture(FORMATS / "text_figures" / "llm-format-benchmarker-intel-aipc-banners-under-headings.md")
     tags = [r["config"]["tag"] for r in runs]
-    assert tags == ["Llama 3.2 3B (HuggingFace format on Intel CPU) > Summary",
-                    "Llama 3.2 3B (HuggingFace format on Intel GPU - FP16) > Summary",
-                    "Llama 3.2 3B (HuggingFace format on Intel GPU - FP16, 20 tokens) > Summary"]
+    assert tags[:3] == ["Llama 3.2 3B (HuggingFace format on Intel CPU) > Summary",
+                        "Llama 3.2 3B (HuggingFace format on Intel GPU - FP16) > Summary",
+                        "Llama 3.2 3B (HuggingFace format on Intel GPU - FP16, 20 tokens) > Summary"]
+    # 'FP32 Performance: 74.99 tokens/sec' / 'INT8 Performance: 60.08 tokens/sec' under one banner: a setup each
+    assert [t.rsplit(", ", 1)[-1] for t in tags[3:]] == ["FP32", "INT8"]
     assert runs[0]["metrics"]["latency_avg_ms"] == 1038.8
 
 

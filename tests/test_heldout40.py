@@ -187,3 +187,19 @@ def test_mlx_lm_benchmark_trials_are_repeats_and_their_averages_no_run() -> None
     bf16 = [r for r in runs if r["config"].get("tag") == "bf16"]
     assert len(bf16) == 5 and {r["config"]["model"] for r in bf16} == {"Qwen3-0.6B"}
     assert bf16[0]["metrics"]["prompt_tokens_per_s"] == 1672.809 and bf16[0]["metrics"]["decode_tokens_per_s"] == 12.404
+
+
+def test_setups_named_by_a_first_word_and_a_setup_line_above_them() -> None:
+    runs, _, _ = load_fixture(HELD / "yolo26-coreml-vs-pytorch-m4-blocks.txt")
+    assert len(runs) == 10  # refused: each block's two latencies are one field twice
+    by_tag = {r["config"]["tag"]: r["metrics"]["latency_avg_ms"] for r in runs}
+    assert by_tag["Model Size n, Original"] == pytest.approx(30.5)
+    assert by_tag["Model Size n, CoreML"] == pytest.approx(11.2)
+    assert by_tag["Model Size x, CoreML"] == pytest.approx(32.2)
+
+
+def test_a_thread_count_on_its_own_line_starts_its_blocks_run() -> None:
+    runs, _, _ = load_fixture(HELD / "resnet34-jetson-orin-nano-threads-blocks-ko.md")
+    cpu = [r for r in runs if "Threads" in (r["config"].get("tag") or "")]
+    assert [r["config"]["tag"] for r in cpu] == ["CPU Threads used 1", "CPU Threads used 3", "CPU Threads used 6"]
+    assert cpu[2]["metrics"]["latency_avg_ms"] == pytest.approx(218265.1, abs=0.1)  # its own block's, not the next's

@@ -88,6 +88,9 @@ _RATES = ("tokens_per_s", "decode_tokens_per_s", "throughput_sps", "requests_per
 _GENERAL = GeneralTableImporter()
 
 
+SNIFF_CHARS = 1_000_000  # how far into a text its first figures are looked for
+
+
 class TextFiguresImporter(Importer):
     NAME = "text-figures"
     TOOL = "figures in text"
@@ -95,8 +98,15 @@ class TextFiguresImporter(Importer):
                    "figures, a run per section, indented scope or line of several figures")
 
     def sniff(self, source: Source) -> bool:
+        """Figures in the text's head, or further down a log whose set-up fills its head (a training job prints
+        its arguments for a thousand lines before its first iteration): the first SNIFF_CHARS of it."""
         head = source.head
-        return bool(head) and not is_json(source) and bool(candidates(head))
+        if not head or is_json(source):
+            return False
+        if candidates(head):
+            return True
+        text = source.text or ""
+        return len(text) > len(head) and bool(candidates(text[:SNIFF_CHARS]))
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         scanned = scan(conv.source.text or "")

@@ -111,6 +111,8 @@ def _label(line: int, cell: str) -> Label | None:
     if found.key == "device" and not (device_from_path((value,)) or (_VENDOR_PART.fullmatch(value)
                                                                     and not _NOT_A_PART.search(value))):
         return None  # 'Device: cuda', 'GPU: 0': not a GPU or Jetson named
+    if found.key == "model" and not re.search(r"[A-Za-z]", value):
+        return None  # 'ProcessCoord(pipe=0, data=0, model=0): 0': a rank, no model
     if found.key == "precision" and plain(value).strip() not in PRECISIONS:
         return None  # 'Precision: 93.5%' is a score
     if found.key == "max_concurrency" and not (words_of(name) & {"max", "maximum", "request"} or value.isdigit()):

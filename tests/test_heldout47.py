@@ -68,3 +68,11 @@ def test_flags_and_pascal_case_names() -> None:
     assert label_field("request-rate").key == "request_rate_per_s" and label_field("max-concurrency").key == \
         "max_concurrency"
     assert _key("CurSamplesPerSec") == "throughput_sps" and _key("TTFT") is None  # no unit: asked for
+
+
+def test_a_logs_first_figures_past_its_head_are_read() -> None:
+    runs, fmt, _ = load_fixture(HELD / "megatron-deepspeed-v100-iterations-after-1000-lines.log")
+    assert fmt == "text-figures"  # the iterations start at line 1,037 (about 90 KB in): the head held no figure
+    train = next(r for r in runs if r["config"]["mode"] == "train")
+    assert train["metrics"]["throughput_sps"] == pytest.approx(0.532) and train["config"]["workload"] == "unknown"
+    assert 140 < train["metrics"]["duration_s"] < 146  # 19 iterations after the warm-up, their times summed

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from importers.device_text import device_from_path, device_named
-from importers.table_console import MAX_COLUMNS, MAX_LINE, MAX_LINES, fixed_table, gap_table, tab_table
+from importers.table_console import _RULE, MAX_COLUMNS, MAX_LINE, MAX_LINES, fixed_table, gap_table, tab_table
 from importers.table_long import UNIT_AT_END, with_stat
 from joulebench import units
 
@@ -95,7 +95,10 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
                      and _keyed(t) != _keyed(title)] + [(level, title)]  # '### Model: x' beside '### GPUs: 1'
             i += 1
             continue
-        found = _pipe_table(lines, i) or tab_table(lines, i) or fixed_table(lines, i) or gap_table(lines, i, budget)
+        banner = 0 < i < len(lines) - 1 and "  " not in line.strip() and bool(_RULE.match(lines[i - 1])
+                                                                          and _RULE.match(lines[i + 1]))
+        found = None if banner else (  # 'FINAL BENCHMARK RESULTS' between two rules: a title, no table's header
+            _pipe_table(lines, i) or tab_table(lines, i) or fixed_table(lines, i) or gap_table(lines, i, budget))
         if found is None:
             i += 1
             continue

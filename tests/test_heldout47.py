@@ -76,3 +76,9 @@ def test_a_logs_first_figures_past_its_head_are_read() -> None:
     train = next(r for r in runs if r["config"]["mode"] == "train")
     assert train["metrics"]["throughput_sps"] == pytest.approx(0.532) and train["config"]["workload"] == "unknown"
     assert 140 < train["metrics"]["duration_s"] < 146  # 19 iterations after the warm-up, their times summed
+
+
+def test_a_banner_between_rules_is_no_tables_header() -> None:
+    runs, _, _ = load_fixture(HELD / "ollama-small-llms-console-table-under-banner.md")
+    assert [r["config"]["model"] for r in runs][:2] == ["granite4:350m", "qwen3:0.6b"] and len(runs) == 7
+    assert runs[0]["metrics"]["ttft_avg_ms"] == 133 and runs[0]["metrics"]["tokens_per_s"] == 26.0

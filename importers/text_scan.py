@@ -216,7 +216,12 @@ _NUMBERED_SCOPE = re.compile(r"[A-Za-z][A-Za-z _-]{0,30}?\s*[:=]?\s*\d{1,6}")
 
 
 def _clean(line: str) -> str:
-    return _LEAD.sub("", line.replace("**", "").replace("`", ""), count=1).strip()
+    return _LEAD.sub("", _SYMBOLS.sub("", line.replace("**", "").replace("`", ""), count=1), count=1).strip()
+
+
+# pictographs opening a console's line ('⏱️  Average time: 137.4s', '🚀 Realtime factor'), with their variation
+# selectors and joiners: no part of a figure's name
+_SYMBOLS = re.compile("^\\s{0,40}(?:[\U0001F000-\U0001FAFF\u2190-\u2BFF\u2300-\u23FF\uFE0F\u200D]\\s*){1,6}")
 
 
 class _Scan:

@@ -17,7 +17,7 @@ from typing import Any
 from polars.exceptions import PolarsError
 
 from importers.ai_energy_score import AiEnergyScoreImporter
-from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source, collapsed
+from importers.base import DEVICE_NOT_STATED, Conversion, Hints, Importer, Source
 from importers.benchncnn import BenchncnnImporter
 from importers.carbontracker import CarbonTrackerImporter
 from importers.codecarbon import CodeCarbonImporter
@@ -192,6 +192,28 @@ class ImportedFile(LoadedResultFile):
     def not_stated(self) -> dict[str, int]:
         """Label -> runs that do not state it (device, mode, precision, batch size, energy boundary)."""
         return count_not_stated(self.runs)
+
+
+_LINE_SAID = re.compile(r"line (\d{1,9}): (.+)", re.DOTALL)
+
+
+def collapsed(warnings: list[str]) -> list[str]:
+    """The warnings with those that say the same of several lines ('line 27: latency_ms: 'inf' ...') said once,
+    naming the lines, where the first of them stood."""
+    lines: dict[str, list[str]] = {}
+    for w in warnings:
+        if (m := _LINE_SAID.fullmatch(w)) is not None:
+            lines.setdefault(m.group(2), []).append(m.group(1))
+    out: list[str] = []
+    for w in warnings:
+        m = _LINE_SAID.fullmatch(w)
+        said = lines.get(m.group(2), []) if m is not None else []
+        if m is None or len(said) == 1:
+            out.append(w)
+        elif said and said[0] == m.group(1):  # the first of them: said once for all
+            shown = ", ".join(said[:10]) + (f" ... ({len(said)} lines)" if len(said) > 10 else "")
+            out.append(f"lines {shown}: {m.group(2)}")
+    return out
 
 
 def known_formats() -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from energy import energy_figures
 from importers.device_text import device_from_path, kind_of_device
+from importers.encodings import legacy_text
 from joulebench import __version__, units
 from joulebench.errors import ResultFileError
 from joulebench.ranges import RangeError, check
@@ -143,27 +144,6 @@ class LazyFiles(Mapping[str, bytes]):
         return LazyFiles({new: self._loaders[old] for new, old in names.items()})
 
 
-# characters no text holds (tab, line ends, form feed and a terminal's escape allowed): binary data has them
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]")
-
-
-def legacy_text(data: bytes) -> str | None:
-    """`data` as text where it is not UTF-8 but Windows-1252 text (a table or Markdown a Windows program wrote:
-    'Comparaci\xf3n'), else None: no NUL byte and no control characters, which binary data has."""
-    if b"\x00" in data:
-        return None
-    try:
-        data.decode("utf-8")
-        return None
-    except UnicodeDecodeError:
-        pass
-    try:
-        text = data.decode("cp1252")
-    except UnicodeDecodeError:
-        return None
-    return None if _CONTROL.search(text) else text
-
-
 @dataclass
 class Source:
     """Bytes to import: one file, or a folder's files keyed by relative path ('/'-separated).
@@ -272,28 +252,6 @@ def folder_sha256(files: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
-_LINE_SAID = re.compile(r"line (\d{1,9}): (.+)", re.DOTALL)
-
-
-def collapsed(warnings: list[str]) -> list[str]:
-    """The warnings with those that say the same of several lines ('line 27: latency_ms: 'inf' ...') said once,
-    naming the lines, where the first of them stood."""
-    lines: dict[str, list[str]] = {}
-    for w in warnings:
-        if (m := _LINE_SAID.fullmatch(w)) is not None:
-            lines.setdefault(m.group(2), []).append(m.group(1))
-    out: list[str] = []
-    for w in warnings:
-        m = _LINE_SAID.fullmatch(w)
-        said = lines.get(m.group(2), []) if m is not None else []
-        if m is None or len(said) == 1:
-            out.append(w)
-        elif said and said[0] == m.group(1):  # the first of them: said once for all
-            shown = ", ".join(said[:10]) + (f" ... ({len(said)} lines)" if len(said) > 10 else "")
-            out.append(f"lines {shown}: {m.group(2)}")
-    return out
-
-
 class _NotStated(str):
     """The name of a device the file does not state: a placeholder (so importers can handle the
     device dict as usual) that `load_source` replaces with null. No file value is of this type."""
@@ -395,6 +353,12 @@ class Conversion:
         if "precision" not in fields:
             config["precision"] = self.precision(None)
         return {**config, "batch_size": self.hints.batch_size, **fields}
+
+    def endpoint_config(self, **fields: Any) -> dict[str, Any]:
+        """A load test's config: requests sent to an endpoint whose model and task the file does not name (the
+        user's --workload, else unknown), then `fields` (the file's own)."""
+        return {"workload": self.hints.workload or "unknown", "mode": "infer", "precision": self.precision(None),
+                "batch_size": self.hints.batch_size, **fields}
 
     def precision(self, from_file: str | None) -> str | None:
         if from_file:

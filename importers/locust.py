@@ -65,8 +65,7 @@ class LocustImporter(Importer):
             "run_id": conv.run_id(0),
             "status": "ok",
             "device": conv.device(None, "gpu", where="(whole file; Locust measures an endpoint and names no GPU)"),
-            "config": {"workload": conv.hints.workload or "unknown", "mode": "infer", "precision": conv.precision(None),
-                       "batch_size": conv.hints.batch_size, **config},  # an endpoint: a model's task not said
+            "config": conv.endpoint_config(**config),
             "metrics": {"energy_missing_reason": "Locust measures no power", **metrics},
             "notes": "; ".join(["Locust load test: response times in ms as Locust times them", *notes])[:10_000],
         }

@@ -69,8 +69,7 @@ class VegetaImporter(Importer):
         for stat, ms in figures["latencies_ms"].items():
             if (ms := positive(ms)) is not None:
                 metrics[E2E.stat(stat).name] = ms
-        config: dict[str, Any] = {"workload": conv.hints.workload or "unknown", "mode": "infer",
-                                  "precision": conv.precision(None), "batch_size": conv.hints.batch_size}
+        config = conv.endpoint_config()
         if (offered := positive(rate)) is not None:
             config.update(load_kind="rate", request_rate_per_s=offered, arrival="constant")
         conv.warn("vegeta names neither the model nor the device (it measures an endpoint): give them with --workload "

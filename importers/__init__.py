@@ -75,6 +75,7 @@ from importers.ultralytics_benchmark import UltralyticsBenchmarkImporter
 from importers.vegeta import VegetaImporter
 from importers.vllm_bench import VllmBenchImporter
 from importers.vllm_offline import VllmOfflineImporter
+from importers.wrk import WrkImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import NothingToImportError, ResultFileError
 from joulebench.labels import SuppliedLabel, count_not_stated, current_user, not_stated_warning
@@ -118,6 +119,7 @@ IMPORTERS: tuple[Importer, ...] = (
     OpenvinoBenchmarkImporter(),  # OpenVINO benchmark_app logs ([Step 1/11] .. Throughput: x FPS), benchmark_report.csv
     PerfStatImporter(),  # perf stat's RAPL counts: 'N Joules power/energy-pkg/' (whole, or per -I interval)
     ExecutorchImporter(),  # ExecuTorch's LLM runner: 'PyTorchObserver {json}' lines
+    WrkImporter(),  # wrk: 'Running 30s test @ URL' ... 'Requests/sec:'
     VegetaImporter(),  # vegeta report: 'Requests [total, rate, throughput]' lines, or its -type=json object
     LocustImporter(),  # locust --csv: 'Type,Name,Request Count,...' (_stats) or 'Timestamp,User Count,...' (_history)
     PerfAnalyzerImporter(),  # perf_analyzer -f: 'Concurrency|Request Rate,Inferences/Second,Client Send,...' (µs)

@@ -78,4 +78,30 @@ def test_a_bad_go_duration_is_refused_naming_the_line() -> None:
 
 
 def test_existing_fixtures_are_not_taken_by_the_load_testers() -> None:
-    assert readers_of_other_fixtures({"locust", "vegeta"}, {"locust", "vegeta"}) == []
+    assert readers_of_other_fixtures({"locust", "vegeta", "wrk"}, {"locust", "vegeta", "wrk"}) == []
+
+
+def test_wrk_test_block_with_its_timeouts() -> None:
+    runs, fmt, _ = load_fixture(FORMATS / "wrk" / "fastapi-vllm-tinyllama-wrk-and-summary.md")
+    assert fmt == "wrk" and len(runs) == 1  # the raw wrk block; the script's own summary above it is no wrk output
+    run = runs[0]
+    assert run["config"]["max_concurrency"] == 100 and run["config"]["load_kind"] == "concurrency"
+    m = run["metrics"]
+    assert m["e2e_latency_avg_ms"] == pytest.approx(2430) and m["duration_s"] == pytest.approx(27.74)
+    assert (m["requests_completed"], m["requests_failed"]) == (1111, 71)  # 71 timed out: not among the 1111
+    assert m["requests_per_s"] == pytest.approx(1111 / 27.74)
+
+
+def test_wrk_latency_distribution_and_errors_said() -> None:
+    text = ("Running 10s test @ http://localhost:8000/v1/completions\n  2 threads and 8 connections\n"
+            "  Thread Stats   Avg      Stdev     Max   +/- Stdev\n    Latency   635.91ms   80.9ms   1.29s   93.69%\n"
+            "    Req/Sec     6.20      1.07    9.00     86.54%\n  Latency Distribution\n     50%  600.00ms\n"
+            "     75%  691.00ms\n     90%  700.00ms\n     99%    1.20s\n  126 requests in 10.10s, 2.58MB read\n"
+            "  Non-2xx or 3xx responses: 6\nRequests/sec:     12.47\nTransfer/sec:    261.90KB\n")
+    from importers import load
+    imported, _ = load(text.encode(), "wrk.txt")
+    m = imported.runs[0]["metrics"]
+    assert (m["e2e_latency_p50_ms"], m["e2e_latency_p90_ms"], m["e2e_latency_p99_ms"]) == (600, 700, 1200)
+    assert (m["requests_completed"], m["requests_failed"]) == (120, 6)
+    message = refusal(text.replace("635.91ms", "635.91xs").encode(), "wrk.txt")
+    assert "line 4" in message and "'635.91xs'" in message

@@ -59,6 +59,8 @@ class LocustImporter(Importer):
             metrics, notes, users = self._history(conv, rows, cell, value)
         else:
             metrics, notes, users = self._stats(conv, rows, cell, value)
+        if not metrics:
+            raise conv.fail("line 2", "no figure in the test's row (its cells are N/A: no request was answered)")
         config: dict[str, Any] = {"load_kind": "concurrency" if users else None, "max_concurrency": users}
         config = {k: v for k, v in config.items() if v is not None}
         run = {

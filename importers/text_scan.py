@@ -85,7 +85,7 @@ class Candidate:
 
 
 _COUNTED = re.compile(r"(?:num_|n_|number_of_|cpu_|omp_|intra_op_)?(?:threads?|workers?|streams?|cores?|instances?|"
-                      r"requests_in_flight)(?:_used|_count)?")  # 'CPU Threads used: 3''
+                      r"requests_in_flight)(?:_used|_count)?")  # 'CPU Threads used: 3'
 
 
 def _count_setting(cell: str) -> str | None:
@@ -126,8 +126,8 @@ def _label(line: int, cell: str) -> Label | None:
 
 def by_prefix(figures: list[Figure]) -> dict[str, list[Figure]]:
     """A block's figures by setup where one figure is given for each of two or more setups named by a first word
-    ('Original Inference Time', 'CoreML Inference Time': setups Original and CoreML); the block's other figures go
-    with each. {} for any other block."""
+    ('Original Inference Time', 'CoreML Inference Time': setups Original and CoreML); each setup's figures are those
+    its word opens, and a figure given once goes with each. {} for any other block."""
     by_key: dict[str, list[Figure]] = {}
     for f in figures:
         if f.metric and f.field is not None:
@@ -137,9 +137,19 @@ def by_prefix(figures: list[Figure]) -> dict[str, list[Figure]]:
         return {}
     names = [f.name.split(maxsplit=1) for f in split]
     if any(len(n) != 2 for n in names) or len({n[1].lower() for n in names}) != 1 or len({n[0] for n in names}) != len(
-            names) or any(len(fs) not in (1, len(split)) for fs in by_key.values()):
+            names):
         return {}
-    return {n[0][:40]: [f, *(g for g in figures if g not in split)] for n, f in zip(names, split, strict=True)}
+    out: dict[str, list[Figure]] = {n[0][:40]: [] for n in names}
+    for f in figures:
+        first = f.name.split(maxsplit=1)[0][:40] if f.name.strip() else ""
+        if first in out and " " in f.name.strip():
+            out[first].append(f)
+        elif f.field is not None and len(by_key.get(f.field.key, [])) > 1:
+            return {}  # a figure given twice that no setup's word opens: no clean split
+        else:
+            for own in out.values():
+                own.append(f)  # given once: every setup's
+    return out
 
 
 def _model_in(heading: str) -> str | None:

@@ -203,3 +203,13 @@ def test_a_thread_count_on_its_own_line_starts_its_blocks_run() -> None:
     cpu = [r for r in runs if "Threads" in (r["config"].get("tag") or "")]
     assert [r["config"]["tag"] for r in cpu] == ["CPU Threads used 1", "CPU Threads used 3", "CPU Threads used 6"]
     assert cpu[2]["metrics"]["latency_avg_ms"] == pytest.approx(218265.1, abs=0.1)  # its own block's, not the next's
+
+
+def test_each_setups_figures_are_those_its_word_opens() -> None:
+    from importers import load
+    text = ("Mixed precision:\nFP32 Throughput: 471.76 FPS\nFP32 Latency: 8.5 ms\nFP16 Throughput: 703.37 FPS\n"
+            "FP16 Latency: 5.7 ms\nBatch size: 4\n")
+    imported, _ = load(text.encode(), "mixed.txt")
+    by_tag = {r["config"]["tag"]: r["metrics"] for r in imported.runs}
+    assert by_tag["FP32"]["throughput_sps"] == 471.76 and by_tag["FP32"]["latency_avg_ms"] == 8.5
+    assert by_tag["FP16"]["throughput_sps"] == 703.37 and by_tag["FP16"]["latency_avg_ms"] == 5.7

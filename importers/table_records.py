@@ -458,6 +458,27 @@ def key_value_object(source: Source) -> dict[str, Any] | None:
     return out or None
 
 
+def _expanded(records: list[Any], said: list[str] | None) -> list[Any]:
+    """Records that each hold a list of records of figures (`{"model", "prompt", "runs": [{...}, {...}],
+    "summary": {...}}`): the inner records, each with its parent's text labels (model, prompt); the parent's own
+    figures, their summary, left out (said). Any other records as they are."""
+    first = records[0]
+    key = next((k for k, v in first.items() if isinstance(v, list) and v and isinstance(v[0], dict)
+                and any(_number(x) for x in v[0].values())), None)
+    if key is None or not all(isinstance(r, dict) and isinstance(r.get(key), list) for r in records):
+        return records
+    out: list[Any] = []
+    for record in records:
+        labels = {k: v for k, v in record.items() if isinstance(v, str)}
+        out.extend({**labels, **inner} for inner in record[key] if isinstance(inner, dict))
+        if len(out) > MAX_RUNS_PER_FILE:
+            break
+    if said is not None:
+        said.append(f"the {len(out)} records under each record's {key!r} read as the runs, with their record's labels; "
+                    "the records' own figures (their summary) not read")
+    return out
+
+
 def json_records(source: Source, said: list[str] | None = None, doc: Any = None) -> list[dict[str, Any]] | None:
     """The records of a JSON Lines file, a JSON list of objects, an object holding one such list, or an object
     nesting dicts of figures (`nested_records`), also inside a JSON string that holds JSON (`twice_encoded`:
@@ -468,7 +489,7 @@ def json_records(source: Source, said: list[str] | None = None, doc: Any = None)
         said.append("a JSON string that holds JSON (the document was encoded twice): decoded once and read as the "
                     "JSON inside it")
     if isinstance(doc, list):
-        return doc if doc and all(isinstance(r, dict) for r in doc[:50]) else None
+        return _expanded(doc, said) if doc and all(isinstance(r, dict) for r in doc[:50]) else None
     if isinstance(doc, dict):
         found = record_list(doc)
         if found is not None:

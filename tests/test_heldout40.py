@@ -47,8 +47,10 @@ def test_records_with_list_values_are_read_not_crashed_on() -> None:
     assert first["config"]["precision"] == "fp32" and first["metrics"]["duration_s"] == pytest.approx(212.0)
     # the mean time of an epoch is a part of the run, never its window
     assert any("epoch_mean_time_s (a time per epoch" in w for w in warnings)
-    runs, _, _ = load_fixture(HELD / "ollama-api-timings-ns.json")
-    assert runs and all(r["metrics"].get("tokens_per_s") for r in runs)
+    runs, _, warnings = load_fixture(HELD / "ollama-api-timings-ns.json")
+    assert len(runs) == 24 and all(r["metrics"].get("tokens_per_s") for r in runs)  # each record's 2 runs, not
+    assert runs[0]["metrics"]["tokens_per_s"] == pytest.approx(76.491, abs=1e-3)  # its summary's mean
+    assert any("under each record's 'runs' read as the runs" in w for w in warnings)
 
 
 def test_guidellm_console_tables_read_as_its_benchmark() -> None:

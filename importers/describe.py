@@ -21,6 +21,7 @@ from joulebench.errors import ResultFileError
 
 _TEGRA_TEMP = re.compile(r"\b[A-Za-z0-9_]+@-?\d+(?:\.\d+)?C\b")  # tegrastats: CPU@45.5C
 _TEGRA_RAIL = re.compile(r"\b(?:VDD|POM|VIN)_[A-Z0-9_]+ \d+(?:mW)?/\d+")
+_RESULT_COLUMN = re.compile(r"(?i)latency|token|request|\bqps\b|throughput|ttft|tok/s")
 _TEMP_COLUMN = re.compile(r"(?i)\btemp(erature)?\b|temperature\.gpu|_temp\b|\btemp_")
 _POWER_COLUMN = re.compile(r"(?i)power|watt|\benergy|_mw\b|\[mw\]|\[w\]")
 _UTIL_COLUMN = re.compile(r"(?i)utilization|util\b|usage")
@@ -139,7 +140,8 @@ def _log_kind(head: str) -> str | None:
     power = [c for c in columns if _POWER_COLUMN.search(c)]
     if power:
         return None
-    if temps:
+    if temps and not any(_RESULT_COLUMN.search(c) for c in columns):  # an LLM's sampling 'Temperature' beside
+        # its latencies is a setting of a results table, no sensor
         return f"a temperature log without power (columns {', '.join(columns[:8])}; no power column)"
     if any(_UTIL_COLUMN.search(c) for c in columns) and any(_CLOCK_COLUMN.fullmatch(c) for c in columns):
         return f"a utilisation log without power (columns {', '.join(columns[:8])}; no power column)"

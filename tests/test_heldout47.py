@@ -82,3 +82,9 @@ def test_a_banner_between_rules_is_no_tables_header() -> None:
     runs, _, _ = load_fixture(HELD / "ollama-small-llms-console-table-under-banner.md")
     assert [r["config"]["model"] for r in runs][:2] == ["granite4:350m", "qwen3:0.6b"] and len(runs) == 7
     assert runs[0]["metrics"]["ttft_avg_ms"] == 133 and runs[0]["metrics"]["tokens_per_s"] == 26.0
+
+
+def test_a_sampling_temperature_beside_latencies_is_no_temperature_log() -> None:
+    from tests.helpers import refusal
+    message = refusal((HELD / "fw-llmbench-summary-temperature-and-qps-as-concurrency.csv").read_bytes(), "s.csv")
+    assert "temperature log" not in message and "Concurrency" in message and "0.125" in message

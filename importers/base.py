@@ -238,7 +238,7 @@ class Source:
 
     def release(self) -> None:
         """Drop the bytes read so far (they are read again if needed)."""
-        for cached in ("data", "text", "head", "json"):
+        for cached in ("data", "_decoded", "encoding_note", "text", "head", "json"):
             self.__dict__.pop(cached, None)
 
 

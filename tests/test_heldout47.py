@@ -86,5 +86,7 @@ def test_a_banner_between_rules_is_no_tables_header() -> None:
 
 def test_a_sampling_temperature_beside_latencies_is_no_temperature_log() -> None:
     from tests.helpers import refusal
-    message = refusal((HELD / "fw-llmbench-summary-temperature-and-qps-as-concurrency.csv").read_bytes(), "s.csv")
+    refused = HELD.parent.parent / "general_table_refused" / (
+        "fw-llmbench-summary-temperature-and-qps-as-concurrency.csv")
+    message = refusal(refused.read_bytes(), "s.csv")
     assert "temperature log" not in message and "Concurrency" in message and "0.125" in message

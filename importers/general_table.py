@@ -385,7 +385,10 @@ class GeneralTableImporter(Importer):
                                                             else "") + (f": {why}" if why else ""))
         batch = next((i for i, (f, _) in out.items() if f.key == "batch_size"), None)
         if (proven := proven_units(header, rows, unitless, batch)) is not None:
-            by_rows = {i: fu for i, fu in proven[0].items() if fu[0].key not in taken}
+            by_rows: dict[int, tuple[Field, units.Unit]] = {}
+            for i, fu in sorted(proven[0].items(), key=lambda x: "total" not in words_of(header[x[0]])):
+                if fu[0].key not in taken and all(fu[0].key != f.key for f, _ in by_rows.values()):
+                    by_rows[i] = fu  # one column a field, a total before its parts
             out.update(by_rows)
             taken.update({fu[0].key: header[i] for i, fu in by_rows.items()})
             names = {header[i][:40] for i in by_rows}

@@ -102,8 +102,8 @@ SET_ON = frozenset({"target", "requested", "locked", "applied", "setpoint", "con
 _OBJECTIVE = {"threshold", "thresholds", "slo", "slos", "sla", "objective", "deadline", "target"}
 INPUT_MEDIA = frozenset({"audio", "video", "clip", "media", "recording", "speech", "wav"})  # its length: a setting
 _SETTING = {"mode", "nvpmodel", "profile", "preset", "setting", "settings"}  # 'power_mode': the setting, not a power
-_GENERATED = {"generated", "completion", "decoded", "new", "output", "gerados", "generados", "generati", "generiert",
-              "generes", "generees"}  # 'Tokens Generated': a count of output tokens
+_GENERATED = {"generated", "completion", "response", "decoded", "new", "output", "gerados", "generados", "generati",
+              "generiert", "generes", "generees"}  # 'Tokens Generated': a count of output tokens
 _NOT_A_COUNT = {"per", "mean", "avg", "average", "median", "p50", "p90", "p95", "p99", "rate"}  # a mean or a rate
 _PER_OTHER = re.compile(r"(?<![a-z])per[ _-]?([a-z]{2,20})(?![a-z])")  # 'energy_per_work_j', 'energy per step (J)'
 # 'energy_per_image', 'Energy/Img (mJ)': a figure of each item

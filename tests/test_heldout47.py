@@ -90,3 +90,21 @@ def test_a_sampling_temperature_beside_latencies_is_no_temperature_log() -> None
         "fw-llmbench-summary-temperature-and-qps-as-concurrency.csv")
     message = refusal(refused.read_bytes(), "s.csv")
     assert "temperature log" not in message and "Concurrency" in message and "0.125" in message
+
+
+def test_counts_prove_the_units_of_times_and_speeds_that_state_none() -> None:
+    runs, _, warnings = load_fixture(HELD / "llm-benchmark-h20-qwen3-30b-times-without-units.csv")
+    assert len(runs) == 10  # was refused: no time or speed column names its unit
+    m = runs[0]["metrics"]
+    assert m["duration_s"] == pytest.approx(9.461028575897217)  # total_tokens / total_time = total_tokens_per_second
+    assert m["decode_tokens_per_s"] == pytest.approx(110.75789421619935)  # = response_tokens / generation_time (s)
+    assert m["prompt_tokens_per_s"] == pytest.approx(137749.42591251488)  # = prompt_tokens / preprocess_time (s)
+    assert any("preprocess_time + generation_time = total_time" in w for w in warnings)
+
+
+def test_a_count_over_a_time_near_a_rate_proves_nothing() -> None:
+    from importers.table_identities import proven_units
+    header = ["prompt_tokens", "total_tokens", "decode_time", "total_tokens_per_second"]
+    rows = [(2, ["29704", "30728", "9.245", "3247.85"]), (3, ["29698", "30722", "9.219", "3247.13"])]
+    # 29704 / 9.245 is 1.1 % off the rate: the prompt's tokens over the decode time are no identity
+    assert proven_units(header, rows, [0, 1, 2], None) is None

@@ -68,6 +68,7 @@ from importers.text_figures import TextFiguresImporter
 from importers.tflite_benchmark import TfliteBenchmarkImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
+from importers.torch_compare import TorchCompareImporter
 from importers.tqdm_log import TqdmImporter
 from importers.trtexec import TrtexecImporter, TrtexecTimesImporter
 from importers.trtllm_bench import TrtllmBenchImporter
@@ -115,6 +116,7 @@ IMPORTERS: tuple[Importer, ...] = (
     HailortcliImporter(),  # hailortcli benchmark's Summary (FPS (hw_only), (streaming)) or run's '> Inference result:'
     UltralyticsBenchmarkImporter(),  # benchmarks.log / `yolo benchmark`: 'Benchmarks complete for M on D at imgsz=N'
     TfliteBenchmarkImporter(),  # TFLite benchmark_model: 'Inference timings in us: ... Inference (avg)' per invocation
+    TorchCompareImporter(),  # torch.utils.benchmark Compare: '[--- label ---]' ... 'Times are in milliseconds (ms).'
     BenchncnnImporter(),  # ncnn benchncnn: 'loop_count = N' ... '<model>  min = x  max = y  avg = z' rows (ms)
     OpenvinoBenchmarkImporter(),  # OpenVINO benchmark_app logs ([Step 1/11] .. Throughput: x FPS), benchmark_report.csv
     PerfStatImporter(),  # perf stat's RAPL counts: 'N Joules power/energy-pkg/' (whole, or per -I interval)

@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from energy import energy_figures
-from importers.device_text import device_from_path, kind_of_device
+from importers.device_text import device_from_path, device_in_file_name, kind_of_device
 from importers.encodings import legacy_text
 from joulebench import __version__, units
 from joulebench.errors import ResultFileError
@@ -304,9 +304,11 @@ class Conversion:
     # or from the user's hints; failing both it is left "not stated" and the import goes on.
     # `load_source` warns once, naming every label left unstated.
     def device(
-        self, from_file: str | None, kind: str | None = None, where: str = "device", memory_gb: float | None = None
+        self, from_file: str | None, kind: str | None = None, where: str = "device", memory_gb: float | None = None,
+        by_file_name: bool = True,
     ) -> dict[str, Any]:
-        """The run's device: the file's own name, else a reliable path component, else --device.
+        """The run's device: the file's own name, else --device, else a reliable path component or the file's name
+        (`device_in_file_name`; not where the file says the run had none of it: `by_file_name` False).
 
         A file that does not say which device ran it, in a path that does not either, and without
         --device, gives a placeholder that `load_source` turns into `null` (not stated): the
@@ -324,6 +326,11 @@ class Conversion:
             name = device_from_path(self.source.dirs) or None
             if name:
                 self.warn(f"device {name!r} taken from the folder name")
+                self.from_folder.setdefault("device", name[:200])
+        if not name and by_file_name:
+            name = device_in_file_name(self.source.name) or None
+            if name:
+                self.warn(f"device {name!r} taken from the file name {self.source.name[:80]!r} (the file states none)")
                 self.from_folder.setdefault("device", name[:200])
         if not name:
             self.unstated.setdefault("device", where)

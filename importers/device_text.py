@@ -27,6 +27,10 @@ _DEVICE_DIR = re.compile(
     r"|((jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)|(jetson[ _-]?(agx[ _-]?)?|agx[ _-]?)thor)([ _-]?(nx|nano|agx))?"
     r"([ _-]?super)?([ _-]?\d{1,3}gb?)?([ _-]?dev(eloper)?[ _-]?kit)?"
     r"|jetson[ _-]?(nano|tx1|tx2)([ _-]?\d{1,2}gb?)?"
+    # the edge boards' NPUs: Rockchip SoCs (RK3588, RK3576, RV1126B), Hailo modules, Google's Edge TPU
+    r"|r[kv][ _-]?(1808|1106|1103|1126b?|35(88s?|76|68|66|62))"
+    r"|hailo[ _-]?(8l?|10h?|15[hlm]?)|(google[ _-]?)?coral([ _-]?(usb|dev[ _-]?board|edge[ _-]?tpu))?"
+    r"|edge[ _-]?tpu"
     r")$",
     re.IGNORECASE,
 )
@@ -38,6 +42,19 @@ def device_from_path(dirs: tuple[str, ...]) -> str | None:
         if _DEVICE_DIR.match(part.strip()):
             return part.strip()
     return None
+
+
+def device_in_file_name(name: str) -> str | None:
+    """The one device a file's own name gives among its words ('H20-Qwen3-30B.csv', 'results_rtx4090_fp16.json' ->
+    'rtx4090'): a user's upload keeps the name its writer gave it; None for none or for two ('a100_vs_h100.csv'), and
+    for a Jetson ('agx-orin_jtop_log.csv' names a family of modules: the log's cores and memory tell which)."""
+    stem = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0][:200]
+    words = re.sub(r"[-_.\s]+", " ", stem)
+    found = device_named(words)
+    short = {w.lower() for w in words.split() if len(w) <= 3 and device_from_path((w,))}  # 'a30' beside 'a100'
+    if found is None or kind_of_device(found) == "jetson" or short - {found.lower()}:
+        return None
+    return found
 
 
 _SPAN_TRIM = "`*_,;:()[]\"'"
@@ -68,7 +85,7 @@ def kind_of_device(name: str) -> str:
     if any(k in low for k in ("jetson", "orin", "xavier", "tegra", "thor")) or re.search(r"\bnano\b", low):
         return "jetson"
     if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
-                              "raspberry")) and not any(
+                              "raspberry", "rk3", "rk1", "rv1", "hailo", "coral", "edge tpu", "edgetpu")) and not any(
         k in low for k in ("nvidia", "radeon", "instinct", "gpu", "arc a", "arc b", "gaudi")
     ):
         return "cpu"

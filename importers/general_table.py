@@ -25,6 +25,7 @@ headings.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from importers.base import (
@@ -531,6 +532,8 @@ class GeneralTableImporter(Importer):
             config.setdefault("gpu_count", counted[0])
             labels.setdefault("device", counted[1])
         stated = clean_str(labels.get("device"))
+        # a row the file says ran on the CPU (beside a GPU it names, or in its setup's words): no file name's device
+        elsewhere = bool(re.search(r"\bcpu\b", plain(str(config.get("tag") or ""))))
         placement = plain(labels.get(_PLACEMENT.key, "")).strip()
         placement = "cpu" if placement == "false" else placement or next(  # 'gpu_used': False; a 'CPU' setup
             (p for p in plain(config.get("tag") or "").split(", ") if p.strip() in ("cpu", "mps")), "")
@@ -538,7 +541,7 @@ class GeneralTableImporter(Importer):
                 stated) != "cpu":
             conv.warn(f"the rows run on {placement[:20]!r} did not run on the {stated[:40]} the file names: their "
                       "device is not stated")
-            stated = None
+            stated, elsewhere = None, True
         if stated and is_backend(stated):  # kept in the tag: a row on the NPU is never a repeat of one on the GPU
             conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
                       "stated; the backend is kept in the tag")
@@ -548,7 +551,7 @@ class GeneralTableImporter(Importer):
         device = conv.device(stated, None, where=f"({where}: " + (
             "the table has no device column)" if column is None else
             "no heading above its table names a device JouleBench knows)" if column == HEADING_DEVICE else
-            "the device column names a backend or a setup, not a device)"))
+            "the device column names a backend or a setup, not a device)"), by_file_name=not elsewhere)
         notes = [f"general table {where}"] + (["J/token = the energy / the output tokens"] if per_token else []) + (
             [derived] if derived else [])
         if labels.get("repeat"):
@@ -585,7 +588,8 @@ class GeneralTableImporter(Importer):
                       "stated")
             return None
         try:
-            value = units.value_in(raw, unit.symbol if unit is not None else
+            counted = unit is None and (q := units.parse(raw)) is not None and q.unit == units.UNITS["tokens"]
+            value = units.value_in(raw, unit.symbol if unit is not None else "tokens" if counted else
                                    "items/s" if key == "request_rate_per_s" else None)
             value = check("config", key, value * unit.factor if unit is not None and value is not None else value,
                           label=key.replace("_", " "))

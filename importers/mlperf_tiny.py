@@ -4,6 +4,8 @@ the EnergyRunner host software writes them, a microcontroller or edge board runn
 - energy mode, `results.txt`: 'Energy data for trial N' blocks of `Elapsed time` (seconds, unit not written),
   `Inferences`, `Power` (mW), `Total Energy` (uJ) and `Energy/Inf` (uJ/inf), then 'Median energy cost is X uJ/inf.',
   the benchmark's result: one run, its energy per inference that median, its power and time the median trial's;
+  v1.0 writes 'Energy data for window N at time T for D sec.' blocks instead (`Energy` uJ, `Power` uW, `Energy/Inf.`),
+  then the same windows' performance results, whose `# Inferences` each energy window is checked against;
 - performance mode, `results.txt`: 'Performance results for window N' blocks (`Runtime` s, `Throughput` inf./sec.)
   and 'Median throughput is X inf./sec.' (the result), lines possibly opened by the runner's log prefix
   ('0809.200307 ulp-mlperf: '); `results.json`: one object per input window, `infer.throughput` =
@@ -25,9 +27,14 @@ from typing import Any
 
 from importers.base import Conversion, Importer, Source, as_dict, num, positive
 
-_PREFIX = re.compile(r"^\s*\d{4}\.\d{6}\s+[\w-]+:\s?")  # '0809.200307 ulp-mlperf: '
+_PREFIX = re.compile(r"^\s*\d{1,6}\.\d{3,6}\s+[\w-]+:\s?")  # '0809.200307 ulp-mlperf: ', '00141.596 ulp-ml: '
 _TRIAL = re.compile(r"^Energy data for trial (\d+)")
-_FIELD = re.compile(r"^\s*(Elapsed time|Inferences|Power|Total Energy|Energy/Inf)\s*:\s*([-+\d.eE]+)\s*(\S*)")
+# v1.0's energy mode: 'Energy data for window 2 at time 10.88 for 12.50 sec.:' (the window's length its time)
+_WINDOW = re.compile(r"^Energy data for window (\d+) at time [\d.]+ for (\d+(?:\.\d+)?) sec\.?:?\s*$")
+_PERF_WINDOW = re.compile(r"^Performance results for window (\d+)")
+_FIELD = re.compile(r"^\s*(Elapsed time|# Inferences|Inferences|Power|Total Energy|Energy/Inf|Energy)\.?\s*:\s*"
+                    r"([-+\d.eE]+)\s*(\S*)")
+_POWER_MW = {"mw": 1.0, "uw": 1e-3, "µw": 1e-3, "w": 1e3}  # the runner writes mW (v1.1 on) or uW (v1.0)
 _MEDIAN_ENERGY = re.compile(r"Median energy cost is\s+([\d.eE+-]+)\s*uJ/inf")
 _MEDIAN_RATE = re.compile(r"Median throughput is\s+([\d.eE+-]+)\s*inf\./sec")
 _WINDOW_RATE = re.compile(r"^\s*Throughput:\s*([\d.eE+-]+)\s*inf\./sec")
@@ -94,16 +101,41 @@ class MlperfTinyImporter(Importer):
     @staticmethod
     def _energy(conv: Conversion, lines: list[str], median_uj: float) -> dict[str, Any]:
         trials: list[dict[str, float]] = []
+        counted: dict[int, float] = {}  # v1.0: a performance window's '# Inferences', by its number
+        block: dict[str, float] | None = None
         for n, line in enumerate(lines, 1):
             if _TRIAL.match(line):
-                trials.append({"line": n})
-            elif (m := _FIELD.match(line)) is not None and trials:
+                block = {"line": n}
+                trials.append(block)
+            elif (w := _WINDOW.match(line)) is not None:
+                block = {"line": n, "window": float(w.group(1)), "Elapsed time": float(w.group(2))}
+                trials.append(block)
+            elif (w := _PERF_WINDOW.match(line)) is not None:
+                block = {"perf": float(w.group(1))}
+            elif (m := _FIELD.match(line)) is not None and block is not None:
                 value = num(m.group(2), f"line {n}: {m.group(1)}", conv)
-                trials[-1][m.group(1)] = value if value is not None else float("nan")
-        whole = [t for t in trials if {"Elapsed time", "Power", "Total Energy", "Energy/Inf", "Inferences"} <= set(t)]
+                value = float("nan") if value is None else value
+                key = {"Energy": "Total Energy", "# Inferences": "Inferences"}.get(m.group(1), m.group(1))
+                if "perf" in block:
+                    if key == "Inferences":
+                        counted[int(block["perf"])] = value
+                    continue
+                if key == "Power":
+                    factor = _POWER_MW.get(m.group(3).rstrip(".").lower())
+                    if factor is None:
+                        raise conv.fail(f"line {n}: Power", f"{m.group(3)[:12]!r} is no unit of power the runner "
+                                        "writes (mW, uW)")
+                    value *= factor
+                block[key] = value
+        for t in trials:
+            if "Inferences" not in t and "window" in t:
+                t["Inferences"] = counted.get(int(t["window"]), float("nan"))
+        whole = [t for t in trials if {"Elapsed time", "Power", "Total Energy", "Energy/Inf", "Inferences"} <= set(t)
+                 and t["Inferences"] == t["Inferences"]]
         if not whole:
             raise conv.fail("(whole file)", "no complete 'Energy data for trial' block (Elapsed time, Inferences, "
-                            "Power, Total Energy, Energy/Inf)")
+                            "Power, Total Energy, Energy/Inf), nor an 'Energy data for window' block with its "
+                            "performance window's '# Inferences'")
         for t in whole:  # the runner's own identities: never believe a figure that can be checked
             energy_uj = t["Power"] * 1e3 * t["Elapsed time"]  # mW x s = mJ = 1000 uJ
             if not (t["Elapsed time"] > 0 and t["Inferences"] >= 1 and t["Power"] > 0) or abs(
@@ -114,9 +146,13 @@ class MlperfTinyImporter(Importer):
         middle = min(whole, key=lambda t: abs(t["Energy/Inf"] - median_uj))
         if abs(middle["Energy/Inf"] - median_uj) > 0.01 * median_uj:
             raise conv.fail("Median energy cost", f"{median_uj:g} uJ/inf is no trial's energy per inference")
-        return {"j_per_sample": median_uj * 1e-6, "energy_j": middle["Total Energy"] * 1e-6,
-                "duration_s": middle["Elapsed time"], "avg_power_w": middle["Power"] * 1e-3,
-                "energy_method": "reported", "energy_boundary": conv.boundary("system")}
+        out = {"j_per_sample": median_uj * 1e-6, "energy_j": middle["Total Energy"] * 1e-6,
+               "duration_s": middle["Elapsed time"], "avg_power_w": middle["Power"] * 1e-3,
+               "energy_method": "reported", "energy_boundary": conv.boundary("system")}
+        rate = _MEDIAN_RATE.search("\n".join(lines))
+        if rate is not None:  # v1.0 writes the performance windows of the same run after the energy ones
+            out["throughput_sps"] = positive(float(rate.group(1)))
+        return out
 
     @staticmethod
     def _windows(conv: Conversion, doc: list[dict[str, Any]]) -> dict[str, Any]:

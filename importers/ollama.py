@@ -42,6 +42,7 @@ from importers.base import (
 from importers.device_text import device_from_path
 from importers.text_lines import TERMINAL
 from joulebench.errors import ResultFileError
+from joulebench.units import duration_s
 
 _KEYS = ("total duration", "load duration", "prompt eval count", "prompt eval duration", "prompt eval rate",
          "eval count", "eval duration", "eval rate")
@@ -55,8 +56,6 @@ _MODEL_LINE = re.compile(r"^[ \t]{0,40}model(?:_name)?[ \t]*[:=][ \t]*[A-Za-z0-9
 _DEVICE_LINE = re.compile(r"^\s*(?:gpu_info|gpu_name|gpu|device)\s*[:=]\s*(\S[^\n]{0,199}?)\s*$")
 _VERSION_LINE = re.compile(r"^\s*ollama_version\s*[:=]\s*v?(\d{1,4}(?:\.\d{1,6}){1,3})\s*$")
 _PROMPT_LINE = re.compile(r"^\s*prompt\s*[:=]\s*(\S[^\n]{0,999})$")
-_GO_PART = re.compile(r"(\d+(?:\.\d*)?)(h|ms|m|µs|us|μs|ns|s)")
-_GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ns": 1e-9}
 NO_ENERGY = "Ollama's timings hold no power or energy"
 CSV_UNITS_S = {"": 1e-9, "_ns": 1e-9, "_us": 1e-6, "_ms": 1e-3, "_s": 1.0}  # the API's fields are ns
 _SAID = {"eval_count": "eval count", "prompt_eval_count": "prompt eval count", "eval_s": "eval duration",
@@ -64,14 +63,6 @@ _SAID = {"eval_count": "eval count", "prompt_eval_count": "prompt eval count", "
          "eval_rate": "eval rate", "prompt_eval_rate": "prompt eval rate"}
 RATE_SUFFIXES = ("", "_tps", "_tok_s", "_t_s", "_tokens_per_s", "_tokens_per_second")  # tokens/s
 
-
-def go_duration_s(text: str) -> float | None:
-    """Seconds of a Go duration string ('1m13.81s', '97.885315ms'); None when it is not one."""
-    text = text.strip()
-    parts = _GO_PART.findall(text)
-    if not parts or "".join(a + b for a, b in parts) != text:
-        return None
-    return sum(float(v) * _GO_UNIT_S[u] for v, u in parts)
 
 
 class OllamaImporter(Importer):
@@ -117,8 +108,8 @@ class OllamaImporter(Importer):
             line = TERMINAL.sub("", raw) if "\x1b" in raw or "\u2800" <= max(raw, default="") else raw
             if (m := _RUN.search(line)) is not None:
                 model = m.group(1) or m.group(2)
-            elif (m := _DEVICE_LINE.match(line)) is not None and device_from_path((m.group(1),)):
-                device = m.group(1)
+            elif (m := _DEVICE_LINE.match(line)) is not None:  # 'gpu_info: no GPU found': '', none by the file
+                device = m.group(1) if device_from_path((m.group(1),)) else ""
             elif (m := _VERSION_LINE.match(line)) is not None:
                 conv.tool_version = conv.tool_version or m.group(1)
             elif (m := _PROMPT_LINE.match(line)) is not None:
@@ -156,7 +147,7 @@ class OllamaImporter(Importer):
             def seconds(key: str, stats: dict[str, tuple[int, str]] = stats) -> float | None:
                 if key not in stats:
                     return None
-                s = go_duration_s(stats[key][1])
+                s = duration_s(stats[key][1])
                 if s is None:
                     raise conv.fail(f"line {stats[key][0]} ({key})", f"{stats[key][1][:40]!r} is not a duration "
                                     "as Ollama prints it (e.g. 1m2.5s, 97.8ms)")
@@ -215,6 +206,7 @@ class OllamaImporter(Importer):
 
     def _run(self, conv: Conversion, index: int, where: str, model: str | None, v: dict[str, float | None],
              energy_j: float | None, device: str | None = None) -> dict[str, Any]:
+        """One request's run; `device` '' where the file's header says the device and names none."""
         out, prompt = positive(v["eval_count"]), positive(v["prompt_eval_count"])
         eval_s, prompt_s = positive(v["eval_s"]), positive(v["prompt_eval_s"])
         decode = positive(v["eval_rate"]) or (out / eval_s if out and eval_s else None)
@@ -250,7 +242,8 @@ class OllamaImporter(Importer):
             "run_id": conv.run_id(index),
             "status": "ok",
             "flags": flags,
-            "device": conv.device(device, "gpu", where=f"({where}: Ollama's timings do not name the device)"),
+            "device": conv.device(device or None, "gpu", where=f"({where}: Ollama's timings do not name the device)",
+                                  by_file_name=device != ""),
             "config": {
                 **conv.generation_config(model),
                 "engine": "ollama",

@@ -114,6 +114,8 @@ _PER_ITEM = re.compile(r"(?<![a-z])per[ _-]?(request|req|sample|image|img|query|
 # a precision as tables and texts write it, to the one JouleBench stores ('float16', 'half': fp16)
 PRECISIONS = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp16": "fp16", "float16": "fp16",
                "half": "fp16", "bf16": "bf16", "bfloat16": "bf16", "amp_bf16": "bf16", "amp_fp16": "fp16"}
+PRECISIONS |= {f"{lib}.{name}": p for lib in ("torch", "jnp", "np", "tf", "mx") for name, p in PRECISIONS.items()
+               if not name.startswith("amp")}  # a framework's dtype as printed: 'torch.bfloat16', 'jnp.float32'
 HEADING_DEVICE = "device (from a heading)"  # the column a text's tables get from the headings above them
 HEADING_TAG = "tag (from the headings)"  # the headings above a text's tables (and its rows' names), as the tag
 # a status column that says whether the run succeeded ('ok: yes / no'): 'no' is a failed run (importers.table_rows)
@@ -489,8 +491,10 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a time per epoch (a part of the run), not the run's window"
         if words & {"preprocess", "preprocessing", "postprocess", "postprocessing", "nms", "viz", "visualization",
                     "visualisation", "render", "rendering", "draw", "mask", "info", "metadata", "health", "tokenize",
-                    "tokenization", "detokenize"}:  # 'mask_time_ms', 'Model Info Time'
-            return None, None, "a stage's time (pre- or post-processing, drawing, a metadata call), not the run's"
+                    "tokenization", "detokenize", "transfer", "copy", "memcpy", "upload", "download", "h2d", "d2h",
+                    "encoder"}:  # 'mask_time_ms', 'Model Info Time', 'KV Transfer Time (ms)'
+            return None, None, ("a stage's time (pre- or post-processing, a transfer or a copy, an encoder, drawing, "
+                                "a metadata call), not the run's")
         if words & {"overhead", "queue", "queued", "queueing", "waiting"}:
             return None, None, "an overhead or a wait around the model's work, not a time the run took"
         if words & {"io", "disk", "storage", "network", "injected", "simulated", "artificial"}:

@@ -55,6 +55,8 @@ def proven_units(header: list[str], rows: list[tuple[int, list[str]]], unread: l
         return _counted(header, rows, unread)
     times = [i for i in unread if words_of(header[i]) & _TIME_WORDS]
     rates = [i for i in unread if words_of(header[i]) & _RATE_WORDS and not words_of(header[i]) & {"token", "tokens"}]
+    rates += [i for i in range(len(header)) if i not in unread and (u := units.header_unit(header[i])[1]) is not None
+              and u.kind == "item_rate" and u.factor == 1.0]  # 'img/s' beside a unit-less 'time': proves the time
     sizes = _numbers(rows, batch) if batch is not None else [1.0] * len(rows)
     if not times or not rates or sizes is None:
         return _counted(header, rows, unread)
@@ -67,10 +69,10 @@ def proven_units(header: list[str], rows: list[tuple[int, list[str]]], unread: l
             for scale, symbol in _SCALES:
                 if all(abs(x * y / b - scale) <= 0.02 * scale for x, y, b in zip(rate, time, sizes, strict=True)):
                     found = _read(header, [r], "items/s") | _read(header, [i for i in times if _numbers(rows, i)],
-                                                                   symbol)
+                                                                   symbol, per_batch=True)
                     said = (f"{header[r][:30]} x {header[t][:30]}" + (f" / {header[batch][:30]}" if batch is not None
                                                                       else "") + f" = {scale:g} in every row")
-                    return (found, said) if r in found and t in found else None
+                    return (found, said) if (r in found or r not in unread) and t in found else None
     return _counted(header, rows, unread)
 
 
@@ -130,12 +132,15 @@ def _counted(header: list[str], rows: list[tuple[int, list[str]]], unread: list[
 
 
 def _read(header: list[str], columns: list[int], symbol: str, scales: dict[int, float] | None = None,
-          prefix: str = "") -> dict[int, tuple[Field, units.Unit]]:
+          prefix: str = "", per_batch: bool = False) -> dict[int, tuple[Field, units.Unit]]:
+    """The fields of columns whose unit is proven; `per_batch`: times the rate is the batch over, each a batch's
+    latency (a bare 'time' of 1457 ms is no run's duration)."""
     out: dict[int, tuple[Field, units.Unit]] = {}
     for i in columns:
         written = "ms" if scales is not None and scales[i] != 1.0 else symbol
+        latency = per_batch and not words_of(header[i]) & (_TIME_WORDS - {"time", "duration"})
         try:
-            field, unit, _ = measure_field(f"{prefix}{header[i]} ({written})")
+            field, unit, _ = measure_field(f"{prefix}{header[i]}{' latency' if latency else ''} ({written})")
         except FieldError:
             continue
         if field is not None and unit is not None:

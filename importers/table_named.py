@@ -1,6 +1,7 @@
 """Columns no field names, read by what their cells name (for the general reader, `importers.general_table`): a
 column of GPU or Jetson names is the device ('Compute Name', 'Hardware'), a column of model files is the model
-('filename': yolov8n_fp16.engine, best.onnx, resnet50.hef)."""
+('filename': yolov8n_fp16.engine, best.onnx, resnet50.hef), and a column of parameter counts beside the model's
+('Model Size': 0.5B, 3B(A570M)) joins the model's name, so that Qwen2 0.5B and Qwen2 1.5B are two models."""
 
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ def model_named(model: str | None) -> str | None:
 
 
 def _devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
-    """The column no field reads whose short cells name GPUs or Jetsons ('Nvidia T4', 'RTX A6000'), a third of them
-    or more (beside CPUs and TPUs no name rule knows), as a 'Compute Name' or 'Hardware' column does: the device
-    column of a table that has none by name."""
+    """The column no field reads whose short cells name GPUs or Jetsons ('Nvidia T4', 'RTX A6000'), half of them
+    or more (beside CPUs, phones and TPUs no name rule knows), as a 'Compute Name', 'Hardware' or '平台' column does:
+    the device column of a table that has none by name."""
     for i, name in enumerate(header):
         if i in read or words_of(name) & NOT_TAG_WORDS:
             continue
@@ -40,7 +41,9 @@ def _devices_named(header: list[str], rows: Rows, read: Columns) -> int | None:
             continue
         looked = cells[:200]  # the names of a few hundred rows tell: never a regex pass over every distinct cell
         named = sum(1 for c in looked if device_named(c))
-        if 3 * named >= len(looked) and named >= min(2, len(looked)):
+        placed = any(re.match(r"(?i)(cpu|gpu|cuda|mps|npu)\b", c) for c in looked)  # 'CPU (n_gpu_layers=0)'
+        if 3 * named >= len(looked) and named >= min(2, len(looked)) or (
+                2 * named >= len(looked) and named == 1 and not placed):  # 'RTX 4090' beside a phone
             return i
     return None
 
@@ -56,6 +59,23 @@ def _models_named(header: list[str], rows: Rows, read: Columns) -> int | None:
     return None
 
 
+_PARAM_COUNT = re.compile(r"^(E?\d{1,4}(?:\.\d{1,3})?\s?[BMK])(?:\s?\([A-Za-z]?\d{1,4}(?:\.\d{1,3})?[BMK]\))?$")
+_SIZE_WORDS = {"size", "params", "parameters", "param", "parametros", "参数量"}
+
+
+def _sized_models(header: list[str], rows: Rows, read: Columns) -> int | None:
+    """The column no field reads, named a size or parameters, whose every cell is a parameter count ('0.5B',
+    '3B(A570M)': a mixture of experts' active ones after it), beside a model column."""
+    if not any(f.key == "model" for f, _ in read.values()):
+        return None
+    for i, name in enumerate(header):
+        cells = [r[i].strip() for _, r in rows if i < len(r) and r[i].strip()]
+        if i not in read and words_of(name) & _SIZE_WORDS and cells and all(
+                _PARAM_COUNT.fullmatch(c) for c in cells[:500]):
+            return i
+    return None
+
+
 def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns, taken: dict[str, str]
                   ) -> list[str]:
     """The device and the model read from columns that name them, where no column gave them by its name: the
@@ -67,4 +87,17 @@ def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns
             taken[key] = header[i]
             found.append(header[i][:40])
             conv.warn(f"{header[i][:80]} read as the {key}: its cells name {what}")
+    if (size := _sized_models(header, rows, read)) is not None:
+        model = next(i for i, (f, _) in read.items() if f.key == "model")
+        for _, row in rows:
+            count = row[size].strip() if size < len(row) else ""
+            if count and model < len(row) and row[model].strip() and plain_count(count) not in plain_count(row[model]):
+                row[model] = f"{row[model].strip()} {count}"[:200]
+        found.append(header[size][:40])
+        conv.warn(f"{header[size][:40]} gives each model's parameter count: joined to its name (a 0.5B and a 1.5B "
+                  "model are two models)")
     return found
+
+
+def plain_count(text: str) -> str:
+    return text.lower().replace(" ", "")

@@ -203,7 +203,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
                   f"({header[joined[1][1]][:30]}): " + ", ".join(sorted(set(joined[0].values()))[:3])
                   + (" ..." if len(set(joined[0].values())) > 3 else ""))
     tags: dict[int, list[str]] = {}
-    telling: list[int] = []
+    telling: list[int] = []  # the columns in the tag: a device column's setups first
     if "engine" not in by_key and (e := _engine_column(header, rows, columns)) is not None:
         moved["engine"] = {r: cell(row, e) for r, (_, row) in enumerate(rows) if cell(row, e)}
         conv.warn(f"{header[e][:40]} names engines ({', '.join(sorted(set(moved['engine'].values())))[:80]}): read "
@@ -223,6 +223,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
                 if cell(row, d):
                     tags.setdefault(r, []).append(f"{header[d][:30]} {cell(row, d)}")
                 row[d] = ""
+            telling.append(d)  # in the tag, as a column that tells the rows apart
     # the headings above a text's table, or the setups its columns are named by: the columns that tell its rows
     # apart join them
     heading = by_key.get("tag") if header[by_key.get("tag", 0)] in (HEADING_TAG, SETUP_TAG) else None
@@ -231,18 +232,18 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
             if cell(row, heading):
                 tags.setdefault(r, []).insert(0, cell(row, heading))
     if "tag" not in by_key or heading is not None:
-        telling = telling_columns(header, rows, columns, read)
+        placed, telling = telling, telling_columns(header, rows, columns, read)
         for i in reversed(telling):
             for r, (_, row) in enumerate(rows):
                 if cell(row, i):
                     tags.setdefault(r, []).insert(0 if heading is None else 1,
                                                   f"{header[i][:30]} {cell(row, i)}".strip())
-        if heading is not None and telling:
+        if heading is not None and (telling or placed):
             for _, row in rows:
                 row[heading] = ""  # now in the tag read from the table
         if telling:
             conv.warn(telling_said([header[i][:40] or "the unnamed first column" for i in telling]))
-        if tags and (heading is None or telling):
+        if tags and (heading is None or telling or placed):
             moved["tag"] = {r: ", ".join(parts)[:200] for r, parts in tags.items()}
     fields = {"precision": Field("precision", None, "label"), "engine": Field("engine", None, "config"),
               "power_mode": Field("power_mode", None, "config"),
@@ -543,9 +544,10 @@ def not_number(cells: list[str]) -> str | None:
         if text.lower() in MISSING_CELLS:
             continue
         try:
-            if units.value_in(text, None) is None:
-                return text
+            quantity = units.parse(text)
         except units.UnitError:
+            return text
+        if quantity is None or quantity.unit not in (None, units.UNITS["tokens"]):  # '128 tokens': a count
             return text
     return None
 

@@ -18,23 +18,14 @@ from typing import Any
 
 from importers.base import Conversion, Importer, Source, as_dict, num, positive
 from joulebench.metrics import E2E
+from joulebench.units import duration_s
 
-_GO_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|µs|us|ns)")
-_GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}
 _TEXT = re.compile(r"^(?P<name>Requests|Duration|Latencies|Success)\s+\[(?P<keys>[^\]]{1,80})\]\s+"
                    r"(?P<values>.{1,300})$")
 _LATENCY_KEYS = {"mean": "avg", "50": "p50", "90": "p90", "95": "p95", "99": "p99"}
 _JSON_LATENCY = {"mean": "avg", "50th": "p50", "90th": "p90", "95th": "p95", "99th": "p99"}
 NS_PER_MS = 1e6
 
-
-def go_duration_s(text: str) -> float | None:
-    """A Go duration's seconds ('1m5.2s', '350ms', '12.433s'); None where it is none."""
-    text = text.strip()
-    parts = _GO_PART.findall(text)
-    if not parts or "".join(a + b for a, b in parts) != text:
-        return None
-    return sum(float(a) * _GO_UNIT_S[b] for a, b in parts)
 
 
 def _json_report(source: Source) -> dict[str, Any] | None:
@@ -115,7 +106,7 @@ class VegetaImporter(Importer):
             text = figure(name, key)
             if text is None:
                 return None
-            s = go_duration_s(text)
+            s = duration_s(text)
             if s is None:
                 raise conv.fail(f"line {lines[name][0]}: {name} {key}", f"{text[:30]!r} is not a Go duration")
             return s

@@ -154,18 +154,33 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
 
 _NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # 1,234.5 / 12,345,678
+_COUNTED = re.compile(r"\s?(?:tokens?|tok)\s*$")  # '1,024 tokens': a count has no decimal comma
 # a spread written after a mean ('127.73±0.21', '5.1 +- 0.3', '14.8 ± 0.0 ms'): the cell's value is the mean
 _SPREAD_AFTER = re.compile(r"^\s*(?:±|\+/-|\+-)\s*(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
-# a range written where one figure belongs ('70-85', '171–205 tok/s', '2 to 3 s'): no single value
-_RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:-|–|—|to)\s*(\d+(?:\.\d+)?)\s*([^\d\s].{0,30})?$")
+# a range written where one figure belongs ('70-85', '171–205 tok/s', '2 to 3 s', '4 ~ 5'): no single value
+_RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:-|–|—|~|～|to)\s*(\d+(?:\.\d+)?)\s*([^\d\s].{0,30})?$")  # '4 ~ 5'
 
 
 def is_range(text: str) -> bool:
     """Whether a cell gives a range of two figures, low to high, not one ('70-85', '171–205')."""
     m = _RANGE.match(text)
     return m is not None and float(m.group(1)) < float(m.group(2))
+
+
+# a duration written in parts, as Go's time.Duration and `time` print it ('2m23s', '1h2m3.5s', '97.885315ms')
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?)(h|ms|m|µs|us|μs|ns|s)")
+_DURATION_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ns": 1e-9}
+
+
+def duration_s(text: str) -> float | None:
+    """The seconds of a duration written in parts ('1m13.81s', '2m23s', '350ms'); None when the text is not one."""
+    text = text.strip()[:MAX_CELL_CHARS]
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(a + b for a, b in parts) != text:
+        return None
+    return sum(float(v) * _DURATION_UNIT_S[u] for v, u in parts)
 
 
 @dataclass(frozen=True)
@@ -182,6 +197,9 @@ def parse(text: str) -> Quantity | None:
     cell = text.strip()
     if not cell or len(cell) > MAX_CELL_CHARS:
         return None
+    if cell[-1:] == "s" and cell[:1].isdigit() and len(_DURATION_PART.findall(cell)) > 1 and (
+            seconds := duration_s(cell)) is not None:  # '2m23s', '1h5m0s': one duration in parts
+        return Quantity(seconds, UNITS["s"], "s")
     parts = re.split(r"\s+\+\s+", cell) if " +" in cell else [cell]  # a cheap test first: parse reads every cell
     if 2 <= len(parts) <= 16:  # '81W + 86W' (one card and another): their sum, when all are of one unit
         terms = [parse(p) for p in parts]
@@ -193,7 +211,7 @@ def parse(text: str) -> Quantity | None:
         assert first is not None
         return Quantity(sum(t.value for t in terms if t is not None), first.unit, first.written)
     m = _GROUPED.match(cell)
-    if m and ("." in m.group(0) or m.group(0).count(",") > 1):
+    if m and ("." in m.group(0) or m.group(0).count(",") > 1 or _COUNTED.match(cell[m.end():])):
         number = m.group(0).replace(",", "")
     else:
         m = _NUMBER.match(cell)
@@ -243,6 +261,7 @@ def value_in(text: str, expected: str | None) -> float | None:
 # --- headers -------------------------------------------------------------------------------
 
 _BRACKET = re.compile(r"^(?P<name>[^()\[\]]*?)\s*[\(\[](?P<unit>[^()\[\]]{1,24})[\)\]]\s*$")
+_LAST_BRACKET = re.compile(r"^(?P<name>[^()\[\]]{1,80}\([^()\[\]]{1,24}\))\s*\((?P<unit>[^()\[\]]{1,24})\)\s*$")
 # a unit written as the last word of a snake_case or spaced name: prefill_gpu_median_ms, decode_tps, power_mw
 _SUFFIXES: dict[str, str] = {
     "j": "J", "joules": "J", "kj": "kJ", "wh": "Wh", "kwh": "kWh", "mwh": "mWh", "mj": "mJ",
@@ -299,7 +318,7 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
     ('Total Energy (Wh)', 'Potencia [W]'), a spelled-out ending ('tokens_per_second'), or a last word
     ('prefill_gpu_median_ms', 'decode_tps', 'power_mw'). (header, None, '') when it states none."""
     text = header.strip()[:200]
-    m = _BRACKET.match(text)
+    m = _BRACKET.match(text) or _LAST_BRACKET.match(text)  # 'FTL(ave)(s)': a statistic in brackets, then the unit
     if m:
         written = m.group("unit").strip()
         found = find_unit(written) or find_unit(written.split()[0] if written.split() else "")

@@ -56,7 +56,9 @@ def test_real_rtx5090_file_reads_its_two_tables_and_its_empty_telemetry(tmp_path
     assert row["duration_s"] == pytest.approx(44.52)  # "Benchmark Duration (sec)"
     assert row["output_tokens"] == 52187  # "Total Output Sequence Length (tokens)"
     assert row["prompt_tokens_mean"] == pytest.approx(3761.31) and row["output_tokens_mean"] == pytest.approx(543.61)
-    assert row["device_name"] is None  # the telemetry table names the GPU, and it has no rows
+    # the telemetry table names the GPU, and it has no rows: the device is the one the file's name gives
+    assert row["device_name"] == "rtx5090"
+    assert one_run(RTX5090.read_bytes())["device"] is None  # as the tool names the file: not stated
     assert row["energy_j"] is None and "telemetry table is empty" in row["energy_missing_reason"]
 
 

@@ -98,6 +98,7 @@ def test_key_value_lines_and_a_lower_case_label_that_is_no_gpu() -> None:
 
     runs, _, _ = load_fixture(FORMATS / "text_figures" / "rk3588-npu-bench-result-key-value-lines.log")
     assert len(runs) == 25 and {r["config"]["tag"] for r in runs} == {f"threads {n}" for n in (3, 6, 8, 9, 12)}
-    assert runs[0]["metrics"]["throughput_sps"] == 142.67 and all(r["device"] is None for r in runs)
+    assert runs[0]["metrics"]["throughput_sps"] == 142.67  # '(t4)' in the text is no device: the file's name is
+    assert {r["device"]["name"] for r in runs} == {"rk3588"}
     assert device_named("round 1  threads=12 (t4)  09:14:53") is None
     assert device_named("benchmarked on a T4") == "T4"

@@ -86,15 +86,17 @@ def test_optimum_report_with_its_config_in_one_folder(tmp_path: Path) -> None:
 def test_optimum_legacy_csv_without_a_device_imports_it_as_not_stated_or_takes_it_from_the_folder(
         tmp_path: Path) -> None:
     legacy = "optimum_benchmark/legacy-vicuna-fp16-bs1-a100_inference_results.csv"
-    alone = imp(legacy)
+    named = imp(legacy)  # a name that holds a device among its words: the device, said, correctable like a folder's
+    assert [r["device"]["name"] for r in named.runs] == ["a100", "a100"]
+    assert [(s.label, s.value, s.origin) for s in named.supplied] == [("device", "a100", "folder_name")]
+    alone = load((FORMATS / legacy).read_bytes(), "inference_results.csv")[0]  # the name optimum-benchmark writes
     assert [r["device"] for r in alone.runs] == [None, None]  # not stated, not guessed
     assert alone.not_stated() == {"device": 2, "precision": 2, "batch_size": 2}  # inference_results: mode infer
     assert alone.runs[0]["metrics"]["throughput_sps"] == 38.5  # the figures come in all the same
     message = alone.warnings[0]  # everything missing, in one message
     assert message.startswith("not stated in the file: device (all 2 runs), precision (all 2 runs), "
                               "batch size (all 2 runs)")
-    assert ("joulebench label legacy-vicuna-fp16-bs1-a100_inference_results.csv --device NAME --precision P "
-            "--batch-size N") in message
+    assert "joulebench label inference_results.csv --device NAME --precision P --batch-size N" in message
     # The original layout: experiments/A100-80GB/fp16-batch_size(1)-sequence_length(128)-new_tokens(256)/0/
     folder = tmp_path / "experiments" / "A100-80GB" / "fp16-batch_size(1)-sequence_length(128)-new_tokens(256)" / "0"
     folder.mkdir(parents=True)

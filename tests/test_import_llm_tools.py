@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from importers import Hints, load
-from importers.ollama import go_duration_s
 from joulebench.errors import ResultFileError
+from joulebench.units import duration_s as go_duration_s
 from tests.helpers import ingest_runs, mutated, readers_of_other_fixtures, runs_or_refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"

@@ -187,10 +187,14 @@ def test_v1_gpu_in_the_file_name_is_a_hint_recorded_as_supplied(path: Path, name
 
 
 def test_v1_file_name_that_names_no_device_leaves_the_device_not_stated() -> None:
-    f = imp(V1_A100)  # mlenergy-lb-v1-A100_chat_benchmark.csv: 'mlenergy-lb-v1-A100' is not a device name
+    f = imp(V1_A100, "chat_benchmark.csv")  # no device in its name
     assert {r["device"] is None for r in f.runs} == {True}
     assert f.not_stated()["device"] == 21 and f.supplied == ()
     assert "device (all 21 runs; the file's content does not name its GPU" in f.warnings[0]
+    # 'mlenergy-lb-v1-A100' is no device name, but a word of the name is: read as a file name's device, said
+    f = imp(V1_A100)
+    assert {r["device"]["name"] for r in f.runs} == {"A100"} and f.supplied[0].origin == "folder_name"
+    assert any("device 'A100' taken from the file name" in w for w in f.warnings)
     assert imp(V1_A100, "results_chat_benchmark.csv").runs[0]["device"] is None  # 'results' is no device either
 
 

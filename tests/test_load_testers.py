@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from importers.vegeta import go_duration_s
+from joulebench.units import duration_s as go_duration_s
 from tests.helpers import load_fixture, readers_of_other_fixtures, refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"

@@ -1,0 +1,81 @@
+"""Result files of held-out sets 53 to 55 (counted unaided before they were added: tests/fixtures/formats/SOURCES.md,
+section heldout53_55): each with what it was read as before and a case that must stay as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from importers import load
+from joulebench import units
+from tests.helpers import load_fixture
+
+HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout53_55"
+
+
+def test_mlperf_tiny_v1_energy_windows_are_checked_against_their_performance_windows() -> None:
+    path = HELD / "stm32u575-ic-energy-v1.0-windows-results.txt"
+    runs, fmt, _ = load_fixture(path)
+    assert fmt == "mlperf-tiny" and len(runs) == 1  # was refused: no 'Energy data for trial' block
+    m = runs[0]["metrics"]
+    assert m["j_per_sample"] == pytest.approx(3641.998e-6)  # the median energy cost
+    assert m["energy_j"] == pytest.approx(327779.840e-6) and m["duration_s"] == 12.5  # window 8, the median's
+    assert m["avg_power_w"] == pytest.approx(26220.290e-6)  # uW, not mW
+    assert m["throughput_sps"] == 7.2
+    # a window whose energy is not its count of inferences x the energy per inference is refused, naming its line
+    bad = path.read_text().replace("#" + " Inferences :           90", "#" + " Inferences :           80", 1)
+    with pytest.raises(Exception, match="line 1: the trial's Power x Elapsed time"):
+        load(bad.encode(), "results.txt")
+
+
+def test_a_range_cell_leaves_its_row_out_and_a_platform_column_names_the_device() -> None:
+    runs, _, warnings = load_fixture(HELD / "fastllm-chatglm6b-rtx4090-platform-column-range-cell-zh.md")
+    assert len(runs) == 5  # the whole file was refused for its '4 ~ 5' cell
+    assert {r["device"]["name"] for r in runs} == {"RTX 4090"}  # '平台' names it beside a phone
+    assert runs[0]["metrics"]["tokens_per_s"] == 176 and runs[4]["config"]["batch_size"] == 512
+    assert any("'4 ~ 5' is a range, not one figure" in w for w in warnings)
+
+
+def test_durations_written_in_minutes_and_seconds_are_read() -> None:
+    runs, _, _ = load_fixture(HELD / "faster-whisper-readme-times-in-minutes-and-seconds.md")
+    assert len(runs) == 16  # was 7, with no time read: '2m23s' is 143 s
+    assert runs[0]["metrics"]["duration_s"] == 143 and runs[0]["metrics"]["mem_used_device_mb"] == 4708
+    assert units.parse("46m12s") == units.Quantity(2772.0, units.UNITS["s"], "s")
+    with pytest.raises(units.UnknownUnit):  # '2m' alone: minutes or metres, never read as a duration
+        units.parse("2m")
+
+
+def test_a_soc_heading_names_the_device_and_a_size_column_the_model() -> None:
+    runs, _, _ = load_fixture(HELD / "rknn-llm-npu-socs-under-headings-model-size-column.md")
+    assert {r["device"]["name"] for r in runs} == {"RK3588", "RK3576", "RK3562", "RV1126B"}
+    first = runs[0]
+    assert first["config"]["model"] == "Qwen2 0.5B" and first["metrics"]["tokens_per_s"] == 41.58
+    rk3576 = [r["config"]["model"] for r in runs if r["device"]["name"] == "RK3576"]
+    assert rk3576[:3] == ["Qwen2 0.5B"] * 3  # a blank model cell continues the row above
+    assert len({(r["device"]["name"], r["config"]["model"], r["config"].get("quantization")) for r in runs}) == len(
+        runs)  # no two sizes of one family pooled as repeats
+
+
+def test_a_rate_of_stated_unit_proves_a_unitless_time_a_batchs_latency() -> None:
+    runs, _, warnings = load_fixture(HELD / "torchao-sam-benchmark-unitless-time-beside-img-per-s.csv")
+    m = runs[0]["metrics"]
+    assert runs[0]["config"]["precision"] == "bf16"  # 'torch.bfloat16'
+    assert m["latency_avg_ms"] == pytest.approx(1457.04, abs=0.01) and "duration_s" not in m
+    assert any("img/s x time / batchsize = 1000 in every row" in w for w in warnings)
+
+
+def test_torch_benchmark_compare_tables_are_a_run_per_cell_and_compile_times_are_left_out() -> None:
+    path = HELD / "accelerate-regional-compilation-torch-benchmark-compare.md"
+    runs, fmt, warnings = load_fixture(path)
+    assert fmt == "torch-benchmark-compare" and len(runs) == 24  # was refused: 4 models x 3 strategies x 2 shapes
+    first = runs[0]
+    assert first["config"]["model"] == "NousResearch/Llama-3.2-1B" and first["config"]["mode"] == "infer"
+    assert first["config"]["tag"] == "Baseline, Inference time (1x128), 1 threads"
+    assert first["metrics"]["latency_p50_ms"] == 18.3
+    assert any("Compile time (1x128)" in w and "not the timed statement's" in w for w in warnings)
+    bad = path.read_text().replace("18.3 ", "fast ", 1)
+    with pytest.raises(Exception, match=r"line 52: Inference time \(1x128\): 'fast' is not a time"):
+        load(bad.encode(), "README.md")
+    micro = load(path.read_text().replace("milliseconds (ms)", "microseconds (us)").encode(), "README.md")[0]
+    assert micro.runs[0]["metrics"]["latency_p50_ms"] == pytest.approx(0.0183)  # the footer's unit

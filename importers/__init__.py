@@ -42,6 +42,7 @@ from importers.mlperf_app import MlperfAppImporter
 from importers.mlperf_summary import MlperfSummaryImporter
 from importers.mlperf_tiny import MlperfTinyImporter
 from importers.mlperf_training import MlperfTrainingImporter
+from importers.mnn_benchmark import MnnBenchmarkImporter
 from importers.ollama import OllamaImporter
 from importers.openvino_benchmark import OpenvinoBenchmarkImporter
 from importers.optimum import OptimumBenchmarkImporter
@@ -116,6 +117,7 @@ IMPORTERS: tuple[Importer, ...] = (
     HailortcliImporter(),  # hailortcli benchmark's Summary (FPS (hw_only), (streaming)) or run's '> Inference result:'
     UltralyticsBenchmarkImporter(),  # benchmarks.log / `yolo benchmark`: 'Benchmarks complete for M on D at imgsz=N'
     TfliteBenchmarkImporter(),  # TFLite benchmark_model: 'Inference timings in us: ... Inference (avg)' per invocation
+    MnnBenchmarkImporter(),  # MNN benchmark.out: 'Forward type:' ... '[ - ] m.mnn  max = ..ms  min = ..ms  avg = ..ms'
     TorchCompareImporter(),  # torch.utils.benchmark Compare: '[--- label ---]' ... 'Times are in milliseconds (ms).'
     BenchncnnImporter(),  # ncnn benchncnn: 'loop_count = N' ... '<model>  min = x  max = y  avg = z' rows (ms)
     OpenvinoBenchmarkImporter(),  # OpenVINO benchmark_app logs ([Step 1/11] .. Throughput: x FPS), benchmark_report.csv

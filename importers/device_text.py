@@ -14,7 +14,8 @@ _DEVICE_DIR = re.compile(
     r"|p(4|40|100)|t4|v100)[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
     r"|(rtx[ _-]?)?a(2000|4000|4500|5000|5500|6000)([ _-]?ada)?([ _-]?\d{2}gb?)?"  # the workstation cards
     r"|apple[ _-]?m[1-5]([ _-]?(pro|max|ultra))?"
-    r"|raspberry[ _-]?pi[ _-]?(4|5|400|500)([ _-]?model[ _-]?b)?([ _-]?\d{1,2}[ _-]?gb)?"  # a board people run LLMs on
+    r"|(raspberry[ _-]?pi|rpi)[ _-]?(3|4|5|400|500)([ _-]?model)?([ _-]?b\+?)?([ _-]?\d{1,2}[ _-]?gb)?"  # a board
+    r"|rock[ _-]?5[ab]?|orange[ _-]?pi[ _-]?5([ _-]?(plus|pro|max))?"  # people run LLMs on; the RK3588 boards
     r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
     r"|(quadro[ _-]?)?rtx[ _-]?a?\d{4}([ _-]?ada)?"
     r"|titan[ _-]?(rtx|v|xp?)"
@@ -85,7 +86,8 @@ def kind_of_device(name: str) -> str:
     if any(k in low for k in ("jetson", "orin", "xavier", "tegra", "thor")) or re.search(r"\bnano\b", low):
         return "jetson"
     if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
-                              "raspberry", "rk3", "rk1", "rv1", "hailo", "coral", "edge tpu", "edgetpu")) and not any(
+                              "raspberry", "rpi", "rock", "orange", "rk3", "rk1", "rv1", "hailo", "coral", "edge tpu",
+                              "edgetpu")) and not any(
         k in low for k in ("nvidia", "radeon", "instinct", "gpu", "arc a", "arc b", "gaudi")
     ):
         return "cpu"

@@ -1,7 +1,9 @@
 """Columns no field names, read by what their cells name (for the general reader, `importers.general_table`): a
 column of GPU or Jetson names is the device ('Compute Name', 'Hardware'), a column of model files is the model
 ('filename': yolov8n_fp16.engine, best.onnx, resnet50.hef), and a column of parameter counts beside the model's
-('Model Size': 0.5B, 3B(A570M)) joins the model's name, so that Qwen2 0.5B and Qwen2 1.5B are two models."""
+('Model Size': 0.5B, 3B(A570M)) joins the model's name, so that Qwen2 0.5B and Qwen2 1.5B are two models; a
+table whose columns are devices (a figure per setup, the setups 'Jetson Nano', 'RPi 4 1950') gives each run the
+device its column names."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import re
 from importers.base import Conversion
 from importers.device_text import device_named
 from importers.table_fields import LABELS, words_of
-from importers.table_rows import NOT_TAG_WORDS, Columns, Rows
+from importers.table_rows import NOT_TAG_WORDS, Columns, Rows, cell
 
 # the files a model is saved or compiled to: TensorRT, ONNX, PyTorch, Hailo, TFLite, RKNN, GGUF, Core ML, OpenVINO
 # IR, ExecuTorch, MNN, ncnn, Keras, TensorFlow, safetensors
@@ -101,3 +103,20 @@ def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns
 
 def plain_count(text: str) -> str:
     return text.lower().replace(" ", "")
+
+
+def devices_of_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, setups: list[str]
+                      ) -> tuple[list[str], Rows, Columns]:
+    """Where a table gives a figure per setup (`table_rows.split_setups`: `setups` their names, each a run's tag's last
+    part) and half its setups or more name devices, each run's device the one its setup names (the setup stays in the
+    tag); the table as it is otherwise."""
+    tag = next((i for i, (f, _) in columns.items() if f.key == "tag"), None)
+    named = {s: d for s in setups if (d := device_named(s))}
+    if tag is None or not setups or 2 * len(named) < len(setups) or any(
+            f.key == "device" for f, _ in columns.values()):
+        return header, rows, columns
+    conv.warn(f"the setups the columns name are devices ({', '.join(sorted(named))[:120]}): each run's device the "
+              "one its column names")
+    out = [(n, [*row, *[""] * (len(header) - len(row)), named.get(cell(row, tag).rsplit(", ", 1)[-1], "")])
+           for n, row in rows]
+    return [*header, "device (from the column names)"], out, {**columns, len(header): (LABELS["device"], None)}

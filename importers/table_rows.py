@@ -322,10 +322,10 @@ def _zero(cell_text: str) -> bool:
 
 
 def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, twins: list[tuple[int, int]]
-                 ) -> tuple[list[str], Rows, Columns]:
+                 ) -> tuple[list[str], Rows, Columns, list[str]]:
     """A table that gives one figure in a column per setup ('ar_tok_s', 'k5_tok_s'; 'vllm_ms', 'sglang_ms'): each row
-    read as one run per setup, the setup's name (the word the columns differ in) added to the tag. Columns of one field
-    that differ otherwise (a device's number, a statistic) are left out, said, as before."""
+    read as one run per setup, the setup's name (the word the columns differ in) added to the tag; the setups' names.
+    Columns of one field that differ otherwise (a device's number, a statistic) are left out, said, as before."""
     groups: dict[int, dict[str, int]] = {}  # the column read -> {setup: its column}
     loose: list[tuple[int, int]] = []
     by_first: dict[int, list[int]] = {}
@@ -359,7 +359,7 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     for first, other in loose:
         conv.warn(f"{header[other][:80]} left out: {columns[first][0].key} is already given by {header[first][:80]}")
     if not groups:
-        return header, rows, columns
+        return header, rows, columns, []
     names = list(next(iter(setups)))
     tag = next((i for i, (f, _) in columns.items() if f.key == "tag"), None)
     if tag is None:
@@ -388,7 +388,7 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     shown = ", ".join(header[c] for g in groups.values() for c in g.values())
     conv.warn(f"{shown[:160]}: one figure per setup ({', '.join(names)[:80]}); the {giving} row(s) giving them read "
               "as one run per setup they give (the setup in the tag)")
-    return header, split, columns
+    return header, split, columns, names
 
 
 # a Jetson power mode named in a row's text ('MAXN_SUPER mode; flash-attn on', '15W mode (GPU 612 MHz cap)')

@@ -115,9 +115,32 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             table.header = units_said(table.header, stack_above[-1][1])
             table.header = setups_of_heading(table.header, table.rows, stack_above[-1][1])
     _captioned(tables, lines)
-    for table in tables:
+    for table, stack_above in zip(tables, above, strict=True):
         table.header = _legended(table.header, lines[max(0, table.line - 41):table.line - 1])
+        table.header = devices_in_unit(table.header, table.rows, [
+            *(title for _, title in stack_above[-1:]), *lines[max(0, table.line - 4):table.line - 1]])
     return tables, used
+
+
+# a table's one unit said above it: 'Numbers in **FPS**', '## Model performance benchmark(FPS)', 'latency in ms'
+_TABLE_UNIT = re.compile(r"(?i)(?:\bin\s{1,3}|\()[*_`]{0,2}\s{0,2}(?P<unit>fps|ms|milliseconds|tokens/s|tok/s|t/s|"
+                         r"img/s|it/s|qps)\s{0,2}[*_`]{0,2}\)?(?:\W|$)")
+_MARKUP = re.compile(r"\*\*|__")  # '**Jetson Nano**'
+
+
+def devices_in_unit(header: list[str], rows: list[tuple[int, list[str]]], above: list[str]) -> list[str]:
+    """A table whose columns are devices ('Jetson Nano', 'RPi 4 1950', 'RK3588 NPU') and whose cells are bare
+    numbers, under a heading or a line that gives the table's one unit ('Numbers in **FPS**'): each device's column
+    named with that unit ('Jetson Nano (FPS)'), a figure per device. Any other header as it is."""
+    said = [m.group("unit") for line in above if (m := _TABLE_UNIT.search(line[:300])) is not None]
+    if len(set(said)) != 1 or units.find_unit(said[0]) is None:
+        return header
+    clean = [" ".join(_MARKUP.sub(" ", c).split()) for c in header]
+    devices = [i for i, c in enumerate(clean) if c and units.header_unit(c)[1] is None and device_named(c)
+               and all(_numeric(r[i]) or r[i].strip() in _NO_VALUE for _, r in rows if i < len(r))]
+    if len(devices) < 2:
+        return header
+    return [f"{clean[i]} ({said[0]})" if i in devices else c for i, c in enumerate(header)]
 
 
 _LEGEND = re.compile(r"^\s*[-*]\s+`?(?P<name>[^`\n]{1,40}?)`?\s+[-–:=]\s+(?P<desc>[^\n]{3,120}?)\s*$")
@@ -255,14 +278,17 @@ _ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!~<>])")  # Markdown's backslash e
 
 
 _LINK = re.compile(r"\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")  # '[Pi 5 - 16GB](https://...)': its text
-_TAG = re.compile(r"</?[a-z]{1,10}>")  # '<sup>1</sup>', '<br>'
+_TAG = re.compile(r"</?[a-z]{1,10}>")  # '<b>', '</b>'
+_NOTE = re.compile(r"<sup>[^<]{0,20}</sup>")  # a footnote's mark: 'RK3588<sup>1</sup>'
+_BREAK = re.compile(r"<br\s{0,2}/?>", re.IGNORECASE)  # a line break in a cell: 'RK3588<br>NPU' is 'RK3588 NPU'
 
 
 def _pipe_cells(line: str) -> list[str]:
     cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
     out = []
     for cell in cells:
-        cell = _TAG.sub("", _LINK.sub(r"\1", cell)) if "[" in cell or "<" in cell else cell
+        if "[" in cell or "<" in cell:
+            cell = " ".join(_TAG.sub("", _BREAK.sub(" ", _NOTE.sub("", _LINK.sub(r"\1", cell)))).split())
         m = _MARKS.match(cell)
         out.append(_ESCAPED.sub(r"\1", (m.group(2).strip() if m else cell).replace("\\|", "|")))
     return out

@@ -79,3 +79,37 @@ def test_torch_benchmark_compare_tables_are_a_run_per_cell_and_compile_times_are
         load(bad.encode(), "README.md")
     micro = load(path.read_text().replace("milliseconds (ms)", "microseconds (us)").encode(), "README.md")[0]
     assert micro.runs[0]["metrics"]["latency_p50_ms"] == pytest.approx(0.0183)  # the footer's unit
+
+
+def test_mnn_benchmark_out_is_a_run_per_model_line_its_backend_and_phone_in_the_tag() -> None:
+    path = HELD / "mnn-benchmark-out-three-phones-cpu-vulkan.md"
+    runs, fmt, _ = load_fixture(path)
+    assert fmt == "mnn-benchmark" and len(runs) == 30  # 3 phones x 2 backends x 5 models; was refused
+    first = runs[0]
+    assert first["config"]["model"] == "resnet-v2-50" and first["metrics"]["latency_avg_ms"] == 154.803
+    assert first["config"]["tag"] == "P10 Plus (Kirlin 960), CPU backend, 4 threads, precision mode low"
+    assert first["device"] is None and runs[5]["config"]["tag"].startswith("P10 Plus (Kirlin 960), Vulkan")
+    assert len({(r["config"]["model"], r["config"]["tag"]) for r in runs}) == 30  # no two setups pooled
+    swapped = path.read_text().replace("avg =  154.803ms", "avg =  999.803ms", 1)  # outside [min, max]
+    f, _ = load(swapped.encode(), "2019-6-17.md")
+    assert len(f.runs) == 29 and any("an avg outside its [min, max]" in w for w in f.warnings)
+
+
+def test_a_table_of_boards_as_columns_under_numbers_in_fps_is_a_run_per_board() -> None:
+    runs, _, warnings = load_fixture(HELD / "qengineering-yolo-boards-as-columns-numbers-in-fps.md")
+    nanodet = {r["device"]["name"]: r["metrics"]["throughput_sps"] for r in runs if r["config"]["model"] == "NanoDet"}
+    assert nanodet == {"Jetson Nano": 26.2, "RPi 4": 13.0, "RPi 5": 43.2, "Rock 5": 36.0}  # was refused: no unit
+    assert any("RK3588 NPU (FPS)" in w for w in warnings)  # 'RK3588<sup>1</sup><br>NPU': the footnote left out
+    assert any("columns not read" in w and "mAP" in w for w in warnings)  # a score is no FPS
+    from importers.table_text import devices_in_unit
+    header = ["Model", "Jetson Nano", "RPi 5"]
+    rows = [(3, ["yolo", "26.2", "43.2"])]
+    assert devices_in_unit(header, rows, ["Numbers in **FPS**"]) == ["Model", "Jetson Nano (FPS)", "RPi 5 (FPS)"]
+    assert devices_in_unit(header, rows, ["Numbers in FPS", "times in ms"]) == header  # two units said: neither
+    assert devices_in_unit(["Model", "Params", "FLOPs"], rows, ["in FPS"]) == ["Model", "Params", "FLOPs"]
+
+
+def test_a_header_cell_broken_by_br_is_one_name() -> None:
+    runs, _, _ = load_fixture(HELD / "deepstream-yolo-v100-fps-header-with-line-break.md")
+    assert len(runs) == 43 and runs[0]["metrics"]["throughput_sps"] == 235.27  # 'FPS<br />(without display)'
+    assert runs[0]["device"]["name"] == "NVIDIA Tesla V100 16GB"

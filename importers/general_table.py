@@ -46,6 +46,7 @@ from importers.table_checks import (
     media_lengths,
     of_phase,
     per_token_checked,
+    shared_durations,
     steps_of_generation,
     tag_phases,
     with_component_sums,
@@ -258,6 +259,10 @@ class GeneralTableImporter(Importer):
                             f"or {MAP_IT}")
         rows = without_summaries(conv, header, without_failed(conv, header, rows, columns, where), columns, where)
         rows = merged_steps(conv, header, rows, columns)  # a row a frame or an iteration of one run
+        columns = shared_durations(conv, header, rows, columns)
+        if not any(f.section == "metrics" for f, _ in columns.values()):
+            raise conv.fail("line 1", "its one figure, a duration, is a total written on some rows, not each row's "
+                            f"(said above); no other column is a figure with a unit JouleBench reads; {MAP_IT}")
         header, rows, columns, tagged = relabelled(conv, header, rows, columns)
         left = [(name, why) for name, why in left if name not in tagged]
         if left:

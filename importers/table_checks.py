@@ -254,3 +254,35 @@ def media_lengths(conv: Conversion, header: list[str]) -> list[str]:
                   "run took")
     return out
 
+
+
+def shared_durations(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]],
+                     columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[int, tuple[Field, units.Unit | None]]:
+    """The columns read, less a duration that is a total shared by rows of different setups: the same wall time
+    written on each row one invocation produced (`wall_s` of a whole engine call, over every length it swept), in
+    groups of consecutive rows whose other figures differ. A duration the same on every row (a fixed test length) is
+    each row's, and stays."""
+    at = next((i for i, (f, _) in columns.items() if f.key == "duration_s"), None)
+    if at is None or len(rows) < 4:
+        return columns
+    values = [row[at].strip() if at < len(row) else "" for _, row in rows]
+    others = [i for i, (f, _) in columns.items() if f.section == "metrics" and i != at]
+    grouped = 0
+    for k in range(1, len(rows)):
+        same = values[k] and values[k] == values[k - 1]
+        if same and any(rows[k][1][i:i + 1] != rows[k - 1][1][i:i + 1] for i in others):
+            grouped += 1
+    zeros = sum(_zero(v) for v in values)  # 'wall_s' of the group on its first row, 0 on the rows after it
+    if 3 * zeros >= len(rows) and zeros < len(rows):
+        conv.warn(f"{header[at][:40]} left out: 0 on {zeros} of {len(rows)} rows that measured other figures, a "
+                  "total written on some rows only, not each row's duration")
+        return {i: fu for i, fu in columns.items() if i != at}
+    if len(set(values) - {""}) < 2 or 3 * grouped < len(rows):
+        return columns
+    conv.warn(f"{header[at][:40]} left out: the same value on consecutive rows whose other figures differ ({grouped} "
+              f"of {len(rows)} rows), a total of the invocation that produced them, not each row's duration")
+    return {i: fu for i, fu in columns.items() if i != at}
+
+
+def _zero(value: str) -> bool:
+    return bool(re.fullmatch(r"0+(?:\.0*)?", value))

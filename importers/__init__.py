@@ -41,6 +41,7 @@ from importers.mlperf import MlperfImporter
 from importers.mlperf_app import MlperfAppImporter
 from importers.mlperf_summary import MlperfSummaryImporter
 from importers.mlperf_tiny import MlperfTinyImporter
+from importers.mlperf_tiny_summary import MlperfTinySummaryImporter
 from importers.mlperf_training import MlperfTrainingImporter
 from importers.mnn_benchmark import MnnBenchmarkImporter
 from importers.ollama import OllamaImporter
@@ -100,6 +101,7 @@ IMPORTERS: tuple[Importer, ...] = (
     MlperfTrainingImporter(),
     MlperfAppImporter(),  # the reference app's results.json: TestScenario.<name> {took, qps, count, percentiles}
     MlperfTinyImporter(),  # EnergyRunner's results.txt ('Median energy cost is', 'Median throughput is') and .json
+    MlperfTinySummaryImporter(),  # the Tiny checker's summary.csv: Result inf./sec., Power (energy) uJ/inf.
     MlperfSummaryImporter(),  # the submission checker's summary.csv: Result in each row's Units
     AiEnergyScoreImporter(),  # an optimum-benchmark report with per-repetition measures: before optimum
     OptimumBenchmarkImporter(),

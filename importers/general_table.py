@@ -77,7 +77,7 @@ from importers.table_long import (
     transposed,
     transposed_head,
 )
-from importers.table_named import devices_of_setups, model_named, named_columns
+from importers.table_named import devices_of_columns, devices_of_setups, model_named, named_columns
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,
@@ -243,6 +243,7 @@ class GeneralTableImporter(Importer):
         header, rows = coalesced(conv, media_lengths(conv, header), rows)
         columns, left, twins = self._columns(conv, header, rows)
         header, rows, twins = with_component_sums(conv, header, rows, columns, twins)
+        header, rows, columns = devices_of_columns(conv, header, rows, columns, twins)
         header, rows, columns = devices_of_setups(conv, *split_setups(conv, header, rows, columns, twins))
         figures = [f.key for f, _ in columns.values() if f.section == "metrics"]
         if not figures:

@@ -38,7 +38,7 @@ _POWER_MW = {"mw": 1.0, "uw": 1e-3, "µw": 1e-3, "w": 1e3}  # the runner writes 
 _MEDIAN_ENERGY = re.compile(r"Median energy cost is\s+([\d.eE+-]+)\s*uJ/inf")
 _MEDIAN_RATE = re.compile(r"Median throughput is\s+([\d.eE+-]+)\s*inf\./sec")
 _WINDOW_RATE = re.compile(r"^\s*Throughput:\s*([\d.eE+-]+)\s*inf\./sec")
-_BENCHMARKS = {"kws": "keyword spotting", "ic": "image classification", "vww": "visual wake words",
+BENCHMARKS = {"kws": "keyword spotting", "ic": "image classification", "vww": "visual wake words",
                "ad": "anomaly detection", "sww": "streaming wake word"}
 NO_POWER = "MLPerf Tiny's performance mode measures no power (its energy mode does)"
 
@@ -81,16 +81,16 @@ class MlperfTinyImporter(Importer):
             else:
                 raise conv.fail("(whole file)", "an MLPerf Tiny file with no median throughput nor energy (an "
                                 "accuracy result holds no performance figure)")
-        bench = next((d.lower() for d in reversed(conv.source.dirs) if d.lower() in _BENCHMARKS), None)
+        bench = next((d.lower() for d in reversed(conv.source.dirs) if d.lower() in BENCHMARKS), None)
         modes = {"energy", "performance", "accuracy"}
         system = next((d for i, d in enumerate(conv.source.dirs[:-1]) if conv.source.dirs[i + 1].lower()
-                       in _BENCHMARKS and d.lower() not in modes), None)
+                       in BENCHMARKS and d.lower() not in modes), None)
         run = {
             "run_id": conv.run_id(0),
             "status": "ok",
             "device": conv.device(system, "cpu", where="(MLPerf Tiny's results name no device; its folder does)"),
             "config": {"workload": conv.hints.workload or (f"mlperf-tiny {bench}" if bench else "unknown"),
-                       "model": _BENCHMARKS.get(bench or ""), "mode": "infer",
+                       "model": BENCHMARKS.get(bench or ""), "mode": "infer",
                        "precision": conv.precision(None), "batch_size": conv.hints.batch_size or 1},
             "metrics": {k: v for k, v in metrics.items() if v is not None},
             "flags": [],

@@ -36,7 +36,7 @@ _PRECISION_MODES = {"0": "normal", "1": "high", "2": "low", "3": "low_bf16"}
 
 class MnnBenchmarkImporter(Importer):
     NAME = "mnn-benchmark"
-    TOOL = "MNN benchmark.out"
+    TOOL = "MNN"
     DESCRIPTION = "Alibaba MNN benchmark.out output ('Forward type:' ... '[ - ] model.mnn  max = ..ms  min = ..ms')"
 
     def sniff(self, source: Source) -> bool:

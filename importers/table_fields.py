@@ -74,7 +74,8 @@ def plain(text: str) -> str:
 
 
 def words_of(name: str) -> set[str]:
-    return {w for w in re.split(r"[^a-z0-9]+", plain(name)[:200]) if w}
+    words = {w for w in re.split(r"[^a-z0-9]+", plain(name)[:200]) if w}
+    return words | {"first"} if "1st" in words else words  # '1st token avg latency (ms)': the time to first token
 
 
 _ENERGY = {"energy", "energia", "energie", "consumption", "consumo", "verbrauch", "consommation", "joules"}

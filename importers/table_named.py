@@ -120,3 +120,30 @@ def devices_of_setups(conv: Conversion, header: list[str], rows: Rows, columns: 
     out = [(n, [*row, *[""] * (len(header) - len(row)), named.get(cell(row, tag).rsplit(", ", 1)[-1], "")])
            for n, row in rows]
     return [*header, "device (from the column names)"], out, {**columns, len(header): (LABELS["device"], None)}
+
+
+def devices_of_columns(conv: Conversion, header: list[str], rows: Rows, columns: Columns,
+                       twins: list[tuple[int, int]]) -> tuple[list[str], Rows, Columns]:
+    """A table whose every figure column names a device, the devices giving different figures ('Jetson Orin Latency
+    (bs1)', 'A100 Throughput (bs1)'): each row read as one run per device, with that device's figures, so that one
+    device's latency never joins another's throughput in a run. Any other table as it is."""
+    if any(f.key == "device" for f, _ in columns.values()):
+        return header, rows, columns
+    field = {i: f.key for i, (f, _) in columns.items() if f.section == "metrics"}
+    field |= {other: field[first] for first, other in twins if first in field}  # 'A100 Throughput (bs16)' too
+    named = {i: d for i in field if (d := device_named(header[i]))}
+    devices = list(dict.fromkeys(named.values()))
+    if len(devices) < 2 or len(named) < len(field) or len({field[i] for i in named}) < 2:
+        return header, rows, columns  # one figure in a column per device: a setup each (`devices_of_setups`)
+    conv.warn(f"the figure columns name devices ({', '.join(devices)[:120]}): each row read as a run per device, "
+              "with that device's figures")
+    out: Rows = []
+    for n, row in rows:
+        for device in devices:
+            cells = [*row, *[""] * (len(header) - len(row))]
+            for i, d in named.items():
+                if d != device:
+                    cells[i] = ""
+            if any(cells[i].strip() for i, d in named.items() if d == device):
+                out.append((n, [*cells, device]))
+    return [*header, "device (from the column names)"], out, {**columns, len(header): (LABELS["device"], None)}

@@ -332,8 +332,9 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     for first, other in twins:
         by_first.setdefault(first, []).append(other)
     for first, others in by_first.items():
-        if columns[first][0].key.startswith("mem_") or "." in header[first]:  # memory after loading, at the end;
-            # one JSON record's sections ('power.energy_j', 'transient.energy_integrated_j'): one run's, no setups
+        # memory after loading, at the end; one JSON record's sections ('power.energy_j',
+        # 'transient.energy_integrated_j'), never a model's 'OPT-6.7B': one run's, no setups
+        if columns[first][0].key.startswith("mem_") or re.search(r"[A-Za-z_]\.[A-Za-z_]", header[first]):
             loose += [(first, other) for other in others]
             continue
         pairs = [(other, _differing(header[first], header[other])) for other in others]

@@ -75,8 +75,8 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("token_rate", 1.0, ("tokens/s", "token/s", "tok/s", "t/s", "T/s", "tps", "tokens/sec", "tok/sec",
                          "tokens per second", "tokens-per-sec")),  # tokens-per-sec: mlx-lm's generate
     ("token_rate", 1e3, ("tokens/ms",)),
-    ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "fps", "FPS",
-                        "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s", "infer/s",
+    ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "image/s",
+                        "fps", "FPS", "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s", "infer/s",
                         "infer/sec", "inferences/sec")),  # Triton Model Analyzer's 'Throughput (infer/sec)'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),

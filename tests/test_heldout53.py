@@ -12,6 +12,7 @@ from joulebench import units
 from tests.helpers import load_fixture
 
 HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout53_55"
+HELD56 = HELD.parent / "heldout56_57"
 
 
 def test_mlperf_tiny_v1_energy_windows_are_checked_against_their_performance_windows() -> None:
@@ -113,3 +114,35 @@ def test_a_header_cell_broken_by_br_is_one_name() -> None:
     runs, _, _ = load_fixture(HELD / "deepstream-yolo-v100-fps-header-with-line-break.md")
     assert len(runs) == 43 and runs[0]["metrics"]["throughput_sps"] == 235.27  # 'FPS<br />(without display)'
     assert runs[0]["device"]["name"] == "NVIDIA Tesla V100 16GB"
+
+
+def test_mlperf_tiny_summary_power_is_energy_per_inference_and_zero_is_not_measured() -> None:
+    runs, fmt, _ = load_fixture(HELD56 / "mlperf-tiny-v1.2-summary-power-is-energy-per-inference.csv")
+    assert fmt == "mlperf-tiny-summary" and len(runs) == 73  # was refused: 'Power' without a unit of its own
+    measured = [r for r in runs if "j_per_sample" in r["metrics"]]
+    assert len(measured) == 18 and all("energy_missing_reason" in r["metrics"] for r in runs if r not in measured)
+    syntiant = next(r for r in measured if r["config"]["model"] == "visual wake words")
+    assert syntiant["device"]["name"] == "NDP9120" and syntiant["metrics"]["j_per_sample"] == pytest.approx(71.711e-6)
+    assert syntiant["metrics"]["throughput_sps"] == 78.6
+
+
+def test_a_first_token_latency_written_1st_is_the_ttft() -> None:
+    runs, _, _ = load_fixture(HELD56 / "ipex-llm-int4-gpu-1st-token-latency.csv")
+    m = runs[0]["metrics"]
+    assert m["ttft_avg_ms"] == 55.87 and "latency_avg_ms" not in m  # was stored as the latency of a whole request
+    assert m["tpot_avg_ms"] == pytest.approx(12.05)
+
+
+def test_figure_columns_naming_two_devices_are_a_run_per_device() -> None:
+    runs, _, _ = load_fixture(HELD56 / "efficientvit-seg-readme-orin-latency-a100-throughput-columns.md")
+    l1 = [r for r in runs if r["config"]["model"].startswith("EfficientViT-L1") and "Cityscapes" in r["config"]["tag"]]
+    by_device = {r["device"]["name"]: r["metrics"] for r in l1}
+    assert by_device == {"Jetson Orin": {**by_device["Jetson Orin"], "latency_avg_ms": 45.9},
+                         "A100": {**by_device["A100"], "throughput_sps": 122.0}}  # '122 image/s'
+    assert "throughput_sps" not in by_device["Jetson Orin"] and "latency_avg_ms" not in by_device["A100"]
+
+
+def test_models_as_columns_with_a_dot_in_their_names_are_setups() -> None:
+    runs, _, _ = load_fixture(HELD56 / "flexllmgen-t4-models-as-columns-token-per-s.md")
+    assert len(runs) == 12  # 4 systems x 3 models; 'OPT-6.7B' was taken for a JSON path and two models left out
+    assert sorted(r["metrics"]["decode_tokens_per_s"] for r in runs)[-1] == 29.12

@@ -51,7 +51,7 @@ from importers.table_checks import (
     tag_phases,
     with_component_sums,
 )
-from importers.table_document import COUNTS, cell_unit, figure_tables, has_figure, joined
+from importers.table_document import COUNTS, cell_unit, cells_give_figure, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
     PRECISIONS,
@@ -173,7 +173,7 @@ class GeneralTableImporter(Importer):
             # 'temperature 0.0, n=3': a comment's words, no header
             if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
-            if has_figure(cells):
+            if has_figure(cells) or cells_give_figure(head, delimiter_of(head)):
                 return True
             if transposed_head(head, delimiter_of(head)) or head_proves_units(head, delimiter_of(head)):
                 return True
@@ -185,7 +185,8 @@ class GeneralTableImporter(Importer):
         cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
         if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)):
             return True
-        return transposed_head(head, delimiter) or head_proves_units(head, delimiter)
+        return transposed_head(head, delimiter) or head_proves_units(head, delimiter) or cells_give_figure(head,
+                                                                                                          delimiter)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         source = conv.source
@@ -388,7 +389,10 @@ class GeneralTableImporter(Importer):
                 continue
             taken[field.key] = name
             out[i] = (field, unit)
-            conv.warn(f"{name[:80]} read as {field.key}" + (f" (in {unit.symbol})" if unit and unit.kind != "tokens"
+            in_cells = not stated and carried is not None and units.header_unit(name)[1] is None
+            conv.warn(f"{name[:80]} read as {field.key}" + (" (each cell's own unit)" if in_cells and unit and
+                                                            unit.kind != "tokens" else
+                                                            f" (in {unit.symbol})" if unit and unit.kind != "tokens"
                                                             else "") + (f": {why}" if why else ""))
         batch = next((i for i, (f, _) in out.items() if f.key == "batch_size"), None)
         if (proven := proven_units(header, rows, unitless, batch)) is not None:

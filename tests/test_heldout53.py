@@ -146,3 +146,11 @@ def test_models_as_columns_with_a_dot_in_their_names_are_setups() -> None:
     runs, _, _ = load_fixture(HELD56 / "flexllmgen-t4-models-as-columns-token-per-s.md")
     assert len(runs) == 12  # 4 systems x 3 models; 'OPT-6.7B' was taken for a JSON path and two models left out
     assert sorted(r["metrics"]["decode_tokens_per_s"] for r in runs)[-1] == 29.12
+
+
+def test_a_csv_whose_units_are_only_in_its_cells_is_taken_by_the_table_reader() -> None:
+    runs, fmt, warnings = load_fixture(HELD56 / "openvino-genai-cb-compare-report-units-in-cells.csv")
+    assert fmt == "general-table" and len(runs) == 13  # was refused: no header names a unit
+    m = runs[0]["metrics"]
+    assert (m["prompt_tokens_per_s"], m["tokens_per_s"], m["ttft_avg_ms"], m["duration_s"]) == (463, 2, 61911, 106)
+    assert any("mean_ttft read as ttft_avg_ms (each cell's own unit)" in w for w in warnings)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
+from importers.table_console import MAX_LINES
 from importers.table_fields import HEADING_DEVICE, HEADING_TAG, Field, FieldError, label_field, measure_field
 from importers.table_long import head_rows, stat_columns, transposed
 from importers.table_records import MAX_KEYS
@@ -126,9 +127,10 @@ def joined(conv: Conversion, tables: list[TextTable], text: str) -> tuple[list[s
     devices = [next((d for t in reversed(table.headings) if (d := heading_device(t))), None) for table in tables]
     used = [n for t in tables for n in (t.line, t.line + 1, *(r[0] for r in t.rows))]
     stated = device_lines(text, used)  # 'GPU: A6000-24GB' above a table, or one such line in the whole text
-    only = stated[0][1] if len({d for _, d in stated}) == 1 else None
-    devices = [d or next((s for n, s in reversed(stated) if n < t.line), only) for d, t in zip(devices, tables,
-                                                                                              strict=True)]
+    lasting = {d for _, d, until in stated if until > MAX_LINES}
+    only = lasting.pop() if len(lasting) == 1 and len({d for _, d, _ in stated}) == 1 else None
+    devices = [d or next((s for n, s, until in reversed(stated) if n < t.line < until), only)
+               for d, t in zip(devices, tables, strict=True)]
     tags = [" / ".join(t for t in table.headings if heading_device(t) is None)[:200] for table in tables]
     # a table's first column with no name holds its rows' names ('| | TTFT | ...' over '| **vLLM** | 46 ms |'):
     # kept in the tag beside the headings, so that the rows of one table are not read as repeats of one setup

@@ -358,18 +358,34 @@ _DEVICE_LINE = re.compile(r"^[\s>*_`-]*(?:gpu|gpu[ _]name|device|device[ _]name|
                           r"[\s*_`]*[:=][\s*_`]*(?P<value>[^|]{2,120}?)[\s*_`]*$", re.IGNORECASE)
 
 
-def device_lines(text: str, used: list[int]) -> list[tuple[int, str]]:
-    """(line number, device) of the lines outside tables that name the device a report ran on ('GPU: A6000-24GB',
-    'device_name: NVIDIA GeForce RTX 3090', '- **Hardware:** Jetson AGX Orin'): a known device's name only."""
+def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
+    """(line number, device, the line it holds until) of the lines outside tables that name the device a report ran
+    on: 'GPU: A6000-24GB', 'device_name: NVIDIA GeForce RTX 3090', '- **Hardware:** Jetson AGX Orin' (until the end),
+    or a line that is a device's name alone, '> **NVIDIA A800*8**' (until the next heading). A known device only."""
     taken = set(used)
-    out = []
-    for n, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
-        if n in taken or ":" not in line and "=" not in line:
+    out: list[tuple[int, str, int]] = []
+    lines = text.splitlines()[:MAX_LINES]
+    for n, line in enumerate(lines, start=1):
+        if n in taken:
+            continue
+        if ":" not in line and "=" not in line:
+            # '> **NVIDIA A800*8**', '- NVIDIA RTX 4090 * 2'; a heading naming a device is `heading_device`'s
+            alone = None if _HEADING.match(line) else _DEVICE_ALONE.match(line[:120])
+            name = alone.group("name") if alone is not None else ""
+            found = device_named(name) if name else None
+            if found is not None and len(name.split()) - len(found.split()) <= 1:
+                until = next((k for k in range(n + 1, len(lines) + 1) if _HEADING.match(lines[k - 1])), MAX_LINES + 1)
+                out.append((n, found, until))
             continue
         m = _DEVICE_LINE.match(line[:200])
         if m is not None and (found := device_named(m.group("value"))) is not None:
-            out.append((n, found))
+            out.append((n, found, MAX_LINES + 1))
     return out
+
+
+# a line that is a device's name alone, perhaps quoted, bulleted or bold, perhaps with its count: '> **NVIDIA A800*8**'
+_DEVICE_ALONE = re.compile(r"^\s{0,3}(?:>\s{0,3})?(?:[-*+]\s{1,3})?(?:\*\*|__)?(?P<name>[^*_\n]{2,80}?)"
+                           r"(?:\s{0,2}[*x×]\s{0,2}\d{1,3})?(?:\*\*|__)?\s*$")
 
 
 def figures_outside(text: str, used: list[int]) -> bool:

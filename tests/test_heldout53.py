@@ -154,3 +154,12 @@ def test_a_csv_whose_units_are_only_in_its_cells_is_taken_by_the_table_reader() 
     m = runs[0]["metrics"]
     assert (m["prompt_tokens_per_s"], m["tokens_per_s"], m["ttft_avg_ms"], m["duration_s"]) == (463, 2, 61911, 106)
     assert any("mean_ttft read as ttft_avg_ms (each cell's own unit)" in w for w in warnings)
+
+
+def test_a_line_that_is_a_devices_name_alone_names_the_tables_below_it_until_the_next_heading() -> None:
+    runs, _, _ = load_fixture(HELD / "zhilight-engines-device-lines-alone-unitless-ttft.md")
+    named = [(r["device"] or {}).get("name") for r in runs]
+    assert named.count("NVIDIA A800") == 8 and named.count("NVIDIA H20") == 1  # "> **NVIDIA A800*8**", "* 4"
+    # 'NVIDIA AD102 PCIe * 2' names a chip no device list holds: those tables' runs stay not stated, never the
+    # H20 of an earlier section
+    assert named.count(None) == len(runs) - 9

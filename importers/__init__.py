@@ -39,6 +39,7 @@ from importers.locust import LocustImporter
 from importers.mlenergy import MlEnergyImporter
 from importers.mlperf import MlperfImporter
 from importers.mlperf_app import MlperfAppImporter
+from importers.mlperf_mobile import MlperfMobileImporter
 from importers.mlperf_summary import MlperfSummaryImporter
 from importers.mlperf_tiny import MlperfTinyImporter
 from importers.mlperf_tiny_summary import MlperfTinySummaryImporter
@@ -100,6 +101,7 @@ IMPORTERS: tuple[Importer, ...] = (
     MlperfImporter(),
     MlperfTrainingImporter(),
     MlperfAppImporter(),  # the reference app's results.json: TestScenario.<name> {took, qps, count, percentiles}
+    MlperfMobileImporter(),  # the MLPerf Mobile app's result JSON: results[] of benchmark_id, performance_run
     MlperfTinyImporter(),  # EnergyRunner's results.txt ('Median energy cost is', 'Median throughput is') and .json
     MlperfTinySummaryImporter(),  # the Tiny checker's summary.csv: Result inf./sec., Power (energy) uJ/inf.
     MlperfSummaryImporter(),  # the submission checker's summary.csv: Result in each row's Units

@@ -17,7 +17,7 @@ from importers.table_rows import NOT_TAG_WORDS, Columns, Rows, cell
 # the files a model is saved or compiled to: TensorRT, ONNX, PyTorch, Hailo, TFLite, RKNN, GGUF, Core ML, OpenVINO
 # IR, ExecuTorch, MNN, ncnn, Keras, TensorFlow, safetensors
 MODEL_FILE = re.compile(r"(?:^|.*[/\\])(?P<stem>[^/\\]{1,160}?)\.(?:engine|plan|trt|onnx|pt|pth|torchscript|hef|tflite|"
-                        r"rknn|gguf|mlpackage|mlmodel|mlmodelc|xml|pte|mnn|param|keras|h5|pb|safetensors|bin|ckpt)",
+                        r"rknn|gguf|mlpackage|mlmodel|mlmodelc|xml|pte|mnn|param|keras|h5|pb|safetensors|bin|ckpt|dlc|nnc)",
                         re.IGNORECASE)
 
 

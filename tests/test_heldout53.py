@@ -163,3 +163,19 @@ def test_a_line_that_is_a_devices_name_alone_names_the_tables_below_it_until_the
     # 'NVIDIA AD102 PCIe * 2' names a chip no device list holds: those tables' runs stay not stated, never the
     # H20 of an earlier section
     assert named.count(None) == len(runs) - 9
+
+
+def test_mlperf_mobile_results_are_a_run_per_benchmark_with_the_rate_counted_not_the_apps_score() -> None:
+    runs, fmt, _ = load_fixture(HELD56 / "mlperf-mobile-app-v4.1-result-iqoo12-sm8650.json")
+    assert fmt == "mlperf-mobile" and len(runs) == 7  # was refused
+    first = runs[0]
+    assert first["device"]["name"] == "iQOO 12 (SM8650)" and first["config"]["model"] == "mobilenet_v4_htp"
+    m = first["metrics"]
+    assert m["throughput_sps"] == pytest.approx(71508 / 61.29204177856445)  # not the score 1093.83 = 1 / p90
+    assert m["latency_p90_ms"] == pytest.approx(0.914218) and m["latency_avg_ms"] == pytest.approx(0.837807)
+    offline = next(r for r in runs if "Offline" in r["config"]["tag"])
+    assert offline["metrics"]["throughput_sps"] == pytest.approx(1658.387, abs=1e-3)  # 24720 / the query's 14.906 s
+    assert offline["config"]["batch_size"] == 12360
+    older, _, _ = load_fixture(HELD56 / "mlperf-mobile-app-extended-result-ipadpro-a12z.json")
+    assert len(older) == 6 and older[0]["device"]["name"].endswith("(A12Z Bionic)")
+    assert older[0]["config"]["batch_size"] is None  # 0: not set

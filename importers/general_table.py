@@ -135,18 +135,6 @@ __all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend"
            "nested_ambiguity", "nested_records", "states_a_mode", "twice_encoded"]
 
 
-def _to_field(value: float, unit: units.Unit, field: Field) -> float:
-    """`value` in `unit` as the field stores it, converted in one step (175 ms stays 175.0, never 175.00000000000003
-    by way of seconds)."""
-    if unit.kind == "tokens_per_energy":  # 2.82 tok/J is 1 / 2.82 J/token; 0 tokens per joule is no figure
-        return 1.0 / (value * unit.factor) if value > 0 else 0.0
-    target = units.find_unit(field.unit) if field.unit else None
-    if target is not None and target.kind == unit.kind:
-        return unit.to(target, value)
-    base = value * unit.factor
-    return base * 1e3 if field.unit == "ms" else base
-
-
 class GeneralTableImporter(Importer):
     NAME = "general-table"
     TOOL = "any results table"
@@ -443,7 +431,7 @@ class GeneralTableImporter(Importer):
                 continue
             if value is None:
                 raise conv.fail(at, f"{raw[:40]!r} is not a number")
-            stored = _to_field(value, unit, field) if unit is not None and unit.kind != "tokens" else value
+            stored = units.to_stored(value, unit, field.unit) if unit is not None and unit.kind != "tokens" else value
             if field.key == "output_tokens" and stored != int(stored):  # '225.5': a median or mean over runs
                 conv.warn(f"{at}: {raw[:20]} tokens is no whole count: read as the mean output tokens of a request")
                 metrics.setdefault("output_tokens_mean", stored)

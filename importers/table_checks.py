@@ -204,7 +204,8 @@ _LAYER_COLUMNS = frozenset({"layer", "layers", "layer_name", "layer name", "modu
 _OP_COLUMNS = frozenset({"op", "op_name", "op name", "operator", "operator_name", "op_type", "node", "node_name",
                          "node type", "node_type", "kernel", "kernel_name"})
 _SHARE = frozenset({"pct", "%", "percent", "percentage", "share", "cdf%", "time_pct", "pct_time"})
-_PROFILE_KEYS = ({"name", "averagems"}, {"name", "timems"})  # trtexec --exportProfile's layer records
+_PROFILE_KEYS = ({"name", "averagems"}, {"name", "timems"},  # trtexec --exportProfile's layer records
+                 {"name", "selfcpu", "cputotal"}, {"name", "#ofcalls"})  # torch.profiler's key_averages().table()
 
 
 def layer_profile(header: list[str], rows: list[tuple[int, list[str]]]) -> str | None:

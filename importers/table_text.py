@@ -103,7 +103,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             i += 1
             continue
         header, rows, end, kind = found
-        header, rows = units_row(header, rows)
+        header, rows = units_row(header, [r for r in rows if not all(_RULE_CELL.fullmatch(c.strip()) for c in r[1])])
         tables.append(TextTable(i + 1, header, _filled_down(rows) if kind == "pipe" else rows, (), kind))
         above.append(tuple(stack))
         used.extend(range(i + 1, end + 1))
@@ -120,6 +120,9 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
         table.header = devices_in_unit(table.header, table.rows, [
             *(title for _, title in stack_above[-1:]), *lines[max(0, table.line - 4):table.line - 1]])
     return tables, used
+
+
+_RULE_CELL = re.compile(r"[-=_]{0,400}")  # a rule under or closing a console's table ('-------  -----'): no row
 
 
 # a table's one unit said above it: 'Numbers in **FPS**', '## Model performance benchmark(FPS)', 'latency in ms'

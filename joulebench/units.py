@@ -237,6 +237,18 @@ def parse(text: str) -> Quantity | None:
     return Quantity(value, found, rest)
 
 
+def to_stored(value: float, unit: Unit, stored: str | None) -> float:
+    """`value` in `unit` as a field stores it (its unit `stored`), converted in one step (175 ms stays 175.0, never
+    175.00000000000003 by way of seconds); a rate of tokens per joule is stored as its inverse, J/token."""
+    if unit.kind == "tokens_per_energy":  # 2.82 tok/J is 1 / 2.82 J/token; 0 tokens per joule is no figure
+        return 1.0 / (value * unit.factor) if value > 0 else 0.0
+    target = find_unit(stored) if stored else None
+    if target is not None and target.kind == unit.kind:
+        return unit.to(target, value)
+    base = value * unit.factor
+    return base * 1e3 if stored == "ms" else base
+
+
 def value_in(text: str, expected: str | None) -> float | None:
     """The cell's number in the unit `expected`: converted when the cell carries a unit of the same kind,
     as written when it carries none. UnitError when its unit does not fit, or when it carries a unit and

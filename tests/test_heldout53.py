@@ -179,3 +179,9 @@ def test_mlperf_mobile_results_are_a_run_per_benchmark_with_the_rate_counted_not
     older, _, _ = load_fixture(HELD56 / "mlperf-mobile-app-extended-result-ipadpro-a12z.json")
     assert len(older) == 6 and older[0]["device"]["name"].endswith("(A12Z Bionic)")
     assert older[0]["config"]["batch_size"] is None  # 0: not set
+
+
+def test_a_torch_profiler_table_is_refused_as_a_per_operator_profile_not_read_as_runs() -> None:
+    path = HELD.parent.parent / "general_table_refused" / "torch-profiler-key-averages-table-sd35-fp8.txt"
+    with pytest.raises(Exception, match="a per-layer profile: each row is one layer or operator of one pass"):
+        load(path.read_bytes(), "fp8_sdpa_stable_diffusion_profiler.txt")  # was: "'------------' is not a number"

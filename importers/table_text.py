@@ -25,6 +25,7 @@ it for the refusal.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -368,6 +369,7 @@ def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
     taken = set(used)
     out: list[tuple[int, str, int]] = []
     lines = text.splitlines()[:MAX_LINES]
+    headings = [k for k, line in enumerate(lines, start=1) if line.startswith("#") and _HEADING.match(line)]
     for n, line in enumerate(lines, start=1):
         if n in taken:
             continue
@@ -377,8 +379,8 @@ def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
             name = alone.group("name") if alone is not None else ""
             found = device_named(name) if name else None
             if found is not None and len(name.split()) - len(found.split()) <= 1:
-                until = next((k for k in range(n + 1, len(lines) + 1) if _HEADING.match(lines[k - 1])), MAX_LINES + 1)
-                out.append((n, found, until))
+                at = bisect.bisect_right(headings, n)  # the next heading: one search, on any text
+                out.append((n, found, headings[at] if at < len(headings) else MAX_LINES + 1))
             continue
         m = _DEVICE_LINE.match(line[:200])
         if m is not None and (found := device_named(m.group("value"))) is not None:

@@ -3,13 +3,14 @@ column of GPU or Jetson names is the device ('Compute Name', 'Hardware'), a colu
 ('filename': yolov8n_fp16.engine, best.onnx, resnet50.hef), and a column of parameter counts beside the model's
 ('Model Size': 0.5B, 3B(A570M)) joins the model's name, so that Qwen2 0.5B and Qwen2 1.5B are two models; a
 table whose columns are devices (a figure per setup, the setups 'Jetson Nano', 'RPi 4 1950') gives each run the
-device its column names."""
+device its column names, and figure columns that name different devices ('Jetson Orin Latency', 'A100 Throughput')
+are a run per device."""
 
 from __future__ import annotations
 
 import re
 
-from importers.base import Conversion
+from importers.base import Conversion, check_run_count
 from importers.device_text import device_named
 from importers.table_fields import LABELS, words_of
 from importers.table_rows import NOT_TAG_WORDS, Columns, Rows, cell
@@ -71,9 +72,10 @@ def _sized_models(header: list[str], rows: Rows, read: Columns) -> int | None:
     if not any(f.key == "model" for f, _ in read.values()):
         return None
     for i, name in enumerate(header):
-        cells = [r[i].strip() for _, r in rows if i < len(r) and r[i].strip()]
-        if i not in read and words_of(name) & _SIZE_WORDS and cells and all(
-                _PARAM_COUNT.fullmatch(c) for c in cells[:500]):
+        if i in read or not words_of(name) & _SIZE_WORDS:
+            continue
+        cells = [r[i].strip() for _, r in rows[:500] if i < len(r) and r[i].strip()]
+        if cells and all(_PARAM_COUNT.fullmatch(c) for c in cells):
             return i
     return None
 
@@ -93,7 +95,7 @@ def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns
         model = next(i for i, (f, _) in read.items() if f.key == "model")
         for _, row in rows:
             count = row[size].strip() if size < len(row) else ""
-            if count and model < len(row) and row[model].strip() and plain_count(count) not in plain_count(row[model]):
+            if count and model < len(row) and row[model].strip() and _compact(count) not in _compact(row[model]):
                 row[model] = f"{row[model].strip()} {count}"[:200]
         found.append(header[size][:40])
         conv.warn(f"{header[size][:40]} gives each model's parameter count: joined to its name (a 0.5B and a 1.5B "
@@ -101,7 +103,7 @@ def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns
     return found
 
 
-def plain_count(text: str) -> str:
+def _compact(text: str) -> str:
     return text.lower().replace(" ", "")
 
 
@@ -135,6 +137,7 @@ def devices_of_columns(conv: Conversion, header: list[str], rows: Rows, columns:
     devices = list(dict.fromkeys(named.values()))
     if len(devices) < 2 or len(named) < len(field) or len({field[i] for i in named}) < 2:
         return header, rows, columns  # one figure in a column per device: a setup each (`devices_of_setups`)
+    check_run_count(conv, len(rows) * len(devices), "its rows, a run per device")
     conv.warn(f"the figure columns name devices ({', '.join(devices)[:120]}): each row read as a run per device, "
               "with that device's figures")
     out: Rows = []

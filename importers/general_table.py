@@ -45,6 +45,7 @@ from importers.table_checks import (
     layer_profile,
     media_lengths,
     of_phase,
+    per_gpu_scaled,
     per_token_checked,
     shared_durations,
     steps_of_generation,
@@ -77,7 +78,7 @@ from importers.table_long import (
     transposed,
     transposed_head,
 )
-from importers.table_named import devices_of_columns, devices_of_setups, model_named, named_columns
+from importers.table_named import devices_of_columns, devices_of_setups, model_in_tag, model_named, named_columns
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,
@@ -460,6 +461,10 @@ class GeneralTableImporter(Importer):
                     continue
                 raise conv.fail(at, e.format_message() + "; check the unit") from e
             metrics[field.key] = checked
+        if (counted := counted_device(labels.get(_COUNTED_DEVICE.key, ""))) is not None:
+            config.setdefault("gpu_count", counted[0])
+            labels.setdefault("device", counted[1])
+        per_gpu_scaled(conv, header, columns, metrics, config.get("gpu_count"))
         phase = PHASES.get(plain(labels.get("mode", "")).strip())
         if phase is not None:  # a long table of phases: the row's rate and time are its phase's, never pooled
             config["tag"] = ", ".join(p for p in (config.get("tag"), f"phase {labels['mode'][:30]}") if p)[:200]
@@ -525,10 +530,7 @@ class GeneralTableImporter(Importer):
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
         if precision is None and (precision := PRECISIONS.get(plain(str(config.get("quantization", ""))).strip())):
             del config["quantization"]  # a 'Quantization' column's FP16: a precision, no quantization
-        model = model_named(clean_str(labels.get("model")))
-        if (counted := counted_device(labels.get(_COUNTED_DEVICE.key, ""))) is not None:
-            config.setdefault("gpu_count", counted[0])
-            labels.setdefault("device", counted[1])
+        model = model_named(clean_str(labels.get("model"))) or model_in_tag(conv, config.get("tag"))
         stated = clean_str(labels.get("device"))
         # a row the file says ran on the CPU (beside a GPU it names, or in its setup's words): no file name's device
         elsewhere = bool(re.search(r"\bcpu\b", plain(str(config.get("tag") or ""))))

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from importers.base import Conversion
-from importers.table_fields import Field, FieldError, measure_field, plain, words_of
+from importers.table_fields import PER_GPU, Field, FieldError, measure_field, plain, words_of
 from joulebench import units
 from joulebench.metrics import ITL, LATENCY
 
@@ -78,9 +78,15 @@ _SETUP_PHASES = {w: p for w, p in PHASES.items() if p in ("prefill", "decode") a
 _PHASE_SETUP = re.compile(rf"(?:^|[\s,])(?P<phase>{'|'.join(_SETUP_PHASES)})[\s_-]*\d+", re.IGNORECASE)
 
 
+_NOT_GENERATION = re.compile(r"(?i)\b(?:train|training|fine-?tun\w*|pretrain\w*)\b|\b(?:tp|dp|ep|cp|vpp)[\s=_-]?\d")
+
+
 def tag_phases(tag: str | None) -> set[str]:
     """The phases of generation a row's setup names with its token count ('Prompt 512', 'Decode 128', 'pp512',
-    'Prompt 512 + Decode 128': both)."""
+    'Prompt 512 + Decode 128': both). None in a training setup, nor beside a parallelism's ('tp2, ep8, pp32': pp is
+    the pipeline's degree there)."""
+    if _NOT_GENERATION.search(tag or ""):
+        return set()
     return {_SETUP_PHASES[m.group("phase").lower()] for term in (tag or "").split("+")
             if (m := _PHASE_SETUP.search(term)) is not None}
 
@@ -287,3 +293,19 @@ def shared_durations(conv: Conversion, header: list[str], rows: list[tuple[int, 
 
 def _zero(value: str) -> bool:
     return bool(re.fullmatch(r"0+(?:\.0*)?", value))
+
+
+def per_gpu_scaled(conv: Conversion, header: list[str], columns: dict[int, tuple[Field, units.Unit | None]],
+                   metrics: dict[str, Any], gpu_count: float | None) -> None:
+    """A rate of each GPU ('Tokens/GPU/Second', 'img/s per GPU') times the row's GPU count is the run's rate (all its
+    GPUs together, as joulebench.metrics defines it); a row that gives no GPU count keeps no rate from it."""
+    for i, (field, _) in columns.items():
+        if not (field.unit or "").endswith(PER_GPU) or field.key not in metrics:
+            continue
+        each = metrics.pop(field.key)
+        if not gpu_count:
+            conv.warn(f"{header[i][:80]} is each GPU's rate and a row gives no GPU count: its rate is not stored "
+                      "(label the GPU count, or add a column of it)")
+            continue
+        metrics[field.key] = each * gpu_count
+        metrics["throughput_derivation"] = f"{header[i][:60]} ({each:g}) x the row's GPU count ({gpu_count:g})"

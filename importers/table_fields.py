@@ -149,7 +149,8 @@ for _names, _field in (
     (("seq_len", "sequence_length", "seqlen", "context", "ctx", "context_tokens", "context_length", "context_len",
       "ctx_len", "ctx_size", "n_ctx"), Field("seq_len", None, "config")),
     (("img_size", "image_size", "input_size", "resolution", "img_res", "imgsz"), Field("image_size", None, "config")),
-    (("gpu_count", "num_gpus", "n_gpus", "gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
+    (("gpu_count", "num_gpus", "n_gpus", "gpus", "gpu_num", "num_gpu", "n_gpu", "ngpus", "gpu_number",
+      "number_of_gpus", "tp", "tensor_parallel_size"), Field("gpu_count", None, "config")),
     (("power_mode", "nvpmodel", "power_profile", "power_mode_name", "nvpmodel_mode", "nvpmodel_name"),
      Field("power_mode", None, "config")),  # the setting (a label: '15W', 'MAXN_SUPER'), never a power figure
     (("status", "run_status", "state", "outcome", "execution_status", "exec_status", "result_status", "job_status")
@@ -308,16 +309,22 @@ def setting_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
 
 
 _CAMEL = re.compile(r"[a-z]{1,40}(?:[A-Z][a-z0-9]{0,40}){1,12}[A-Z]?"
-                    r"|[A-Z][a-z]{1,40}(?:[A-Z][a-z0-9]{1,40}){2,12}[A-Z]?")  # 'CurSamplesPerSec': PascalCase
-_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+                    r"|[A-Z][a-z]{1,40}(?:[A-Z][a-z0-9]{1,40}){2,12}[A-Z]?"  # 'CurSamplesPerSec': PascalCase
+                    r"|[A-Z]{2,6}(?:[A-Z][a-z0-9]{2,40}){1,12}")  # 'GPUNum': an acronym, then words
+_WORDS = re.compile(r"(?:[A-Z]{2,6}|[A-Z]?[a-z]{2,40})(?:[A-Z][a-z0-9]{2,40}){1,12}")  # words glued, each lowercase
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def uncamel(name: str) -> str:
     """A camelCase key's words apart, part by part of a dotted path ('metrics.averagePackagePowerW' ->
-    'metrics.average_Package_Power_W'); a name with separators (a unit written 'power_mW') as it is."""
+    'metrics.average_Package_Power_W'), and a header's glued words ('TimePerIter (s)'); a name with separators (a unit
+    written 'power_mW') as it is."""
     if len(name) > 200 or not any(c.isupper() for c in name):
         return name
-    return ".".join(_HUMP.sub("_", p) if _CAMEL.fullmatch(p) else p for p in name.split("."))
+    if re.fullmatch(r"[\w.]+", name):  # a key, or a dotted path of keys
+        return ".".join(_HUMP.sub("_", p) if _CAMEL.fullmatch(p) else p for p in name.split("."))
+    return re.sub(r"[A-Za-z0-9_]+", lambda m: _HUMP.sub("_", m.group()) if _WORDS.fullmatch(m.group()) else m.group(),
+                  name)  # a header's words: 'TimePerIter (s)' is 'Time_Per_Iter (s)', 'vLLM tok/s' as it is
 
 
 def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field | None, units.Unit | None, str]:
@@ -457,13 +464,16 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         if per and words & {"stream", "streams", "user", "users", "request", "requests", "req", "client", "clients",
                             "seq", "sequence", "session"}:
             return None, None, "a rate of each request (per stream or user), not the system's tokens/s"
-        if per and words & {"gpu", "gpus", "device", "card", "chip"}:
-            return None, None, "a rate per GPU (the system's over its GPU count), not the system's tokens/s"
+        if per_gpu(low, words):  # scaled by the row's GPU count where it has one (table_checks.per_gpu_scaled)
+            return Field("decode_tokens_per_s" if decode else "tokens_per_s", "tokens/s" + PER_GPU), unit, ""
         if words & {"total", "all", "combined"} and not (decode or prefill or words & {"output", "generated"}):
             return None, None, "prompt and output tokens together (JouleBench stores output tokens/s only)"
         prompt = prefill or "input" in words  # 'Input token throughput (tok/s)': the prompt's tokens
         key = "decode_tokens_per_s" if decode else "prompt_tokens_per_s" if prompt else "tokens_per_s"
         return Field(key, "tokens/s"), unit, ""
+    if kind == "item_rate" and per_gpu(low, words):  # 'img/s/gpu': each GPU's share of the system's rate
+        return (None, None, "a rate of requests per GPU") if re.search(r"req|request|rps", low) else (
+            Field("throughput_sps", "items/s" + PER_GPU), unit, "")
     if kind == "item_rate":
         if re.search(r"req|request|rps", low) or unit.symbol in ("req/s", "requests/s") or written == "requests/s":
             return Field("requests_per_s", "items/s"), unit, ""
@@ -510,8 +520,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a decode time (not a request's latency, nor a window)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
-        per_inference = bool(words & {"inference", "infer", "forward"}) and not words & {"total", "elapsed", "wall",
-                                                                                        "duration", "performance"}
+        per_inference = bool(words & {"inference", "infer", "forward"} or "per" in words and words & {
+            "iter", "iteration"}) and not words & {"total", "elapsed", "wall", "duration", "performance"}
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
                 words & {"max", "maximum"}) or averaged or per_inference:  # 'Average time (per image)': a mean
             latency = _latency_field(words)
@@ -559,6 +569,15 @@ def _stat_of(name: str) -> str | None:
     return "avg" if word in ("mean", "avg") else "p50" if word in ("median", "p50") else None
 
 
+PER_GPU = " per GPU"  # a stored unit's mark: the figure is each GPU's, the run's is it times the GPU count
+
+
+def per_gpu(low: str, words: set[str]) -> bool:
+    """Whether a rate's name says it is each GPU's: 'Tokens/GPU/Second', 'tokens_per_sec_per_gpu', 'img/s per GPU'."""
+    return bool(words & {"gpu", "gpus", "device", "card", "chip"}) and bool(
+        "per" in words or re.search(r"/\s*(?:gpu|device|card|chip)\b", low))
+
+
 def total_first(header: list[str]) -> list[int]:
     """The column indices in order, except that a column named the total ('total_watts', 'Total Energy (J)') comes
     before the other columns of its field ('n1_watts'), and a duration named the measured window ('steady_ms')
@@ -573,7 +592,8 @@ def total_first(header: list[str]) -> list[int]:
             keys[i] = found.key
     first = [i for i, key in keys.items() if list(keys.values()).count(key) > 1 and (
         words_of(header[i]) & _WINDOW if key == "duration_s" else "total" in words_of(header[i]))]
-    return first + [i for i in range(len(header)) if i not in first]
+    last = [i for i in keys if i not in first and per_gpu(header[i].lower(), words_of(header[i]))]  # the system's
+    return first + [i for i in range(len(header)) if i not in first and i not in last] + last  # rate is read first
 
 
 def grouped_reasons(left: list[tuple[str, str]]) -> str:

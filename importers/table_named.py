@@ -150,3 +150,30 @@ def devices_of_columns(conv: Conversion, header: list[str], rows: Rows, columns:
             if any(cells[i].strip() for i, d in named.items() if d == device):
                 out.append((n, [*cells, device]))
     return [*header, "device (from the column names)"], out, {**columns, len(header): (LABELS["device"], None)}
+
+
+# a model named in a heading or a setup's words, by its parameter count: 'Qwen3-235B-A22B', 'Llama-3.1-8B-Instruct',
+# 'Llama 2 7B', 'Mixtral 8x7B', 'llama-2-7b-chat.Q4_0' ('Jetson Orin 8GB' names memory, no model)
+_MODEL_IN_TEXT = re.compile(
+    r"(?<![\w.-])(?P<name>[A-Za-z][A-Za-z0-9.]{1,30}(?:[-_][A-Za-z0-9.]{1,20}|\s\d{1,2}(?:\.\d{1,2})?){0,3})"
+    r"(?P<sep>[-_\s])(?P<size>(?:\d{1,2}x)?\d{1,4}(?:\.\d{1,2})?[BbMm])(?P<rest>(?:[-_][A-Za-z0-9.]{1,20})*)(?![\w.])")
+_NOT_MODEL = {"batch", "size", "benchmark", "total", "model", "models", "params", "parameters", "dataset", "tokens",
+              "context", "sequence", "seq", "input", "output", "memory", "vram", "ram", "test", "run", "with", "using",
+              "for", "on", "of", "and", "the", "dense", "moe", "top", "bs", "len", "length", "steps", "step"}
+
+
+def model_in_tag(conv: Conversion, tag: str | None) -> str | None:
+    """The one model a row's tag (the headings above its table, its setup's words) names by its parameter count
+    ('Megatron Training Qwen3-235B-A22B MoE'), said; None where it names none or several."""
+    found = set()
+    for m in _MODEL_IN_TEXT.finditer((tag or "")[:500]):
+        spaced = m.group("sep").isspace() or " " in m.group("name")
+        if m.group("name").split()[0].lower() in _NOT_MODEL or spaced and not (
+                m.group("name")[0].isupper() and m.group("size")[-1] in "BM"):
+            continue  # 'Batch 1M', 'on 7B', 'a 7b': words, no model's name
+        found.add(m.group(0))
+    if len(found) != 1:
+        return None
+    conv.warn("a model named in the headings above a table or in a row's setup (by its parameter count, as "
+              "'Llama-3.1-8B') read as the model of its rows, where no column names one")
+    return found.pop()

@@ -2,10 +2,11 @@
 table read as a source of its own, the preamble's labels (a named GPU, the model, the precision, the engine) added
 to every row as columns, so the table's readers take them as any column of labels, and a note saying so.
 
-A preamble is one to 100 lines that start with '#' (blank lines between them allowed) above a header of three or
-more cells split by a comma, a tab or a semicolon, whose next line splits into as many. A Markdown text ('# Title'
-over prose or a '|' table) is none. A label is a '# key: value' (or 'key = value') line whose key names a label
-(`table_fields.label_field`); a device only where the value names a GPU or Jetson (`device_text.device_named`).
+A preamble is one to 100 lines that start with '#' (blank lines between them allowed) above a header of three or more
+cells split by a comma, a tab or a semicolon, whose next line splits into as many. A Markdown text ('# Title' over
+prose, whose commas split clauses of many words, or a '|' table) is none. A label is a '# key: value' (or 'key =
+value') line whose key names a label (`table_fields.label_field`); a device only where the value names a GPU or Jetson
+(`device_text.device_named`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def uncommented(source: Source) -> Unwrapped | None:
     rest = "\n".join(lines[i:]) if i < len(lines) else ""
     body = [line for line in rest.split("\n", 3)[:3] if line.strip()]
     if not comments or len(body) < 2 or (sep := _delimiter(body[0], body[1])) is None or "|" in body[0]:
+        return None
+    if any(len(c.split()) > 8 for c in body[0].split(sep)):  # a sentence's clauses, no column names: Markdown prose
         return None
     if any(FIGURE_CELL.match(c.strip()) for c in body[0].split(sep)):  # 'step 0, loss: 3.1, time: 100 ms': lines
         return None  # of figures under a Markdown heading, no table's header

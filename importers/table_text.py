@@ -358,7 +358,8 @@ def heading_device(title: str) -> str | None:
     return None
 
 
-_DEVICE_LINE = re.compile(r"^[\s>*_`-]*(?:gpu|gpu[ _]name|device|device[ _]name|hardware|accelerator|board)"
+_DEVICE_LINE = re.compile(r"^[\s>*_`-]*(?:gpu|gpu[ _]name|device|device[ _]name|hardware|accelerator|board|environment"
+                          r"|platform|machine|system|testbed|test[ _]bed)"
                           r"[\s*_`]*[:=][\s*_`]*(?P<value>[^|]{2,120}?)[\s*_`]*$", re.IGNORECASE)
 
 

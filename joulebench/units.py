@@ -130,7 +130,8 @@ def find_unit(symbol: str) -> Unit | None:
         if variant in UNITS:
             return UNITS[variant]
     if text != text.lower():  # 'MW' is no 'mW': a case-insensitive match only for a unit written in lower case,
-        wordy = _LOWER.get(text.lower().replace("/sec", "/s"))  # or a count spelled in words ('Tokens/s', 'FPS')
+        # or a count spelled in words ('Tokens/s', 'FPS', 'Tokens/Second')
+        wordy = _LOWER.get(re.sub(r"/sec(?:ond)?$", "/s", text.lower()))
         return wordy if wordy is not None and wordy.kind in _WORDY and re.search(r"[a-z]{3}", text.lower()) else None
     return _LOWER.get(text) or _LOWER.get(text.replace("/sec", "/s"))
 
@@ -325,11 +326,19 @@ _PER_SCALED_TOKENS = {("J/token", "k"): "J/1k tokens", ("J/token", "m"): "J/1M t
                       ("Wh/token", "k"): "Wh/1k tokens", ("Wh/token", "m"): "Wh/Mtok"}
 
 
+_PER_DEVICE = re.compile(r"(?:\s*/\s*|[\s_-]+per[\s_-]+)(gpu|device|card|chip)s?(?![a-z])", re.IGNORECASE)
+
+
 def header_unit(header: str) -> tuple[str, Unit | None, str]:
     """(the name without its unit, the unit, the unit as written) of a column header: a unit in brackets
     ('Total Energy (Wh)', 'Potencia [W]'), a spelled-out ending ('tokens_per_second'), or a last word
     ('prefill_gpu_median_ms', 'decode_tps', 'power_mw'). (header, None, '') when it states none."""
     text = header.strip()[:200]
+    each = _PER_DEVICE.search(text)
+    if each is not None:  # 'Tokens/GPU/Second', 'img/s per GPU': a rate of each GPU, named so ('per gpu')
+        name, found, written = header_unit(text[: each.start()] + text[each.end():])
+        if found is not None and found.kind in ("token_rate", "item_rate"):
+            return f"{name} per {each.group(1).lower()}", found, f"{written} per {each.group(1)}"
     m = _BRACKET.match(text) or _LAST_BRACKET.match(text)  # 'FTL(ave)(s)': a statistic in brackets, then the unit
     if m:
         written = m.group("unit").strip()

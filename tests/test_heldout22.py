@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from importers import load
-from importers.table_fields import label_field, measure_field
+from importers.table_fields import PER_GPU, label_field, measure_field
 from tests.helpers import load_fixture, refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -28,7 +28,8 @@ def test_a_rate_per_stream_is_not_the_systems_and_clients_are_the_load() -> None
     assert any("per_stream_tok_s (a rate of each request" in w for w in warnings)
     for name in ("per_user_tps", "Output Token Throughput Per User (tokens/sec/user)", "tok_s_per_request"):
         assert measure_field(name)[0] is None
-    assert measure_field("output_throughput_per_gpu_tok_s")[0] is None
+    per_gpu = measure_field("output_throughput_per_gpu_tok_s")[0]  # each GPU's: times a row's GPU count, or not stored
+    assert per_gpu is not None and (per_gpu.key, per_gpu.unit) == ("tokens_per_s", "tokens/s" + PER_GPU)
     assert measure_field("aggregate_tok_s")[0].key == "tokens_per_s"  # type: ignore[union-attr]
     assert label_field("clients").key == "max_concurrency"  # type: ignore[union-attr]
 

@@ -58,8 +58,11 @@ from joulebench.metrics import E2E, STATS, TPOT, TTFT, Distribution
 
 NO_ENERGY = "no GPU telemetry: GenAI-Perf / AIPerf exports hold no energy figure without it"
 _TIME_UNITS = {"ms": 1.0, "msec": 1.0, "ns": MS_PER_NS, "us": 1e-3, "µs": 1e-3, "s": MS_PER_S, "sec": MS_PER_S}
-_TIMED: dict[str, Distribution] = {"time_to_first_token": TTFT, "request_latency": E2E, "inter_token_latency": TPOT}
-_KEYS = ("request_latency", "request_throughput", "time_to_first_token", "output_token_throughput",
+# AIPerf's JSON tags the time to first token 'ttft' (its CSV 'Time to First Token', GenAI-Perf's JSON and CSV
+# 'time_to_first_token'); its 'inter_token_latency' is (latency - TTFT) / (output tokens - 1), vLLM's TPOT
+_TIMED: dict[str, Distribution] = {"time_to_first_token": TTFT, "ttft": TTFT, "request_latency": E2E,
+                                   "inter_token_latency": TPOT}
+_KEYS = ("request_latency", "request_throughput", "time_to_first_token", "ttft", "output_token_throughput",
          "inter_token_latency")
 _CSV_NAME = re.compile(r"^(.*?)\s*(?:\(([^()]*)\))?$")
 _POWER = re.compile(r"(?:nvidia |amd )?gpu power(?: usage)?")
@@ -79,7 +82,16 @@ class _Gpu:
     span_j: float | None = None  # max - min of its counter's readings since boot (older AIPerf)
 
 
-def _is_json_export(doc: Any) -> bool:
+def _metrics_of(doc: Any) -> Any:
+    """The object holding the metric records: the document's own keys (GenAI-Perf, AIPerf up to 0.1), or its
+    'records' (AIPerf's JsonExportData from late 2025: records, input_config, was_cancelled, start_time, ...)."""
+    records = doc.get("records") if isinstance(doc, dict) else None
+    return records if isinstance(records, dict) and _is_json_export(records, nested=False) else doc
+
+
+def _is_json_export(doc: Any, nested: bool = True) -> bool:
+    if nested and isinstance(doc, dict) and _metrics_of(doc) is not doc:
+        return True
     if not isinstance(doc, dict):
         return False
     found = [k for k in _KEYS if isinstance(doc.get(k), dict) and any(s in doc[k] for s in ("avg", "p50", "p99"))]
@@ -108,7 +120,7 @@ class GenAiPerfImporter(Importer):
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = conv.source.json
         if _is_json_export(doc):
-            stats = {k: v for k, v in doc.items() if isinstance(v, dict) and k != "input_config"}
+            stats = {k: v for k, v in _metrics_of(doc).items() if isinstance(v, dict) and k != "input_config"}
             run = self._run(conv, stats, as_dict(doc.get("input_config")), doc)
         else:
             stats, gpus, telemetry = self._csv_stats(conv)

@@ -50,6 +50,7 @@ VULKAN_FOUND = re.compile(r"^ggml_vulkan:\s*Found\s+\d+\s+Vulkan devices")
 CUDA_FOUND = re.compile(r"^ggml_cuda_init:\s*found\s+\d+\s+\w+\s+devices")
 CUDA_DEVICE = re.compile(r"^\s*Device\s+(\d+):\s*([^,]+),")
 SHARD = re.compile(r"-\d{5}-of-\d{5}$")
+HEADING = re.compile(r"^\s{0,3}(?:#{1,6}|={3,})\s+(.*?[A-Za-z].*?)\s*(?:#{1,6}|={3,})?\s*$")  # '### GPU 0 ONLY ###'
 BUILD = re.compile(r"^\s*build:\s*(\S+)\s*\((\d+)\)\s*$")
 # llama.cpp's file-type names (llama_model_ftype_name) -> the short name its files and tools use
 FTYPE_SUFFIX = {"small": "S", "medium": "M", "large": "L", "extra small": "XS", "extra extra small": "XXS"}
@@ -187,8 +188,11 @@ class LlamaBenchImporter(Importer):
         devices: dict[int, str] = {}
         header: list[str] | None = None
         table_start = 0
+        heading = None
         for n, raw in enumerate(text.splitlines(), 1):
             line = raw.rstrip()
+            if header is None and (h := HEADING.match(line)) is not None:
+                heading = h.group(1)[:80]
             if VULKAN_FOUND.match(line) or CUDA_FOUND.match(line):
                 devices = {}
             elif (m := VULKAN_DEVICE.match(line)) or (m := CUDA_DEVICE.match(line)):
@@ -210,11 +214,14 @@ class LlamaBenchImporter(Importer):
                     raise conv.fail(f"line {n}", f"{len(cells)} cells under a table header of {len(header)} columns: "
                                     "keep llama-bench's table as it printed it")
                 row = dict(zip(header, cells, strict=True))
-                out.append((f"line {n}", self._md_test(conv, row, f"line {n}", dict(devices))))
+                out.append((f"line {n}", self._md_test(conv, row, f"line {n}", dict(devices)) | {"section": heading}))
             elif line.strip():
                 header = None  # the table ended
         if not out:
             raise conv.fail("(whole file)", "a llama-bench table header but no test row under it")
+        if len({t["section"] for _, t in out}) == 1:  # one heading over every table: no setup of its own
+            for _, t in out:
+                del t["section"]
         return out
 
     @staticmethod
@@ -283,7 +290,8 @@ class LlamaBenchImporter(Importer):
         kv = f"{clean_str(t.get('type_k')) or '?'}/{clean_str(t.get('type_v')) or '?'}" if t.get("type_k") else None
         shown = [f"{label} {kv if label == 'kv' else v}" for label, v in settings
                  if v is not None and v not in ("none", "auto", "0.00") and not (label == "n_cpu_moe" and v == "0")]
-        tag = ", ".join([name, *shown, *([backend] if backend else [])])
+        section = clean_str(t.get("section"))  # '### GPU 1 ONLY ###' over one of a file's tables: its own setup
+        tag = ", ".join([name, *shown, *([backend] if backend else []), *([section] if section else [])])
         benchy = t.get("tool") == "llama-benchy"
         metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY.replace("llama-bench", "llama-benchy")
                                    if benchy else NO_ENERGY}

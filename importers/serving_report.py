@@ -71,6 +71,9 @@ class _Block:
     model: str | None = None
 
 
+_HEADING = re.compile(r"#{1,6}\s+(\S.*?)\s*#*\s*$")  # a Markdown heading over a pasted block
+
+
 def _strip(line: str) -> str:
     return _PREFIX.sub("", line).strip()
 
@@ -169,13 +172,14 @@ class ServingReportImporter(Importer):
         if conv.hints.device is None:
             conv.warn("the printed serving report names neither the GPU nor how many served the model: give "
                       "--device")
-        return conv.document(self._kept_apart(runs, lines))
+        return conv.document(self._kept_apart(runs, lines, conv.source.text or ""))
 
     @staticmethod
-    def _kept_apart(runs: list[dict[str, Any]], lines: list[int]) -> list[dict[str, Any]]:
+    def _kept_apart(runs: list[dict[str, Any]], lines: list[int], text: str) -> list[dict[str, Any]]:
         """Blocks that state the same model and load are not known to be repeats: a pasted report often differs
-        by something only its prose says (a server option, a GPU). Each such block's tag names its line, so no
-        two of them pool as repeats of one configuration."""
+        by something only its prose says (a server option, a GPU). Each such block's tag names the Markdown heading
+        above it ('## FP8 (2-Node Setup)') where those headings differ, else its line, so no two of them pool as
+        repeats of one configuration."""
         def key(run: dict[str, Any]) -> tuple[Any, ...]:
             c = run["config"]
             return c.get("model"), c.get("tag")
@@ -183,9 +187,15 @@ class ServingReportImporter(Importer):
         seen: dict[tuple[Any, ...], int] = {}
         for run in runs:
             seen[key(run)] = seen.get(key(run), 0) + 1
-        for run, line in zip(runs, lines):
+        headings = [(n, m.group(1)[:80]) for n, line in enumerate(text.splitlines()[:200_000], 1)
+                    if line.startswith("#") and (m := _HEADING.match(line)) is not None]
+        above = [next((h for n, h in reversed(headings) if n < line), None) for line in lines]
+        for run, line, heading in zip(runs, lines, above, strict=True):
             if seen[key(run)] > 1:
-                run["config"]["tag"] = ", ".join(p for p in (run["config"].get("tag"), f"report line {line}") if p)
+                named = heading is not None and sum(h == heading for h, r in zip(above, runs, strict=True)
+                                                    if key(r) == key(run)) == 1
+                run["config"]["tag"] = ", ".join(p for p in (run["config"].get("tag"),
+                                                             heading if named else f"report line {line}") if p)
         return runs
 
     @staticmethod

@@ -222,3 +222,25 @@ def _right_aligned(header: list[tuple[int, int, str]], lines: list[str], start: 
         rows.append((end + 1, cells))
         end += 1
     return (rows, end) if rows else None
+
+
+_BOX_BAR = str.maketrans({"│": "|", "┃": "|", "║": "|", "╎": "|", "┆": "|"})
+_BOX_RULE = re.compile(r"^\s*[┏┌╔╭┡├╞╠┣┢╟┗└╚╰+|][━─═╌┄\-=:+┳┬╦╤┯╇┼╪╬╋┿┻┴╩╧┷┓┐╗╮┩┤╡╣┫┪╢┛┘╝╯| ]{2,}\s*$")
+_ASCII_RULE = re.compile(r"^\s*\+[-=:]{2,}(?:\+[-=:]{2,})*\+\s*$")  # psql's and tabulate's '+------+----+'
+_BOX_JOIN = re.compile(r"[┳┬╦╤┯╇┼╪╬╋┿┻┴╩╧┷+]")
+
+
+def unboxed(lines: list[str]) -> list[str]:
+    """A text's box-drawn tables (rich's, as GenAI-Perf and vLLM print them; tabulate's 'grid' and psql's '+---+')
+    as pipe tables: each bar a '|', a rule between two rows of cells the GFM rule line, the borders above and below
+    a table blank lines. Any other line as it is."""
+    bars = [line.translate(_BOX_BAR) if any(c in line for c in "│┃║╎┆") else line for line in lines]
+    out = []
+    for i, line in enumerate(bars):
+        if not (_BOX_RULE.match(line) and (re.search(r"[━─═╌┄]", line) or _ASCII_RULE.match(line))):
+            out.append(line)
+            continue
+        above = i > 0 and bars[i - 1].lstrip().startswith("|")
+        below = i + 1 < len(bars) and bars[i + 1].lstrip().startswith("|")
+        out.append("|" + "---|" * (len(_BOX_JOIN.findall(line.strip()[1:-1])) + 1) if above and below else "")
+    return out

@@ -13,7 +13,7 @@ from importers.table_console import MAX_LINES
 from importers.table_fields import HEADING_DEVICE, HEADING_TAG, Field, FieldError, label_field, measure_field
 from importers.table_long import head_rows, stat_columns, transposed
 from importers.table_records import MAX_KEYS
-from importers.table_text import TextTable, device_lines, figures_outside, heading_device, text_tables
+from importers.table_text import TextTable, device_lines, figures_outside, heading_device, text_tables, title_device
 from importers.text_scan import candidates
 from joulebench import units
 
@@ -128,7 +128,8 @@ def joined(conv: Conversion, tables: list[TextTable], text: str) -> tuple[list[s
     used = [n for t in tables for n in (t.line, t.line + 1, *(r[0] for r in t.rows))]
     stated = device_lines(text, used)  # 'GPU: A6000-24GB' above a table, or one such line in the whole text
     lasting = {d for _, d, until in stated if until > MAX_LINES}
-    only = lasting.pop() if len(lasting) == 1 and len({d for _, d, _ in stated}) == 1 else None
+    only = lasting.pop() if len(lasting) == 1 and len({d for _, d, _ in stated}) == 1 else (
+        None if stated else title_device(text))  # '# RK3588 YOLO 性能与精度摘要': the title above every table
     devices = [d or next((s for n, s, until in reversed(stated) if n < t.line < until), only)
                for d, t in zip(devices, tables, strict=True)]
     tags = [" / ".join(t for t in table.headings if heading_device(t) is None)[:200] for table in tables]

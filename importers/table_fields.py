@@ -347,6 +347,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, f"the {stat} of {base[:40]} (a percentile JouleBench does not store)"
         if stated.kind in ("token_rate", "item_rate") and _AFTER_UNIT[stat] != "p50":
             return None, None, f"the {stat} of a rate (JouleBench stores a rate's mean or median, no percentile)"
+        if stated.kind == "time" and re.split(r"[\s._-]+", base.strip(" ._-").lower())[-1] in (
+                "duration", "runtime", "elapsed", "wall"):
+            return None, None, f"the {stat} of the runs' durations (over repeats), not a latency"  # 'duration_s_median'
         field, unit, why = measure_field(f"{base} {_AFTER_UNIT[stat]} ({stated.symbol})", cell_unit)
         of = f"the {stat} of {base[:40]}" if base.strip() else f"the {stat}"
         return field, unit, (why if field is None else f"{of} in {stated.symbol}")
@@ -536,6 +539,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "frequency" and words & {"gpu", "sm", "graphics"}:
         return Field("gpu_clock_avg_mhz", "MHz"), unit, ""
     if kind == "tokens":
+        if words & {"median", "med"} or any(_PERCENTILE.fullmatch(w) for w in words):  # 'Output Sequence Length
+            return None, None, "a median or percentile of a count of tokens (JouleBench stores the total or the mean)"
         if words & _GENERATED and not prefill:
             mean = words & {"avg", "mean", "average"}
             return Field("output_tokens_mean" if mean else "output_tokens", None), unit, ""

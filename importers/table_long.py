@@ -11,9 +11,10 @@ import re
 
 from importers.base import MAX_CSV_CELLS, Conversion
 from importers.table_fields import FieldError, measure_field, plain
+from importers.table_rows import MISSING_CELLS
 
 _METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
-                "name", "variable")
+                "name", "variable", "statistic", "stat")
 _VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount", "metric_value")
 _UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite", "metric_unit")
 
@@ -39,7 +40,7 @@ def stat_columns(header: list[str]) -> tuple[int, list[int]] | None:
     statistics in columns ('prompt tok/s' under Metric, 84.74 under Median); None for any other table."""
     low = [plain(h.strip()) for h in header]
     metric = next((low.index(c) for c in _METRIC_COLS if c in low), None)
-    stats = [i for i, h in enumerate(low) if h in _STAT_NAMES]
+    stats = [i for i, h in enumerate(low) if h in _STAT_NAMES or re.fullmatch(r"p\d{1,2}(?:\.\d{1,2})?", h)]
     return (metric, stats) if metric is not None and stats else None
 
 
@@ -70,7 +71,7 @@ def stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[s
         above = cells
         name = row[metric].strip() if metric < len(row) else ""
         for i in columns:
-            if name and i < len(row) and row[i].strip():
+            if name and i < len(row) and row[i].strip().lower() not in MISSING_CELLS:  # 'N/A': no statistic of it
                 long.append((n, [*cells, with_stat(name, header[i].strip().lower()), row[i].strip()]))
     conv.warn(f"{header[metric][:40]} names the figures and {', '.join(header[i][:20] for i in columns)} give their "
               "statistics: read as one column per figure and statistic")

@@ -1,10 +1,10 @@
-"""Columns no field names, read by what their cells name (for the general reader, `importers.general_table`): a
-column of GPU or Jetson names is the device ('Compute Name', 'Hardware'), a column of model files is the model
-('filename': yolov8n_fp16.engine, best.onnx, resnet50.hef), and a column of parameter counts beside the model's
-('Model Size': 0.5B, 3B(A570M)) joins the model's name, so that Qwen2 0.5B and Qwen2 1.5B are two models; a
-table whose columns are devices (a figure per setup, the setups 'Jetson Nano', 'RPi 4 1950') gives each run the
-device its column names, and figure columns that name different devices ('Jetson Orin Latency', 'A100 Throughput')
-are a run per device."""
+"""Columns no field names, read by what their cells name (for the general reader, `importers.general_table`): a column
+of GPU or Jetson names is the device ('Compute Name', 'Hardware'), a column of model files is the model ('filename':
+yolov8n_fp16.engine, best.onnx, resnet50.hef), a column of int8 / fp8 the quantization, and a column of parameter
+counts beside the model's ('Model Size': 0.5B, 3B(A570M)) joins the model's name, so that Qwen2 0.5B and Qwen2 1.5B
+are two models; a table whose columns are devices (a figure per setup, the setups 'Jetson Nano', 'RPi 4 1950') gives
+each run the device its column names, and figure columns that name different devices ('Jetson Orin Latency', 'A100
+Throughput') are a run per device."""
 
 from __future__ import annotations
 
@@ -62,6 +62,21 @@ def _models_named(header: list[str], rows: Rows, read: Columns) -> int | None:
     return None
 
 
+_QUANTIZED = re.compile(r"(?i)int[48]|uint8|fp[48]|nf4|mxfp[48]|nvfp4|w[48]a(?:8|16)")  # weights stored in fewer bits
+
+
+def _quantizations_named(header: list[str], rows: Rows, read: Columns) -> int | None:
+    """The column no field reads whose every cell names an integer or 8-bit float format ('variant': int8), as a
+    model's quantization: the precision a dtype column gives stays the compute's."""
+    for i, name in enumerate(header):
+        if i in read or words_of(name) & NOT_TAG_WORDS:
+            continue
+        cells = {r[i].strip() for _, r in rows[:500] if i < len(r) and r[i].strip()}
+        if cells and all(_QUANTIZED.fullmatch(c) for c in cells):
+            return i
+    return None
+
+
 _PARAM_COUNT = re.compile(r"^(E?\d{1,4}(?:\.\d{1,3})?\s?[BMK])(?:\s?\([A-Za-z]?\d{1,4}(?:\.\d{1,3})?[BMK]\))?$")
 _SIZE_WORDS = {"size", "params", "parameters", "param", "parametros", "参数量"}
 
@@ -85,7 +100,8 @@ def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns
     """The device and the model read from columns that name them, where no column gave them by its name: the
     names of the columns now read (`read` and `taken` updated)."""
     found: list[str] = []
-    for key, finder, what in (("device", _devices_named, "devices"), ("model", _models_named, "model files")):
+    for key, finder, what in (("device", _devices_named, "devices"), ("model", _models_named, "model files"),
+                              ("quantization", _quantizations_named, "integer or 8-bit float formats (int8, fp8)")):
         if key not in taken and (i := finder(header, rows, read)) is not None:
             read[i] = (LABELS[key], None)
             taken[key] = header[i]

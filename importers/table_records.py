@@ -130,7 +130,9 @@ def _record_family(doc: dict[str, Any]) -> tuple[Family | None, Family, Family, 
                    "run is not told")
             return None, [], alone, why
     readable = [f for f in inner if any(_reads(k) for k in _keys(f))]
-    if 1 <= len(readable) < len(inner):  # sets whose keys no field reads ('ttft_improvement_pct'): no runs
+    if not readable:  # dicts of what no field reads ('thermal_c_start': {'cpu-thermal': 48.9}): no records at all
+        return None, [], alone + [m for f in inner for m in f], None
+    if len(readable) < len(inner):  # sets whose keys no field reads ('ttft_improvement_pct'): no runs
         alone = alone + [m for f in inner if f not in readable for m in f]
         inner = readable
     if len(inner) > 1:

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from importers.device_text import device_from_path, device_named
-from importers.table_console import _RULE, MAX_COLUMNS, MAX_LINE, MAX_LINES, fixed_table, gap_table, tab_table
+from importers.table_console import _RULE, MAX_COLUMNS, MAX_LINE, MAX_LINES, fixed_table, gap_table, tab_table, unboxed
 from importers.table_long import UNIT_AT_END, with_stat
 from joulebench import units
 
@@ -72,7 +72,7 @@ def _filled_down(rows: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]
 def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
     """(the tables of a text, the line numbers they take up). A text's one level-1 heading is its title, above
     every table: no table's heading."""
-    lines = [line[:MAX_LINE] for line in text.splitlines()[:MAX_LINES]]
+    lines = unboxed([line[:MAX_LINE] for line in text.splitlines()[:MAX_LINES]])
     tables: list[TextTable] = []
     used: list[int] = []
     stack: list[tuple[int, str]] = []
@@ -112,7 +112,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
     for table, stack_above in zip(tables, above, strict=True):
         table.headings = tuple(title for level, title in stack_above if level > 1 or titles > 1)
         if stack_above:
-            table.header = of_heading(table.header, stack_above[-1][1])
+            table.header = of_heading(table.header, table.rows, stack_above[-1][1])
             table.header = units_said(table.header, stack_above[-1][1])
             table.header = setups_of_heading(table.header, table.rows, stack_above[-1][1])
     _captioned(tables, lines)
@@ -253,12 +253,14 @@ def setups_of_heading(header: list[str], rows: list[tuple[int, list[str]]], head
     return [f"{c.strip()} {figure} ({unit})" if i in numeric else c for i, c in enumerate(header)]
 
 
-def of_heading(header: list[str], heading: str) -> list[str]:
+def of_heading(header: list[str], rows: list[tuple[int, list[str]]], heading: str) -> list[str]:
     """A table whose figure columns name only a statistic ('Mean (s)', 'P95 (s)', or 'Mean' under 'Latency (ms)')
     measures what the heading above it names: those columns become 'TTFT Mean (s)' ('### 2.1 TTFT' above them).
-    Any other header is returned as it is."""
+    Any other header is returned as it is, and so is a table whose rows name their figures with units ('Request
+    Latency (ms)' over 'avg', 'p99': GenAI-Perf's console table)."""
     stats = [bool(_STAT_ONLY.fullmatch(c.strip())) for c in header]
-    if sum(stats) < 2:
+    named = sum(bool(r) and units.header_unit(r[0])[1] is not None for _, r in rows)  # rows naming their figure
+    if sum(stats) < 2 or named >= 2 and 2 * named >= len(rows):
         return header
     title = _NUMBERED.sub("", heading).strip()
     m = UNIT_AT_END.fullmatch(title)
@@ -346,16 +348,26 @@ def _keyed(title: str) -> str | None:
 
 
 def heading_device(title: str) -> str | None:
-    """The GPU or Jetson a heading names: the whole heading, a part in brackets or the end after 'on' ('GeForce RTX
-    2070', 'Results (RTX 3090)', 'Benchmark Results on Jetson Orin Nano Super'); None for any other ('jetson orion':
-    no device JouleBench knows by that name, never guessed)."""
+    """The GPU or Jetson a heading names: the whole heading, a part in brackets, the end after 'on' ('GeForce RTX
+    2070', 'Results (RTX 3090)', 'Benchmark Results on Jetson Orin Nano Super') or its first word where no other
+    word names a device ('RK3588 YOLO 性能与精度摘要'); None for any other ('jetson orion': no device JouleBench knows
+    by that name, never guessed; 'A100 vs H100': two)."""
     parts = [title, *re.findall(r"[(\[]([^()\[\]]{2,60})[)\]]", title),
              *re.findall(r"(?:\bon|@)\s+([^()\[\]=]{2,60}?)[\s=]*$", title)]  # '... Results on Jetson Orin Nano =='
     for part in parts:
         found = device_from_path((part.strip()[:100],))
         if found:
             return found
-    return None
+    words = title.split()[:20]
+    named = [w for w in words if device_from_path((w.strip("*_`,:")[:40],))]
+    return device_from_path((words[0].strip("*_`,:")[:40],)) if len(named) == 1 and named[0] == words[0] else None
+
+
+def title_device(text: str) -> str | None:
+    """The device a text's one level-1 heading (its title, above every table) names, or None."""
+    titles = [m.group(2) for line in text.splitlines()[:MAX_LINES] if line.startswith("# ")
+              and (m := _HEADING.match(line)) is not None]
+    return heading_device(titles[0]) if len(titles) == 1 else None
 
 
 _DEVICE_LINE = re.compile(r"^[\s>*_`-]*(?:gpu|gpu[ _]name|device|device[ _]name|hardware|accelerator|board|environment"

@@ -39,6 +39,7 @@ model, precision or batch: they come from --device, --precision and --batch-size
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import struct
@@ -58,7 +59,10 @@ _STAT_EQ = re.compile(r"(min|max|mean|median|percentile\((\d{1,2}(?:\.\d+)?)%\))
 _STAT_OLD = re.compile(r"(min|max|mean|median):\s*([-+0-9.eE]{1,30})\s*ms")
 _PCT_OLD = re.compile(r"percentile:\s*([-+0-9.eE]{1,30})\s*ms at (\d{1,2}(?:\.\d+)?)%")
 _THROUGHPUT = re.compile(r"^Throughput:\s*([-+0-9.eE]{1,30})\s*qps", re.IGNORECASE)
-_WALLTIME = re.compile(r"^Total Host Walltime:\s*([-+0-9.eE]{1,30})\s*s\b")
+_WALLTIME = re.compile(r"^(?:Total Host Walltime|walltime):\s*([-+0-9.eE]{1,30})\s*s\b")
+_SECTIONS = {"Host Latency": "Host Latency", "Host latency": "Host Latency", "GPU Compute": "GPU Compute",
+             "Enqueue Time": "Enqueue Time"}
+_STAT_OLD_LINE = re.compile(r"^(?:min|max|mean|median|percentile):\s*[-+0-9.eE]{1,30}\s*ms\b.{0,200}$")
 _TRACE = re.compile(r"^Timing trace has (\d{1,15}) queries over ([-+0-9.eE]{1,30}) s")
 _DEVICE = re.compile(r"^Selected Device:\s*(.{1,200})$")
 _MEMORY = re.compile(r"^Device Global Memory:\s*(\d{1,9})\s*MiB")
@@ -110,7 +114,7 @@ def _blocks(text: str) -> list[tuple[int, list[str]]]:
     current: list[str] = []
     start = 1
     for n, line in enumerate(text.splitlines(), 1):
-        if "&&&& RUNNING TensorRT.trtexec" in line and any("Throughput" in x or "Precision" in x for x in current):
+        if "&&&& RUNNING TensorRT.trtexec" in line and any("hroughput" in x or "Precision" in x for x in current):
             blocks.append((start, current))
             current, start = [], n
         current.append(line)
@@ -243,8 +247,8 @@ class TrtexecImporter(Importer):
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         text = (conv.source.text or "").replace("\r", "")
-        blocks = [b for b in _blocks(text) if any("Throughput:" in line or "=== Performance summary" in line
-                                                  for line in b[1])]
+        blocks = [b for b in _blocks(text) if any("hroughput:" in line or "=== Performance summary" in line
+                                                  for line in b[1])]  # 'throughput: X qps': TensorRT 7's
         if not blocks:
             raise conv.fail("(whole file)", "a trtexec log without a '=== Performance summary ===' (an engine build "
                             "or --skipInference run): no timing to import; run trtexec without --skipInference")
@@ -283,6 +287,9 @@ class TrtexecImporter(Importer):
             batch = int(firsts.pop()) if len(firsts) == 1 and next(iter(firsts)).isdigit() else None
         if batch is None and (m := _FLAG_BATCH.search(command)):
             batch = int(m.group(1))
+        # an implicit batch ('--batch=N', the 'Batch: N' option line): trtexec's qps and its trace's queries already
+        # count samples (sampleReporting.cpp: throughput = batch x timings / walltime; the prolog's queries x batch)
+        implicit = shapes is None and batch is not None or batch is None and found.get("batch") is not None
         batch = batch or found.get("batch") or found.get("binding_batch") or heads.batch or conv.hints.batch_size
         precision, quantization = self._precision(flags, found.get("precision") or heads.precision)
         model_m = _MODEL.search(command)
@@ -295,7 +302,12 @@ class TrtexecImporter(Importer):
         gpu = stats.get("GPU Compute Time") or stats.get("GPU Compute") or {}
         metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY}
         notes = [f"trtexec {command[:300]}" if command else "trtexec log"]
-        if qps is not None:
+        if qps is not None and implicit and batch:
+            metrics["iterations_per_s"] = qps / batch  # engine executions per second
+            metrics["throughput_sps"] = qps
+            metrics["throughput_derivation"] = (f"Throughput {qps:g} qps as printed: with the implicit batch {batch}, "
+                                                "trtexec counts each query's samples (batch x executions / walltime)")
+        elif qps is not None:
             metrics["iterations_per_s"] = qps  # queries (engine executions) per second
             if batch:
                 metrics["throughput_sps"] = qps * batch
@@ -312,7 +324,7 @@ class TrtexecImporter(Importer):
             notes.append("GPU Compute Time " + ", ".join(f"{k} {v:g} ms" for k, v in gpu.items()))
         metrics["duration_s"] = positive(found.get("walltime")) or positive(found.get("trace_s"))
         if (queries := found.get("queries")) is not None and batch:
-            metrics["examples"] = int(queries) * (batch or 1)
+            metrics["examples"] = int(queries) * (1 if implicit else batch)
         if "Latency" not in stats and "Host Latency" not in stats and qps is None:
             raise conv.fail(where, "the performance summary holds neither Throughput nor Latency")
         notes.append("precision flags are what TensorRT may use per layer, not one dtype for every layer")
@@ -342,7 +354,12 @@ class TrtexecImporter(Importer):
 
     @staticmethod
     def _read_line(line: str, found: dict[str, Any]) -> None:
-        if (m := _STAT_LINE.match(line)) is not None:
+        if line in _SECTIONS:  # TensorRT 7: 'Host Latency' alone, then its 'min: X ms (end to end Y ms)' lines
+            found["section"] = _SECTIONS[line]
+        elif (m := _STAT_OLD_LINE.match(line)) is not None and found.get("section"):
+            found["stats"].setdefault(found["section"], {}).update(
+                {k: v for k, v in _stats(m.group(0)).items() if k not in found["stats"].get(found["section"], {})})
+        elif (m := _STAT_LINE.match(line)) is not None:
             found["stats"].setdefault(m.group(1), _stats(m.group(2)))
         elif (m := _THROUGHPUT.match(line)) is not None:
             found["qps"] = num(m.group(1))
@@ -435,6 +452,24 @@ class Query:
     compute_ms: float
 
 
+def _arrays(text: str, limit: int = MAX_RUNS_PER_FILE) -> list[Any]:
+    """The JSON documents of a text written one after another ('[...]\n[...]', as `cat a.json b.json` makes);
+    [] where any part is not JSON."""
+    decoder, at = json.JSONDecoder(), 0
+    out: list[Any] = []
+    while at < len(text) and len(out) <= limit:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            break
+        try:
+            doc, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return []
+        out.append(doc)
+    return out
+
+
 class TrtexecTimesImporter(Importer):
     NAME = "trtexec-times"
     TOOL = "TensorRT trtexec"
@@ -446,9 +481,19 @@ class TrtexecTimesImporter(Importer):
         return head[:1] == "[" and all(key in head[:4096] for key in _TIMES_KEYS)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        doc = conv.source.json
-        if not isinstance(doc, list) or not doc:
+        traces = _arrays(conv.source.text or "") if conv.source.json is None else [conv.source.json]
+        if not traces or not all(isinstance(doc, list) and doc for doc in traces):
             raise conv.fail("(whole file)", "not a JSON array of trtexec timing records")
+        check_run_count(conv, len(traces), "its traces")
+        if len(traces) > 1:  # 'cat times_*.json >> all.json': one run each, kept apart in the tag (the batch of each
+            conv.warn(f"{len(traces)} JSON arrays one after another (traces of {len(traces)} trtexec runs appended "
+                      "to one file): read as a run each, told apart by their order in the tag")
+        runs = [self._trace(conv, i, doc, f"trace {i + 1} of {len(traces)}" if len(traces) > 1 else None)
+                for i, doc in enumerate(traces)]
+        return conv.document(runs)
+
+    def _trace(self, conv: Conversion, index: int, doc: list[Any], tag: str | None) -> dict[str, Any]:
+        """One trtexec --exportTimes array: one inference run."""
         if len(doc) > MAX_QUERIES:
             raise conv.fail("(whole file)", f"{len(doc):,} records; at most {MAX_QUERIES:,} are read: split the file")
         queries = [self._query(conv, i, record) for i, record in enumerate(doc)]
@@ -484,16 +529,16 @@ class TrtexecTimesImporter(Importer):
             notes.append("the samples in a query are not stated (pass --batch-size), so no samples/s is stored")
         device = conv.device(None, None, where="(the exported times name no device: trtexec prints it in its log, "
                                                 "'Selected Device')")
-        return conv.document([{
-            "run_id": conv.run_id(0),
+        return {
+            "run_id": conv.run_id(index),
             "status": "ok",
             "device": device,
             "config": {"workload": conv.hints.workload or "trtexec", "model": None, "mode": "infer",
-                       "precision": conv.precision(None), "batch_size": batch, "engine": "tensorrt"},
+                       "precision": conv.precision(None), "batch_size": batch, "engine": "tensorrt", "tag": tag},
             "metrics": metrics,
             "flags": [],
             "notes": "; ".join(notes),
-        }])
+        }
 
     @staticmethod
     def _query(conv: Conversion, index: int, record: Any) -> Query:

@@ -281,7 +281,7 @@ _SUFFIXES: dict[str, str] = {
     "w": "W", "watts": "W", "watt": "W", "mw": "mW", "kw": "kW",
     "s": "s", "sec": "s", "secs": "s", "seconds": "s", "ms": "ms", "us": "us", "ns": "ns", "min": "min",
     "tps": "tokens/s", "mb": "MB", "mib": "MiB", "gb": "GB", "gib": "GiB", "mhz": "MHz", "ghz": "GHz",
-    "pct": "%", "percent": "%", "qps": "qps", "fps": "fps", "sps": "sps", "rps": "requests/s",
+    "pct": "%", "percent": "%", "qps": "qps", "fps": "fps", "sps": "sps", "ips": "items/s", "rps": "requests/s",
 }
 _STAT_RATE = re.compile(r"(?:.*[_\s-])?(?P<what>tok|toks|tokens|img|imgs|images|samples|reqs?|requests)_"
                         r"(?P<stat>min|max|med|median|mean|avg|p50|p90|p95|p99)_s")

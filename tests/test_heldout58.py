@@ -34,3 +34,89 @@ def test_a_rate_per_gpu_is_the_runs_times_its_gpu_count_and_a_heading_names_the_
     both = "| Setup | GPUs | Tokens/s per GPU | Output tokens/s |\n|---|---|---|---|\n| a | 2 | 100 | 210 |\n"
     imported, _ = load(both.encode(), "both.md")
     assert imported.runs[0]["metrics"]["tokens_per_s"] == 210  # the system's own rate is read before each GPU's
+
+
+HELD58 = HELD56.parent / "heldout58_59"
+
+
+def test_llama_bench_tables_under_headings_are_setups_of_their_own() -> None:
+    runs, fmt, _ = load_fixture(HELD58 / "llama-bench-vulkan-rx7900xtx-three-gpu-setups-under-headings.txt")
+    assert fmt == "llama-bench" and len(runs) == 6
+    tg = [r for r in runs if "tokens_per_s" in r["metrics"]]
+    # GPU 0 alone and GPU 1 alone were one configuration (their tags equal): now the heading tells them apart
+    assert len({r["config"]["tag"] for r in tg}) == 3
+    assert [r["metrics"]["tokens_per_s"] for r in tg] == [150.97, 172.86, 129.80]
+    assert [r["config"]["gpu_count"] for r in tg] == [1, 1, 2]  # 'Found 2 Vulkan devices' above the dual table
+    assert "GPU 1 ONLY" in tg[1]["config"]["tag"]
+
+
+def test_serving_blocks_under_different_headings_are_tagged_by_them() -> None:
+    runs, fmt, _ = load_fixture(HELD58 / "sglang-bench-serving-glm51-three-setups-under-headings.md")
+    assert fmt == "serving-report"
+    assert [r["config"]["tag"] for r in runs] == ["concurrency 512, FP8 (2-Node Setup)",
+                                                   "concurrency 512, NVFP4 (1-Node Setup)",
+                                                   "concurrency 512, NVFP4 (2-Node Setup)"]  # were 'report line N'
+    assert runs[0]["metrics"]["tokens_per_s"] == 2785.55
+
+
+def test_aiperf_json_with_its_metrics_under_records() -> None:
+    runs, fmt, _ = load_fixture(HELD58 / "aiperf-profile-export-records-gptoss20b.json")
+    assert fmt == "genai-perf" and len(runs) == 1  # was refused as a JSON object nesting two sets of records
+    m = runs[0]["metrics"]
+    assert m["ttft_avg_ms"] == pytest.approx(2343.219436988764)  # AIPerf's tag 'ttft'
+    assert m["tpot_avg_ms"] == pytest.approx(27.763065454471807)  # its inter_token_latency: vLLM's TPOT
+    assert m["tokens_per_s"] == pytest.approx(2320.7222350404572)
+    assert (m["requests_completed"], m["requests_failed"]) == (89, 11)
+
+
+def test_a_box_drawn_console_table_of_statistics() -> None:
+    runs, fmt, _ = load_fixture(HELD58 / "genai-perf-console-box-table-readme-rtx5060ti.md")
+    assert fmt == "general-table" and len(runs) == 1  # was refused: rich's box table was no table
+    run = runs[0]
+    assert run["device"]["name"] == "RTX 5060 Ti 16GB"  # the heading above the table
+    m = run["metrics"]
+    assert (m["e2e_latency_avg_ms"], m["e2e_latency_p99_ms"]) == (11527.18, 15705.92)
+    assert m["tokens_per_s"] == 1745.56 and m["requests_per_s"] == 1.73  # 'N/A' statistics left out, not rates
+    assert m["output_tokens_mean"] == 1006.87 and "output_tokens" not in m  # a p99 of lengths is no count
+    grid = ("+------+--------------+\n| name | latency (ms) |\n+======+==============+\n| a    | 5            |\n"
+            "+------+--------------+\n")
+    assert load(grid.encode(), "grid.txt")[0].runs[0]["metrics"]["latency_avg_ms"] == 5  # tabulate's grid
+
+
+def test_a_json_of_temperature_dicts_is_one_run_and_a_variant_column_the_quantization() -> None:
+    runs, fmt, _ = load_fixture(HELD58 / "edge-ai-benchmark-jetson-ort-trt-int8-thermal-dicts.json")
+    assert fmt == "general-table" and len(runs) == 1  # was refused: the two temperature dicts as two record sets
+    run = runs[0]
+    assert run["config"]["quantization"] == "int8"  # 'variant': int8 beside the input's dtype float32
+    m = run["metrics"]
+    assert m["latency_p50_ms"] == pytest.approx(2.4508615) and m["throughput_sps"] == pytest.approx(390.2272698)
+    assert m["energy_j"] == pytest.approx(42.02002509) and m["duration_s"] == pytest.approx(5.3101206)
+
+
+def test_tensorrt_7_implicit_batch_sweep_counts_samples_in_its_qps() -> None:
+    runs, fmt, _ = load_fixture(HELD58 / "trtexec-trt7-implicit-batch-sweep-resnet50-int8.txt")
+    assert fmt == "trtexec" and len(runs) == 7  # was refused: no '=== Performance summary ==='
+    assert [r["config"]["batch_size"] for r in runs] == [1, 4, 8, 16, 32, 64, 128]
+    b64 = runs[5]["metrics"]
+    assert b64["throughput_sps"] == 848.189  # qps as printed: 64 samples a query already counted
+    assert b64["latency_avg_ms"] == 75.4019  # 'Host Latency' mean: one query of 64
+    assert b64["throughput_sps"] == pytest.approx(64 / b64["latency_avg_ms"] * 1000, rel=0.02)  # serial queries
+    assert b64["examples"] == 2688  # 'Timing trace has 2688 queries': samples
+
+
+def test_appended_exported_traces_are_a_run_each() -> None:
+    one = (HELD56.parent / "trtexec" / "edge-vision-alexnet_fp16.timing.json").read_text()
+    imported, fmt = load((one + "\n" + one).encode(), "times_all.json")
+    assert fmt == "trtexec-times" and [r["config"]["tag"] for r in imported.runs] == ["trace 1 of 2", "trace 2 of 2"]
+    with pytest.raises(Exception, match="not a JSON array"):
+        load((one + "\n{oops").encode(), "times_all.json")
+
+
+def test_a_durations_median_over_repeats_is_no_latency_and_a_title_names_the_device() -> None:
+    runs, _, _ = load_fixture(HELD58 / "rk3588-motion-aggregate-duration-median.csv")
+    assert all("latency_p50_ms" not in r["metrics"] for r in runs)  # was 20 s read as a latency
+    assert runs[0]["metrics"]["duration_s"] == pytest.approx(20.063805023666646)
+    runs, _, _ = load_fixture(HELD58 / "rk3588-yolo-summary-device-in-title-zh.md")
+    assert {r["device"]["name"] for r in runs} == {"RK3588"}  # '# RK3588 YOLO 性能与精度摘要'
+    two = "# A100 vs H100\n\n| model | TTFT (ms) |\n|---|---|\n| m | 10 |\n"
+    assert load(two.encode(), "r.md")[0].runs[0].get("device") is None  # a title naming two: none of them

@@ -172,7 +172,8 @@ _PHASE = re.compile(r"^(?:infer|inference|train|training|eval)_(?=(?:batch|img|i
 def label_field(name: str) -> Field | None:
     """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
     (`engine_name`, `board.name`); a leading '_' (`_repeat`) and a merge's '_x' / '_y' are no part of the name."""
-    low = plain(uncamel(name.strip())).strip("_").removeprefix("#").strip()  # '# GPUs': the number of GPUs
+    # '# GPUs': the number of GPUs; 'Model †': a footnote's mark, no part of the name
+    low = plain(uncamel(name.strip().rstrip(" †‡§*¹²³"))).strip("_").removeprefix("#").strip()
     if _MERGED.search(low) and _MERGED.sub("", low) in LABELS:  # pandas' merge: 'request_rate_x' beside '_y'
         low = _MERGED.sub("", low)
     parts = low.split(".")
@@ -523,7 +524,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a decode time (not a request's latency, nor a window)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
-        per_inference = bool(words & {"inference", "infer", "forward"} or "per" in words and words & {
+        per_inference = bool(words & {"inference", "infer", "forward", "pipeline"} or "per" in words and words & {
             "iter", "iteration"}) and not words & {"total", "elapsed", "wall", "duration", "performance"}
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
                 words & {"max", "maximum"}) or averaged or per_inference:  # 'Average time (per image)': a mean

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from importers.device_text import device_from_path, device_named
 from importers.table_console import _RULE, MAX_COLUMNS, MAX_LINE, MAX_LINES, fixed_table, gap_table, tab_table, unboxed
+from importers.table_html import html_tables
 from importers.table_long import UNIT_AT_END, with_stat
 from joulebench import units
 
@@ -72,7 +73,7 @@ def _filled_down(rows: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]
 def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
     """(the tables of a text, the line numbers they take up). A text's one level-1 heading is its title, above
     every table: no table's heading."""
-    lines = unboxed([line[:MAX_LINE] for line in text.splitlines()[:MAX_LINES]])
+    lines = unboxed([line[:MAX_LINE] for line in html_tables(text).splitlines()[:MAX_LINES]])
     tables: list[TextTable] = []
     used: list[int] = []
     stack: list[tuple[int, str]] = []

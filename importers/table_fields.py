@@ -430,7 +430,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return None, None, "a peak, a spread or an idle figure"
     if kind in ("time", "time_per_token") and any(_PERCENTILE.fullmatch(w) and w not in _AFTER_UNIT for w in words):
         return None, None, "a percentile JouleBench does not store"
-    decode = "decode" in words or "generation" in words or "gen" in words or "eval" in words
+    decode = "decode" in words or "generation" in words or "gen" in words or ("eval" in words and "prompt" not in words)
     prefill = "prefill" in words or "prompt" in words
     if kind in ("token_rate", "time"):  # llama.cpp's tests: pp (prompt processing) and tg (text generation)
         decode, prefill = decode or "tg" in words, prefill or "pp" in words  # tokens/s, and the time of each

@@ -37,7 +37,7 @@ def test_a_rate_per_gpu_is_the_runs_times_its_gpu_count_and_a_heading_names_the_
     assert imported.runs[0]["metrics"]["tokens_per_s"] == 210  # the system's own rate is read before each GPU's
 
 
-HELD58 = HELD56.parent / "heldout58_59"
+HELD58 = HELD56.parent / "heldout58_61"
 
 
 def test_llama_bench_tables_under_headings_are_setups_of_their_own() -> None:
@@ -133,3 +133,13 @@ def test_an_html_table_with_spans_is_read_as_the_grid_it_draws() -> None:
              "<td>5</td></tr></table>\n"
     with pytest.raises(NothingToImportError):  # a table in a cell: left as written, never guessed into a grid
         load(nested.encode(), "nested.md")
+
+
+def test_prompt_eval_speed_is_the_prompts_rate_and_an_arc_graphics_device_a_gpu() -> None:
+    runs, _, _ = load_fixture(HELD58 / "executorch-vs-llamacpp-galaxy-a25-prompt-eval-speed.md")
+    first = runs[0]["metrics"]  # ExecuTorch: 'Prompt Eval Speed' 7.14, 'Generation Speed' 5.31 (was both decode)
+    assert (first["prompt_tokens_per_s"], first["decode_tokens_per_s"]) == (7.14, 5.31)
+    assert len(runs) == 8
+    runs, fmt, _ = load_fixture(HELD56.parent / "benchncnn" / "benchncnn-intel-arc-b580-vulkan.log")
+    assert fmt == "benchncnn" and runs[0]["device"] == {"name": "Intel(R) Arc(tm) B580 Graphics (BMG G21)",
+                                                       "kind": "gpu"}  # was kind 'cpu' for 'Intel(R)'

@@ -58,13 +58,10 @@ from importers.table_fields import (
     PRECISIONS,
     Field,
     FieldError,
-    distributions_of,
-    grouped_reasons,
     label_field,
     measure_field,
     plain,
     setting_field,
-    total_first,
     unitless_energy,
     words_of,
 )
@@ -79,6 +76,7 @@ from importers.table_long import (
     transposed_head,
 )
 from importers.table_named import devices_of_columns, devices_of_setups, model_in_tag, model_named, named_columns
+from importers.table_order import distributions_of, grouped_reasons, total_first
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,

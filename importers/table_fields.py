@@ -82,7 +82,7 @@ _ENERGY = {"energy", "energia", "energie", "consumption", "consumo", "verbrauch"
 _POWER = {"power", "potencia", "leistung", "puissance", "potenza", "watts", "draw", "pwr"}
 _LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "tbt", "e2e", "e2el",
             "response", "rtt", "delay", "gpu", "compute"}
-_WINDOW = {"steady", "measured", "measurement", "window", "active"}  # the timed window, not the wall time around it
+WINDOW_WORDS = {"steady", "measured", "measurement", "window", "active"}  # the timed window, not the wall around it
 _DURATION = {"steady", "duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata",
              "tiempo", "zeit", "temps", "total", "seconds", "tempo", "parede"}
 _TIME = {"time", "tiempo", "zeit", "temps", "tempo"}  # the word 'time' (a run's or, with a mean, an item's)
@@ -550,31 +550,6 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     return None, None, f"a {units.KIND_WORDS[kind]} JouleBench does not store"
 
 
-_STAT_WORD = re.compile(r"(?i)(?:^|(?<=[_\s.-]))(?:mean|avg|average|median|p50|p90|p95|p99|p999|std|stdev|min|max)"
-                        r"(?=$|[_\s.-])")
-_TAIL = re.compile(r"(?i)(?:^|(?<=[_\s.-]))p9\d{1,2}(?=$|[_\s.-])")
-
-
-def distributions_of(header: list[str]) -> set[int]:
-    """The columns of a figure the table also gives a tail percentile of ('tps_mean' beside 'tps_p99'), or both a
-    mean and a median of ('tokens_per_s_mean' beside '_median'): statistics over requests, not one figure of the
-    whole run (a table aggregated over repeats gives a mean with its spread, not a median)."""
-    groups: dict[str, list[int]] = {}
-    for i, name in enumerate(header[:1_000]):
-        if _STAT_WORD.search(name):
-            base = re.sub(r"[_\s.-]+", "_", _STAT_WORD.sub("", name)).strip("_ .-").lower()
-            groups.setdefault(base, []).append(i)
-    return {i for members in groups.values() if len(members) > 1 and (
-        any(_TAIL.search(header[j]) for j in members) or {_stat_of(header[j]) for j in members} >= {"avg", "p50"})
-        for i in members}
-
-
-def _stat_of(name: str) -> str | None:
-    found = _STAT_WORD.search(name)
-    word = found.group().lower() if found else ""
-    return "avg" if word in ("mean", "avg") else "p50" if word in ("median", "p50") else None
-
-
 PER_GPU = " per GPU"  # a stored unit's mark: the figure is each GPU's, the run's is it times the GPU count
 
 
@@ -582,31 +557,3 @@ def per_gpu(low: str, words: set[str]) -> bool:
     """Whether a rate's name says it is each GPU's: 'Tokens/GPU/Second', 'tokens_per_sec_per_gpu', 'img/s per GPU'."""
     return bool(words & {"gpu", "gpus", "device", "card", "chip"}) and bool(
         "per" in words or re.search(r"/\s*(?:gpu|device|card|chip)\b", low))
-
-
-def total_first(header: list[str]) -> list[int]:
-    """The column indices in order, except that a column named the total ('total_watts', 'Total Energy (J)') comes
-    before the other columns of its field ('n1_watts'), and a duration named the measured window ('steady_ms')
-    before the wall time around it: of several, it is the one read."""
-    keys: dict[int, str] = {}
-    for i, name in enumerate(header[:1_000]):
-        try:
-            found = measure_field(name)[0]
-        except FieldError:
-            continue
-        if found is not None:
-            keys[i] = found.key
-    first = [i for i, key in keys.items() if list(keys.values()).count(key) > 1 and (
-        words_of(header[i]) & _WINDOW if key == "duration_s" else "total" in words_of(header[i]))]
-    last = [i for i in keys if i not in first and per_gpu(header[i].lower(), words_of(header[i]))]  # the system's
-    return first + [i for i in range(len(header)) if i not in first and i not in last] + last  # rate is read first
-
-
-def grouped_reasons(left: list[tuple[str, str]]) -> str:
-    """The columns left out, grouped by why, for a warning: 'gflops, memory_bandwidth (no unit in its name or
-    cells); efficiency_percent (a percentage ...)'."""
-    reasons: dict[str, list[str]] = {}
-    for name, why in left:
-        reasons.setdefault(why, []).append(name)
-    return "; ".join(f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''} ({why})"
-                     for why, names in reasons.items())[:600] or "none"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from importers.table_fields import distributions_of
+from importers.table_order import distributions_of
 from tests.helpers import load_fixture as _load
 from tests.helpers import refusal
 

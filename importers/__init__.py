@@ -79,6 +79,7 @@ from importers.ultralytics_benchmark import UltralyticsBenchmarkImporter
 from importers.vegeta import VegetaImporter
 from importers.vllm_bench import VllmBenchImporter
 from importers.vllm_offline import VllmOfflineImporter
+from importers.whisper_bench import WhisperBenchImporter
 from importers.wrk import WrkImporter
 from importers.zeus import ZeusImporter
 from joulebench.errors import NothingToImportError, ResultFileError
@@ -121,6 +122,7 @@ IMPORTERS: tuple[Importer, ...] = (
     HailortcliImporter(),  # hailortcli benchmark's Summary (FPS (hw_only), (streaming)) or run's '> Inference result:'
     UltralyticsBenchmarkImporter(),  # benchmarks.log / `yolo benchmark`: 'Benchmarks complete for M on D at imgsz=N'
     TfliteBenchmarkImporter(),  # TFLite benchmark_model: 'Inference timings in us: ... Inference (avg)' per invocation
+    WhisperBenchImporter(),  # whisper.cpp's whisper-bench: 'whisper_print_timings: decode time = ...', or its table
     MnnBenchmarkImporter(),  # MNN benchmark.out: 'Forward type:' ... '[ - ] m.mnn  max = ..ms  min = ..ms  avg = ..ms'
     TorchCompareImporter(),  # torch.utils.benchmark Compare: '[--- label ---]' ... 'Times are in milliseconds (ms).'
     BenchncnnImporter(),  # ncnn benchncnn: 'loop_count = N' ... '<model>  min = x  max = y  avg = z' rows (ms)

@@ -30,6 +30,9 @@ _UTIL_COLUMN = re.compile(r"(?i)utilization|util\b|usage")
 # are added: importer NAME -> (family, the tool's short name in that family; "" names the family alone). Importers
 # not listed are named by their TOOL.
 TOOL_FAMILIES: dict[str, tuple[str, str]] = {
+    "mlperf-inference": ("MLPerf", "LoadGen"), "mlperf-training": ("MLPerf", "training logs"),
+    "mlperf-app": ("MLPerf", "reference app"), "mlperf-mobile": ("MLPerf", "Mobile"), "mlperf-tiny": ("MLPerf", "Tiny"),
+    "mlperf-tiny-summary": ("MLPerf", "Tiny"),
     "lambda-dlbench": ("Lambda benchmarks", ""), "hf-trainer": ("HF Trainer", ""), "dllogger": ("dllogger", ""),
     "vllm-bench": ("LLM serving", "vLLM"), "vllm-offline": ("LLM serving", "vLLM"),
     "serving-report": ("LLM serving", "vLLM"),  # vLLM's and SGLang's printed report: the vLLM / SGLang entries
@@ -46,10 +49,11 @@ TOOL_FAMILIES: dict[str, tuple[str, str]] = {
     "amd-uprof": ("power logs", "uProf"), "powermetrics": ("power logs", "powermetrics"),
     "power-table": ("power logs", ""),
     "trtexec": ("inference engines", "trtexec"), "trtexec-times": ("inference engines", "trtexec"),
-    "mlperf-summary": ("MLPerf Inference summary.csv", ""),
+    "mlperf-summary": ("MLPerf", "summary.csv"),
     "hailortcli": ("inference engines", "hailortcli"), "openvino-benchmark": ("inference engines", "OpenVINO"),
     "tflite-benchmark": ("inference engines", "TFLite"), "benchncnn": ("inference engines", "ncnn"),
-    "ultralytics-benchmark": ("inference engines", "Ultralytics"),
+    "ultralytics-benchmark": ("inference engines", "Ultralytics"), "mnn-benchmark": ("inference engines", "MNN"),
+    "whisper-bench": ("inference engines", "whisper.cpp"),
     "experiment-table": ("results tables", ""), "general-table": ("results tables", ""),
     "text-figures": ("figures in text", ""),
 }

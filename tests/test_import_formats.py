@@ -363,7 +363,7 @@ def test_unknown_format_names_the_tools_read_once() -> None:
     assert "holds no benchmark figures JouleBench can read (it looks like a table with columns hello, world;" in message
     assert "joulebench import --mapping RECIPE FILE" in message  # a table: the mapping step is named
     assert "optimum-benchmark, codecarbon" in message and len(message) < 1000  # the tools once, not every format
-    for name in ("optimum-benchmark", "mlperf-loadgen", "codecarbon", "nvidia-smi", "tegrastats", "tqdm"):
+    for name in ("optimum-benchmark", "MLPerf (LoadGen", "codecarbon", "nvidia-smi", "tegrastats", "tqdm"):
         assert name in message
 
 

@@ -518,7 +518,7 @@ class GeneralTableImporter(Importer):
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
         trained = {header[i].lower()[:6] == "train_" for i, (f, _) in columns.items() if f.section == "metrics"}
         training = len({plain(h).strip().replace(" ", "_") for h in header} & _TRAINING_COLUMNS) >= 2
-        tagged = words_of(config.get("tag") or "")
+        tagged = words_of(re.sub(r"(?i)post[-\s]?training", "", config.get("tag") or ""))  # PTQ is no training
         if mode is None and tagged & {"infer", "inference"} and not tagged & _TRAINING:
             mode = "infer"  # a setup named 'infer' beside one named 'train' (split_setups)
         if mode is None and (tagged & _TRAINING or trained == {True} or training):

@@ -139,10 +139,12 @@ def joined(conv: Conversion, tables: list[TextTable], text: str) -> tuple[list[s
     extra = [key for key, values in (("device", devices), ("tag", tags + named)) if key not in given and any(values)]
     names = {"device": HEADING_DEVICE, "tag": HEADING_TAG}
     rows = []
+    device_columns = {h for h in header if (f := label_field(h)) is not None and f.key == "device"}
     for table, device, tag, by_name in zip(tables, devices, tags, named, strict=True):
         at = {h: i for i, h in enumerate(table.header)}
-        for n, row in table.rows:
-            cells = [row[at[h]] if h in at and h.strip() else "" for h in header]
+        for n, row in table.rows:  # a table without another's device column: the device stated above it there
+            cells = [row[at[h]] if h in at and h.strip() else (device or "") if h in device_columns else ""
+                     for h in header]
             row_tag = " / ".join(t for t in (tag, row[0].strip() if by_name else "") if t)[:200]
             rows.append((n, cells + [{"device": device or "", "tag": row_tag}[key] for key in extra]))
     shown = ", ".join(f"line {t.line}" + (f" ({' / '.join(t.headings)[:60]})" if t.headings else "") for t in tables)

@@ -290,6 +290,15 @@ _MEASURES = {"time", "duration", "elapsed", "runtime", "wall", "energy", "power"
 _NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
 
 
+def _apart(groups: dict[int, dict[str, int]], rows: Rows) -> bool:
+    """Whether groups of columns naming different setups give their figures in different rows only (two tables of a
+    text joined: 'BF16 Tokens/sec', 'FP8 Tokens/sec' over one's rows, 'INT8 Latency', 'FP8 Latency' over the
+    other's)."""
+    filled = [{n for n, row in rows if any(cell(row, c).lower() not in MISSING_CELLS for c in g.values())}
+              for g in groups.values()]
+    return all(not (a & b) for i, a in enumerate(filled) for b in filled[i + 1:])
+
+
 def _differing(a: str, b: str) -> tuple[str, str] | None:
     """The setups two column names of one figure name: the one word they differ in ('ar_tok_s', 'k5_tok_s': 'ar',
     'k5'), or, for names in one unit that differ in more ('asus_cpu_tok_s', 'mac_metal_tok_s'; 'Raspberry Pi 4
@@ -354,14 +363,14 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
         groups[first] = group
     groups = {first: g for first, g in groups.items() if g}
     setups = {tuple(g) for g in groups.values()}
-    if len(setups) != 1:
+    if len(setups) > 1 and not _apart(groups, rows):  # setups of its own a group may have only in rows of its own
         loose += [(first, other) for first, g in groups.items() for other in g.values() if other != first]
         groups = {}
     for first, other in loose:
         conv.warn(f"{header[other][:80]} left out: {columns[first][0].key} is already given by {header[first][:80]}")
     if not groups:
         return header, rows, columns, []
-    names = list(next(iter(setups)))
+    names = list(dict.fromkeys(name for g in groups.values() for name in g))
     tag = next((i for i, (f, _) in columns.items() if f.key == "tag"), None)
     if tag is None:
         header, tag = [*header, SETUP_TAG], len(header)
@@ -371,7 +380,7 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     for n, row in rows:  # a row gets a run for each setup it gives a figure for; one giving none stays as it is
         stated: list[str | None] = []
         for setup in names:  # a setup whose cells say it failed ('OOM') gets no run, said
-            cells_of = [cell(row, g[setup]) for g in groups.values()]
+            cells_of = [cell(row, g[setup]) for g in groups.values() if setup in g]
             failed = [(c, why) for c in cells_of if (why := failure_named(c)) is not None]
             if failed and all(c.lower() in MISSING_CELLS or failure_named(c) for c in cells_of):
                 conv.warn(f"line {n}: {setup[:40]} {failed[0][0][:20]!r} ({failed[0][1]}): no run of that setup")
@@ -383,7 +392,7 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
         for name in stated or [None]:
             cells = [*row, *[""] * (len(header) - len(row))]
             for first, group in groups.items():
-                cells[first] = cell(row, group[name]) if name is not None else ""
+                cells[first] = cell(row, group[name]) if name is not None and name in group else ""
             cells[tag] = ", ".join(p for p in (cell(row, tag), name) if p)[:200]
             split.append((n, cells))
     shown = ", ".join(header[c] for g in groups.values() for c in g.values())

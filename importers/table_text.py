@@ -106,6 +106,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             continue
         header, rows, end, kind = found
         header, rows = units_row(header, [r for r in rows if not all(_RULE_CELL.fullmatch(c.strip()) for c in r[1])])
+        header, rows = sub_header(header, rows) if kind == "pipe" else (header, rows)
         tables.append(TextTable(i + 1, header, _filled_down(rows) if kind == "pipe" else rows, (), kind))
         above.append(tuple(stack))
         used.extend(range(i + 1, end + 1))
@@ -199,6 +200,27 @@ def units_row(header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[lis
     joined = [(f"{h} ({c.strip()})" if u is not None else f"{h} {c}".strip()) if c.strip() else h
               for h, c, u in zip(header, cells, found, strict=False)]
     return joined + header[len(joined):], rows[1:]
+
+
+def sub_header(header: list[str], rows: list[tuple[int, list[str]]]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """A table of two header rows, the first naming groups over the empty cells they span ('| | A311D | | S905D3 |
+    |'), the second (the first row under the rule, words only) the columns of each ('| 模型 | CPU(ms) | NPU(ms) |'):
+    one name a column, its group's then its own ('A311D CPU(ms)'); a column named by neither, empty in every row, left
+    out. Any other table is returned as it is."""
+    if len(rows) < 2 or not any(h.strip() for h in header):
+        return header, rows
+    cells = rows[0][1]
+    spans = any(not h.strip() and any(g.strip() for g in header[:i]) for i, h in enumerate(header))
+    if not spans or any(_numeric(c) for c in cells) or sum(bool(c.strip()) for c in cells) < 2:
+        return header, rows
+    groups, group = [], ""
+    for h in header:
+        group = h.strip() or group
+        groups.append(group)
+    names = [" ".join(p for p in dict.fromkeys((g, c.strip())) if p) if c.strip() else h.strip()
+             for g, c, h in zip(groups, cells + [""] * (len(header) - len(cells)), header, strict=False)]
+    keep = [i for i, name in enumerate(names) if name or any(i < len(r) and r[i].strip() for _, r in rows[1:])]
+    return [names[i] for i in keep], [(n, [r[i] if i < len(r) else "" for i in keep]) for n, r in rows[1:]]
 
 
 def _numeric(cell: str) -> bool:
@@ -372,8 +394,8 @@ def title_device(text: str) -> str | None:
 
 
 _DEVICE_LINE = re.compile(r"^[\s>*_`-]*(?:gpu|gpu[ _]name|device|device[ _]name|hardware|accelerator|board|environment"
-                          r"|platform|machine|system|testbed|test[ _]bed)"
-                          r"[\s*_`]*[:=][\s*_`]*(?P<value>[^|]{2,120}?)[\s*_`]*$", re.IGNORECASE)
+                          r"|platform|machine|system|testbed|test[ _]bed|config|configuration|setup)"
+                          r"[\s*_`]*[:=][\s*_`]*(?P<value>[^|,;]{2,120}?)[\s*_`]*(?:[,;][^|]{0,400})?$", re.IGNORECASE)
 
 
 def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:

@@ -143,3 +143,17 @@ def test_prompt_eval_speed_is_the_prompts_rate_and_an_arc_graphics_device_a_gpu(
     runs, fmt, _ = load_fixture(HELD56.parent / "benchncnn" / "benchncnn-intel-arc-b580-vulkan.log")
     assert fmt == "benchncnn" and runs[0]["device"] == {"name": "Intel(R) Arc(tm) B580 Graphics (BMG G21)",
                                                        "kind": "gpu"}  # was kind 'cpu' for 'Intel(R)'
+
+
+def test_a_two_level_pipe_header_is_a_setup_per_group_and_a_config_line_names_the_device() -> None:
+    runs, _, _ = load_fixture(HELD56.parent / "heldout53_55" / "modelopt-benchmark-two-level-header-config-lines.md")
+    ptq = [r for r in runs if "tokens_per_s" in r["metrics"]]
+    assert len(ptq) == 24  # 6 rows x 4 precision groups (was 6 runs of the BF16 column alone)
+    got = {(r["config"]["model"], r["config"]["batch_size"], r["config"]["tag"].rsplit(", ", 1)[-1]):
+           r["metrics"]["tokens_per_s"] for r in ptq}
+    assert got[("Llama3.1-8B", 8, "FP8 (TP1)")] == 1051.17 and got[("Llama3.1-8B", 1, "W4A8 AWQ (TP1)")] == 239.70
+    assert {r["device"]["name"] for r in ptq} == {"H200"}  # 'Config: H200, nvidia-modelopt v0.21.1, ...'
+    assert {r["config"]["mode"] for r in ptq} == {"infer"}  # 'Post-training quantization' is no training
+    sd = [r for r in runs if "latency_avg_ms" in r["metrics"]]  # the other table's GPU column and its setups
+    assert {(r["device"]["name"], r["config"]["tag"].rsplit(", ", 1)[-1]) for r in sd} >= {("RTX 4090", "INT8"),
+                                                                                        ("L40S", "FP8")}

@@ -474,8 +474,8 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
         if sizes:
             numbers = False  # '128tok (142 tok)': a size's name, whatever a number in it reads as
         else:
-            try:
-                numbers = any(units.parse(v) is not None for v in sorted(seen))
+            try:  # '8-bit', '4-bit (G=32)': a quantization's name, whatever its number reads as
+                numbers = any(units.parse(v) is not None for v in sorted(seen) if not _BIT_WIDTH.match(v))
             except units.UnitError:
                 continue
         # a column of whole numbers with a setting's name ('infer_img_size': 160, 224) tells rows apart as a text
@@ -502,6 +502,7 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
     return out
 
 
+_BIT_WIDTH = re.compile(r"(?i)\d{1,2}[- ]?bits?\b")
 _SETUP_NAMED = re.compile(r"(?:^|[_\s.])(?:config|configuration|setup|variant|experiment|scenario)(?:_name)?$")
 _STATISTIC_WORDS = {"avg", "mean", "average", "median", "peak", "max", "min", "std", "p50", "p90", "p95", "p99"}
 _ROW_NUMBER = re.compile(r"id|idx|index|no|nr|num|number|row|#|unnamed: ?0|")

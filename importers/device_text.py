@@ -87,7 +87,8 @@ def kind_of_device(name: str) -> str:
         return "jetson"
     if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
                               "raspberry", "rpi", "rock", "orange", "rk3", "rk1", "rv1", "hailo", "coral", "edge tpu",
-                              "edgetpu")) and not any(
+                              "edgetpu", "pixel", "galaxy", "iphone", "snapdragon", "dimensity", "exynos", "kirin",
+                              "helio")) and not any(
         k in low for k in ("nvidia", "radeon", "instinct", "gpu", "arc a", "arc b", "arc pro", "gaudi")
     ) and not re.search(r"\barc(?:\(tm\))?\b.{0,40}\bgraphics\b", low):  # 'Intel(R) Arc(tm) B580 Graphics'
         return "cpu"

@@ -92,17 +92,17 @@ from importers.table_records import (
 from importers.table_rows import (
     MISSING_CELLS,
     WHOLE,
+    backends_only,
     cell,
-    coalesced,
     failure_named,
     is_backend,
     not_number,
     relabelled,
-    split_setups,
     system_names,
     without_failed,
     without_summaries,
 )
+from importers.table_setups import coalesced, split_setups
 from importers.table_steps import merged_steps
 from importers.table_text import side_by_side
 from importers.table_units import data_row, decimal_marks, delimiter_of
@@ -310,7 +310,7 @@ class GeneralTableImporter(Importer):
                     WHOLE.fullmatch(c.strip()) for c in cells):
                 left.append((name[:40], "a device's index (0, 1), not its name"))
                 continue
-            if label is not None and label.key == "device" and label.key not in taken and _backends_only(
+            if label is not None and label.key == "device" and label.key not in taken and backends_only(
                     [r[i] for _, r in rows if i < len(r)]) and any(
                     (other := label_field(h)) is not None and other.key == "device" for h in header[i + 1:]):
                 if not any(f is _PLACEMENT for f, _ in out.values()):  # the first (a record's own, not the file's)
@@ -532,6 +532,8 @@ class GeneralTableImporter(Importer):
         stated = clean_str(labels.get("device"))
         # a row the file says ran on the CPU (beside a GPU it names, or in its setup's words): no file name's device
         elsewhere = bool(re.search(r"\bcpu\b", plain(str(config.get("tag") or ""))))
+        if is_backend(str(config.get("engine") or "-")):  # 'backend': CPU names where it ran, no engine
+            labels.setdefault(_PLACEMENT.key, str(config.pop("engine")))
         placement = plain(labels.get(_PLACEMENT.key, "")).strip()
         placement = "cpu" if placement == "false" else placement or next(  # 'gpu_used': False; a 'CPU' setup
             (p for p in plain(config.get("tag") or "").split(", ") if p.strip() in ("cpu", "mps")), "")
@@ -596,7 +598,3 @@ class GeneralTableImporter(Importer):
             raise conv.fail(at, msg) from e
         return value
 
-
-def _backends_only(cells: list[str]) -> bool:
-    named = {c.strip() for c in cells[:200]} - {""}
-    return bool(named) and all(is_backend(c) for c in named)

@@ -267,8 +267,8 @@ def shared_durations(conv: Conversion, header: list[str], rows: list[tuple[int, 
                      columns: dict[int, tuple[Field, units.Unit | None]]) -> dict[int, tuple[Field, units.Unit | None]]:
     """The columns read, less a duration that is a total shared by rows of different setups: the same wall time
     written on each row one invocation produced (`wall_s` of a whole engine call, over every length it swept), in
-    groups of consecutive rows whose other figures differ. A duration the same on every row (a fixed test length) is
-    each row's, and stays."""
+    groups of consecutive rows whose other figures differ; or a clock, from 0 and rising down the rows (`elapsed_s`:
+    when each row was taken). A duration the same on every row (a fixed test length) is each row's, and stays."""
     at = next((i for i, (f, _) in columns.items() if f.key == "duration_s"), None)
     if at is None or len(rows) < 4:
         return columns
@@ -279,6 +279,12 @@ def shared_durations(conv: Conversion, header: list[str], rows: list[tuple[int, 
         same = values[k] and values[k] == values[k - 1]
         if same and any(rows[k][1][i:i + 1] != rows[k - 1][1][i:i + 1] for i in others):
             grouped += 1
+    numbers = [float(v) for v in values if re.fullmatch(r"\d{1,12}(?:\.\d{1,9})?", v)]
+    if len(numbers) == len(values) and _zero(values[0]) and numbers[-1] > 0 and all(
+            b >= a for a, b in zip(numbers, numbers[1:])):  # 'elapsed_s' 0, 5, 8, ...: a clock since the start
+        conv.warn(f"{header[at][:40]} left out: from 0 and rising row after row, the time since the start at which "
+                  "each row was taken, not each row's duration")
+        return {i: fu for i, fu in columns.items() if i != at}
     zeros = sum(_zero(v) for v in values)  # 'wall_s' of the group on its first row, 0 on the rows after it
     if 3 * zeros >= len(rows) and zeros < len(rows):
         conv.warn(f"{header[at][:40]} left out: 0 on {zeros} of {len(rows)} rows that measured other figures, a "

@@ -125,9 +125,9 @@ def _compact(text: str) -> str:
 
 def devices_of_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, setups: list[str]
                       ) -> tuple[list[str], Rows, Columns]:
-    """Where a table gives a figure per setup (`table_rows.split_setups`: `setups` their names, each a run's tag's last
-    part) and half its setups or more name devices, each run's device the one its setup names (the setup stays in the
-    tag); the table as it is otherwise."""
+    """Where a table gives a figure per setup (`table_setups.split_setups`: `setups` their names, each a run's tag's
+    last part) and half its setups or more name devices, each run's device the one its setup names (the setup stays
+    in the tag); the table as it is otherwise."""
     tag = next((i for i, (f, _) in columns.items() if f.key == "tag"), None)
     named = {s: d for s in setups if (d := device_named(s))}
     if tag is None or not setups or 2 * len(named) < len(setups) or any(

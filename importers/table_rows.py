@@ -8,10 +8,9 @@
   setups, not devices: none of its values is taken as the device (no guessing), each is kept in the run's tag;
 - short text columns no reader knows that tell the rows apart (`Strategy`, `name`) are kept in the tag, so that runs
   of different setups never read as repeats of one configuration;
-- a power mode named in a row's notes (`MAXN_SUPER mode`, `15W mode`) is the run's power mode setting;
-- one figure given in a column per setup (`ar_tok_s`, `k5_tok_s`; `TTFT frío`, `TTFT cacheado`) makes a run per
-  setup from each row that gives it, the setup's name (the word the columns differ in) in the tag; columns that differ
-  in a device's or a repeat's number, or in a statistic, are no setups.
+- a power mode named in a row's notes (`MAXN_SUPER mode`, `15W mode`) is the run's power mode setting.
+
+A figure given in a column per setup is `importers.table_setups`'.
 """
 
 from __future__ import annotations
@@ -25,9 +24,7 @@ from importers.table_fields import (
     OK_COLUMNS,
     SET_ON,
     Field,
-    FieldError,
     label_field,
-    measure_field,
     plain,
 )
 from joulebench import units
@@ -90,6 +87,12 @@ def is_backend(name: str) -> bool:
     on."""
     text = re.sub(r"\s*\([^()]{0,40}\)\s*$", "", name.strip().lower()[:80])  # 'CPU (no CUDA)': the CPU, unnamed
     return bool(_BACKENDS.fullmatch(text[:20]))
+
+
+def backends_only(cells: list[str]) -> bool:
+    """Whether a column's cells all name where code ran ('cuda', 'cpu'), never a device."""
+    named = {c.strip() for c in cells[:200]} - {""}
+    return bool(named) and all(is_backend(c) for c in named)
 
 
 def cell(row: list[str], i: int | None) -> str:
@@ -235,7 +238,7 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
         placed, telling = telling, telling_columns(header, rows, columns, read)
         for i in reversed(telling):
             for r, (_, row) in enumerate(rows):
-                if cell(row, i):
+                if cell(row, i) and cell(row, i).lower() not in MISSING_CELLS:  # 'rate -': no rate, no tag
                     tags.setdefault(r, []).insert(0 if heading is None else 1,
                                                   f"{header[i][:30]} {cell(row, i)}".strip())
         if heading is not None and (telling or placed):
@@ -278,129 +281,6 @@ def _family_and_size(header: list[str], rows: Rows, columns: Columns) -> tuple[d
     return (out, (family, size)) if out else None
 
 
-# tokens two column names may differ in without naming two setups: a statistic, or a device, rank or repeat number
-_NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", "stdev", "total", "sum", "peak",
-                "first", "last", "p50", "p90", "p95", "p99",
-                "batch", "effective", "overall", "actual", "nominal"}  # 'FPS', 'BATCH FPS': two estimates of one rate
-# what a column measures, never a setup: 'time_s' and 'energy_infer_duration_s' are two windows of one run
-_MEASURES = {"time", "duration", "elapsed", "runtime", "wall", "energy", "power", "latency", "throughput", "rate",
-             "mask", "viz", "visualization", "preprocess", "postprocess", "pre", "post", "nms", "capture", "render",
-             "draw", "inference", "pipeline"}  # and the stages of one pipeline: 'inference_fps', 'mask_fps'
-
-_NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
-
-
-def _apart(groups: dict[int, dict[str, int]], rows: Rows) -> bool:
-    """Whether groups of columns naming different setups give their figures in different rows only (two tables of a
-    text joined: 'BF16 Tokens/sec', 'FP8 Tokens/sec' over one's rows, 'INT8 Latency', 'FP8 Latency' over the
-    other's)."""
-    filled = [{n for n, row in rows if any(cell(row, c).lower() not in MISSING_CELLS for c in g.values())}
-              for g in groups.values()]
-    return all(not (a & b) for i, a in enumerate(filled) for b in filled[i + 1:])
-
-
-def _differing(a: str, b: str) -> tuple[str, str] | None:
-    """The setups two column names of one figure name: the one word they differ in ('ar_tok_s', 'k5_tok_s': 'ar',
-    'k5'), or, for names in one unit that differ in more ('asus_cpu_tok_s', 'mac_metal_tok_s'; 'Raspberry Pi 4
-    (TPS)', '4060Ti (TPS)'), the names before the unit; None when they differ in a statistic, or in a device's or a
-    repeat's number ('gpu0_power_w', 'GPU 1 (W)')."""
-    (x, ux, wx), (y, uy, wy) = units.header_unit(a), units.header_unit(b)
-    named = ux is not None and ux == uy and wx.lower() == wy.lower() and bool(x.strip()) and bool(y.strip())
-    ta, tb = (re.split(r"[_\s.\-/]+", x.strip()), re.split(r"[_\s.\-/]+", y.strip())) if named else (
-        re.split(r"[_\s.\-/]+", a.strip()), re.split(r"[_\s.\-/]+", b.strip()))
-    diff = [i for i, (p, q) in enumerate(zip(ta, tb, strict=False)) if p.lower() != q.lower()]
-    if len(ta) == len(tb) and len(diff) == 1 and ta[diff[0]] and tb[diff[0]]:
-        i = diff[0]
-        p, q = ta[i], tb[i]
-        if {p.lower(), q.lower()} & (_NOT_A_SETUP | _MEASURES):
-            return None
-        if _NUMBERED.match(p) or _NUMBERED.match(q):
-            board = named and p.isdigit() and q.isdigit() and i > 0 and not _NUMBERED.fullmatch(ta[i - 1] + "0")
-            return (x.strip(), y.strip()) if board else None  # 'Raspberry Pi 4' and '5' are two boards; GPU 0 one
-        return p, q
-    whole = named and diff and not {t.lower() for t in (*ta, *tb)} & _NOT_A_SETUP and not any(
-        {t.lower() for t in name if t} <= _MEASURES for name in (ta, tb))  # 'avg_ttft', 'ttft_first': statistics
-    return (x.strip(), y.strip()) if whole else None
-
-
-def _zero(cell_text: str) -> bool:
-    try:
-        return units.value_in(cell_text.strip(), None) == 0
-    except units.UnitError:
-        return False
-
-
-def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, twins: list[tuple[int, int]]
-                 ) -> tuple[list[str], Rows, Columns, list[str]]:
-    """A table that gives one figure in a column per setup ('ar_tok_s', 'k5_tok_s'; 'vllm_ms', 'sglang_ms'): each row
-    read as one run per setup, the setup's name (the word the columns differ in) added to the tag; the setups' names.
-    Columns of one field that differ otherwise (a device's number, a statistic) are left out, said, as before."""
-    groups: dict[int, dict[str, int]] = {}  # the column read -> {setup: its column}
-    loose: list[tuple[int, int]] = []
-    by_first: dict[int, list[int]] = {}
-    for first, other in twins:
-        by_first.setdefault(first, []).append(other)
-    for first, others in by_first.items():
-        # memory after loading, at the end; one JSON record's sections ('power.energy_j',
-        # 'transient.energy_integrated_j'), never a model's 'OPT-6.7B': one run's, no setups
-        if columns[first][0].key.startswith("mem_") or re.search(r"[A-Za-z_]\.[A-Za-z_]", header[first]):
-            loose += [(first, other) for other in others]
-            continue
-        pairs = [(other, _differing(header[first], header[other])) for other in others]
-        loose += [(first, other) for other, words in pairs if words is None]
-        named = [(other, words) for other, words in pairs if words is not None]
-        group: dict[str, int] = {}
-        if len({words[0] for _, words in named}) > 1:  # 'asus_cpu', 'mac_cpu', 'asus_vulkan': each whole name
-            wholes = [units.header_unit(header[c])[0].strip() for c in (first, *(o for o, _ in named))]
-            shared = set.intersection(*(set(w.split()) for w in wholes))  # 'BentoML Throughput', 'Ray Serve
-            wholes = [" ".join(t for t in w.split() if t not in shared) or w for w in wholes]  # Throughput': a setup
-            named = [(other, (wholes[0], whole)) for (other, _), whole in zip(named, wholes[1:], strict=True)]
-        for other, words in named:
-            if group and group.get(words[0]) != first or words[1] in group:
-                loose.append((first, other))
-                continue
-            group[words[0]], group[words[1]] = first, other
-        groups[first] = group
-    groups = {first: g for first, g in groups.items() if g}
-    setups = {tuple(g) for g in groups.values()}
-    if len(setups) > 1 and not _apart(groups, rows):  # setups of its own a group may have only in rows of its own
-        loose += [(first, other) for first, g in groups.items() for other in g.values() if other != first]
-        groups = {}
-    for first, other in loose:
-        conv.warn(f"{header[other][:80]} left out: {columns[first][0].key} is already given by {header[first][:80]}")
-    if not groups:
-        return header, rows, columns, []
-    names = list(dict.fromkeys(name for g in groups.values() for name in g))
-    tag = next((i for i, (f, _) in columns.items() if f.key == "tag"), None)
-    if tag is None:
-        header, tag = [*header, SETUP_TAG], len(header)
-        columns = {**columns, tag: (Field("tag", None, "config"), None)}
-    split: Rows = []
-    giving = 0
-    for n, row in rows:  # a row gets a run for each setup it gives a figure for; one giving none stays as it is
-        stated: list[str | None] = []
-        for setup in names:  # a setup whose cells say it failed ('OOM') gets no run, said
-            cells_of = [cell(row, g[setup]) for g in groups.values() if setup in g]
-            failed = [(c, why) for c in cells_of if (why := failure_named(c)) is not None]
-            if failed and all(c.lower() in MISSING_CELLS or failure_named(c) for c in cells_of):
-                conv.warn(f"line {n}: {setup[:40]} {failed[0][0][:20]!r} ({failed[0][1]}): no run of that setup")
-            elif any(c.lower() not in MISSING_CELLS and not _zero(c) for c in cells_of):  # '0.00': not measured
-                stated.append(setup)
-            elif any(_zero(c) for c in cells_of):
-                conv.warn(f"line {n}: {setup[:40]}: every figure 0 (not measured): no run of that setup")
-        giving += bool(stated)
-        for name in stated or [None]:
-            cells = [*row, *[""] * (len(header) - len(row))]
-            for first, group in groups.items():
-                cells[first] = cell(row, group[name]) if name is not None and name in group else ""
-            cells[tag] = ", ".join(p for p in (cell(row, tag), name) if p)[:200]
-            split.append((n, cells))
-    shown = ", ".join(header[c] for g in groups.values() for c in g.values())
-    conv.warn(f"{shown[:160]}: one figure per setup ({', '.join(names)[:80]}); the {giving} row(s) giving them read "
-              "as one run per setup they give (the setup in the tag)")
-    return header, split, columns, names
-
-
 # a Jetson power mode named in a row's text ('MAXN_SUPER mode; flash-attn on', '15W mode (GPU 612 MHz cap)')
 _POWER_MODE = re.compile(r"\b(MAXN(?:[_ ]SUPER)?)\b|\b(\d{1,3}\s?W)\s+(?:power\s+)?mode\b", re.IGNORECASE)
 
@@ -439,7 +319,8 @@ _SWEPT = {"ratio", "fraction", "mix", "share", "proportion", "load"}
 _SNAPSHOT = {"before", "after", "initial", "final", "snapshot"}  # 'cpu_load_1m_before': read off the machine
 # counts and clocks a run is set to ('infStreams': 1, 2, 4; 'threads'): settings, whatever else the table names
 _COUNTS_SET = {"threads", "thread", "streams", "infstreams", "nstreams", "workers", "instances", "replicas",
-               "coref", "memf", "corefreq", "memfreq", "coreclock", "memclock"}  # a DVFS sweep's clocks ('coreF')
+               "coref", "memf", "corefreq", "memfreq", "coreclock", "memclock",  # a DVFS sweep's clocks ('coreF')
+               "rate"}  # a load's rate beside its profile ('constant', 5.0): never two loads pooled as repeats
 
 
 def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:
@@ -462,9 +343,10 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
         seen = {v for v in values if v}
         # a prompt or output column holds texts, never a setup; but a few short names repeated down it are the
         # setups it was run at ('prompt': '128tok (142 tok)', '1k (1038 tok)' over 28 rows)
-        if "seed" in words:  # a seed draws a repeat of one setup, never another setup
-            continue
-        named_texts = bool(words) and words[-1] in NOT_TAG_WORDS
+        if "seed" in words or {"elapsed", "since", "uptime"} & set(words):  # a seed draws a repeat of one setup;
+            continue  # 'elapsed_seconds_from_start' says when a row was taken: neither is another setup
+        named_texts = bool(words) and words[-1] in NOT_TAG_WORDS and not (  # 'source_file': concurrent16, sweep[3]:
+            words[-1] in ("file", "filename") and not any(re.search(r"[/\\.]", v) for v in seen))  # runs' names
         sizes = named_texts and all(len(v) <= 24 for v in seen) and len(seen) <= len(rows) // 2
         if named_texts and not sizes:
             continue
@@ -561,41 +443,3 @@ def not_number(cells: list[str]) -> str | None:
         if quantity is None or quantity.unit not in (None, units.UNITS["tokens"]):  # '128 tokens': a count
             return text
     return None
-
-
-def coalesced(conv: Conversion, header: list[str], rows: Rows) -> tuple[list[str], Rows]:
-    """Columns of one label, or of one figure in one unit, that no row fills twice are one column, each row's value
-    from whichever it fills: records of two shapes flattened into one table ('models.<name>.model' in one,
-    'model.model_name' in the other), or a single request's rate in one column and a batch's in another
-    ('speed_tok_s', 'throughput_tok_s'). Never two setups' columns ('vllm_ms', 'sglang_ms'): those stay apart.
-    Columns that overlap stay as they are (the reader takes the first and says so)."""
-    by_key: dict[object, list[int]] = {}
-    for i, name in enumerate(header):
-        if (field := label_field(name)) is not None:
-            if field.key not in ("tag", "repeat", "status"):
-                by_key.setdefault(field.key, []).append(i)
-            continue
-        try:
-            figure, unit, _ = measure_field(name)
-        except FieldError:
-            continue
-        if figure is not None and unit is not None:
-            by_key.setdefault((figure.key, unit.symbol), []).append(i)
-    merged: dict[int, int] = {}  # a column -> the column it joins
-    for key, cols in by_key.items():
-        cols = [c for c in cols if isinstance(key, str) or c == cols[0]
-                or _differing(header[cols[0]], header[c]) is None]
-        if len(cols) > 1 and not any(sum(bool(cell(r, i)) for i in cols) > 1 for _, r in rows):
-            merged.update({i: cols[0] for i in cols[1:]})
-    if not merged:
-        return header, rows
-    out: Rows = []
-    for n, row in rows:
-        row = list(row)
-        for i, into in merged.items():
-            if cell(row, i) and into < len(row):
-                row[into] = row[i]
-        out.append((n, [c for i, c in enumerate(row) if i not in merged]))
-    conv.warn("; ".join(f"{header[i][:60]} read with {header[into][:60]} (no row gives both: one column)"
-                        for i, into in merged.items())[:400])
-    return [h for i, h in enumerate(header) if i not in merged], out

@@ -37,7 +37,7 @@ def test_a_rate_per_gpu_is_the_runs_times_its_gpu_count_and_a_heading_names_the_
     assert imported.runs[0]["metrics"]["tokens_per_s"] == 210  # the system's own rate is read before each GPU's
 
 
-HELD58 = HELD56.parent / "heldout58_61"
+HELD58 = HELD56.parent / "heldout58_63"
 
 
 def test_llama_bench_tables_under_headings_are_setups_of_their_own() -> None:
@@ -157,3 +157,22 @@ def test_a_two_level_pipe_header_is_a_setup_per_group_and_a_config_line_names_th
     sd = [r for r in runs if "latency_avg_ms" in r["metrics"]]  # the other table's GPU column and its setups
     assert {(r["device"]["name"], r["config"]["tag"].rsplit(", ", 1)[-1]) for r in sd} >= {("RTX 4090", "INT8"),
                                                                                         ("L40S", "FP8")}
+
+
+def test_a_clock_column_is_no_duration_and_a_cpu_backend_is_where_a_phone_ran() -> None:
+    runs, _, warnings = load_fixture(HELD58 / "llama-bench-loop-elapsed-clock-m1pro.csv")
+    assert len(runs) == 81 and all("duration_s" not in r["metrics"] for r in runs)  # was 5 s, 8 s, ... as durations
+    assert any("time since the start" in w for w in warnings)
+    runs, _, _ = load_fixture(HELD58 / "llamacpp-pixel6a-backend-cpu.jsonl")
+    assert runs[0]["device"] == {"name": "Pixel6a", "kind": "cpu"}  # was kind 'gpu' with 'CPU' as the engine
+    assert "engine" not in runs[0]["config"]
+
+
+def test_runs_named_in_a_file_column_and_bit_widths_are_setups_never_repeats() -> None:
+    runs, _, _ = load_fixture(HELD58 / "guidellm-summary-source-file-rate-profiles.csv")
+    assert len({r["config"]["tag"] for r in runs}) == 16  # the sweep's constant rates were pooled as repeats
+    runs, _, _ = load_fixture(HELD56 / "gpt-fast-readme-technique-bit-widths.md")
+    first = [r for r in runs if r["config"]["model"] == "Llama-2-7B" and r["config"]["tag"].startswith(
+        "Benchmarks, Technique")]  # the first table's (the AMD table's tag names its heading too)
+    assert [(r["config"]["tag"].rsplit("Technique ", 1)[-1], r["metrics"]["tokens_per_s"]) for r in first] == [
+        ("Base", 104.9), ("8-bit", 155.58), ("4-bit (G=32)", 196.8)]  # were one setup's three repeats

@@ -14,7 +14,7 @@ from importers import Hints
 from importers.base import Conversion, Source
 from importers.general_table import GeneralTableImporter
 from importers.table_fields import measure_field
-from importers.table_rows import _differing
+from importers.table_setups import _differing
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 

@@ -556,8 +556,8 @@ class GeneralTableImporter(Importer):
             [derived] if derived else [])
         if labels.get("repeat"):
             notes.append(f"run {labels['repeat']}")
-        if labels.get("precision") and precision is None:
-            config.setdefault("quantization", labels["precision"][:200])
+        if labels.get("precision") and precision is None and not re.fullmatch(r"[-+.\d]+", labels["precision"]):
+            config.setdefault("quantization", labels["precision"][:200])  # never a detector's precision score, 0.77
         return {
             "run_id": conv.run_id(index),
             "status": "ok",

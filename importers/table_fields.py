@@ -481,6 +481,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     if kind == "item_rate":
         if re.search(r"req|request|rps", low) or unit.symbol in ("req/s", "requests/s") or written == "requests/s":
             return Field("requests_per_s", "items/s"), unit, ""
+        if words & {"step", "steps", "iter", "iters", "iteration", "iterations"}:  # never 'BATCH FPS': frames
+            return Field("iterations_per_s", "items/s"), unit, ""  # 'steps_per_s': optimizer steps, not samples
         return Field("throughput_sps", "items/s"), unit, ""
     if kind == "time_per_token":
         if prefill and not decode:  # 'prefill_latency_ms_per_token': a prompt token's share, no output token's

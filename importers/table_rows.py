@@ -320,7 +320,7 @@ _SNAPSHOT = {"before", "after", "initial", "final", "snapshot"}  # 'cpu_load_1m_
 # counts and clocks a run is set to ('infStreams': 1, 2, 4; 'threads'): settings, whatever else the table names
 _COUNTS_SET = {"threads", "thread", "streams", "infstreams", "nstreams", "workers", "instances", "replicas",
                "coref", "memf", "corefreq", "memfreq", "coreclock", "memclock",  # a DVFS sweep's clocks ('coreF')
-               "rate"}  # a load's rate beside its profile ('constant', 5.0): never two loads pooled as repeats
+               "rate", "budget"}  # a load's rate beside its profile ('constant', 5.0); a time budget ('budget_s')
 
 
 def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[int]) -> list[int]:

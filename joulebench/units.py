@@ -318,7 +318,7 @@ _TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "de
 # 'throughput_samples_sec'): a rate, never a time in seconds
 _PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|items?|inferences?|predictions?|"
                              r"requests?|reqs?|queries|query|sentences?|sent|docs?|documents?|texts?|embeddings?|"
-                             r"utterances?)_(?:per_(?:second|sec|s)|sec|second)$")
+                             r"utterances?|steps?|iters?|iterations?)_(?:per_(?:second|sec|s)|sec|second)$")
 _QUANTITY_WORDS = {"time", "duration", "latency", "runtime", "elapsed", "power", "energy", "avg power", "t", "p", "e"}
 _DATA_UNITS = {"b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "bytes", "byte", "mbit", "gbit"}
 _PER_TOKEN_NAME = re.compile(r"per_(?:(?P<scale>1k|1000|1m|1000000|k|m)_)?(?:[a-z]{1,20}_){0,2}tok(?:en)?s?(?:_|$)")

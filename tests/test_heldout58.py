@@ -37,7 +37,7 @@ def test_a_rate_per_gpu_is_the_runs_times_its_gpu_count_and_a_heading_names_the_
     assert imported.runs[0]["metrics"]["tokens_per_s"] == 210  # the system's own rate is read before each GPU's
 
 
-HELD58 = HELD56.parent / "heldout58_63"
+HELD58 = HELD56.parent / "heldout58_65"
 
 
 def test_llama_bench_tables_under_headings_are_setups_of_their_own() -> None:
@@ -176,3 +176,13 @@ def test_runs_named_in_a_file_column_and_bit_widths_are_setups_never_repeats() -
         "Benchmarks, Technique")]  # the first table's (the AMD table's tag names its heading too)
     assert [(r["config"]["tag"].rsplit("Technique ", 1)[-1], r["metrics"]["tokens_per_s"]) for r in first] == [
         ("Base", 104.9), ("8-bit", 155.58), ("4-bit (G=32)", 196.8)]  # were one setup's three repeats
+
+
+def test_a_precision_score_is_no_quantization_and_steps_per_second_are_iterations() -> None:
+    runs, _, _ = load_fixture(HELD58 / "jetson-seg-bench-precision-score-column.csv")
+    assert all("quantization" not in r["config"] for r in runs)  # was '0.7667', a detector's precision score
+    assert runs[0]["metrics"]["j_per_sample"] == 0.1102 and runs[0]["metrics"]["avg_power_w"] == 4.42
+    runs, _, _ = load_fixture(HELD58 / "gpt-nano-steps-per-s-time-budgets.jsonl")
+    assert len(runs) == 48 and runs[0]["metrics"]["iterations_per_s"] == 12.33  # was refused: no unit read
+    assert len({r["config"]["tag"] for r in runs}) == 48  # each variant's four time budgets are four setups
+    assert "budget_s 10.0" in runs[0]["config"]["tag"]

@@ -97,8 +97,8 @@ def _sized_models(header: list[str], rows: Rows, read: Columns) -> int | None:
 
 def named_columns(conv: Conversion, header: list[str], rows: Rows, read: Columns, taken: dict[str, str]
                   ) -> list[str]:
-    """The device and the model read from columns that name them, where no column gave them by its name: the
-    names of the columns now read (`read` and `taken` updated)."""
+    """The device, the model and the quantization read from columns that name them, where no column gave them by its
+    name: the names of the columns now read (`read` and `taken` updated)."""
     found: list[str] = []
     for key, finder, what in (("device", _devices_named, "devices"), ("model", _models_named, "model files"),
                               ("quantization", _quantizations_named, "integer or 8-bit float formats (int8, fp8)")):

@@ -23,7 +23,8 @@ _DEVICE_DIR = re.compile(
     r"|rtx[ _-]?pro[ _-]?\d{4}([ _-]?blackwell)?"
     r"|g[bh]\d{3}"  # the Grace superchips: GH200, GB200
     r"|(amd[ _-]?)?(instinct[ _-]?)?mi\d{2,3}[a-z]?"
-    r"|(amd[ _-]?)?radeon[ _-]?(rx[ _-]?)?\d{3,4}([ _-]?(xtx?|gre))?|rx[ _-]?\d{4}([ _-]?(xtx?|gre))?"
+    # AMD's cards and its laptop GPUs ('Radeon 8060S', 'Radeon 780M')
+    r"|(amd[ _-]?)?radeon[ _-]?(rx[ _-]?)?\d{3,4}([ _-]?(xtx?|gre)|[sm])?|rx[ _-]?\d{4}([ _-]?(xtx?|gre))?"
     r"|(intel[ _-]?)?(arc[ _-]?[ab]\d{3}|gaudi[ _-]?\d?|data[ _-]?center[ _-]?gpu[ _-]?max[ _-]?\d{4})"
     r"|((jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)|(jetson[ _-]?(agx[ _-]?)?|agx[ _-]?)thor)([ _-]?(nx|nano|agx))?"
     r"([ _-]?super)?([ _-]?\d{1,3}gb?)?([ _-]?dev(eloper)?[ _-]?kit)?"

@@ -186,3 +186,10 @@ def test_a_precision_score_is_no_quantization_and_steps_per_second_are_iteration
     assert len(runs) == 48 and runs[0]["metrics"]["iterations_per_s"] == 12.33  # was refused: no unit read
     assert len({r["config"]["tag"] for r in runs}) == 48  # each variant's four time budgets are four setups
     assert "budget_s 10.0" in runs[0]["config"]["tag"]
+
+
+def test_amds_laptop_gpus_are_known_by_name() -> None:
+    from importers.device_text import device_named
+    assert device_named("GPU: AMD Radeon 8060S Graphics") == "AMD Radeon 8060S"  # a Strix Halo's GPU (set 63)
+    assert device_named("Radeon 780M iGPU") == "Radeon 780M"
+    assert device_named("Ryzen AI Max 395") is None  # the CPU's name names no GPU

@@ -318,8 +318,10 @@ def record_list(doc: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
     named = [(k, v) for k, v in lists if k.lower() in RECORD_KEYS]
     if named:
         return named[0] if len(named) == 1 else None
-    # under another key ('metrics': [{backend, avg_latency_ms, ...}]): the one list whose records hold a figure
-    figured = [(k, v) for k, v in lists if any(_is_figure(str(key)[:100]) for key in v[0])]
+    # under another key ('metrics': [{backend, avg_latency_ms, ...}]): the one list whose records hold a figure, or
+    # whose records' members do ('cells': [{batch, pytorch: {mean_ms, ...}, tensorrt: {...}}])
+    figured = [(k, v) for k, v in lists if any(_is_figure(str(key)[:100]) for key in v[0]) or any(
+        isinstance(m, dict) and any(_is_figure(str(key)[:100]) for key in m) for m in list(v[0].values())[:20])]
     return figured[0] if len(figured) == 1 else None
 
 
@@ -481,6 +483,26 @@ def _expanded(records: list[Any], said: list[str] | None) -> list[Any]:
     return out
 
 
+def _members(records: list[dict[str, Any]], said: list[str] | None) -> list[dict[str, Any]]:
+    """Records each holding two or more objects of the same figures under setup names ({batch: 1, pytorch: {mean_ms,
+    fps}, tensorrt: {mean_ms, fps}}): a record per member, its name as the setup and the record's own labels beside
+    it; its other members' figures never stand for its. Any other records as they are."""
+    def members(record: dict[str, Any]) -> list[str]:
+        found = [k for k, v in record.items() if isinstance(v, dict) and any(_is_figure(str(x)[:100]) for x in v)]
+        shared = set.intersection(*(set(record[k]) for k in found)) if len(found) > 1 else set()
+        return found if any(_is_figure(str(x)[:100]) for x in shared) else []
+
+    named = [members(r) for r in records[:MAX_KEYS]]
+    if not named or not all(named) or len(records) * len(named[0]) > 10_000:
+        return records
+    out = [{**{k: v for k, v in r.items() if not isinstance(v, (dict, list)) and not _is_figure(str(k)[:100])},
+            "setup": name, **r[name]} for r, names in zip(records, named, strict=False) for name in names]
+    if said is not None:
+        said.append(f"each record's members {', '.join(named[0])[:120]} read as a run each (the member's name the "
+                    "setup), with the record's labels")
+    return out
+
+
 def json_records(source: Source, said: list[str] | None = None, doc: Any = None) -> list[dict[str, Any]] | None:
     """The records of a JSON Lines file, a JSON list of objects, an object holding one such list, or an object
     nesting dicts of figures (`nested_records`), also inside a JSON string that holds JSON (`twice_encoded`:
@@ -495,7 +517,7 @@ def json_records(source: Source, said: list[str] | None = None, doc: Any = None)
     if isinstance(doc, dict):
         found = record_list(doc)
         if found is not None:
-            key, records = found
+            key, records = found[0], _members(found[1], said)
             shared = wrapper_labels(doc, key)
             if shared and said is not None:
                 said.append(f"the wrapper's {', '.join(shared)[:120]} read as every record's (where a record does "

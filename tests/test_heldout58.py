@@ -193,3 +193,12 @@ def test_amds_laptop_gpus_are_known_by_name() -> None:
     assert device_named("GPU: AMD Radeon 8060S Graphics") == "AMD Radeon 8060S"  # a Strix Halo's GPU (set 63)
     assert device_named("Radeon 780M iGPU") == "Radeon 780M"
     assert device_named("Ryzen AI Max 395") is None  # the CPU's name names no GPU
+
+
+def test_records_holding_a_member_per_backend_are_a_run_per_member() -> None:
+    runs, _, warnings = load_fixture(HELD58 / "vitpose-batch-matrix-members-per-backend.json")
+    assert len(runs) == 15  # 5 batch sizes x 3 backends (was refused: no figure at the records' own level)
+    got = {(r["config"]["batch_size"], r["config"]["engine"]): r["metrics"]["latency_avg_ms"] for r in runs}
+    assert got[(1, "tensorrt")] == pytest.approx(5.061435988172889)  # never PyTorch's 21.09 ms standing for it
+    assert got[(1, "pytorch")] == pytest.approx(21.094272411428392)
+    assert any("read as a run each" in w for w in warnings)

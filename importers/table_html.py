@@ -14,7 +14,6 @@ MAX_TABLE_CHARS = 200_000
 MAX_CELLS = 20_000
 MAX_SPAN = 50
 MAX_TABLES = 200
-_TABLE = re.compile(r"<table\b[^>]{0,2000}>.*?</table\s*>", re.IGNORECASE | re.DOTALL)
 _UNIT = re.compile(r"\s*(\([^()]{1,30}\)|\[[^\[\]]{1,30}\])\s*$")  # 'Jetson Orin Nano (ms)': its unit
 _EMOJI = re.compile(r":[a-z_]{2,30}:")  # ':stopwatch:' in a GitHub README
 
@@ -118,16 +117,24 @@ def pipe_lines(html: str) -> list[str] | None:
 
 def html_tables(text: str) -> str:
     """The text with each HTML table written as a pipe table, on the lines the table took (blank lines after it where
-    the pipe table is shorter, so the lines below keep their numbers); a text without '<table' as it is."""
-    opened = text.lower().count("<table")
-    if not opened or opened > MAX_TABLES:  # each unclosed '<table' is a search to the end: a bounded number of them
+    the pipe table is shorter, so the lines below keep their numbers); a text without '<table' as it is. One pass
+    forward: an unclosed '<table' ends the search, so no text makes it scan twice."""
+    low = text.lower()
+    if "<table" not in low:
         return text
-
-    def rewritten(m: re.Match[str]) -> str:
-        lines = pipe_lines(m.group())
-        if lines is None:
-            return m.group()
-        taken = m.group().count("\n")
-        return "\n".join(lines + [""] * max(0, taken + 1 - len(lines)))
-
-    return _TABLE.sub(rewritten, text)
+    out, at, done = [], 0, 0
+    while done < MAX_TABLES and (start := low.find("<table", at)) >= 0:
+        close = low.find("</table", start)
+        end = low.find(">", close) + 1 if close >= 0 else 0
+        if end <= 0:
+            break
+        done += 1
+        html = text[start:end]
+        lines = pipe_lines(html)
+        if lines is not None:
+            taken = html.count("\n")
+            out += [text[at:start], "\n".join(lines + [""] * max(0, taken + 1 - len(lines)))]
+        else:
+            out.append(text[at:end])
+        at = end
+    return "".join(out) + text[at:]

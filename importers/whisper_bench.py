@@ -65,9 +65,9 @@ class WhisperBenchImporter(Importer):
                 total[m.group("what")] = float(m.group("total"))
                 if m.group("per") is not None and int(m.group("runs") or 0) > 0:  # the total over the runs: the
                     per[m.group("what")] = float(m.group("total")) / int(m.group("runs"))  # printed 0.15 is rounded
-        model = _MODEL_FILE.search(text)
-        device = _DEVICE.search(text)
-        threads = _THREADS.search(text)
+        model = _MODEL_FILE.search(text[:2_000_000])
+        device = _DEVICE.search(text[:2_000_000])
+        threads = _THREADS.search(text[:2_000_000])
         notes = [f"load {total['load']:g} ms" if "load" in total else ""]
         return self._run(conv, 0, "the log", model.group("model") if model else None,
                          device.group("name").strip() if device else None, threads.group(1) if threads else None,

@@ -202,3 +202,10 @@ def test_records_holding_a_member_per_backend_are_a_run_per_member() -> None:
     assert got[(1, "tensorrt")] == pytest.approx(5.061435988172889)  # never PyTorch's 21.09 ms standing for it
     assert got[(1, "pytorch")] == pytest.approx(21.094272411428392)
     assert any("read as a run each" in w for w in warnings)
+
+
+def test_unclosed_html_tables_leave_the_text_as_written() -> None:
+    from importers.table_html import html_tables
+    hostile = "<table>" * 10_000 + "\n| a | latency (ms) |\n|---|---|\n| x | 5 |\n"
+    assert html_tables(hostile) == hostile  # one pass forward: an unclosed '<table' ends the search
+    assert load(hostile.encode(), "r.md")[0].runs[0]["metrics"]["latency_avg_ms"] == 5  # the pipe table still read

@@ -86,16 +86,18 @@ def _metrics_of(doc: Any) -> Any:
     """The object holding the metric records: the document's own keys (GenAI-Perf, AIPerf up to 0.1), or its
     'records' (AIPerf's JsonExportData from late 2025: records, input_config, was_cancelled, start_time, ...)."""
     records = doc.get("records") if isinstance(doc, dict) else None
-    return records if isinstance(records, dict) and _is_json_export(records, nested=False) else doc
+    return records if _holds_metrics(records) else doc
 
 
-def _is_json_export(doc: Any, nested: bool = True) -> bool:
-    if nested and isinstance(doc, dict) and _metrics_of(doc) is not doc:
-        return True
-    if not isinstance(doc, dict):
+def _holds_metrics(obj: Any) -> bool:
+    if not isinstance(obj, dict):
         return False
-    found = [k for k in _KEYS if isinstance(doc.get(k), dict) and any(s in doc[k] for s in ("avg", "p50", "p99"))]
-    return len(found) >= 2 and ("input_config" in doc or any("unit" in doc[k] for k in found))
+    found = [k for k in _KEYS if isinstance(obj.get(k), dict) and any(s in obj[k] for s in ("avg", "p50", "p99"))]
+    return len(found) >= 2 and ("input_config" in obj or any("unit" in obj[k] for k in found))
+
+
+def _is_json_export(doc: Any) -> bool:
+    return _holds_metrics(_metrics_of(doc))
 
 
 def _is_csv_export(text: str) -> bool:

@@ -187,6 +187,8 @@ class ServingReportImporter(Importer):
         seen: dict[tuple[Any, ...], int] = {}
         for run in runs:
             seen[key(run)] = seen.get(key(run), 0) + 1
+        if all(count == 1 for count in seen.values()):
+            return runs  # no two blocks alike: the text's headings are not read
         headings = [(n, m.group(1)[:80]) for n, line in enumerate(text.splitlines()[:200_000], 1)
                     if line.startswith("#") and (m := _HEADING.match(line)) is not None]
         above = [next((h for n, h in reversed(headings) if n < line), None) for line in lines]

@@ -59,20 +59,20 @@ class WhisperBenchImporter(Importer):
 
     def _log(self, conv: Conversion, text: str) -> dict[str, Any]:
         per: dict[str, float] = {}
-        total: dict[str, float] = {}
+        load = None
         for line in text.splitlines()[:200_000]:
-            if (m := _TIMING.match(line)) is not None:
-                total[m.group("what")] = float(m.group("total"))
-                if m.group("per") is not None and int(m.group("runs") or 0) > 0:  # the total over the runs: the
-                    per[m.group("what")] = float(m.group("total")) / int(m.group("runs"))  # printed 0.15 is rounded
-        model = _MODEL_FILE.search(text[:2_000_000])
-        device = _DEVICE.search(text[:2_000_000])
-        threads = _THREADS.search(text[:2_000_000])
-        notes = [f"load {total['load']:g} ms" if "load" in total else ""]
+            if (m := _TIMING.match(line)) is None:
+                continue
+            if m.group("what") == "load":
+                load = float(m.group("total"))
+            elif m.group("per") is not None and int(m.group("runs") or 0) > 0:  # the total over the runs: the
+                per[m.group("what")] = float(m.group("total")) / int(m.group("runs"))  # printed 0.15 is rounded
+        head = text[:2_000_000]
+        model, device, threads = _MODEL_FILE.search(head), _DEVICE.search(head), _THREADS.search(head)
         return self._run(conv, 0, "the log", model.group("model") if model else None,
                          device.group("name").strip() if device else None, threads.group(1) if threads else None,
                          None, None, per.get("encode"), per.get("decode"), per.get("batchd"), per.get("prompt"),
-                         [n for n in notes if n])
+                         [f"load {load:g} ms"] if load is not None else [])
 
     def _table(self, conv: Conversion, text: str) -> list[dict[str, Any]]:
         runs: list[dict[str, Any]] = []

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, clean_str, num, pos_int, positive
+from importers.table_text import MARKDOWN_HEADING
 from joulebench.metrics import E2E, ITL, TPOT, TTFT, Distribution
 
 HEADER = "Serving Benchmark Result"
@@ -71,7 +72,6 @@ class _Block:
     model: str | None = None
 
 
-_HEADING = re.compile(r"#{1,6}\s+(\S.*?)\s*#*\s*$")  # a Markdown heading over a pasted block
 
 
 def _strip(line: str) -> str:
@@ -189,8 +189,8 @@ class ServingReportImporter(Importer):
             seen[key(run)] = seen.get(key(run), 0) + 1
         if all(count == 1 for count in seen.values()):
             return runs  # no two blocks alike: the text's headings are not read
-        headings = [(n, m.group(1)[:80]) for n, line in enumerate(text.splitlines()[:200_000], 1)
-                    if line.startswith("#") and (m := _HEADING.match(line)) is not None]
+        headings = [(n, m.group(2)[:80]) for n, line in enumerate(text.splitlines()[:200_000], 1)
+                    if line.startswith("#") and (m := MARKDOWN_HEADING.match(line)) is not None]
         above = [next((h for n, h in reversed(headings) if n < line), None) for line in lines]
         for run, line, heading in zip(runs, lines, above, strict=True):
             if seen[key(run)] > 1:

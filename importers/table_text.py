@@ -37,7 +37,7 @@ from joulebench import units
 
 GAP_BUDGET = 400_000  # line visits of the console-table search over a whole text (8 passes over its longest table)
 _PIPE_RULE = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")  # GFM: one hyphen a cell will do
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")  # level, title
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _MARKS = re.compile(r"^(\*\*|__|\*|_|`)(.+)\1$")
 # a range ('15-17 tokens/sec', '~5–7 tok/s') or a value marked approximate ('~20 tokens/s', '≈ 3 W')
@@ -88,7 +88,7 @@ def text_tables(text: str) -> tuple[list[TextTable], list[int]]:
             code = not code
             i += 1
             continue
-        heading = None if code else _HEADING.match(line)
+        heading = None if code else MARKDOWN_HEADING.match(line)
         if heading is not None:
             level = len(heading.group(1))
             titles += level == 1
@@ -170,7 +170,7 @@ def _captioned(tables: list[TextTable], lines: list[str]) -> None:
     for table in shared:
         above: list[str] = []
         for line in reversed(lines[max(0, table.line - 4):table.line - 1]):  # up to the heading above, 2 lines
-            if _HEADING.match(line) or len(above) == 2:
+            if MARKDOWN_HEADING.match(line) or len(above) == 2:
                 break
             if line.strip():
                 above.insert(0, line.strip(" -*\t")[:60])
@@ -389,7 +389,7 @@ def heading_device(title: str) -> str | None:
 def title_device(text: str) -> str | None:
     """The device a text's one level-1 heading (its title, above every table) names, or None."""
     titles = [m.group(2) for line in text.splitlines()[:MAX_LINES] if line.startswith("# ")
-              and (m := _HEADING.match(line)) is not None]
+              and (m := MARKDOWN_HEADING.match(line)) is not None]
     return heading_device(titles[0]) if len(titles) == 1 else None
 
 
@@ -405,13 +405,13 @@ def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
     taken = set(used)
     out: list[tuple[int, str, int]] = []
     lines = text.splitlines()[:MAX_LINES]
-    headings = [k for k, line in enumerate(lines, start=1) if line.startswith("#") and _HEADING.match(line)]
+    headings = [k for k, line in enumerate(lines, start=1) if line.startswith("#") and MARKDOWN_HEADING.match(line)]
     for n, line in enumerate(lines, start=1):
         if n in taken:
             continue
         if ":" not in line and "=" not in line:
             # '> **NVIDIA A800*8**', '- NVIDIA RTX 4090 * 2'; a heading naming a device is `heading_device`'s
-            alone = None if _HEADING.match(line) else _DEVICE_ALONE.match(line[:120])
+            alone = None if MARKDOWN_HEADING.match(line) else _DEVICE_ALONE.match(line[:120])
             name = alone.group("name") if alone is not None else ""
             found = device_named(name) if name else None
             if found is not None and len(name.split()) - len(found.split()) <= 1:

@@ -36,10 +36,6 @@ from energy.steady import MIN_DRIFT_POINTS
 from joulebench.configuration import KEY_ALWAYS, KEY_WHERE_STATED
 from joulebench.metrics import AGGREGATED
 
-# what a configuration is (joulebench.configuration): the fields every key hashes, then those hashed only where a
-# run states them (older keys unchanged)
-CONFIG_KEY_FIELDS = KEY_ALWAYS
-CONFIG_KEY_EXTRAS = KEY_WHERE_STATED
 # the figures aggregated per configuration (runs columns), as the metric catalogue marks them
 STAT_METRICS = AGGREGATED
 _FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool", "duration_s", "energy_j",
@@ -49,10 +45,10 @@ _FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool"
 
 
 def config_key(row: dict[str, Any]) -> str:
-    """The configuration a run repeats, as a short stable hash of CONFIG_KEY_FIELDS (plus the origin
-    file for runs not measured here)."""
-    values = [row.get(k) for k in CONFIG_KEY_FIELDS]
-    for extra in CONFIG_KEY_EXTRAS:  # only where stated: older keys unchanged
+    """The configuration a run repeats, as a short stable hash of joulebench.configuration's KEY_ALWAYS fields,
+    then each KEY_WHERE_STATED field the run states (plus the origin file for runs not measured here)."""
+    values = [row.get(k) for k in KEY_ALWAYS]
+    for extra in KEY_WHERE_STATED:  # only where stated: older keys unchanged
         if row.get(extra) is not None:
             values.append([extra, row[extra]])
     if row.get("origin_kind") != "local":
@@ -163,7 +159,7 @@ def duckdb_numbers(con: duckdb.DuckDBPyConnection) -> NumberText:
 
 def _config_keys(rows: pl.DataFrame) -> pl.DataFrame:
     """run_id -> config_key, computed once per distinct set of key fields (repeats share it)."""
-    fields = [c for c in (*CONFIG_KEY_FIELDS, *CONFIG_KEY_EXTRAS, "origin_sha256")
+    fields = [c for c in (*KEY_ALWAYS, *KEY_WHERE_STATED, "origin_sha256")
               if c in rows.columns]
     distinct = rows.select(fields).unique(maintain_order=True)
     keyed = distinct.with_columns(pl.Series("config_key", [config_key(r) for r in distinct.iter_rows(named=True)],
@@ -200,11 +196,11 @@ def config_key_sql(con: duckdb.DuckDBPyConnection) -> str:
     escapes: its key comes from config_key in Python)."""
     kinds = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'runs' "
                              "AND database_name = current_database() AND schema_name = current_schema()").fetchall())
-    items = [_json_sql(f, kinds[f]) for f in CONFIG_KEY_FIELDS]
+    items = [_json_sql(f, kinds[f]) for f in KEY_ALWAYS]
     items += [f"CASE WHEN \"{extra}\" IS NOT NULL THEN '[\"{extra}\", ' || {_json_sql(extra, kinds[extra])} || ']' END"
-              for extra in CONFIG_KEY_EXTRAS]
+              for extra in KEY_WHERE_STATED]
     items.append(f"CASE WHEN origin_kind IS DISTINCT FROM 'local' THEN {_json_sql('origin_sha256', 'VARCHAR')} END")
-    texts = [f for f in (*CONFIG_KEY_FIELDS, *CONFIG_KEY_EXTRAS, "origin_sha256") if kinds[f] == "VARCHAR"]
+    texts = [f for f in (*KEY_ALWAYS, *KEY_WHERE_STATED, "origin_sha256") if kinds[f] == "VARCHAR"]
     plain = " AND ".join(f"coalesce(regexp_full_match(\"{f}\", '{_PLAIN_TEXT}'), TRUE)" for f in texts)
     return (f"CASE WHEN {plain} THEN left(sha256('[' || concat_ws(', ', {', '.join(items)}) || ']'), 24) END")
 
@@ -237,7 +233,7 @@ class Regrading:
 def inputs_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
     """What the grades are computed from, summed up: changes when a run is added or removed or a field that a
     grade, a configuration or an aggregate reads changes (a label). The power samples of a run never change."""
-    columns = sorted({"run_id", "origin_sha256", *CONFIG_KEY_EXTRAS, *CONFIG_KEY_FIELDS, *_FACT_COLUMNS,
+    columns = sorted({"run_id", "origin_sha256", *KEY_WHERE_STATED, *KEY_ALWAYS, *_FACT_COLUMNS,
                       *STAT_METRICS})
     row = first_row(con, f"SELECT count(*), sum(hash({', '.join(columns)})) FROM runs")
     return tuple(row) if row else ()
@@ -247,7 +243,7 @@ def _graded_rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None,
                  extra: Sequence[str] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Each run's trust_grade, trust_reasons and config_key (and the `extra` columns of runs); and the drifts
     computed from samples for it (known_drifts), to store."""
-    columns = sorted({"run_id", "origin_sha256", *CONFIG_KEY_EXTRAS, *CONFIG_KEY_FIELDS, *_FACT_COLUMNS}
+    columns = sorted({"run_id", "origin_sha256", *KEY_WHERE_STATED, *KEY_ALWAYS, *_FACT_COLUMNS}
                      | set(extra))
     try:
         key = config_key_sql(con)

@@ -12,7 +12,7 @@ import polars as pl
 from db.grading import STAT_METRICS
 from db.labels import NOT_STATED_SQL, supplied_for_run
 from db.store import Store
-from joulebench.configuration import NAMES, OWN_COLUMNS
+from joulebench.configuration import NAMED_BY_WORKLOAD, NAMES, OWN_COLUMNS
 from joulebench.labels import NOT_STATED
 
 
@@ -107,9 +107,6 @@ def runs_table(store: Store) -> pl.DataFrame:
 
 
 STAT_FIELDS = ("n", "mean", "std", "cov_pct", "ci95_low", "ci95_high")
-# what a configuration is, shown beside its aggregate (the same for all of its runs): every field of
-# joulebench.configuration, and the model and task its workload names
-_CONFIG_COLUMNS = (*NAMES, "model", "task")
 
 
 def configurations(store: Store, where: str = "TRUE", params: list | None = None) -> pl.DataFrame:
@@ -118,7 +115,8 @@ def configurations(store: Store, where: str = "TRUE", params: list | None = None
     (columns `<metric>_<field>`, e.g. j_per_sample_ci95_low), from the aggregates stored at ingest."""
     pivots = ", ".join(f"max(st.{f}) FILTER (WHERE st.metric = '{m}') AS {m}_{f}"
                        for m in STAT_METRICS for f in STAT_FIELDS)
-    config = ", ".join(f"any_value(r.{c}) AS {c}" for c in _CONFIG_COLUMNS)
+    # what the configuration is (every field of joulebench.configuration), and the model and task its workload names
+    config = ", ".join(f"any_value(r.{c}) AS {c}" for c in (*NAMES, *NAMED_BY_WORKLOAD))
     return store.query(
         f"WITH chosen AS (SELECT DISTINCT r.config_key FROM runs r JOIN store_sources s USING (source_id) "
         f"WHERE {where}), "

@@ -37,9 +37,8 @@ SETTLE_IT = ("What would settle it: a longer, repeated measurement. A New run wi
              "such runs from whoever owns one) and the figures can reach grade A.")
 AGGREGATE_COLUMNS = {"n": pl.Int64, "mean": pl.Float64, "ci95_low": pl.Float64, "ci95_high": pl.Float64,
                      "std": pl.Float64, "cov_pct": pl.Float64}
-# what a configuration is (columns of data.runs, the same for all of its runs): every field of
-# joulebench.configuration, and how each device and source is named beside it
-CONFIG_COLUMNS = (*NAMES, "device_kind", "system_name", "power_setting", "energy_method", "source_kind", "citation")
+# how a configuration's device and source are named beside its fields (columns of data.runs, the same for its runs)
+_NAMED_BESIDE = ("device_kind", "system_name", "power_setting", "energy_method", "source_kind", "citation")
 
 
 def stored(configs: pl.DataFrame, metric: str) -> pl.DataFrame:
@@ -60,7 +59,7 @@ def by_configuration(runs: pl.DataFrame, column: str) -> pl.DataFrame:
     configuration's columns, n, mean, ci95_low, ci95_high, std, cov_pct, its stored grade and
     reasons, and the run ids. Missing values are left out, never counted as 0."""
     measured = runs.filter((pl.col("status") == "ok") & pl.col(column).is_not_null() & pl.col(column).is_finite())
-    about = [c for c in CONFIG_COLUMNS if c in runs.columns]
+    about = [c for c in (*NAMES, *_NAMED_BESIDE) if c in runs.columns]
     rows: list[dict[str, Any]] = []
     for (key,), group in measured.partition_by("config_key", as_dict=True, maintain_order=True).items():
         agg = aggregate(group[column].to_list())

@@ -27,7 +27,7 @@ import polars as pl
 from decision.markdown import md
 from decision.text import sig
 from joulebench.configuration import BY_NAME, label_parts
-from joulebench.metrics import RunKind, label, run_kind
+from joulebench.metrics import KIND_FIELDS, RunKind, label, run_kind
 from joulebench.slo import METRICS, PERCENTILES, Limit, Slo, SloError, limit_range, parse_slo
 
 
@@ -175,8 +175,6 @@ def _num(value: object) -> float | None:
 
 # what names a serving point beside its device, each as joulebench.configuration reads it
 POINT_FIELDS = ("workload", "request_rate_per_s", "max_concurrency", "engine", "power_limit_w", "power_mode", "tag")
-_KIND_FIELDS = ("load_kind", "request_rate_per_s", "max_concurrency", "engine", "max_new_tokens",
-                "output_tokens_requested")
 _STORED = ("duration_s", "energy_j", "goodput_slo", "goodput_requests_per_s", "goodput_requests_per_j",
            *(d.stat(p).name for d in METRICS.values() for p in ("p50", "p90", "p95", "p99")))
 BASIS_REQUESTS, BASIS_STORED = "requests", "stored figures"
@@ -192,7 +190,7 @@ def serving_points(runs: pl.DataFrame, with_requests: Iterable[str]) -> pl.DataF
     those a load or an engine makes one (joulebench.metrics.run_kind, read once per distinct configuration, not per
     run) and those that store a goodput."""
     ids = pl.Series("run_id", list(with_requests), dtype=pl.String)
-    kind_cols = [c for c in _KIND_FIELDS if c in runs.columns]
+    kind_cols = [c for c in KIND_FIELDS if c in runs.columns]
     combos = runs.select(kind_cols).unique() if kind_cols else pl.DataFrame()
     marks = [run_kind(row) is RunKind.SERVING for row in combos.iter_rows(named=True)]
     if kind_cols:

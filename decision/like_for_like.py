@@ -156,7 +156,6 @@ class LikeForLike:
 _SETTINGS = tuple(f for f in LIKE_FOR_LIKE.fields if f in SETTINGS_OF_A_DEVICE)
 JOB_FIELDS = tuple(f for f in LIKE_FOR_LIKE.fields if f not in _SETTINGS)
 KNOB_FIELDS = tuple(dict.fromkeys("power_setting" if f in ("power_limit_w", "power_mode") else f for f in _SETTINGS))
-CONFIG_KEY = JOB_FIELDS + KNOB_FIELDS
 
 
 def knob_label(row: dict) -> str:
@@ -190,12 +189,13 @@ def _configurations(runs: pl.DataFrame, device: str, job: Job, column: str) -> p
     mean and the values of its repeats, basis, grade). A configuration is its stored key (every setting)."""
     rows = job_rows(runs, device, job).filter((pl.col("status") == "ok") & pl.col(column).is_not_null()
                                               & pl.col(column).is_finite())
-    for c in (*CONFIG_KEY, "config_grade", "config_key"):
+    for c in (*JOB_FIELDS, *KNOB_FIELDS, "config_grade", "config_key"):
         if c not in rows.columns:
             rows = rows.with_columns(pl.lit(None, pl.String).alias(c))
     key = pl.coalesce("config_key", "run_id").alias("_key")
     return rows.group_by(key, maintain_order=True).agg(
-        *[pl.col(c).first() for c in CONFIG_KEY], pl.col(column).mean().alias("v"), pl.col(column).alias("vals"),
+        *[pl.col(c).first() for c in (*JOB_FIELDS, *KNOB_FIELDS)], pl.col(column).mean().alias("v"),
+        pl.col(column).alias("vals"),
         pl.col("source_kind").first().alias("kind"), pl.col("config_grade").first().alias("grade"))
 
 

@@ -42,9 +42,6 @@ FILTERS: dict[str, str] = {
 # a filter's label is its configuration field's (joulebench.configuration), where the field has one and it is short
 FILTER_LABELS = {key: BY_NAME[column].label for key, column in FILTERS.items() if column in BY_NAME} | {
     "seq": "Sequence length", "power": "Power limit / mode", "source": "Source", "run": "Runs"}
-# The configuration a bar stands for: every field of joulebench.configuration's COMPARE view (the series names the
-# device, its power setting, tag and origin; COMPARE.left_out says why each other field is not on the axis).
-CONFIG = COMPARE.fields
 
 
 @dataclass(frozen=True)
@@ -96,7 +93,7 @@ METRICS: dict[str, Metric] = {
                       missing="not measured: not a generation run, or the source gives no ITL p90 (token gaps)"),
     "ttft_p90": Metric("ttft_p90_ms", missing="not measured: not a generation run, or the source gives no TTFT p90"),
 }
-# the configuration's columns every table shows; the other CONFIG fields show where a row states them
+# the configuration's columns every table shows; the other fields of the COMPARE view show where a row states them
 _TABLE_BASE = (*WORK_NAMED, "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
 MONEY_COLUMNS = frozenset({"cost_per_1m_samples", "electricity_cost_per_1m"})  # labelled with the currency
 TABLE_METRICS = ("throughput", "p99", "j_per_sample", "j_per_iteration", "power", "electricity", "cost", "tokens",
@@ -257,7 +254,7 @@ def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     parts: list[pl.Expr] = []
     shared: list[str] = []
     first = runs.row(0, named=True) if runs.height else {}
-    for col in CONFIG:
+    for col in COMPARE.fields:
         if col == "grad_accum_steps" or col not in runs.columns:
             continue  # grad_accum_steps is written with the batch ('batch 2x8')
         varies = runs.height and (_varies(runs, col) or (col == "batch_size" and _varies(runs, "grad_accum_steps")))
@@ -466,7 +463,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     configuration's repeats pool, nothing else does), several metrics at once (means over
     repeats, `Runs` counting them), its trust grade, plus the chosen metric relative to the
     `reference` device on the same configuration (Lambda style). Missing stays missing."""
-    keys = ["device_name", "system_name", "power_setting", "source_kind", "tag", *CONFIG, "config_key"]
+    keys = ["device_name", "system_name", "power_setting", "source_kind", "tag", *COMPARE.fields, "config_key"]
     # lazy: only the columns the table reads are filtered and grouped, not every column of every run
     measured = runs.lazy().filter((pl.col("status") == "ok") & (pl.col("mode") != "idle"))
     present = [METRICS[k] for k in TABLE_METRICS if METRICS[k].column in runs.columns]
@@ -486,7 +483,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
         # relative to the reference device at the same configuration, and only where it has exactly one there (two
         # power settings or sources of it on one configuration are not averaged); an overloaded point is no basis
         rel_label = f"{metric.label.split(' (')[0]} relative to {reference} (×)"
-        config = [c for c in CONFIG if c in grouped.columns]
+        config = [c for c in COMPARE.fields if c in grouped.columns]
         ref = (grouped.filter((pl.col("device_name") == reference) & ~pl.col("_overloaded"))
                .group_by(config).agg(pl.col(metric.column).first().alias("_ref"), pl.len().alias("_refs")))
         grouped = (grouped.join(ref, on=config, how="left", nulls_equal=True)
@@ -508,7 +505,8 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     named = named.sort([*order, "device_name"], descending=[metric.higher_is_better] * len(order) + [False],
                        nulls_last=True)
     # the configuration fields beyond the usual ones (load, lengths, engine, ...) are columns where any row states one
-    described = [c for c in CONFIG if c not in _TABLE_BASE and c in named.columns and named[c].drop_nulls().len()]
+    described = [c for c in COMPARE.fields
+                 if c not in _TABLE_BASE and c in named.columns and named[c].drop_nulls().len()]
     # an on/off setting reads as words (empty where a row does not state it, like every text cell)
     named = named.with_columns([_field_expr(c).alias(c) for c in described if named.schema[c] == pl.Boolean])
     renames = {"device_name": "Device", "system_name": "System", "workload": "Workload", "mode": "Mode",

@@ -104,6 +104,8 @@ KEY_ALWAYS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.key is Key.ALWAY
 KEY_WHERE_STATED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.key is Key.WHERE_STATED)
 TEXT_FIELDS: frozenset[str] = frozenset(f.name for f in FIELDS if f.value is str)  # settings written as names
 
+# Stored run fields every repeat of a configuration shares without being settings: its workload names them.
+NAMED_BY_WORKLOAD: tuple[str, ...] = ("model", "task")
 # Stored run fields (the result file's config.*) that are not settings, each with why it does not change a result.
 NOT_SETTINGS: dict[str, str] = {
     "model": "the workload names it (a run's workload is its model and task)",
@@ -176,7 +178,14 @@ POWER_PROFILE = View("power profile", {
     "tag": "a label of the person's, not a setting",
     "energy_boundary": "each run of a profile is measured the same way on one device",
 })
-VIEWS = (STORED_KEY, COMPARE, LIKE_FOR_LIKE, POWER_PROFILE)
+# One measurement brought twice (db.same_measurement): a file and a reference table's transcription of it, or one
+# result file imported under two names, are the same configuration wherever it came from.
+SAME_MEASUREMENT = View("same measurement", {
+    "env_id": "one copy may state the software environment and another not; the figures agreeing decides",
+    "origin_kind": "the same measurement arrives as a reference row, an imported file or a team's copy",
+    "energy_boundary": "a transcription may leave out where the energy was measured; the figures agreeing decides",
+})
+VIEWS = (STORED_KEY, COMPARE, LIKE_FOR_LIKE, POWER_PROFILE, SAME_MEASUREMENT)
 
 SETTINGS_OF_A_DEVICE: tuple[str, ...] = tuple(f.name for f in FIELDS if f.role is Role.SETTING)
 # the work every table and sentence names in words of its own (its workload, mode and precision), and with the device

@@ -22,6 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from joulebench.configuration import FIELDS, Role
+
 
 class Population(StrEnum):
     """What one value of a metric summarises."""
@@ -404,7 +406,10 @@ HEADLINE: dict[RunKind, tuple[str, ...]] = {
     RunKind.SERVING: ("tokens_per_s", "requests_per_s", "j_per_token", "j_per_request", "ttft_p90_ms", "itl_p90_ms",
                       "tpot_p90_ms", "e2e_latency_p90_ms", "goodput_requests_per_s", "avg_power_w"),
 }
-_SERVING_FIELDS = ("load_kind", "request_rate_per_s", "max_concurrency", "engine")
+# a load offered or an engine named makes a run a serving point (joulebench.configuration's LOAD and ENGINE fields)
+_SERVING_FIELDS = tuple(f.name for f in FIELDS if f.role in (Role.LOAD, Role.ENGINE))
+_GENERATION_FIELDS = ("max_new_tokens", "output_tokens_requested")
+KIND_FIELDS = (*_SERVING_FIELDS, *_GENERATION_FIELDS)  # every field run_kind reads
 
 
 def run_kind(config: dict) -> RunKind:
@@ -412,7 +417,7 @@ def run_kind(config: dict) -> RunKind:
     a serving run, a fixed output length a generation run."""
     if any(config.get(f) is not None for f in _SERVING_FIELDS):
         return RunKind.SERVING
-    if config.get("max_new_tokens") is not None or config.get("output_tokens_requested") is not None:
+    if any(config.get(f) is not None for f in _GENERATION_FIELDS):
         return RunKind.GENERATION
     return RunKind.SAMPLES
 

@@ -12,14 +12,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import db.queries as queries
-import decision.aggregates as aggregates
 import decision.like_for_like as like_for_like
 import explorer.compare as compare
 import explorer.compare_ratios as compare_ratios
-import tuning.points as points
 from db.columns import config_fields, run_arrow_schema
-from db.grading import CONFIG_KEY_EXTRAS, CONFIG_KEY_FIELDS, STAT_METRICS, config_key
+from db.grading import STAT_METRICS, config_key
 from joulebench import configuration
 from joulebench.configuration import FIELDS, NAMES, NOT_SETTINGS, VIEWS, View
 from joulebench.metrics import AGGREGATED, DERIVED, METRICS, RunKind, run_kind
@@ -40,10 +37,7 @@ def test_every_stored_setting_is_defined_once_or_said_not_to_change_a_result() -
 
 
 def test_every_view_derives_from_the_definition_and_names_what_it_leaves_out() -> None:
-    assert CONFIG_KEY_FIELDS + CONFIG_KEY_EXTRAS == NAMES
-    assert compare.CONFIG == configuration.COMPARE.fields
-    assert points.CONFIG_COLUMNS == configuration.POWER_PROFILE.fields
-    assert set(NAMES) <= set(queries._CONFIG_COLUMNS) and set(NAMES) <= set(aggregates.CONFIG_COLUMNS)
+    assert configuration.KEY_ALWAYS + configuration.KEY_WHERE_STATED == NAMES
     knobs = {"power_limit_w", "power_mode"} if "power_setting" in like_for_like.KNOB_FIELDS else set()
     assert set(like_for_like.JOB_FIELDS) | set(like_for_like.KNOB_FIELDS) - {"power_setting"} | knobs \
         == set(configuration.LIKE_FOR_LIKE.fields)
@@ -53,6 +47,39 @@ def test_every_view_derives_from_the_definition_and_names_what_it_leaves_out() -
     with pytest.raises(ValueError, match="not configuration fields"):
         View("typo", {"request_rate": "misspelt"})
     assert "Environment" in configuration.COMPARE.ignores_text()
+
+
+def test_no_module_writes_the_configuration_out_by_hand() -> None:
+    """A literal list of most of the fields every key hashes, outside joulebench.configuration, is a second
+    definition (db.same_measurement's had no load, lengths or engine): derive it from a View instead."""
+    always = set(configuration.KEY_ALWAYS)
+    found = []
+    for path in sorted(REPO.glob("*/*.py")):
+        if path.parts[-2] in ("tests", ".venv") or path.name == "configuration.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Tuple | ast.List | ast.Set):
+                named = {e.value for e in node.elts if isinstance(e, ast.Constant)} & always
+                if len(named) > len(always) / 2:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, found
+
+
+def test_one_measurement_brought_twice_is_told_apart_only_by_what_both_copies_state() -> None:
+    from db import same_measurement
+
+    served = {"engine": "vllm", "request_rate_per_s": 2.0}
+    assert same_measurement._same_settings(served, {"engine": None, "request_rate_per_s": 2.0})
+    assert not same_measurement._same_settings(served, {"engine": "vllm", "request_rate_per_s": 4.0})
+    assert "request_rate_per_s" in configuration.SAME_MEASUREMENT.fields
+
+
+def test_a_load_or_an_engine_makes_a_serving_point_as_the_definition_gives_them() -> None:
+    from joulebench.metrics import KIND_FIELDS
+
+    for field in FIELDS:
+        if field.role in (configuration.Role.LOAD, configuration.Role.ENGINE):
+            assert field.name in KIND_FIELDS and run_kind({field.name: "x"}) is RunKind.SERVING, field.name
 
 
 def test_like_for_like_matches_load_lengths_engine_and_gpu_count() -> None:

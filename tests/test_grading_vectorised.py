@@ -155,8 +155,8 @@ BY_TYPE = {"VARCHAR": TEXT, "BOOLEAN": st.one_of(st.none(), st.booleans()),
 
 def _key_types() -> dict[str, str]:
     """The store's type of every field a configuration key reads (from a migrated database)."""
-    from db.grading import CONFIG_KEY_EXTRAS, CONFIG_KEY_FIELDS
     from db.migrate import apply_migrations
+    from joulebench.configuration import KEY_ALWAYS, KEY_WHERE_STATED
 
     con = duckdb.connect()
     try:
@@ -165,7 +165,7 @@ def _key_types() -> dict[str, str]:
                                  ).fetchall())
     finally:
         con.close()
-    return {c: types[c] for c in (*CONFIG_KEY_FIELDS, *CONFIG_KEY_EXTRAS, "origin_sha256")}
+    return {c: types[c] for c in (*KEY_ALWAYS, *KEY_WHERE_STATED, "origin_sha256")}
 
 
 KEY_TYPES = _key_types()

@@ -24,9 +24,6 @@ import polars as pl
 
 from joulebench.configuration import POWER_PROFILE
 
-# What makes two runs the same configuration, the power setting aside: joulebench.configuration's POWER_PROFILE view
-# (which names what it leaves out and why).
-CONFIG_COLUMNS = POWER_PROFILE.fields
 # A Jetson power mode's features, from the power-mode table (sample_data/power_modes.csv).
 MODE_FEATURES = ("cpu_cores", "cpu_max_mhz", "gpu_max_mhz", "memory_max_mhz")
 MODE_FEATURE_LABELS = {"cpu_cores": "CPU cores", "cpu_max_mhz": "CPU MHz", "gpu_max_mhz": "GPU MHz",
@@ -70,7 +67,7 @@ class PowerProfile:
     """The measured settings of one device and configuration."""
 
     kind: str  # POWER_LIMIT (GPU) or POWER_MODE (Jetson)
-    config: Mapping[str, Any]  # CONFIG_COLUMNS values
+    config: Mapping[str, Any]  # the POWER_PROFILE view's fields: the configuration, power setting aside
     unit: str  # UNIT_SAMPLE, UNIT_TOKEN or UNIT_RUN
     points: tuple[Point, ...]
     left_out: tuple[str, ...] = field(default_factory=tuple)  # "3 runs: no energy measured"
@@ -222,7 +219,7 @@ def profiles_from_runs(runs: pl.DataFrame) -> list[PowerProfile]:
     configuration with the most measured settings first."""
     if runs.is_empty():
         return []
-    keys = [c for c in CONFIG_COLUMNS if c in runs.columns]
+    keys = [c for c in POWER_PROFILE.fields if c in runs.columns]
     out = []
     for _, group in runs.group_by(keys, maintain_order=True):
         rows = group.to_dicts()

@@ -26,6 +26,7 @@ from importers.describe import looks_like, tools_line, what_is
 from importers.dllogger import DlloggerImporter
 from importers.executorch import ExecutorchImporter
 from importers.experiment_table import ExperimentTableImporter
+from importers.genai_bench import GenAiBenchImporter
 from importers.genai_perf import GenAiPerfImporter
 from importers.general_table import GeneralTableImporter
 from importers.guidellm import GuideLlmImporter
@@ -72,6 +73,7 @@ from importers.tflite_benchmark import TfliteBenchmarkImporter
 from importers.tgi_bench import TgiBenchImporter
 from importers.tokenpowerbench import TokenPowerBenchImporter
 from importers.torch_compare import TorchCompareImporter
+from importers.torchtitan_log import TorchtitanLogImporter
 from importers.tqdm_log import TqdmImporter
 from importers.trtexec import TrtexecImporter, TrtexecTimesImporter
 from importers.trtllm_bench import TrtllmBenchImporter
@@ -114,6 +116,7 @@ IMPORTERS: tuple[Importer, ...] = (
     VllmBenchImporter(),
     VllmOfflineImporter(),
     LlmPerfImporter(),
+    GenAiBenchImporter(),  # aggregated_metrics {num_concurrency, stats} + individual_request_metrics
     SglangBenchImporter(),  # JSON Lines: before the tables and logs
     LlamaBenchImporter(),  # n_prompt, n_gen, avg_ts in json/jsonl/csv, or the md table '| model | ... | t/s |'
     TrtllmBenchImporter(),  # its JSON report's keys, or the printed '= PERFORMANCE OVERVIEW'
@@ -142,6 +145,7 @@ IMPORTERS: tuple[Importer, ...] = (
     PerseusImporter(),
     LambdaImporter(),
     HfTrainerImporter(),
+    TorchtitanLogImporter(),  # 'step: N  loss: ..  memory: ..GiB(..%)  tps: N': each device's tokens/s
     DlloggerImporter(),
     DcgmImporter(),
     NvidiaSmiImporter(),

@@ -25,6 +25,7 @@ _DEVICE_DIR = re.compile(
     r"|(amd[ _-]?)?(instinct[ _-]?)?mi\d{2,3}[a-z]?"
     # AMD's cards and its laptop GPUs ('Radeon 8060S', 'Radeon 780M')
     r"|(amd[ _-]?)?radeon[ _-]?(rx[ _-]?)?\d{3,4}([ _-]?(xtx?|gre)|[sm])?|rx[ _-]?\d{4}([ _-]?(xtx?|gre))?"
+    r"|(amd[ _-]?)?(radeon[ _-]?)?(ai[ _-]?pro[ _-]?)?r9[67]00d?"  # the Radeon AI PRO workstation cards
     r"|(intel[ _-]?)?(arc[ _-]?[ab]\d{3}|gaudi[ _-]?\d?|data[ _-]?center[ _-]?gpu[ _-]?max[ _-]?\d{4})"
     r"|((jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)|(jetson[ _-]?(agx[ _-]?)?|agx[ _-]?)thor)([ _-]?(nx|nano|agx))?"
     r"([ _-]?super)?([ _-]?\d{1,3}gb?)?([ _-]?dev(eloper)?[ _-]?kit)?"
@@ -44,6 +45,15 @@ def device_from_path(dirs: tuple[str, ...]) -> str | None:
         if _DEVICE_DIR.match(part.strip()):
             return part.strip()
     return None
+
+
+_SYSTEM = re.compile(r"(?i)(?:nvidia[ _-]?)?[dh]gx[ _-]?(?P<gpu>.{2,60})")
+
+
+def gpu_of_system(name: str) -> str | None:
+    """The GPU an NVIDIA system's name gives ('DGX-GB300', 'HGX H100' -> 'GB300', 'H100'); None for any other name."""
+    m = _SYSTEM.fullmatch(name.strip()[:100])
+    return m.group("gpu").strip() if m and device_from_path((m.group("gpu").strip(),)) else None
 
 
 def device_in_file_name(name: str) -> str | None:

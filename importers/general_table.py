@@ -37,7 +37,7 @@ from importers.base import (
     energy_metrics,
     read_csv,
 )
-from importers.device_text import counted_device, kind_of_device
+from importers.device_text import counted_device, device_from_path, gpu_of_system, kind_of_device
 from importers.table_checks import (
     GENERATION,
     PHASES,
@@ -76,7 +76,7 @@ from importers.table_long import (
     transposed_head,
 )
 from importers.table_named import devices_of_columns, devices_of_setups, model_in_tag, model_named, named_columns
-from importers.table_order import distributions_of, grouped_reasons, total_first
+from importers.table_order import distributions_of, gpu_device_first, grouped_reasons, total_first
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
     MAX_KEYS,
@@ -117,7 +117,8 @@ _TRAINING = {"train", "training", "finetune", "finetuning"}
 # a table's columns that only a training run has (two of them say it: llm-foundry's GradAccum, MicroBatchSize, MFU)
 _TRAINING_COLUMNS = {"gradaccum", "grad_accum", "gradient_accumulation", "gradient_accumulation_steps",
                      "microbatchsize", "micro_batch_size", "globalbatchsize", "global_batch_size", "mfu", "hfu",
-                     "activation_checkpointing", "learning_rate", "train_loss", "zero_stage", "sharding_strategy"}
+                     "activation_checkpointing", "learning_rate", "train_loss", "zero_stage", "sharding_strategy",
+                     "optimizer", "optimizer_type", "losses", "loss", "grad_norm", "weight_decay", "max_steps"}
 _COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
 _PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
 
@@ -287,7 +288,7 @@ class GeneralTableImporter(Importer):
         if tool is not None:
             conv.warn(f"{', '.join(vocabulary)[:120]} read in the units {tool} writes them in "
                       f"({', '.join(dict.fromkeys(vocabulary.values()))}): the table carries that tool's own names")
-        for i in total_first(header):
+        for i in gpu_device_first(total_first(header), header, rows):
             name = header[i]
             label = label_field(name)
             cells = [r[i] for _, r in rows[:200] if i < len(r) and r[i].strip()]
@@ -300,6 +301,10 @@ class GeneralTableImporter(Importer):
             if label is not None and label.section == "config" and label.key not in TEXT_FIELDS and (
                     word := not_number([r[i] for _, r in rows if i < len(r)])) is not None:
                 left.append((name[:40], f"{word[:20]!r} is no number: names setups, not a {label.key}"))
+                continue
+            if label is not None and label.key == "device" and plain(name).strip() == "system" and not all(
+                    device_from_path((c.strip(),)) or gpu_of_system(c) for c in cells):  # 'QUIET', 'Linux'
+                left.append((name[:40], "names systems, not each a device JouleBench knows"))
                 continue
             if label is not None and label.key in ("device", "model") and system_names(
                     [r[i] for _, r in rows if i < len(r)]):  # 'arch': Darwin/arm64 is no model, nor a device
@@ -418,8 +423,9 @@ class GeneralTableImporter(Importer):
             if field.section == "config":
                 config[field.key] = self._config_value(conv, at, field.key, raw)
                 continue
-            if units.is_range(raw):
-                conv.warn(f"{at}: {raw[:40]!r} is a range, not one figure: read as not stated")
+            if units.is_range(raw) or units.is_ratio(raw):  # '70-85', '5.23×' (a comparison row's)
+                conv.warn(f"{at}: {raw[:40]!r} is a {'ratio' if units.is_ratio(raw) else 'range'}, not one figure: "
+                          "read as not stated")
                 continue
             try:
                 value = units.value_in(raw, unit.symbol if unit is not None and unit.kind != "tokens" else None)
@@ -517,7 +523,7 @@ class GeneralTableImporter(Importer):
             metrics.setdefault("energy_method", "reported")
         mode = _MODES.get(plain(labels.get("mode", "")).strip())
         trained = {header[i].lower()[:6] == "train_" for i, (f, _) in columns.items() if f.section == "metrics"}
-        training = len({plain(h).strip().replace(" ", "_") for h in header} & _TRAINING_COLUMNS) >= 2
+        training = len({plain(h).strip().replace(" ", "_").split(".")[-1] for h in header} & _TRAINING_COLUMNS) >= 2
         tagged = words_of(re.sub(r"(?i)post[-\s]?training", "", config.get("tag") or ""))  # PTQ is no training
         if mode is None and tagged & {"infer", "inference"} and not tagged & _TRAINING:
             mode = "infer"  # a setup named 'infer' beside one named 'train' (split_setups)
@@ -530,6 +536,7 @@ class GeneralTableImporter(Importer):
             del config["quantization"]  # a 'Quantization' column's FP16: a precision, no quantization
         model = model_named(clean_str(labels.get("model"))) or model_in_tag(conv, config.get("tag"))
         stated = clean_str(labels.get("device"))
+        stated = gpu_of_system(stated) or stated if stated else stated  # 'DGX-GB300': its GPUs, counted apart
         # a row the file says ran on the CPU (beside a GPU it names, or in its setup's words): no file name's device
         elsewhere = bool(re.search(r"\bcpu\b", plain(str(config.get("tag") or ""))))
         if is_backend(str(config.get("engine") or "-")):  # 'backend': CPU names where it ran, no engine

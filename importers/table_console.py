@@ -230,13 +230,34 @@ _ASCII_RULE = re.compile(r"^\s*\+[-=:]{2,}(?:\+[-=:]{2,})*\+\s*$")  # psql's and
 _BOX_JOIN = re.compile(r"[┳┬╦╤┯╇┼╪╬╋┿┻┴╩╧┷+]")
 
 
+# the rule under a header of a table with no outer bars: GFM's 'a | b' over '--|--', psql's ' a | b' over '---+---'
+_BARE_RULE = re.compile(r"^\s*:?-{2,}:?(?:\s*[|+]\s*:?-{2,}:?){1,199}\s*\|?\s*$")
+
+
+def _bare(line: str, bars: int) -> bool:
+    """Whether a line is a row of a table with no outer bars and `bars` inner ones."""
+    return not line.lstrip().startswith("|") and line.count("|") == bars
+
+
 def unboxed(lines: list[str]) -> list[str]:
     """A text's box-drawn tables (rich's, as GenAI-Perf and vLLM print them; tabulate's 'grid' and psql's '+---+')
-    as pipe tables: each bar a '|', a rule between two rows of cells the GFM rule line, the borders above and below
-    a table blank lines. Any other line as it is."""
+    and tables without outer bars (GFM allows them; psql prints them) as pipe tables: each bar a '|', a rule
+    between two rows of cells the GFM rule line, the borders above and below a table blank lines. Any other line
+    as it is."""
     bars = [line.translate(_BOX_BAR) if any(c in line for c in "│┃║╎┆") else line for line in lines]
-    out = []
+    out: list[str] = []
+    inner = 0  # the inner bars of the table with no outer bars whose rows these are (0: none)
     for i, line in enumerate(bars):
+        if inner and _bare(line, inner):
+            out.append(f"|{line.rstrip()}|")
+            continue
+        inner = 0
+        if _BARE_RULE.match(line) and i > 0 and (n := bars[i - 1].count("|")) and _bare(bars[i - 1], n) \
+                and i + 1 < len(bars) and _bare(bars[i + 1], n) and len(re.findall(r"[|+]", line)) >= n:
+            inner = n
+            out[-1] = f"|{bars[i - 1].rstrip()}|"
+            out.append("|" + "---|" * (n + 1))
+            continue
         if not (_BOX_RULE.match(line) and (re.search(r"[━─═╌┄]", line) or _ASCII_RULE.match(line))):
             out.append(line)
             continue

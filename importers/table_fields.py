@@ -120,7 +120,8 @@ PRECISIONS |= {f"{lib}.{name}": p for lib in ("torch", "jnp", "np", "tf", "mx") 
 HEADING_DEVICE = "device (from a heading)"  # the column a text's tables get from the headings above them
 HEADING_TAG = "tag (from the headings)"  # the headings above a text's tables (and its rows' names), as the tag
 # a status column that says whether the run succeeded ('ok: yes / no'): 'no' is a failed run (importers.table_rows)
-OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok")
+OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok",
+              "successful_runs", "successes", "success_count", "num_successful")  # a count: 0 is a failed row
 LABELS: dict[str, Field] = {}
 for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id",
@@ -128,7 +129,7 @@ for _names, _field in (
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
-      HEADING_DEVICE),
+      "hardware_gpu", "gpu_names", "system", HEADING_DEVICE),
      Field("device", None, "label")),
     (("batch", "batch_size", "bs", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch", "tamano_del_lote",
       "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
@@ -142,9 +143,10 @@ for _names, _field in (
       "inf_streams", "request_concurrency", "max_request_concurrency", "maximum_request_concurrency"),
      Field("max_concurrency", None, "config")),
     (("request_rate", "rate_rps", "qps_target", "rps"), Field("request_rate_per_s", None, "config")),
-    (("prompt_tokens", "input_len", "input_tokens", "prompt_len", "isl", "prompt_length"),
+    (("prompt_tokens", "input_len", "input_tokens", "prompt_len", "isl", "prompt_length", "prompt_token_count",
+      "input_token_count"),
      Field("prompt_tokens_requested", None, "config")),
-    (("output_len", "max_new_tokens", "osl", "output_length", "gen_len", "max_tokens"),
+    (("output_len", "max_new_tokens", "osl", "output_length", "gen_len", "max_tokens", "new_tok", "max_new"),
      Field("output_tokens_requested", None, "config")),
     (("seq_len", "sequence_length", "seqlen", "context", "ctx", "context_tokens", "context_length", "context_len",
       "ctx_len", "ctx_size", "n_ctx"), Field("seq_len", None, "config")),
@@ -173,7 +175,7 @@ def label_field(name: str) -> Field | None:
     """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
     (`engine_name`, `board.name`); a leading '_' (`_repeat`) and a merge's '_x' / '_y' are no part of the name."""
     # '# GPUs': the number of GPUs; 'Model †': a footnote's mark, no part of the name
-    low = plain(uncamel(name.strip().rstrip(" †‡§*¹²³"))).strip("_").removeprefix("#").strip()
+    low = plain(uncamel(name.strip().rstrip(" †‡§*¹²³"))).strip("_").removeprefix("#").strip(" -_")
     if _MERGED.search(low) and _MERGED.sub("", low) in LABELS:  # pandas' merge: 'request_rate_x' beside '_y'
         low = _MERGED.sub("", low)
     parts = low.split(".")
@@ -328,11 +330,18 @@ def uncamel(name: str) -> str:
                   name)  # a header's words: 'TimePerIter (s)' is 'Time_Per_Iter (s)', 'vLLM tok/s' as it is
 
 
+# a time unit first, then what it is the time of: 'ms_per_iter', 's/it', 'sec_per_batch', 'ms/img'
+_UNIT_EACH = re.compile(r"(?i)(?P<unit>ms|msec|s|sec|secs|us|µs)(?:[_\s]*/[_\s]*|[_\s]+per[_\s]+)"
+                        r"(?P<what>iters?|iterations?|its?|steps?|batch(?:es)?|images?|imgs?|samples?|items?|frames?)")
+
+
 def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field | None, units.Unit | None, str]:
     """(the field, the unit the column's values are in, why it is left out) for a measurement column.
     (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
     contradicts its name. `cell_unit` is the unit the column's cells carry when the header states none."""
-    header = english_stats(uncamel(header))
+    header = english_stats(uncamel(units.SPACED_SLASH.sub("/", header[:200])))  # 'Energy / token (J)': J/token
+    if (each := _UNIT_EACH.fullmatch(header.strip())) is not None:  # 'ms_per_iter', 's/it': the time of one step
+        header = f"time per {each.group('what')} ({each.group('unit')})"
     aggregated = repeat_stat(header)
     if aggregated is not None:
         base, stat = aggregated
@@ -527,7 +536,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
         per_inference = bool(words & {"inference", "infer", "forward", "pipeline"} or "per" in words and words & {
-            "iter", "iteration"}) and not words & {"total", "elapsed", "wall", "duration", "performance"}
+            "iter", "iters", "iteration", "it", "step", "batch", "image", "img", "sample", "item", "frame"}) and not \
+            words & {"total", "elapsed", "wall", "duration", "performance"}  # 'time per step (ms)': one step's
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
                 words & {"max", "maximum"}) or averaged or per_inference:  # 'Average time (per image)': a mean
             latency = _latency_field(words)

@@ -178,9 +178,20 @@ _NOT_MODEL = {"batch", "size", "benchmark", "total", "model", "models", "params"
               "for", "on", "of", "and", "the", "dense", "moe", "top", "bs", "len", "length", "steps", "step"}
 
 
+# a heading that says which model its table measured: '#### Model: DeepSeekV3', '## Modelo: Qwen3-8B'
+_MODEL_SAID = re.compile(
+    r"(?i)(?:^|/\s)(?:model|modelo|modell|modèle|modello)\s*:\s*(?P<name>[^/,:;]{2,80}?)\s*(?=$|\s/)")
+
+
 def model_in_tag(conv: Conversion, tag: str | None) -> str | None:
-    """The one model a row's tag (the headings above its table, its setup's words) names by its parameter count
-    ('Megatron Training Qwen3-235B-A22B MoE'), said; None where it names none or several."""
+    """The one model a row's tag (the headings above its table, its setup's words) says ('Model: DeepSeekV3') or
+    names by its parameter count ('Megatron Training Qwen3-235B-A22B MoE'), said; None where it names none or
+    several."""
+    said = {m.group("name").strip() for m in _MODEL_SAID.finditer((tag or "")[:500])}
+    if len(said) == 1:
+        conv.warn("a model named in a heading above a table ('Model: ...') read as the model of its rows, where no "
+                  "column names one")
+        return said.pop()
     found = set()
     for m in _MODEL_IN_TEXT.finditer((tag or "")[:500]):
         spaced = m.group("sep").isspace() or " " in m.group("name")

@@ -7,17 +7,28 @@ from __future__ import annotations
 
 import re
 
-from importers.table_fields import WINDOW_WORDS, FieldError, measure_field, per_gpu, words_of
+from importers.table_fields import WINDOW_WORDS, FieldError, label_field, measure_field, per_gpu, words_of
+from importers.table_rows import backends_only
 
 _STAT_WORD = re.compile(r"(?i)(?:^|(?<=[_\s.-]))(?:mean|avg|average|median|p50|p90|p95|p99|p999|std|stdev|min|max)"
                         r"(?=$|[_\s.-])")
 _TAIL = re.compile(r"(?i)(?:^|(?<=[_\s.-]))p9\d{1,2}(?=$|[_\s.-])")
 
 
+# a column counting the repeats a row aggregates ('iterations': 5): its statistics are over repeats, not requests
+_REPEAT_COUNTS = frozenset({"iterations", "num_iterations", "n_iterations", "successful_runs", "runs", "num_runs",
+                            "n_runs", "repeats", "num_repeats", "n_repeats", "repetitions", "trials", "num_trials",
+                            "n_trials"})
+
+
 def distributions_of(header: list[str]) -> set[int]:
     """The columns of a figure the table also gives a tail percentile of ('tps_mean' beside 'tps_p99'), or both a
     mean and a median of ('tokens_per_s_mean' beside '_median'): statistics over requests, not one figure of the
-    whole run (a table aggregated over repeats gives a mean with its spread, not a median)."""
+    whole run (a table aggregated over repeats gives a mean with its spread, not a median). A table with a column
+    counting the repeats each row aggregates ('iterations', 'successful_runs') states its statistics over those
+    repeats: none of its columns is one."""
+    if any(re.sub(r"[\s.-]+", "_", name.strip().lower()) in _REPEAT_COUNTS for name in header[:1_000]):
+        return set()
     groups: dict[str, list[int]] = {}
     for i, name in enumerate(header[:1_000]):
         if _STAT_WORD.search(name):
@@ -50,6 +61,16 @@ def total_first(header: list[str]) -> list[int]:
         words_of(header[i]) & WINDOW_WORDS if key == "duration_s" else "total" in words_of(header[i]))]
     last = [i for i in keys if i not in first and per_gpu(header[i].lower(), words_of(header[i]))]  # the system's
     return first + [i for i in range(len(header)) if i not in first and i not in last] + last  # rate is read first
+
+
+def gpu_device_first(order: list[int], header: list[str], rows: list[tuple[int, list[str]]]) -> list[int]:
+    """`order` with a device column naming the GPU ('hardware_gpu') before the device columns that name a machine
+    ('hardware_model': a Beelink GTi15) rather than where the code ran ('cuda', 'cpu'): of several, it is read."""
+    devices = [i for i in order if (label := label_field(header[i])) is not None and label.key == "device"]
+    gpu = next((i for i in devices if words_of(header[i]) & {"gpu", "gpus"}), None)
+    machines = [i for i in devices[:devices.index(gpu)] if not backends_only([r[i] for _, r in rows if i < len(r)])
+                ] if gpu is not None else []
+    return [gpu, *(i for i in order if i != gpu)] if gpu is not None and machines else order
 
 
 def grouped_reasons(left: list[tuple[str, str]]) -> str:

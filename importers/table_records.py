@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from importers.base import Source
+from importers.table_columns import column_records
 from importers.table_fields import PRECISIONS, FieldError, label_field, measure_field
 from importers.table_rows import DATE_CELL, NOT_TAG_WORDS
 from joulebench.resultfile import MAX_RUNS_PER_FILE
@@ -318,11 +319,35 @@ def record_list(doc: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
     named = [(k, v) for k, v in lists if k.lower() in RECORD_KEYS]
     if named:
         return named[0] if len(named) == 1 else None
-    # under another key ('metrics': [{backend, avg_latency_ms, ...}]): the one list whose records hold a figure, or
-    # whose records' members do ('cells': [{batch, pytorch: {mean_ms, ...}, tensorrt: {...}}])
-    figured = [(k, v) for k, v in lists if any(_is_figure(str(key)[:100]) for key in v[0]) or any(
-        isinstance(m, dict) and any(_is_figure(str(key)[:100]) for key in m) for m in list(v[0].values())[:20])]
+    figured = _figured(lists)
     return figured[0] if len(figured) == 1 else None
+
+
+def _figured(lists: list[tuple[str, list[Any]]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The lists whose records hold a figure ('metrics': [{backend, avg_latency_ms, ...}]), or whose records'
+    members do ('cells': [{batch, pytorch: {mean_ms, ...}, tensorrt: {...}}])."""
+    return [(k, v) for k, v in lists if any(_is_figure(str(key)[:100]) for key in v[0]) or any(
+        isinstance(m, dict) and any(_is_figure(str(key)[:100]) for key in m) for m in list(v[0].values())[:20])]
+
+
+LIST_KEY = "list"  # the column naming which of an object's lists of records a record came from
+
+
+# a list of the parts of a run, not of runs: its warm-up, its raw samples or requests, its steps or its log
+_PARTS = re.compile(r"(?i)warm|raw|sample|request|trace|histor|step|iteration|log|detail|individual|per_")
+
+
+def several_lists(doc: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """An object's lists of records holding figures, where it holds several under no records' key
+    (`{"model": ..., "context_sweep": [...], "throughput_sweep": [...]}`): each a sweep of its own, its records
+    told apart by the list's name. Lists named for the parts of a run (warm-up, raw samples, requests, steps) are
+    none; where they leave one list, it is read alone."""
+    lists = [(str(k), v) for k, v in list(doc.items())[:MAX_KEYS] if isinstance(v, list) and v and all(
+        isinstance(r, dict) for r in v[:50])]
+    figured = _figured(lists)
+    if len(figured) < 2 or any(k.lower() in RECORD_KEYS for k, _ in lists):
+        return []
+    return [(k, v) for k, v in figured if not _PARTS.search(k)]
 
 
 def wrapper_labels(doc: dict[str, Any], key: str) -> dict[str, Any]:
@@ -523,6 +548,20 @@ def json_records(source: Source, said: list[str] | None = None, doc: Any = None)
                 said.append(f"the wrapper's {', '.join(shared)[:120]} read as every record's (where a record does "
                             "not state its own)")
             return [{**shared, **r} for r in records] if shared else records
+        if lists := several_lists(doc):  # each list a sweep: its records told apart by the list's name
+            shared = wrapper_labels(doc, "")
+            if said is not None:
+                said.append(f"the records of {', '.join(k for k, _ in lists)[:120]} read as one table, each "
+                            f"record's list in the tag" + (f"; the wrapper's {', '.join(shared)[:80]} read as every "
+                                                           "record's" if shared else ""))
+            return [{**shared, LIST_KEY: k, **r} for k, records in lists for r in _members(records, said)]
+        if (columns := column_records(doc, _is_figure)) is not None:  # {"fps": {"a": 1, "b": 2}, "ms": {...}}
+            shared = wrapper_labels(doc, columns[0])
+            if said is not None:
+                said.append(f"the figures under {columns[0]!r} written column by column (a value per setup) read as "
+                            f"{len(columns[1])} records, one per setup" + (
+                                f"; the object's {', '.join(shared)[:80]} read as every record's" if shared else ""))
+            return [{**shared, **r} for r in columns[1]]
         nested = nested_records(doc, said)
         if nested is not None:
             if said is not None:

@@ -69,7 +69,11 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("energy", 3600.0, ("Wh",)), ("energy", 3.6e6, ("kWh",)), ("energy", 3.6, ("mWh",)),
     ("power", 1.0, ("W", "watt", "watts", "Watt", "Watts")), ("power", 1e-3, ("mW", "milliwatt", "milliwatts")),
     ("power", 1e3, ("kW",)), ("power", 1e-6, ("µW", "uW")),
-    ("time", 1.0, ("s", "sec", "secs", "second", "seconds", "seg", "Sek")), ("time", 1e-3, ("ms", "msec", "millis")),
+    # the time of one item or step ('198.3 ms/doc', 's/it') is a time: its name says of what
+    ("time", 1.0, ("s", "sec", "secs", "second", "seconds", "seg", "Sek", "s/img", "s/image", "s/it", "s/iter",
+                   "s/batch", "s/step", "s/sample")),
+    ("time", 1e-3, ("ms", "msec", "millis", "ms/img", "ms/image", "ms/doc", "ms/sample", "ms/item", "ms/iter", "ms/it",
+                    "ms/batch", "ms/step", "ms/frame")),
     ("time", 1e-6, ("us", "µs", "μs", "usec")), ("time", 1e-9, ("ns", "nsec")),
     ("time", 60.0, ("min", "mins", "minutes")), ("time", 3600.0, ("h", "hr", "hrs", "hours")),
     ("token_rate", 1.0, ("tokens/s", "token/s", "tok/s", "t/s", "T/s", "tps", "tokens/sec", "tok/sec",
@@ -77,7 +81,8 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("token_rate", 1e3, ("tokens/ms",)),
     ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "image/s",
                         "fps", "FPS", "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s", "infer/s",
-                        "infer/sec", "inferences/sec")),  # Triton Model Analyzer's 'Throughput (infer/sec)'
+                        "infer/sec", "inferences/sec", "docs/s", "doc/s", "documents/s", "sentences/s", "texts/s",
+                        "frames/s", "predictions/s", "embeddings/s")),  # Triton Model Analyzer's 'infer/sec'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),
     ("energy_per_token", 1e-3, ("J/1k tokens", "J/1k tok", "J/1000 tokens")),
@@ -168,6 +173,14 @@ def is_range(text: str) -> bool:
     """Whether a cell gives a range of two figures, low to high, not one ('70-85', '171–205')."""
     m = _RANGE.match(text)
     return m is not None and float(m.group(1)) < float(m.group(2))
+
+
+_RATIO = re.compile(r"\s{0,4}[-+]?\d{1,12}(?:[.,]\d{1,12})?\s{0,2}[x×]\s{0,4}")
+
+
+def is_ratio(text: str) -> bool:
+    """Whether a cell gives a ratio of two figures ('5.23×', '1.5x'): a comparison, no figure of a run."""
+    return _RATIO.fullmatch(text[:40]) is not None
 
 
 # a duration written in parts, as Go's time.Duration and `time` print it ('2m23s', '1h2m3.5s', '97.885315ms')
@@ -329,11 +342,14 @@ _PER_SCALED_TOKENS = {("J/token", "k"): "J/1k tokens", ("J/token", "m"): "J/1M t
 _PER_DEVICE = re.compile(r"(?:\s*/\s*|[\s_-]+per[\s_-]+)(gpu|device|card|chip)s?(?![a-z])", re.IGNORECASE)
 
 
+SPACED_SLASH = re.compile(r"(?<=\w)[ \t]{1,8}/[ \t]{1,8}(?=\w)")
+
+
 def header_unit(header: str) -> tuple[str, Unit | None, str]:
     """(the name without its unit, the unit, the unit as written) of a column header: a unit in brackets
     ('Total Energy (Wh)', 'Potencia [W]'), a spelled-out ending ('tokens_per_second'), or a last word
     ('prefill_gpu_median_ms', 'decode_tps', 'power_mw'). (header, None, '') when it states none."""
-    text = header.strip()[:200]
+    text = SPACED_SLASH.sub("/", header.strip()[:200])  # 'Tokens / sec / GPU' as 'Tokens/sec/GPU'
     each = _PER_DEVICE.search(text)
     if each is not None:  # 'Tokens/GPU/Second', 'img/s per GPU': a rate of each GPU, named so ('per gpu')
         name, found, written = header_unit(text[: each.start()] + text[each.end():])

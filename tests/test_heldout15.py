@@ -11,7 +11,7 @@ from pathlib import Path
 
 from importers.table_fields import measure_field
 from tests.helpers import load_fixture as _load
-from tests.helpers import refusal
+from tests.helpers import runs_or_refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats" / "general_table"
 METRICS_LIST = FORMATS / "resnet18-cpu-backends-metrics-list-warmup.json"
@@ -25,9 +25,11 @@ def test_the_one_list_of_records_with_figures_whatever_its_key_and_no_warm_up_wi
     assert openvino["latency_avg_ms"] == 23.797 and openvino["throughput_sps"] == 42.02
     assert all("duration_s" not in r["metrics"] for r in runs)  # 'warmup_total_ms' is the warm-up's, not the run's
     assert measure_field("warmup_total_ms")[0] is None and measure_field("total_time_ms")[0] is not None
-    # two lists of records with figures under unnamed keys: which are the runs is not told, so neither is taken
-    two = b'{"a": [{"latency_ms": 1}, {"latency_ms": 2}], "b": [{"latency_ms": 3}]}'
-    assert "holds no benchmark figures" in refusal(two, "t.json")
+    # two lists of records with figures under unnamed keys: two sweeps, each record told apart by its list's name
+    # (a list named for a run's parts, its raw samples or warm-up, is no list of runs)
+    two = b'{"a": [{"latency_ms": 1}, {"latency_ms": 2}], "b": [{"latency_ms": 3}], "raw_samples": [{"latency_ms": 9}]}'
+    assert [(r["config"]["tag"], r["metrics"]["latency_avg_ms"]) for r in runs_or_refusal(two, "t.json")] == [
+        ("list a", 1), ("list a", 2), ("list b", 3)]
 
 
 def test_a_median_token_count_and_a_prefill_rows_placeholder_rate() -> None:

@@ -43,7 +43,8 @@ def _rail_column(col: str) -> str | None:
     if "-" in name:
         return None  # tegra wide CSVs: NAME-IN_VOLTAGE, NAME-AVG_POWER, ...
     low = name.lower()
-    if AVERAGE_WORD.search(low) or "voltage" in low or ("current" in low and "power" not in low):
+    if AVERAGE_WORD.search(low) or "voltage" in low or ("current" in low and "power" not in low and not re.search(
+            r"[(\[]m?w[)\]]", low)):  # tegrastats_parser's 'VDD_GPU_SOC Current (mW)': the power now, not amperes
         return None
     key = rail_key(name)
     if not key:

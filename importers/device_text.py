@@ -21,7 +21,7 @@ _DEVICE_DIR = re.compile(
     r"|titan[ _-]?(rtx|v|xp?)"
     r"|(geforce[ _-]?)?(20|30|40|50)[5-9]0[ _-]?ti"  # '4060Ti': the Ti makes bare digits a card
     r"|rtx[ _-]?pro[ _-]?\d{4}([ _-]?blackwell)?"
-    r"|g[bh]\d{3}"  # the Grace superchips: GH200, GB200
+    r"|g[bh]\d{2,3}|(nvidia[ _-]?)?dgx[ _-]?spark"  # the Grace superchips: GH200, GB200, GB10 (the DGX Spark)
     r"|(amd[ _-]?)?(instinct[ _-]?)?mi\d{2,3}[a-z]?"
     # AMD's cards and its laptop GPUs ('Radeon 8060S', 'Radeon 780M')
     r"|(amd[ _-]?)?radeon[ _-]?(rx[ _-]?)?\d{3,4}([ _-]?(xtx?|gre)|[sm])?|rx[ _-]?\d{4}([ _-]?(xtx?|gre))?"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from importers import load
+from importers.device_text import counted_device, device_named
 from importers.table_fields import label_field, measure_field
 from joulebench import units
 from joulebench.errors import ResultFileError
@@ -56,6 +57,7 @@ def test_two_lists_of_records_are_two_sweeps_and_a_counted_device_with_its_paral
     assert fmt == "general-table" and len(runs) == 17  # was refused: two lists of records, neither taken
     assert {r["device"]["name"] for r in runs} == {"R9700"}  # '2x R9700 TP=2': two of the Radeon AI PRO R9700
     assert {r["config"]["gpu_count"] for r in runs} == {2}
+    assert counted_device("2x DGX Spark") == (2, "DGX Spark") and device_named("NVIDIA GB10") == "NVIDIA GB10"
     first = runs[0]
     assert first["config"]["prompt_tokens_requested"] == 64 and first["metrics"]["tpot_avg_ms"] == 36.04
 

@@ -39,7 +39,6 @@ from importers.base import (
 )
 from importers.device_text import counted_device, device_from_path, gpu_of_system, kind_of_device
 from importers.table_checks import (
-    GENERATION,
     PHASES,
     all_tokens,
     layer_profile,
@@ -47,7 +46,9 @@ from importers.table_checks import (
     of_phase,
     per_gpu_scaled,
     per_token_checked,
+    row_mode,
     shared_durations,
+    states_a_mode,
     steps_of_generation,
     tag_phases,
     with_component_sums,
@@ -111,22 +112,8 @@ from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
 from joulebench.ranges import RangeError, check
 
-_MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
-          "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
-_TRAINING = {"train", "training", "finetune", "finetuning"}
-# a table's columns that only a training run has (two of them say it: llm-foundry's GradAccum, MicroBatchSize, MFU)
-_TRAINING_COLUMNS = {"gradaccum", "grad_accum", "gradient_accumulation", "gradient_accumulation_steps",
-                     "microbatchsize", "micro_batch_size", "globalbatchsize", "global_batch_size", "mfu", "hfu",
-                     "activation_checkpointing", "learning_rate", "train_loss", "zero_stage", "sharding_strategy",
-                     "optimizer", "optimizer_type", "losses", "loss", "grad_norm", "weight_decay", "max_steps"}
 _COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
 _PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
-
-
-def states_a_mode(value: str) -> bool:
-    """Whether a cell names a mode (training, inference) or a phase of generation, as a mode column's cells do."""
-    word = plain(value).strip()
-    return word in _MODES or word in PHASES
 
 
 MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
@@ -521,16 +508,8 @@ class GeneralTableImporter(Importer):
         if any(k in metrics for k in ("j_per_token", "j_per_sample", "j_per_request", "decode_j_per_token")):
             metrics.setdefault("energy_boundary", boundary)
             metrics.setdefault("energy_method", "reported")
-        mode = _MODES.get(plain(labels.get("mode", "")).strip())
-        trained = {header[i].lower()[:6] == "train_" for i, (f, _) in columns.items() if f.section == "metrics"}
-        training = len({plain(h).strip().replace(" ", "_").split(".")[-1] for h in header} & _TRAINING_COLUMNS) >= 2
-        tagged = words_of(re.sub(r"(?i)post[-\s]?training", "", config.get("tag") or ""))  # PTQ is no training
-        if mode is None and tagged & {"infer", "inference"} and not tagged & _TRAINING:
-            mode = "infer"  # a setup named 'infer' beside one named 'train' (split_setups)
-        if mode is None and (tagged & _TRAINING or trained == {True} or training):
-            mode = "train"  # the row's own name says it ('training_benchmark'), or its figures' ('train_runtime')
-        if mode is None and GENERATION & set(metrics):
-            mode = "infer"  # a token rate or a time to first token is text generation
+        mode = row_mode(labels.get("mode"), config.get("tag"), header, [header[i] for i, (f, _) in columns.items()
+                                                                          if f.section == "metrics"], metrics)
         precision = PRECISIONS.get(plain(labels.get("precision", "")).strip())
         if precision is None and (precision := PRECISIONS.get(plain(str(config.get("quantization", ""))).strip())):
             del config["quantization"]  # a 'Quantization' column's FP16: a precision, no quantization

@@ -70,6 +70,40 @@ def all_tokens(header: list[str], row: list[str]) -> float | None:
 
 # a row of a long table that states its phase of generation in the mode's column ('phase': prefill, ttft, decode):
 # its token rate is that phase's, and its time the phase's time, never the run's window
+_MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
+          "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
+_TRAINING = {"train", "training", "finetune", "finetuning"}
+# a table's columns that only a training run has (two of them say it: llm-foundry's GradAccum, MicroBatchSize, MFU;
+# a script's summary's optimizer_type and max_steps)
+_TRAINING_COLUMNS = {"gradaccum", "grad_accum", "gradient_accumulation", "gradient_accumulation_steps",
+                     "microbatchsize", "micro_batch_size", "globalbatchsize", "global_batch_size", "mfu", "hfu",
+                     "activation_checkpointing", "learning_rate", "train_loss", "zero_stage", "sharding_strategy",
+                     "optimizer", "optimizer_type", "losses", "loss", "grad_norm", "weight_decay", "max_steps"}
+
+
+def states_a_mode(value: str) -> bool:
+    """Whether a cell names a mode (training, inference) or a phase of generation, as a mode column's cells do."""
+    word = plain(value).strip()
+    return word in _MODES or word in PHASES
+
+
+def row_mode(said: str | None, tag: str | None, header: list[str], figures: list[str],
+             metrics: dict[str, Any]) -> str | None:
+    """A row's mode: its mode column's; else its setup's name ('infer' beside 'train'); else training where its
+    name, every figure's ('train_runtime') or two of the table's columns (GradAccum, MFU) say so; else inference
+    where it measured text generation; None where nothing says."""
+    mode = _MODES.get(plain(said or "").strip())
+    tagged = words_of(re.sub(r"(?i)post[-\s]?training", "", tag or ""))  # post-training quantization is no training
+    if mode is None and tagged & {"infer", "inference"} and not tagged & _TRAINING:
+        mode = "infer"  # a setup named 'infer' beside one named 'train' (split_setups)
+    training = len({plain(h).strip().replace(" ", "_").split(".")[-1] for h in header} & _TRAINING_COLUMNS) >= 2
+    if mode is None and (tagged & _TRAINING or {f.lower()[:6] == "train_" for f in figures} == {True} or training):
+        mode = "train"  # the row's own name says it ('training_benchmark'), or its figures' ('train_runtime')
+    if mode is None and GENERATION & set(metrics):
+        mode = "infer"  # a token rate or a time to first token is text generation
+    return mode
+
+
 PHASES = {"prefill": "prefill", "prompt": "prefill", "pp": "prefill", "ttft": "ttft", "first_token": "ttft",
           "decode": "decode", "tg": "decode", "generation_phase": "decode"}
 # a setup's own name for its phase, with its token count ('Prompt 512', 'tg128', 'gen 64')

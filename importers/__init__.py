@@ -33,6 +33,7 @@ from importers.guidellm import GuideLlmImporter
 from importers.hailortcli import HailortcliImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
+from importers.json_tail import json_at_end
 from importers.lambda_tables import LambdaImporter
 from importers.llama_bench import LlamaBenchImporter
 from importers.llmperf import LlmPerfImporter
@@ -256,8 +257,13 @@ def detect_source(source: Source) -> tuple[Importer, Source, Unwrapped | None]:
     """(the importer, the source it reads, a note): the first importer, in the fixed order, that recognises the
     content; before the general readers take a JSON object that wraps one list of records (`{"cmd": ..., "rows":
     [...]}`), the tool readers are offered that list (`table_records.unwrapped`, one level), and a CSV under comment
-    lines is offered as its table (`table_preamble.uncommented`), each with a note saying so."""
+    lines is offered as its table (`table_preamble.uncommented`); first of all, a console log that ends in a JSON
+    document is offered that document (`json_tail`); each with a note saying so."""
     general = next(n for n, imp in enumerate(IMPORTERS) if isinstance(imp, GeneralTableImporter))
+    if (tail := json_at_end(source)) is not None:  # a console log ending in its script's JSON results
+        reader = next((imp for imp in IMPORTERS if _sniffs(imp, tail.source)), None)
+        if reader is not None:
+            return reader, tail.source, tail
     for n, importer in enumerate(IMPORTERS):
         if n == general and (inner := unwrapped(source)) is not None:
             tool = next((imp for imp in IMPORTERS[:general] if _sniffs(imp, inner.source)), None)

@@ -208,7 +208,8 @@ def relabelled(conv: Conversion, header: list[str], rows: Rows, columns: Columns
     tags: dict[int, list[str]] = {}
     telling: list[int] = []  # the columns in the tag: a device column's setups first
     if "engine" not in by_key and (e := _engine_column(header, rows, columns)) is not None:
-        moved["engine"] = {r: cell(row, e) for r, (_, row) in enumerate(rows) if cell(row, e)}
+        moved["engine"] = {r: FORMAT_ENGINES.get(plain(cell(row, e)), cell(row, e)) for r, (_, row) in enumerate(rows)
+                           if cell(row, e)}
         conv.warn(f"{header[e][:40]} names engines ({', '.join(sorted(set(moved['engine'].values())))[:80]}): read "
                   "as the engine")
         read.add(e)
@@ -296,13 +297,22 @@ def _power_modes(header: list[str], rows: Rows, columns: Columns) -> dict[int, s
     return out
 
 
+# a model's file format as an export column names it ('format': pt / onnx / engine): the engine that ran it
+FORMAT_ENGINES = {"pt": "PyTorch", "pth": "PyTorch", "torchscript": "TorchScript", "engine": "TensorRT",
+                  "plan": "TensorRT", "tflite": "TFLite", "hef": "HailoRT", "rknn": "RKNN", "mlpackage": "Core ML",
+                  "mnn": "MNN", "ncnn": "ncnn", "gguf": "llama.cpp"}
+_FORMAT_NAMES = {"format", "fmt", "export_format", "model_format", "file_format"}
+
+
 def _engine_column(header: list[str], rows: Rows, columns: Columns) -> int | None:
-    """A column no field reads whose every value is an engine ('runtime': llamacpp / ollama / vllm)."""
+    """A column no field reads whose every value is an engine ('runtime': llamacpp / ollama / vllm), or a model's
+    file format under a format's name ('format': pt / onnx / engine)."""
     for i in range(len(header)):
         if i in columns or label_field(header[i]) is not None:
             continue
         values = {plain(cell(row, i)) for _, row in rows} - {""}
-        if values and values <= ENGINE_WORDS:
+        formats = plain(header[i]).strip().replace(" ", "_") in _FORMAT_NAMES
+        if values and values <= ENGINE_WORDS | (set(FORMAT_ENGINES) if formats else set()):
             return i
     return None
 

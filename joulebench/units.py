@@ -299,6 +299,7 @@ _SUFFIXES: dict[str, str] = {
 _STAT_RATE = re.compile(r"(?:.*[_\s-])?(?P<what>tok|toks|tokens|img|imgs|images|samples|reqs?|requests)_"
                         r"(?P<stat>min|max|med|median|mean|avg|p50|p90|p95|p99)_s")
 _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a name
+    ("throughput_hz", "items/s"), ("inference_hz", "items/s"), ("inferences_hz", "items/s"),  # runs a second
     ("tokens_per_second", "tokens/s"), ("tokens_per_sec", "tokens/s"), ("tokens_per_s", "tokens/s"),
     ("tok_per_s", "tokens/s"), ("tok_per_sec", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
     ("tokens/sec", "tokens/s"), ("tok/sec", "tokens/s"), ("tokens_sec", "tokens/s"), ("tok_sec", "tokens/s"),

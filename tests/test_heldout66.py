@@ -170,3 +170,21 @@ def test_tegrastats_parser_current_columns_are_each_rails_power_now() -> None:
     assert m["energy_boundary"] == "jetson_module" and m["duration_s"] == 265
     assert 20 < m["avg_power_w"] < 30  # the AGX Orin's rails summed (its VDDQ rail left out, said)
     assert any("VDDQ_VDD2_1V8AO is fed from those rails" in w for w in warnings)
+
+
+def test_a_format_column_names_the_engine_and_a_rate_in_hz() -> None:
+    runs, _, _ = load_fixture(HELD / "yolo-benchmark-format-column.json", "benchmark.json")
+    assert [r["config"]["engine"] for r in runs] == ["PyTorch", "onnx", "TensorRT"]  # were pooled as one setup
+    assert runs[2]["metrics"]["throughput_sps"] == pytest.approx(276.0, rel=1e-2)
+    runs, _, _ = load_fixture(HELD / "tinykws-latency-throughput-hz.csv", "latency.csv")
+    assert runs[0]["metrics"]["throughput_sps"] == pytest.approx(3269.4, rel=1e-3)  # 'throughput_hz' was unread
+
+
+def test_a_log_ending_in_its_scripts_json_is_read_as_that_json() -> None:
+    runs, fmt, warnings = load_fixture(HELD / "mageflow-install-log-ending-in-json.log", "run.log")
+    assert fmt == "general-table" and len(runs) == 5  # was refused as a tqdm log with no workload's bar
+    assert any("the JSON document the log ends in (line 196 on)" in w for w in warnings)
+    assert runs[0]["config"]["model"] == "microsoft/Mage-Flow"
+    assert runs[0]["metrics"]["latency_avg_ms"] == pytest.approx(5709.375683999951)
+    # a log whose last '{' lines are no JSON document is read as before; a hostile run of them costs 5 parses
+    assert runs_or_refusal(("log\n" + "{\n" * 50_000 + "}").encode(), "x.log") == []

@@ -253,6 +253,9 @@ def _sniffs(importer: Importer, source: Source) -> bool:
         return False
 
 
+_GENERIC_TEXT = ("tqdm", "text-figures")  # readers of any log's bars or figures, not of one tool's output
+
+
 def detect_source(source: Source) -> tuple[Importer, Source, Unwrapped | None]:
     """(the importer, the source it reads, a note): the first importer, in the fixed order, that recognises the
     content; before the general readers take a JSON object that wraps one list of records (`{"cmd": ..., "rows":
@@ -260,11 +263,11 @@ def detect_source(source: Source) -> tuple[Importer, Source, Unwrapped | None]:
     lines is offered as its table (`table_preamble.uncommented`); first of all, a console log that ends in a JSON
     document is offered that document (`json_tail`); each with a note saying so."""
     general = next(n for n, imp in enumerate(IMPORTERS) if isinstance(imp, GeneralTableImporter))
-    if (tail := json_at_end(source)) is not None:  # a console log ending in its script's JSON results
-        reader = next((imp for imp in IMPORTERS if _sniffs(imp, tail.source)), None)
-        if reader is not None:
+    tail = json_at_end(source)  # a console log ending in its script's JSON results: read where no tool's reader
+    for n, importer in enumerate(IMPORTERS):  # but the generic ones claims the log
+        if tail is not None and (n == general or importer.NAME in _GENERIC_TEXT) and _sniffs(importer, source) and (
+                reader := next((imp for imp in IMPORTERS if _sniffs(imp, tail.source)), None)) is not None:
             return reader, tail.source, tail
-    for n, importer in enumerate(IMPORTERS):
         if n == general and (inner := unwrapped(source)) is not None:
             tool = next((imp for imp in IMPORTERS[:general] if _sniffs(imp, inner.source)), None)
             if tool is not None:
@@ -275,6 +278,8 @@ def detect_source(source: Source) -> tuple[Importer, Source, Unwrapped | None]:
                 return reader, inner.source, inner
         if _sniffs(importer, source):
             return importer, source, None
+    if tail is not None and (reader := next((imp for imp in IMPORTERS if _sniffs(imp, tail.source)), None)):
+        return reader, tail.source, tail
     what = "folder" if source.is_folder else "file"
     kind = what_is(source)
     if kind:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from datetime import UTC, datetime
 from typing import Any
 
@@ -151,10 +152,10 @@ class DlloggerImporter(Importer):
                         params.setdefault(key, value)
             elif step == [] or step == "" or (isinstance(step, list) and not step):
                 summary.update(data)
-            elif isinstance(step, list) and len(step) >= 2:
+            elif isinstance(step, list) and len(step) >= 2 or isinstance(step, int) and not isinstance(step, bool):
                 iterations.append(data)
         if not any(k in summary for k in THROUGHPUT_KEYS):
-            summary.update(_over_iterations(iterations))
+            summary.update(_over_iterations(iterations) or _over_steps(iterations, params))
         if not params and not summary:
             raise conv.fail("(whole file)", "no dllogger PARAMETER or summary entries")
         return conv.document([self._run(conv, params, part, first_ts, last_ts, units, part_percentiles, stage=stage)
@@ -273,7 +274,7 @@ class DlloggerImporter(Importer):
             or conv.hints.batch_size
         )
         accum = pos_int(params.get("gradient_accumulation_steps"))
-        seq = pos_int(params.get("max_seq_length") or params.get("seq_length"))
+        seq = pos_int(params.get("max_seq_length") or params.get("seq_length") or params.get("cfg/encoder_seq_length"))
         gpus = pos_int(params.get("n_gpu") or params.get("world_size") or params.get("num_gpus"))
         duration_key = next((k for k in DURATION_KEYS if k in summary), None)
         duration = positive(num(summary.get(duration_key))) if duration_key else None
@@ -374,6 +375,22 @@ def _flatten(values: Any) -> list[Any]:
 
 
 DERIVED = "(throughput over the iterations)"  # the summary key that says how a cut-short log's rate was derived
+
+
+STEP_TIME = "train_step_timing in s"  # NeMo's time of each training step, seconds
+
+
+def _over_steps(iterations: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """NeMo's log without a summary: sequences a second from its global batch over the median step time, the first
+    step (the warm-up: compilation, caches) left out; {} unless every step gives its time and the batch is stated."""
+    times = [num(d.get(STEP_TIME)) for d in iterations]
+    batch = pos_int(params.get("cfg/global_batch_size"))
+    if len(times) < 2 or batch is None or not all(t is not None and t > 0 for t in times):
+        return {}
+    steady = statistics.median(t for t in times[1:] if t is not None)
+    return {"training_sequences_per_second": batch / steady, "run_time": sum(t for t in times if t is not None),
+            DERIVED: f"global batch {batch} / the median '{STEP_TIME}' of steps 2-{len(times)} ({steady:.4g} s; "
+                     f"step 1, {times[0]:.4g} s, left out as the warm-up): no summary in the log"}
 
 
 def _over_iterations(iterations: list[dict[str, Any]]) -> dict[str, Any]:

@@ -144,8 +144,9 @@ class GeneralTableImporter(Importer):
             return records is not None and has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
         cells = [c.strip().strip('"') for c in first.split(delimiter_of(head))]
-        if len(cells) >= 2 and not (first.startswith("#") and any(FIGURE_CELL.match(c) for c in cells)):  # '# title,'
-            # 'temperature 0.0, n=3': a comment's words, no header
+        figured = sum(FIGURE_CELL.match(c) is not None for c in cells)  # 'loss: 10.8', 'time: 644 ms': figures
+        if len(cells) >= 2 and not (figured and first.startswith("#") or figured >= 2):  # a comment's words or a
+            # line of figures ('step 0, loss: 10.8, time: 644.64 ms'), no header
             if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
             if has_figure(cells) or cells_give_figure(head, delimiter_of(head)):

@@ -129,7 +129,7 @@ for _names, _field in (
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
-      "hardware_gpu", "gpu_names", "system", HEADING_DEVICE),
+      "hardware_gpu", "gpu_names", "system", "chip", "soc", HEADING_DEVICE),
      Field("device", None, "label")),
     (("batch", "batch_size", "bs", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch", "tamano_del_lote",
       "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
@@ -535,7 +535,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a decode time (not a request's latency, nor a window)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
-        per_inference = bool(words & {"inference", "infer", "forward", "pipeline"} or "per" in words and words & {
+        per_inference = bool(words & {"inference", "infer", "forward", "pipeline", "dt"} or "per" in words and words & {
             "iter", "iters", "iteration", "it", "step", "batch", "image", "img", "sample", "item", "frame"}) and not \
             words & {"total", "elapsed", "wall", "duration", "performance"}  # 'time per step (ms)': one step's
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (

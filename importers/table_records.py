@@ -19,7 +19,7 @@ from typing import Any
 from importers.base import Source
 from importers.table_columns import column_records
 from importers.table_fields import PRECISIONS, FieldError, label_field, measure_field
-from importers.table_rows import DATE_CELL, NOT_TAG_WORDS
+from importers.table_rows import DATE_CELL, NOT_TAG_WORDS, system_names
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 
 RECORD_KEYS = ("results", "runs", "records", "data", "benchmarks", "rows", "items", "entries", "experiments")
@@ -362,7 +362,8 @@ def wrapper_labels(doc: dict[str, Any], key: str) -> dict[str, Any]:
     for name, value in scalars:
         if isinstance(value, (str, int, float)) and not isinstance(value, bool) and (
                 field := label_field(name[:100])) is not None and field.section != "metrics" and field.key not in (
-                "status", "repeat") and field.key not in {label_field(k).key for k in out}:  # type: ignore[union-attr]
+                "status", "repeat") and field.key not in {label_field(k).key for k in out} and not (  # type: ignore[union-attr]
+                field.key == "device" and system_names([str(value)])):  # 'platform': Darwin names no device
             out[name] = value
     return out
 

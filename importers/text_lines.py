@@ -130,6 +130,9 @@ def _remark_cut(rest: str) -> int:
     return min((i for i in (rest.find("("), rest.find("[")) if i >= 0), default=len(rest))
 
 
+_NAMED_BY_UNIT = ("token_rate", "item_rate", "energy_per_token", "energy_per_item", "tokens_per_energy")
+
+
 def figure(line: int, cell: str) -> Figure | None:
     """'Total energy: 183155.23 J (0.050876 kWh)', 'wall=22.4s', 'per-stream~8.9' (approximate)."""
     m = _FIGURE.fullmatch(cell)
@@ -141,6 +144,8 @@ def figure(line: int, cell: str) -> Figure | None:
     written, remark = rest[:cut].strip(), rest[cut:]
     if written and units.find_unit(written) is None:
         return None  # '3 layers', '5 of 8': not a quantity
+    if not written and (named := units.find_unit(name)) is not None and named.kind in _NAMED_BY_UNIT:
+        written = name  # 'tok/sec: 5198.52' (nanoGPT's step lines): the name is the value's unit
     approximate = m.group("sep") == "~" or bool(_APPROX.search(remark))
     return _measured(line, name, m.group("number"), written, approximate)
 

@@ -82,6 +82,7 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "image/s",
                         "fps", "FPS", "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s", "infer/s",
                         "infer/sec", "inferences/sec", "docs/s", "doc/s", "documents/s", "sentences/s", "texts/s",
+                        "seq/s", "seqs/s", "sequences/s",
                         "frames/s", "predictions/s", "embeddings/s")),  # Triton Model Analyzer's 'infer/sec'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),

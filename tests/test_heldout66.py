@@ -188,3 +188,33 @@ def test_a_log_ending_in_its_scripts_json_is_read_as_that_json() -> None:
     assert runs[0]["metrics"]["latency_avg_ms"] == pytest.approx(5709.375683999951)
     # a log whose last '{' lines are no JSON document is read as before; a hostile run of them costs 5 parses
     assert runs_or_refusal(("log\n" + "{\n" * 50_000 + "}").encode(), "x.log") == []
+
+
+def test_nemo_step_times_without_a_summary_give_the_rate_over_the_steady_steps() -> None:
+    runs, fmt, _ = load_fixture(HELD / "nemo-dllogger-gpt3-step-timing.json", "dllogger.json")
+    assert fmt == "dllogger" and len(runs) == 1  # was a run with no figure at all
+    run = runs[0]
+    assert run["config"]["mode"] == "train" and run["config"]["seq_len"] == 2048
+    assert run["metrics"]["throughput_sps"] == pytest.approx(2048 / 25.38, rel=2e-3)  # the median step, step 1 out
+    assert "left out as the warm-up" in run["metrics"]["throughput_derivation"]
+
+
+def test_nanogpt_step_lines_split_by_bars_with_the_unit_as_the_name() -> None:
+    runs, fmt, _ = load_fixture(HELD / "nanogpt-step-lines-pipes-tok-sec.md", "log.md")
+    assert fmt == "text-figures" and len(runs) == 1  # was refused: 'tok/sec: 6785.97' had no unit after it
+    m = runs[0]["metrics"]
+    assert runs[0]["config"]["mode"] == "train"
+    assert m["tokens_per_s"] == pytest.approx(6769.16) and m["latency_avg_ms"] == pytest.approx(19363.12)  # 'dt'
+    # the same lines split by commas in a .log are no CSV table: a line of figures is no header
+    lines = "\n".join(f"step {i}, loss: 10.9, time: 250.5 ms, tokens/sec: {5000 + i}" for i in range(0, 60, 10))
+    imported, fmt = load(lines.encode(), "train.log")
+    assert fmt == "text-figures" and imported.runs[0]["metrics"]["tokens_per_s"] == 5030
+
+
+def test_sequences_a_second_a_double_dash_and_a_chip_beside_the_platform() -> None:
+    runs, _, _ = load_fixture(HELD / "neuron-trn1-training-seq-per-sec.csv", "training_data_encoder.csv")
+    assert len(runs) == 3 and runs[0]["metrics"]["throughput_sps"] == pytest.approx(57407.9207)  # 'seq/sec'
+    runs, _, _ = load_fixture(HELD / "mlx-lm-system-info-chip.json")
+    assert {r["device"]["name"] for r in runs} == {"Apple M3 Ultra"}  # platform 'Darwin' names no device
+    runs, _, warnings = load_fixture(HELD / "alcf-testbed-homework-double-dash.md", "homework_7.md")
+    assert len(runs) == 3  # was refused: '--' is no number, it states no value

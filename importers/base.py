@@ -262,6 +262,7 @@ DEVICE_NOT_STATED = _NotStated("not stated")
 
 _ONE_LISTED = re.compile(r"""\[\s*['"]([^'"\[\],]{1,200})['"]\s*\]""")
 _COUNT_ONLY = re.compile(r"(?i)\d{1,5}\s*(?:x|device\(s\)|devices?|gpus?|gpu\(s\)|cards?)")
+_COUNT_AFTER = re.compile(r"(?i)\s{1,4}\d{1,5}\s*(?:device\(s\)|devices?|gpu\(s\))$")  # eco2ai: 'NAME 1 device(s)'
 
 
 @dataclass
@@ -317,6 +318,8 @@ class Conversion:
         name = clean_str(from_file)
         if name and (listed := _ONE_LISTED.fullmatch(name)) is not None:  # "['Apple M4 Pro']": a list of one name
             name = listed.group(1).strip() or None
+        if name and not _COUNT_ONLY.fullmatch(name) and _COUNT_AFTER.search(name):
+            name = _COUNT_AFTER.sub("", name).strip() or None  # 'NVIDIA RTX A6000 1 device(s)': the count apart
         if name and _COUNT_ONLY.fullmatch(name):  # eco2ai's ' 2 device(s)': a count of devices, naming none
             self.warn(f"{name[:30]!r} counts devices and names none: the device is not stated")
             name = None

@@ -29,6 +29,10 @@ def steps_of_generation(conv: Conversion, header: list[str], columns: dict[int, 
     keys = {f.key for f, _ in columns.values()}
     if not keys & GENERATION:
         return
+    for i, (field, unit) in list(columns.items()):  # 'Input Size' beside a TTFT: the prompt's tokens, no image's
+        if field.key == "image_size" and "input" in words_of(header[i]) and "prompt_tokens_requested" not in keys:
+            columns[i] = (Field("prompt_tokens_requested", None, "config"), unit)
+            conv.warn(f"{header[i][:80]} read as the prompt's length in tokens: the table measures text generation")
     for i, (field, unit) in list(columns.items()):
         if field.key not in _STEP_TO_ITL and field.key not in _STEP_MAX or "step" not in words_of(header[i]):
             continue

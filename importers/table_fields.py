@@ -125,7 +125,8 @@ OK_COLUMNS = ("ok", "success", "succeeded", "passed", "pass", "completed_ok",
 LABELS: dict[str, Field] = {}
 for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id",
-      "model_path", "model_file", "topology_name", "model_version", "model_tag", "model_label", "checkpoint"),
+      "model_path", "model_file", "topology_name", "topology", "model_version", "model_tag", "model_label",
+      "checkpoint"),
      Field("model", None, "label")),
     (("device", "gpu", "gpu_name", "gpu_model", "gpu_type", "hardware", "accelerator", "dispositivo", "geraet",
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
@@ -501,6 +502,10 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         tpot = _latency_field(words | {"tpot"})
         return (Field(tpot, "ms"), unit, "") if tpot else (None, None, "a maximum")
     if kind == "time":
+        if words & {"1st", "2nd"} and words & {"latency", "lat"} and not words & {"token", "tokens", "tok"}:
+            words = words | {"token"}  # OpenVINO's LLM tables: '1st latency (ms)' the first token's, '2nd' each next
+        if words & {"2nd", "second"} and words & {"token", "tokens", "tok"} and words & {"latency", "lat"}:
+            words = words | {"tpot"}  # '2nd token latency': the time of each token after the first
         if "first" in words and words & {"token", "tokens", "tok"} or "ftl" in words:  # 'Time to First Token (ms)',
             words = words | {"ttft"}  # 'FTL[s]' (first-token latency): the TTFT
         if ("inter" in words or "between" in words) and words & {"token", "tokens", "tok"} or "tbt" in words:
@@ -551,6 +556,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return None, None, "a clock set (a setting, not a measured clock)"
     if kind == "frequency" and words & {"gpu", "sm", "graphics"}:
         return Field("gpu_clock_avg_mhz", "MHz"), unit, ""
+    if kind == "tokens" and words & {"throughput", "durchsatz", "rendimiento"}:  # 'completion_token_throughput':
+        key = "prompt_tokens_per_s" if prefill or "input" in words else "tokens_per_s"  # tokens a second, as
+        return Field(key, "tokens/s"), units.UNITS["tokens/s"], ""  # 'token_throughput' reads
     if kind == "tokens":
         if words & {"median", "med"} or any(_PERCENTILE.fullmatch(w) for w in words):  # 'Output Sequence Length
             return None, None, "a median or percentile of a count of tokens (JouleBench stores the total or the mean)"

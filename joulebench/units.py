@@ -240,6 +240,7 @@ def parse(text: str) -> Quantity | None:
     if not math.isfinite(value):
         return None
     rest = _SPREAD_AFTER.sub("", cell[m.end():]).strip()  # '127.73±0.21': the mean, its spread after it
+    rest = rest.rstrip("*†‡§¹²³⁴").strip()  # '188*', '22.1 ms†': a footnote's mark, no unit
     if not rest:
         return Quantity(value, None, "")
     found = find_unit(rest)

@@ -218,3 +218,28 @@ def test_sequences_a_second_a_double_dash_and_a_chip_beside_the_platform() -> No
     assert {r["device"]["name"] for r in runs} == {"Apple M3 Ultra"}  # platform 'Darwin' names no device
     runs, _, warnings = load_fixture(HELD / "alcf-testbed-homework-double-dash.md", "homework_7.md")
     assert len(runs) == 3  # was refused: '--' is no number, it states no value
+
+
+def test_python_datetimes_in_a_power_log_and_a_footnote_mark_on_a_figure() -> None:
+    runs, fmt, _ = load_fixture(HELD / "gpu_power.log")
+    assert fmt == "nvidia-smi" and runs[0]["metrics"]["energy_j"] > 0  # was refused: '2025-04-15 15:54:33'
+    assert units.parse("188*").value == 188 and units.parse("22.1 ms†").unit.symbol == "ms"  # a footnote's mark
+
+
+def test_openvinos_first_and_second_token_latencies_and_a_token_throughput() -> None:
+    runs, _, warnings = load_fixture(HELD / "llm_models_7-268V.csv")
+    first = runs[0]
+    assert len(runs) == 148  # was 296: the 1st and 2nd latency read as two setups of one figure
+    assert first["config"]["model"] == "tiny-llama-1.1b-chat" and first["config"]["prompt_tokens_requested"] == 32
+    assert (first["metrics"]["ttft_avg_ms"], first["metrics"]["tpot_avg_ms"]) == (31.7, 9.6)
+    assert "image_size" not in first["config"]  # 'Input Size' beside a TTFT is the prompt's tokens
+    runs, _, _ = load_fixture(HELD / "fmbench-all-metrics-summary-token-throughput.csv", "all_metrics_summary.csv")
+    assert all("output_tokens" not in r["metrics"] for r in runs)  # a throughput of tokens is no count of them
+    assert all(r["metrics"]["tokens_per_s"] > 0 for r in runs)
+    assert measure_field("output_token_throughput")[0].key == "tokens_per_s"
+
+
+def test_a_device_named_with_its_count_after_it() -> None:
+    text = b"device,duration_s,energy_j\nNVIDIA RTX A6000 1 device(s),10,1000\nNVIDIA RTX A6000 1 device(s),12,1300\n"
+    runs = runs_or_refusal(text, "emission.csv")
+    assert {r["device"]["name"] for r in runs} == {"NVIDIA RTX A6000"}  # eco2ai's 'NAME N device(s)'

@@ -122,7 +122,8 @@ def _numbers(frame: pl.DataFrame, column: str, headed: int = 1) -> np.ndarray:
 
 
 _ZONED_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%z")
-_ISO_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S")
+_ISO_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M:%S")  # and
+# Python's str(datetime), as loggers of their own write it ('2025-04-15 15:54:33')
 
 
 def _times(frame: pl.DataFrame, column: str, formats: tuple[str, ...], headed: int = 1) -> tuple[np.ndarray, datetime]:

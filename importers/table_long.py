@@ -10,11 +10,13 @@ import io
 import re
 
 from importers.base import MAX_CSV_CELLS, Conversion
-from importers.table_fields import FieldError, measure_field, plain
+from importers.table_fields import FieldError, label_field, measure_field, plain
 from importers.table_rows import MISSING_CELLS
+from joulebench import units
 
 _METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "métrica", "metrik", "kpi", "key",
-                "name", "variable", "statistic", "stat")
+                "name", "variable", "statistic", "stat", "axis", "item", "parameter", "property", "indicator",
+                "quantity")
 _VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount", "metric_value")
 _UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite", "metric_unit")
 
@@ -128,11 +130,25 @@ _SETUP = re.compile(r"^\s*(?P<n>\d{1,9}(?:\.\d+)?)\s*(?P<word>[^\d\s].{0,40}?)\s
                     r"\s*[=:]?\s*(?P<n2>\d{1,9}(?:\.\d+)?)\s*$")
 
 
-def _figure_name(name: str) -> bool:
+def _figure_name(name: str, cells: list[str] | None = None) -> bool:
+    """Whether a name (a row's, with the units its `cells` carry: 'Throughput' over '182,729 tok/s') is a figure."""
     try:
-        return measure_field(name)[0] is not None
+        return measure_field(name, _carried(cells or []))[0] is not None
     except FieldError:
         return True
+
+
+def _carried(cells: list[str]) -> units.Unit | None:
+    """The one kind of unit a row's cells carry ('1434.6 ms', '**1431.6 ms**'), None for none or several."""
+    kinds = set()
+    for cell in cells[:50]:
+        try:
+            q = units.parse(cell.strip().strip("*_`").strip())
+        except units.UnitError:
+            continue
+        if q is not None and q.unit is not None:
+            kinds.add(q.unit.kind)
+    return units.unit(units.BASE[kinds.pop()]) if len(kinds) == 1 else None
 
 
 _COMPARISON = {"speedup", "ratio", "improvement", "gain", "change", "diff", "difference", "delta", "vs", "reduction",
@@ -148,10 +164,13 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
     section ('[[Time to First Token]]') or give no value are left out."""
     if len(header) < 3 or plain(header[0].strip()) not in (*_METRIC_COLS, "") or stat_columns(header) is not None:
         return None
-    if any(_figure_name(h) for h in header[1:]):
-        return None
+    if any(_figure_name(h) or label_field(h) is not None for h in header[1:]):
+        return None  # a column of figures, or of a setting ('Batch Size' beside 'ND H200 V5'): no setup's column
     named = [(n, r) for n, r in rows if r and r[0].strip() and any(c.strip() for c in r[1:len(header)])]
-    figures = [(n, r) for n, r in named if _figure_name(r[0].strip())]
+    compared = [h.strip() for h in header[1:] if set(re.split(r"[^a-z]+", plain(h))) & _COMPARISON
+                or h.strip() in ("Δ", "δ", "±", "+/-")]
+    kept = [j for j, h in enumerate(header) if j and h.strip() not in compared]  # a 'Δ' column's '+0.27%' is no unit
+    figures = [(n, r) for n, r in named if _figure_name(r[0].strip(), [r[j] for j in kept if j < len(r)])]
     if len(figures) < 2:
         return None
     setups = [_SETUP.match(h) for h in header[1:]]
@@ -161,7 +180,6 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
     metrics = list(dict.fromkeys(r[0].strip() for _, r in named))
     at = {name: r for _, r in reversed(named) for name in [r[0].strip()]}  # the first row of each name
     out = []
-    compared = [h.strip() for h in header[1:] if set(re.split(r"[^a-z]+", plain(h))) & _COMPARISON]
     for j, title in enumerate(header[1:], start=1):
         if title.strip() in compared:  # 'Speedup': '×4.60', a ratio of the setups beside it, no setup of its own
             continue

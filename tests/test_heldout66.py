@@ -243,3 +243,14 @@ def test_a_device_named_with_its_count_after_it() -> None:
     text = b"device,duration_s,energy_j\nNVIDIA RTX A6000 1 device(s),10,1000\nNVIDIA RTX A6000 1 device(s),12,1300\n"
     runs = runs_or_refusal(text, "emission.csv")
     assert {r["device"]["name"] for r in runs} == {"NVIDIA RTX A6000"}  # eco2ai's 'NAME N device(s)'
+
+
+def test_a_side_table_named_by_its_cells_units_and_no_setting_taken_for_a_setup() -> None:
+    side = ("| Metric | run A | run B | Δ |\n|---|---|---|---|\n| Latency | 12.5 ms | 11.0 ms | -12% |\n"
+            "| Throughput | 80 img/s | 91 img/s | +13% |\n")
+    runs = runs_or_refusal(side.encode(), "side.md")
+    assert [(r["metrics"]["latency_avg_ms"], r["metrics"]["throughput_sps"]) for r in runs] == [(12.5, 80), (11.0, 91)]
+    # a column of batch sizes beside a device's column is no setup of a table on its side: never read as a device
+    odd = ("| | Batch Size | ND H200 V5 |\n|---|---|---|\n| Tokens per second | 16 | 647.78 |\n"
+           "| Tokens per second | 32 | 861.77 |\n")
+    assert all((r.get("device") or {}).get("name") != "Batch Size" for r in runs_or_refusal(odd.encode(), "odd.md"))

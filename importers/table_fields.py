@@ -92,7 +92,8 @@ _SCORES = {"accuracy", "acc", "f1", "bleu", "rouge", "score", "perplexity", "ppl
            "exactitud", "genauigkeit", "puntuacion"}
 _SPREAD = {"max", "min", "peak", "std", "stdev", "stddev", "sd", "var", "variance", "cov", "cv", "idle", "limit",
            "cap", "tdp", "ci", "err", "error", "p1", "p5", "p10", "p25", "p75", "maximum", "minimum", "iqr", "spread",
-           "range", "sem", "stderr", "mad"}  # a spread (iqr, std, range) is never a mean or a percentile
+           "range", "sem", "stderr", "mad", "fastest", "slowest", "best", "worst"}  # a spread (iqr, std, range) is
+# never a mean or a percentile; the fastest or best of several setups is a comparison's, no run's
 SPREAD = frozenset(_SPREAD)  # for readers of abbreviated names (importers.mapping): never a mean
 _STATS = (("p50", "p50"), ("median", "p50"), ("med", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"),
           ("mean", "avg"), ("avg", "avg"), ("average", "avg"), ("media", "avg"), ("mittel", "avg"))

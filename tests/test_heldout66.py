@@ -254,3 +254,15 @@ def test_a_side_table_named_by_its_cells_units_and_no_setting_taken_for_a_setup(
     odd = ("| | Batch Size | ND H200 V5 |\n|---|---|---|\n| Tokens per second | 16 | 647.78 |\n"
            "| Tokens per second | 32 | 861.77 |\n")
     assert all((r.get("device") or {}).get("name") != "Batch Size" for r in runs_or_refusal(odd.encode(), "odd.md"))
+
+
+def test_a_rate_the_experiment_reader_does_not_know_goes_to_the_general_reader() -> None:
+    text = (b"run_index,device,model_name,tok_s_avg,power_avg_w,energy_j\n"
+            b"1,jetson_agx_orin,a.gguf,31.36,43.75,1323.0\n2,jetson_agx_orin,b.gguf,98.6,34.2,315.9\n")
+    imported, fmt = load(text, "profile.csv")
+    assert fmt == "general-table"  # the experiment table's reader stored power and energy and lost the tok/s
+    assert [r["metrics"]["tokens_per_s"] for r in imported.runs] == [31.36, 98.6]
+    # the fastest or slowest of several machines is a comparison's figure, no run's
+    assert measure_field("Fastest gen tok/s")[0] is None
+    per_image = "Image_Index,Inference_Time_ms\n" + "\n".join(f"{i},{100 + i % 3}" for i in range(10))
+    assert len(runs_or_refusal(per_image.encode(), "per_image.csv")) == 1  # the images of one run

@@ -370,6 +370,10 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
                 return name, before, name
             return f"{name} {written}", before, name  # 'tok/s (req)': each request's rate
         return text, None, ""
+    tail = re.split(r"[-_\s]", text)[-1]  # 'avg-token/s', 'decode_tok/s': a rate's unit after its name
+    if "/" in tail and tail != text and (found := find_unit(tail)) is not None and found.kind in (
+            "token_rate", "item_rate", "energy_per_token", "energy_per_item"):
+        return text[: -len(tail)].rstrip(" _-"), found, tail
     low = text.lower().replace(" ", "_").replace("-", "_").replace(".", "_")  # a dotted path: 'throughput.fps'
     per_token = _PER_TOKEN_END.search(low)
     if per_token:  # joules_per_output_token, j_per_completion_token, wh_per_generated_token

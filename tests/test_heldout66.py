@@ -266,3 +266,11 @@ def test_a_rate_the_experiment_reader_does_not_know_goes_to_the_general_reader()
     assert measure_field("Fastest gen tok/s")[0] is None
     per_image = "Image_Index,Inference_Time_ms\n" + "\n".join(f"{i},{100 + i % 3}" for i in range(10))
     assert len(runs_or_refusal(per_image.encode(), "per_image.csv")) == 1  # the images of one run
+
+
+def test_a_rate_unit_after_a_hyphen_and_unpadded_times_of_day() -> None:
+    assert measure_field("avg-token/s")[0].key == "tokens_per_s"  # M5Stack's ModuleLLM table
+    log = "Date,Time,GPU Power Consumption (W)\n17.4.2025,5:59:59.517,30.0\n17.4.2025,6:0:0.517,31.0\n" \
+          "17.4.2025,6:0:1.517,32.0\n"
+    runs = runs_or_refusal(log.encode(), "power_log.csv")
+    assert len(runs) == 1 and runs[0]["metrics"]["duration_s"] == pytest.approx(2.0)  # HWiNFO's '6:0:0.517'

@@ -254,7 +254,7 @@ def csv_times(values: list[str], column: str) -> tuple[np.ndarray, datetime | No
             return numbers - numbers[0], started, float(numbers[0]), notes
         notes.append(f"'{column}' is seconds from the start; the wall-clock time is not in the file")
         return numbers - numbers[0], None, None, notes
-    if all(re.fullmatch(r"\d{1,2}:\d{2}:\d{2}(\.\d+)?", v) for v in cleaned):
+    if all(re.fullmatch(r"\d{1,2}:\d{1,2}:\d{1,2}(\.\d+)?", v) for v in cleaned):  # HWiNFO: 6:0:0.517
         secs = []
         for v in cleaned:
             h, m, sec = v.split(":")

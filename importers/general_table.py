@@ -300,8 +300,8 @@ class GeneralTableImporter(Importer):
                                         f"'macos_mlx'), not a {label.key}"))
                 continue
             if label is not None and label.key == "device" and cells and all(
-                    WHOLE.fullmatch(c.strip()) for c in cells):
-                left.append((name[:40], "a device's index (0, 1), not its name"))
+                    WHOLE.fullmatch(c.strip()) or re.fullmatch(r"[0-9a-f]{16,128}", c.strip()) for c in cells):
+                left.append((name[:40], "a device's index (0, 1) or a hash of it, not its name"))
                 continue
             if label is not None and label.key == "device" and label.key not in taken and backends_only(
                     [r[i] for _, r in rows if i < len(r)]) and any(
@@ -517,6 +517,8 @@ class GeneralTableImporter(Importer):
         model = model_named(clean_str(labels.get("model"))) or model_in_tag(conv, config.get("tag"))
         stated = clean_str(labels.get("device"))
         stated = gpu_of_system(stated) or stated if stated else stated  # 'DGX-GB300': its GPUs, counted apart
+        if stated and "," in stated and device_from_path((head := stated.split(",")[0].strip(),)):
+            stated = head  # 'Apple M4, 16GB RAM, Metal': the device, then its memory and its API
         # a row the file says ran on the CPU (beside a GPU it names, or in its setup's words): no file name's device
         elsewhere = bool(re.search(r"\bcpu\b", plain(str(config.get("tag") or ""))))
         if is_backend(str(config.get("engine") or "-")):  # 'backend': CPU names where it ran, no engine

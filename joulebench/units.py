@@ -303,7 +303,8 @@ _STAT_RATE = re.compile(r"(?:.*[_\s-])?(?P<what>tok|toks|tokens|img|imgs|images|
 _PHRASES: tuple[tuple[str, str], ...] = (  # spelled-out units at the end of a name
     ("throughput_hz", "items/s"), ("inference_hz", "items/s"), ("inferences_hz", "items/s"),  # runs a second
     ("tokens_per_second", "tokens/s"), ("tokens_per_sec", "tokens/s"), ("tokens_per_s", "tokens/s"),
-    ("tok_per_s", "tokens/s"), ("tok_per_sec", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
+    ("tok_per_s", "tokens/s"), ("tok_per_sec", "tokens/s"), ("toks_per_s", "tokens/s"),
+    ("toks_per_sec", "tokens/s"), ("tokens/s", "tokens/s"), ("tok/s", "tokens/s"),
     ("tokens/sec", "tokens/s"), ("tok/sec", "tokens/s"), ("tokens_sec", "tokens/s"), ("tok_sec", "tokens/s"),
     ("tokens_s", "tokens/s"), ("toks_s", "tokens/s"), ("tok_s", "tokens/s"),  # pp_tok_s: a rate, never seconds
     ("img_s", "images/s"), ("imgs_s", "images/s"), ("images_s", "images/s"), ("samples_s", "samples/s"),

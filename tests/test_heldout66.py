@@ -274,3 +274,12 @@ def test_a_rate_unit_after_a_hyphen_and_unpadded_times_of_day() -> None:
           "17.4.2025,6:0:1.517,32.0\n"
     runs = runs_or_refusal(log.encode(), "power_log.csv")
     assert len(runs) == 1 and runs[0]["metrics"]["duration_s"] == pytest.approx(2.0)  # HWiNFO's '6:0:0.517'
+
+
+def test_a_hash_is_no_device_and_a_device_before_its_memory() -> None:
+    text = ("device_name,hardware_name,tokens_per_second\n" + "606386391570a84cdd0d0e5868f35b22dba271ba8d7fe65f,"
+            "RTX4090,111.9\n" + "7f0c2a9e1b3d4c5e6f708192a3b4c5d6e7f8091a2b3c4d5e,RTX4090,110.2\n")
+    assert {r["device"]["name"] for r in runs_or_refusal(text.encode(), "bench.csv")} == {"RTX4090"}
+    text = '{"device": "Apple M4, 16GB RAM, Metal", "results": [{"model": "a", "gen_tok_s": 43.8}]}'
+    assert [r["device"]["name"] for r in runs_or_refusal(text.encode(), "results.json")] == ["Apple M4"]
+    assert measure_field("output_toks_per_s_mean")[0].key == "tokens_per_s"

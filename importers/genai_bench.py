@@ -26,7 +26,7 @@ from typing import Any
 
 import joulebench.requests as jr
 from importers.base import Conversion, Importer, Source, clean_str, num, pos_int, positive
-from importers.request_detail import attach
+from importers.request_detail import attach, count
 from joulebench.metrics import E2E, TPOT, TTFT
 
 NO_ENERGY = "genai-bench does not measure energy"
@@ -34,10 +34,6 @@ _UNITS = {"s": 1e3, "ms": 1.0}  # to ms
 _STATS = (("mean", "avg"), ("p50", "p50"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"))
 _SCENARIO = re.compile(r"(?P<kind>[DNU])\((?P<a>\d{1,7}),(?P<b>\d{1,7})\)(?:/\((?P<c>\d{1,7}),(?P<d>\d{1,7})\))?")
 _RATE_TOLERANCE = 0.01  # a stated request rate further than 1 % from completed / duration is not believed
-
-
-def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _is_run(doc: Any) -> bool:
@@ -109,7 +105,7 @@ class GenAiBenchImporter(Importer):
             return num(agg.get(key), f"aggregated_metrics.{key}", conv)
 
         duration = positive(val("run_duration"))
-        completed, failed = _count(agg.get("num_completed_requests")), _count(agg.get("num_error_requests"))
+        completed, failed = count(agg.get("num_completed_requests")), count(agg.get("num_error_requests"))
         metrics: dict[str, Any] = {"energy_missing_reason": NO_ENERGY, "duration_s": duration,
                                    "tokens_per_s": positive(val("mean_output_throughput_tokens_per_s")),
                                    "requests_completed": completed, "requests_failed": failed}

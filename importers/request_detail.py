@@ -25,7 +25,8 @@ def _seconds(conv: Conversion, value: Any, where: str) -> float:
     return float(value) * MS_PER_S
 
 
-def _count(value: Any) -> int | None:
+def count(value: Any) -> int | None:
+    """A count of requests or tokens (a whole number at least 0), None for anything else."""
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
@@ -42,7 +43,7 @@ def vllm_requests(conv: Conversion, r: dict[str, Any], where: str) -> list[jr.Re
     n = lengths["ttfts"]
     errors = r.get("errors") or [""] * n
     failed_here = sum(1 for e in errors if e)
-    completed, failed = _count(r.get("completed")), _count(r.get("failed"))
+    completed, failed = count(r.get("completed")), count(r.get("failed"))
     if completed is not None and completed != n - failed_here:
         raise conv.fail(f"{where}.completed", f"{completed} completed requests, but its arrays hold {n} requests of "
                         f"which {failed_here} have an error: the summary and the requests disagree")
@@ -57,8 +58,8 @@ def vllm_requests(conv: Conversion, r: dict[str, Any], where: str) -> list[jr.Re
         if gaps_raw is not None and not isinstance(gaps_raw, list):
             raise conv.fail(f"{where}.itls[{i}]", "expected a list of gaps in seconds")
         gaps = tuple(_seconds(conv, g, f"{where}.itls[{i}][{j}]") for j, g in enumerate(gaps_raw or []))
-        out_len = _count(r["output_lens"][i]) if "output_lens" in present else None
-        prompt = _count(r["input_lens"][i]) if "input_lens" in present else None
+        out_len = count(r["output_lens"][i]) if "output_lens" in present else None
+        prompt = count(r["input_lens"][i]) if "input_lens" in present else None
         error = str(errors[i]).strip() if errors[i] else ""
         if error:
             out.append(jr.Request(i, "failed", error_class=error.splitlines()[0][:200], prompt_tokens_client=prompt))
@@ -78,7 +79,7 @@ def llmperf_requests(conv: Conversion, doc: list[Any]) -> list[jr.Request]:
         where = f"[{i}]"
         if not isinstance(r, dict):
             raise conv.fail(where, "expected a response object")
-        prompt, output = _count(r.get("number_input_tokens")), _count(r.get("number_output_tokens"))
+        prompt, output = count(r.get("number_input_tokens")), count(r.get("number_output_tokens"))
         code = r.get("error_code")
         if code is not None:
             label = f"HTTP {int(code)}" if isinstance(code, (int, float)) and math.isfinite(code) else str(code)[:60]

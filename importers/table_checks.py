@@ -82,7 +82,9 @@ _TRAINING = {"train", "training", "finetune", "finetuning"}
 _TRAINING_COLUMNS = {"gradaccum", "grad_accum", "gradient_accumulation", "gradient_accumulation_steps",
                      "microbatchsize", "micro_batch_size", "globalbatchsize", "global_batch_size", "mfu", "hfu",
                      "activation_checkpointing", "learning_rate", "train_loss", "zero_stage", "sharding_strategy",
-                     "optimizer", "optimizer_type", "losses", "loss", "grad_norm", "weight_decay", "max_steps"}
+                     "optimizer", "optimizer_type", "losses", "loss", "grad_norm", "weight_decay", "max_steps",
+                     "epochs", "num_epochs", "steps_per_epoch", "steps/ep", "samples_per_epoch", "samples/ep",
+                     "local_batch_size", "global_bs", "local_bs", "sec_per_epoch", "s/ep"}
 
 
 def states_a_mode(value: str) -> bool:

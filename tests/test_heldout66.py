@@ -283,3 +283,10 @@ def test_a_hash_is_no_device_and_a_device_before_its_memory() -> None:
     text = '{"device": "Apple M4, 16GB RAM, Metal", "results": [{"model": "a", "gen_tok_s": 43.8}]}'
     assert [r["device"]["name"] for r in runs_or_refusal(text.encode(), "results.json")] == ["Apple M4"]
     assert measure_field("output_toks_per_s_mean")[0].key == "tokens_per_s"
+
+
+def test_a_ddp_training_table_with_tokens_a_second_is_training() -> None:
+    table = ("kernel,ddp,gpus,epochs,steps_per_epoch,global_batch_size,local_batch_size,wall_sec,tokens_per_sec\n"
+             "sdpa,none,1,2,100,8,8,118.5,13214.6\nsdpa,bucketed,2,2,50,16,8,134.6,23278.1\n")
+    runs = runs_or_refusal(table.encode(), "ddp_results.csv")
+    assert [r["config"]["mode"] for r in runs] == ["train", "train"]  # was inference: tokens/s read as generation

@@ -5,9 +5,9 @@ run, never a run of its own.
 A counter column (`step`, `iter`, `iter_idx`, `iteration`, `global_step`, `frame`, `frame_idx`, `frame_num`, ...)
 whose whole numbers rise down consecutive rows, with every label the reader reads the same along them, makes those
 rows one run: at least MIN_STEPS of them. As in a training log's text (`importers.text_steps`), the first row is left
-out as the warm-up (a cold first frame takes 60 times the others), then a rate or a latency is the median over the
-other rows and a duration their sum. A counter that falls starts the next run. Rows whose figures are not plain
-numbers are left as they are.
+out as the warm-up (a cold first frame takes 60 times the others), then a mean latency is the mean over the other
+rows, a rate their median and a duration their sum. A counter that falls starts the next run. Rows whose figures
+are not plain numbers are left as they are.
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Colum
             i += 1
     if said:
         conv.warn(f"rows read as the {header[counter][:30]}s of one run ({', '.join(said[:6])}"
-                  f"{' ...' if len(said) > 6 else ''}): the first left out as the warm-up, then each rate or latency "
-                  "the median over the others and a duration their sum")
+                  f"{' ...' if len(said) > 6 else ''}): the first left out as the warm-up, then each mean latency the "
+                  "mean over the others, each rate their median and a duration their sum")
     return out
 
 
@@ -103,15 +103,19 @@ def _merged_items(conv: Conversion, header: list[str], rows: Rows, columns: Colu
     if merged is None:
         return rows
     conv.warn(f"rows read as the items of one run (lines {rows[0][0]}-{rows[-1][0]}: each a different "
-              f"{header[item][:30] or 'input'}): each rate or latency the median over them and a duration their sum")
+              f"{header[item][:30] or 'input'}): each mean latency the mean over them, each rate their median and a "
+              "duration their sum")
     return [(rows[0][0], merged[1])]
 
 
 def run_value(values: list[float], key: str) -> float:
     """One run's figure from its steps' values (the warm-up already left out): a duration their sum (the run's
-    measured window), any other figure their median. The rule of both step readers (this and `text_steps`). A
-    duration that rises at every step is a clock written at each ('train_time:40.6s', 42.7s, 44.7s: the time since
-    the start), so the window is its rise over the steps, plus one step's (the first step's own time)."""
+    measured window), a mean ('latency_avg_ms': the mean per-step latency, as joulebench.metrics defines it) their
+    mean, any other figure their median. The rule of both step readers (this and `text_steps`). A duration that
+    rises at every step is a clock written at each ('train_time:40.6s', 42.7s, 44.7s: the time since the start), so
+    the window is its rise over the steps, plus one step's (the first step's own time)."""
+    if key.endswith("_avg_ms"):
+        return statistics.fmean(values)
     if key != "duration_s":
         return statistics.median(values)
     rises = [b - a for a, b in zip(values, values[1:], strict=False)]

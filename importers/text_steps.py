@@ -10,8 +10,9 @@ the same figures, whose step numbers rise, are one run: a step number that falls
 them, starts the next. At least MIN_STEPS lines make a run; fewer stay lines of their own.
 
 The run's figures (the convention of training logs, nanoGPT's and torchtitan's among them): the first step is left out
-as the warm-up (compilation, caches; 45 s where the others take 0.1 s), then a rate, a latency or a loss is the median
-over the steps and the run's duration is the sum of the step times. A loss among the figures says the run trained.
+as the warm-up (compilation, caches; 45 s where the others take 0.1 s), then a mean latency is the mean over the
+steps, a rate or a loss their median, and the run's duration the sum of the step times. A loss among the figures
+says the run trained.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def _merged(block: list[Candidate], steps: list[int]) -> Candidate:
         labels["mode"] = Label(losses[0].line, "mode", losses[0].name, "train")
     lines = f"lines {block[0].where[5:]}-{block[-1].where[5:]}"
     note = (f"{len(block)} training steps ({steps[0]} to {steps[-1]}) read as one run: step {steps[0]} left out as "
-            f"the warm-up, then rates and latencies the median over the other {len(measured)} steps and the duration "
-            "the sum of their step times")
+            f"the warm-up, then mean latencies the mean over the other {len(measured)} steps, rates their median and "
+            "the duration the sum of their step times")
     return Candidate(lines, figures, labels, block[0].heading, note)
 
 

@@ -38,8 +38,10 @@ from joulebench.metrics import AGGREGATED
 
 # the figures aggregated per configuration (runs columns), as the metric catalogue marks them
 STAT_METRICS = AGGREGATED
-_FACT_COLUMNS = ("status", "mode", "origin_kind", "origin_format", "origin_tool", "duration_s", "energy_j",
-                 "energy_boundary", "energy_method", "sample_period_s", "sensor_update_period_s",
+# what a grade reads besides the configuration's fields (joulebench.configuration: mode, origin and boundary are among
+# them)
+_FACT_COLUMNS = ("status", "origin_format", "origin_tool", "duration_s", "energy_j",
+                 "energy_method", "sample_period_s", "sensor_update_period_s",
                  "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags",
                  "requests_completed", "requests_failed")
 

@@ -16,7 +16,7 @@ from decision.figures import ESTIMATE, STATED, DeviceAnswer, Figure
 from decision.scope import Job, job_rows
 from decision.text import basis_of, batch_label, count, precision_name, ratio, sig
 from energy.stats import ratio_interval
-from joulebench.configuration import LIKE_FOR_LIKE, OWN_COLUMNS, SETTINGS_OF_A_DEVICE, label_parts
+from joulebench.configuration import LIKE_FOR_LIKE, OWN_COLUMNS, POWER_SETTING, SETTINGS_OF_A_DEVICE, label_parts
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class LikeForLike:
 # and two configurations are never averaged.
 _SETTINGS = tuple(f for f in LIKE_FOR_LIKE.fields if f in SETTINGS_OF_A_DEVICE)
 JOB_FIELDS = tuple(f for f in LIKE_FOR_LIKE.fields if f not in _SETTINGS)
-KNOB_FIELDS = tuple(dict.fromkeys("power_setting" if f in ("power_limit_w", "power_mode") else f for f in _SETTINGS))
+KNOB_FIELDS = tuple(dict.fromkeys("power_setting" if f in POWER_SETTING else f for f in _SETTINGS))
 
 
 def knob_label(row: dict) -> str:

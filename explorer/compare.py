@@ -93,6 +93,8 @@ METRICS: dict[str, Metric] = {
                       missing="not measured: not a generation run, or the source gives no ITL p90 (token gaps)"),
     "ttft_p90": Metric("ttft_p90_ms", missing="not measured: not a generation run, or the source gives no TTFT p90"),
 }
+# what names a series beside its device (data.runs' columns for the COMPARE view's series fields, and the system)
+_SERIES_BESIDE = ("system_name", "power_setting", "source_kind", "tag")
 # the configuration's columns every table shows; the other fields of the COMPARE view show where a row states them
 _TABLE_BASE = (*WORK_NAMED, "batch_size", "grad_accum_steps", "seq_len", "gpu_count")
 MONEY_COLUMNS = frozenset({"cost_per_1m_samples", "electricity_cost_per_1m"})  # labelled with the currency
@@ -241,7 +243,7 @@ def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     """Add `series` (device, plus system / power setting / source / tag where they vary) and `config`
     (the configuration fields that vary, each named); return the fields all rows share, as text."""
     series = [pl.col("device_name")]
-    for col in ("system_name", "power_setting", "source_kind", "tag"):
+    for col in _SERIES_BESIDE:
         if col in runs.columns and _varies(runs, col):
             text = pl.col(col).cast(pl.String)
             if col == "power_setting":
@@ -463,7 +465,7 @@ def config_table(runs: pl.DataFrame, reference: str | None, metric: Metric, curr
     configuration's repeats pool, nothing else does), several metrics at once (means over
     repeats, `Runs` counting them), its trust grade, plus the chosen metric relative to the
     `reference` device on the same configuration (Lambda style). Missing stays missing."""
-    keys = ["device_name", "system_name", "power_setting", "source_kind", "tag", *COMPARE.fields, "config_key"]
+    keys = ["device_name", *_SERIES_BESIDE, *COMPARE.fields, "config_key"]
     # lazy: only the columns the table reads are filtered and grouped, not every column of every run
     measured = runs.lazy().filter((pl.col("status") == "ok") & (pl.col("mode") != "idle"))
     present = [METRICS[k] for k in TABLE_METRICS if METRICS[k].column in runs.columns]

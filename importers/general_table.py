@@ -53,7 +53,7 @@ from importers.table_checks import (
     tag_phases,
     with_component_sums,
 )
-from importers.table_document import COUNTS, cell_unit, cells_give_figure, figure_tables, has_figure, joined
+from importers.table_document import COUNTS, cells_give_figure, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
     PRECISIONS,
@@ -331,7 +331,7 @@ class GeneralTableImporter(Importer):
                 taken[label.key] = name
                 continue
             stated = conv.hints.unit_of(name) or vocabulary.get(name)
-            carried = units.find_unit(stated) if stated else cell_unit([r[i] for _, r in rows if i < len(r)])
+            carried = units.find_unit(stated) if stated else units.unit_of_cells([r[i] for _, r in rows if i < len(r)])
             if (setting := setting_field(name, carried)) is not None and "power_limit_w" not in taken:
                 out[i] = setting
                 taken["power_limit_w"] = name

@@ -1,8 +1,8 @@
 """Which tables of a text the general reader takes (`importers.general_table`), and the one table it reads them as:
 the tables that hold a figure (in a column named by a field and unit, a column of statistics, or a table on its side),
 when the text states no run of figures on lines of its own; their rows joined under the union of their columns, with
-the device a heading or a 'GPU: ...' line above a table names and the other headings as the tag. `cell_unit` and
-`has_figure` are the general reader's tests of a column's unit and of a header's figures, shared with it."""
+the device a heading or a 'GPU: ...' line above a table names and the other headings as the tag. `has_figure` is the
+general reader's test of a header's figures, shared with it (a column's unit is `units.unit_of_cells`)."""
 
 from __future__ import annotations
 
@@ -18,19 +18,6 @@ from importers.text_scan import candidates
 from joulebench import units
 
 COUNTS = frozenset({"duration_s", "output_tokens", "output_tokens_mean", "prompt_tokens_mean"})  # no result alone
-
-
-def cell_unit(values: list[str]) -> units.Unit | None:
-    """The one unit a column's cells carry ('250 mW', '1.2 kW': power), None when they carry none."""
-    found = set()
-    for v in values[:200]:
-        try:
-            q = units.parse(v) if isinstance(v, str) else None
-        except units.UnitError:
-            return None
-        if q is not None and q.unit is not None:
-            found.add(q.unit.kind)
-    return units.unit(units.BASE[found.pop()]) if len(found) == 1 else None
 
 
 def has_figure(names: list[str]) -> bool:
@@ -54,7 +41,7 @@ def cells_give_figure(head: str, delimiter: str) -> bool:
         return False
     header, rows = lines[0], [r for r in lines[1:] if len(r) == len(lines[0])]
     for i, name in enumerate(header[:MAX_KEYS]):
-        unit = cell_unit([r[i] for r in rows[:20]])
+        unit = units.unit_of_cells([r[i] for r in rows[:20]])
         try:
             found = measure_field(name, unit)[0] if unit is not None else None
         except FieldError:
@@ -98,7 +85,7 @@ def figure_tables(text: str) -> list[TextTable]:
             continue
         for c, name in enumerate(table.header):
             try:
-                field = measure_field(name, cell_unit([row[c] for _, row in table.rows]))[0]
+                field = measure_field(name, units.unit_of_cells([row[c] for _, row in table.rows]))[0]
             except FieldError:
                 field = Field("refused", "", "metrics")  # read, to refuse it naming the column
             if field is not None and field.section == "metrics" and field.key != "output_tokens":

@@ -133,22 +133,10 @@ _SETUP = re.compile(r"^\s*(?P<n>\d{1,9}(?:\.\d+)?)\s*(?P<word>[^\d\s].{0,40}?)\s
 def _figure_name(name: str, cells: list[str] | None = None) -> bool:
     """Whether a name (a row's, with the units its `cells` carry: 'Throughput' over '182,729 tok/s') is a figure."""
     try:
-        return measure_field(name, _carried(cells or []))[0] is not None
+        return measure_field(name, units.unit_of_cells([c.strip().strip("*_`") for c in cells or []]))[0] is not None
     except FieldError:
         return True
 
-
-def _carried(cells: list[str]) -> units.Unit | None:
-    """The one kind of unit a row's cells carry ('1434.6 ms', '**1431.6 ms**'), None for none or several."""
-    kinds = set()
-    for cell in cells[:50]:
-        try:
-            q = units.parse(cell.strip().strip("*_`").strip())
-        except units.UnitError:
-            continue
-        if q is not None and q.unit is not None:
-            kinds.add(q.unit.kind)
-    return units.unit(units.BASE[kinds.pop()]) if len(kinds) == 1 else None
 
 
 _COMPARISON = {"speedup", "ratio", "improvement", "gain", "change", "diff", "difference", "delta", "vs", "reduction",

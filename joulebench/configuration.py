@@ -121,8 +121,10 @@ NOT_SETTINGS: dict[str, str] = {
     "profile": "which power-setting profile measured the run; its power setting is the configuration's",
 }
 
+# The power setting of a device: a GPU's limit or a Jetson's mode, shown as one `power_setting` ('PL 170 W', 'mode 6').
+POWER_SETTING = ("power_limit_w", "power_mode")
 # Fields the series of a comparison names (the device and what a person set on it), not the compared job.
-SERIES_FIELDS = ("device_name", "power_limit_w", "power_mode", "tag", "origin_kind")
+SERIES_FIELDS = ("device_name", *POWER_SETTING, "tag", "origin_kind")
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,20 @@ def is_range(text: str) -> bool:
 _RATIO = re.compile(r"\s{0,4}[-+]?\d{1,12}(?:[.,]\d{1,12})?\s{0,2}[x×]\s{0,4}")
 
 
+def unit_of_cells(values: list[str]) -> Unit | None:
+    """The one kind of unit a column's (or a row's) cells carry ('250 mW', '1.2 kW': power), in its base unit; None
+    when they carry none, several, or a unit none converts."""
+    found = set()
+    for v in values[:200]:
+        try:
+            q = parse(v) if isinstance(v, str) else None
+        except UnitError:
+            return None
+        if q is not None and q.unit is not None:
+            found.add(q.unit.kind)
+    return unit(BASE[found.pop()]) if len(found) == 1 else None
+
+
 def is_ratio(text: str) -> bool:
     """Whether a cell gives a ratio of two figures ('5.23×', '1.5x'): a comparison, no figure of a run."""
     return _RATIO.fullmatch(text[:40]) is not None

@@ -90,6 +90,7 @@ from importers.table_records import (
     siblings,
     twice_encoded,
 )
+from importers.table_requests import as_runs, request_rows
 from importers.table_rows import (
     MISSING_CELLS,
     WHOLE,
@@ -235,18 +236,22 @@ class GeneralTableImporter(Importer):
                             "energy without a unit (W or mW, J or kWh cannot be told apart), so the runs would lack "
                             f"it (not read: {grouped_reasons(left)}); name the unit in the header, e.g. 'Power (W)', "
                             f"or {MAP_IT}")
-        rows = without_summaries(conv, header, without_failed(conv, header, rows, columns, where), columns, where)
-        rows = merged_steps(conv, header, rows, columns)  # a row a frame or an iteration of one run
+        rows, requests = request_rows(conv, header, rows, columns)  # a row a request of one run
+        rows = without_summaries(conv, header, rows if requests else without_failed(conv, header, rows, columns,
+                                                                                       where), columns, where)
+        rows = rows if requests else merged_steps(conv, header, rows, columns)  # a row a frame or step of one run
         columns = shared_durations(conv, header, rows, columns)
         if not any(f.section == "metrics" for f, _ in columns.values()):
             raise conv.fail("line 1", "its one figure, a duration, is a total written on some rows, not each row's "
                             f"(said above); no other column is a figure with a unit JouleBench reads; {MAP_IT}")
         header, rows, columns, tagged = relabelled(conv, header, rows, columns)
-        left = [(name, why) for name, why in left if name not in tagged]
+        left = [(name, why) for name, why in left if name not in tagged and name not in (requests.read if requests
+                                                                                        else ())]
         if left:
             conv.warn("columns not read: " + "; ".join(f"{n} ({why})" for n, why in left[:12])
                       + (" ..." if len(left) > 12 else ""))
         runs: list[dict[str, Any]] = []
+        lines: list[int] = []
         empty: list[str] = []
         for n, row in rows:  # a row whose figures are all blank or '–' measured nothing: left out, said
             run = self.read_row(conv, len(runs), f"{where} {n}", header, row, columns)
@@ -254,12 +259,13 @@ class GeneralTableImporter(Importer):
                 empty.append(f"{n}")
             else:
                 runs.append(run)
+                lines.append(n)
         if not runs:
             raise conv.fail(f"{where} {rows[0][0]}", "no figure in any row (every figure cell is blank or '-')")
         if empty:
             conv.warn(f"{where} {', '.join(empty[:10])}{' ...' if len(empty) > 10 else ''} left out: no figure in "
                       "the row (its figure cells are blank or '-')")
-        return conv.document(runs)
+        return conv.document(as_runs(conv, requests, runs, lines) if requests else runs)
 
     @staticmethod
     def _columns(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]

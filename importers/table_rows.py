@@ -115,31 +115,52 @@ def _says_failed(said: str, failed: set[str]) -> bool:
     return words[0] in FAILED or any(w in FAILED or w.endswith(("error", "exception")) for w in words[:40])
 
 
+def _status_column(columns: Columns) -> int | None:
+    return next((i for i, (f, _) in columns.items() if f.key == "status"), None)
+
+
+def _verdicts(rows: Rows, status: int) -> bool:
+    return bool({plain(cell(row, status)) for _, row in rows} & {"pass", "passed"})
+
+
+def failures(header: list[str], rows: Rows, columns: Columns) -> tuple[int, dict[int, str]] | None:
+    """The status column and, for each row it says failed, what it says (its error column's text beside, where
+    there is one), by line; None when there is no status column or it gives verdicts (PASS / FAIL against a
+    target), not failures."""
+    status = _status_column(columns)
+    if status is None or _verdicts(rows, status):
+        return None
+    error = _find(header, _ERROR_COLS)
+    failed = FAILED | (NOT_OK if plain(header[status].strip()).split(".")[-1] in OK_COLUMNS else set())
+    out: dict[int, str] = {}
+    for n, row in rows:
+        if _says_failed(plain(cell(row, status)).replace(" ", "_"), failed):
+            why = " ".join(cell(row, error).split())
+            why = f"{why[:60]} ... {why[-100:]}" if len(why) > 170 else why  # a log's last line says what went wrong
+            out[n] = f"{cell(row, status)[:20]!r}" + (f" ({header[error][:30]}: {why})" if why and error is not None
+                                                      else "")
+    return status, out
+
+
 def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Columns, where: str) -> Rows:
     """The rows whose status column does not say they failed; each failed row said in a warning."""
-    status = next((i for i, (f, _) in columns.items() if f.key == "status"), None)
-    if status is None:
+    found = failures(header, rows, columns)
+    if found is None:
+        if (status := _status_column(columns)) is not None:
+            conv.warn(f"{header[status][:40]} gives verdicts (PASS / FAIL against a target), not failed runs: every "
+                      "row's figures are kept")
         return rows
+    status, failed = found
     model = next((i for i, (f, _) in columns.items() if f.key == "model"), None)
     name = model if model is not None else _find(header, _NAME_COLS)
-    error = _find(header, _ERROR_COLS)
     kept: Rows = []
-    if {plain(cell(row, status)) for _, row in rows} & {"pass", "passed"}:  # PASS / FAIL: a verdict on a threshold
-        conv.warn(f"{header[status][:40]} gives verdicts (PASS / FAIL against a target), not failed runs: every "
-                  "row's figures are kept")
-        return rows
-    failed = FAILED | (NOT_OK if plain(header[status].strip()).split(".")[-1] in OK_COLUMNS else set())
     for n, row in rows:
-        said = plain(cell(row, status)).replace(" ", "_")
-        if not _says_failed(said, failed):
+        if n not in failed:
             kept.append((n, row))
             continue
         who = cell(row, name)
-        why = " ".join(cell(row, error).split())
-        why = f"{why[:60]} ... {why[-100:]}" if len(why) > 170 else why  # a log's last line says what went wrong
         conv.warn(f"{where} {n}{f' ({who[:60]})' if who else ''} left out: its {header[status][:40]} is "
-                  f"{cell(row, status)[:20]!r}" + (f" ({header[error][:30]}: {why})" if why and error is not None
-                                                     else "") + "; a failed run holds no measurement")
+                  f"{failed[n]}; a failed run holds no measurement")
     if rows and not kept:
         raise conv.fail(f"{where} {rows[0][0]}", f"every row's {header[status][:40]} says it failed: no measurement to "
                    "import")

@@ -31,6 +31,29 @@ Rows = list[tuple[int, list[str]]]
 Columns = dict[int, tuple[Field, units.Unit | None]]
 
 
+# a column naming each item of one run: a sample's, an example's, an image's or a clip's id
+_ITEM_ID = re.compile(r"(?:sample|example|item|image|img|doc|document|utt|utterance|audio|clip|video|input)[_ ]?"
+                      r"(?:id|name|key|uuid|file|filename|path)")
+LENGTHS = ("prompt_tokens_requested", "output_tokens_requested")
+
+
+_STAT = re.compile(r"(?<![a-z])(?:mean|avg|average|median|p\d{1,3}(?:\.\d+)?|std|stdev|min|max|percentile)(?![a-z])")
+
+
+def summarised(header: list[str], columns: Columns) -> bool:
+    """Whether a figure's column is named as a statistic (`tokens_per_second_mean`, `p99_ms`): each row then
+    summarises a run's repeats or requests, never is one item or request of a run."""
+    return any(_STAT.search(re.sub(r"[_.\s]+", " ", header[i].lower())) for i, (f, _) in columns.items()
+               if f.section == "metrics")
+
+
+def own_lengths(rows: Rows, columns: Columns) -> set[int]:
+    """The columns of a request's or an item's own prompt or output length: values that do not repeat as a sweep's
+    do (a sweep's 128, 512, 2048 each on many rows; a dataset's prompts each its own)."""
+    return {i for i, (f, _) in columns.items() if f.key in LENGTHS
+            and 3 * len({_cell(r, i) for _, r in rows}) > len(rows)}
+
+
 def _counter(header: list[str], columns: Columns) -> int | None:
     return next((i for i, h in enumerate(header) if _COUNTER.fullmatch(h.strip().lower().replace(" ", "_"))
                  and (i not in columns or columns[i][0].key == "repeat")), None)
@@ -43,7 +66,8 @@ def _items(header: list[str], rows: Rows, columns: Columns) -> int | None:
         if i in columns:
             continue
         cells = [_cell(r, i) for _, r in rows]
-        if all(_INPUT_FILE.fullmatch(c) for c in cells) and len(set(cells)) == len(cells):
+        named = _ITEM_ID.fullmatch(header[i].strip().lower().replace(" ", "_")) and all(cells)
+        if (named or all(_INPUT_FILE.fullmatch(c) for c in cells)) and len(set(cells)) == len(cells):
             return i
     return None
 
@@ -57,9 +81,9 @@ def _number(text: str) -> float | None:
 
 def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Columns) -> Rows:
     """The rows with each block of one run's steps or frames merged into one row (said); any other table as it is."""
-    counter = _counter(header, columns)
-    if counter is None and len(rows) >= MIN_STEPS and (item := _items(header, rows, columns)) is not None:
+    if len(rows) >= MIN_STEPS and (item := _items(header, rows, columns)) is not None:
         return _merged_items(conv, header, rows, columns, item)
+    counter = _counter(header, columns)
     if counter is None or len(rows) < MIN_STEPS:
         return rows
     figures = [i for i, (f, _) in columns.items() if f.section == "metrics"]
@@ -95,16 +119,20 @@ def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Colum
 def _merged_items(conv: Conversion, header: list[str], rows: Rows, columns: Columns, item: int) -> Rows:
     """A table of the items one run processed, one row each, as that run: when every label the reader reads is the
     same along the rows and every figure a plain number (else the rows as they are)."""
-    labels = [i for i, (f, _) in columns.items() if f.section != "metrics"]
-    if any(_cell(r, i) != _cell(rows[0][1], i) for _, r in rows for i in labels):
+    own = own_lengths(rows, columns)
+    labels = [i for i, (f, _) in columns.items() if f.section != "metrics" and i not in own]
+    if summarised(header, columns) or any(_cell(r, i) != _cell(rows[0][1], i) for _, r in rows for i in labels):
         return rows
     figures = [i for i, (f, _) in columns.items() if f.section == "metrics"]
     merged = _merged(rows, figures, columns, item, warm_up=False)  # each item a different input: none a warm-up
     if merged is None:
         return rows
+    for i in own:  # each item's own length: the run states none of its own
+        merged[1][i] = ""
     conv.warn(f"rows read as the items of one run (lines {rows[0][0]}-{rows[-1][0]}: each a different "
               f"{header[item][:30] or 'input'}): each mean latency the mean over them, each rate their median and a "
-              "duration their sum")
+              "duration their sum" + (f"; {', '.join(header[i][:30] for i in sorted(own))} each item's own, not a "
+                                      "setting of the run" if own else ""))
     return [(rows[0][0], merged[1])]
 
 

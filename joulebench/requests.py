@@ -2,10 +2,12 @@
 aggregation of a point's figures from its requests.
 
 A request is one row: its index in the point, when it was scheduled and actually sent (s from the point's start;
-None when the source has no times), TTFT, its inter-token gaps (every gap, or only their exact summary when that is
-all a source keeps, or none), end-to-end latency, prompt and output tokens as the server counted them (its usage)
-and as the client counted them (a benchmark's tokenizer), status and error class, and whether the point's figures
-count it (`counted`: serve-bench counts the requests sent in its steady state; an imported file counts them all).
+None when the source has no times), TTFT (None for an answer not streamed, which has its end-to-end latency only:
+a limit on TTFT or TPOT is then unknown for it, never met), its inter-token gaps (every gap, or only their exact
+summary when that is all a source keeps, or none), end-to-end latency, prompt and output tokens as the server
+counted them (its usage) and as the client counted them (a benchmark's tokenizer), status and error class, and
+whether the point's figures count it (`counted`: serve-bench counts the requests sent in its steady state; an
+imported file counts them all).
 
 The figures come from the counted requests one way (`aggregate`), with the definitions of joulebench.metrics:
 TTFT, TPOT and end-to-end latency per request, ITL every gap pooled over the requests, each the mean and the
@@ -189,9 +191,9 @@ def problems(items: Sequence[dict[str, Any]], where: str) -> list[str]:
         ttft, e2e = item.get("ttft_ms"), item.get("e2e_ms")
         if ttft is not None and e2e is not None and e2e < ttft:
             out.append(f"{at}.e2e_ms: {e2e} is before ttft_ms {ttft}; the last token cannot come before the first")
-        if item.get("status", "ok") == "ok" and ttft is None:
-            out.append(f"{at}.ttft_ms: missing on a request with status ok; a request with no output token is "
-                       "'empty' (or failed)")
+        if item.get("status", "ok") == "ok" and ttft is None and e2e is None:  # not streamed: its latency only
+            out.append(f"{at}.ttft_ms: missing on a request with status ok, and so is e2e_ms; an answered request "
+                       "has a latency (a request with no output token is 'empty', or failed)")
         if len(out) >= 20:
             break
     return out

@@ -1,0 +1,228 @@
+"""Tables of one run's requests, for the general reader (`importers.general_table`): a load test's or a serving
+benchmark's file with a row per request (`request_id, ttft_ms, e2e_latency_ms, completion_tokens, status`, or a
+load generator's `worker, elapsed, latency_ms` rows) is one run whose requests are those rows, never a run per row.
+
+The rows are requests when a column no field reads names them so: a request's id (`request_id`, `req_idx`,
+`prompt_id`, `query_id`, `conversation_id`, ...) different on every row of a setup, or a load generator's worker
+(`worker`, `client_id`, `thread`, `vu`) that each repeats on at least three rows; at least MIN_REQUESTS rows; a
+latency of each request read (TTFT, end-to-end latency, or a duration); and no figure named as a statistic (`mean`,
+`p99`, `avg`): those are a run's summaries. The label columns a reader reads (device, model, concurrency ...) group
+the rows into runs; a request's own prompt or output length never does, unless its values repeat as a sweep's do.
+
+Each row becomes a `joulebench.requests.Request` (its TTFT, its latency as the end-to-end latency, its output and
+prompt tokens as the client counted them); a row its status column says failed, or with no latency, is a failed
+request, counted. The run's figures are the requests' (`request_detail.attach`, one aggregation for every source).
+A request's own rate (its tokens over its own latency) is never the run's and is not stored; the run's rates are
+completed requests and output tokens over the run's window, which the rows' times give: from when the first was sent
+to when the last finished. Times named as send or end times give it exactly; a bare `timestamp` or `elapsed` (sent
+or finished, not said) gives it within one request's latency, used only when that is within WINDOW_TOLERANCE.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import joulebench.requests as jr
+from importers.base import Conversion
+from importers.request_detail import attach
+from importers.table_fields import Field, plain
+from importers.table_rows import cell, failures
+from importers.table_steps import LENGTHS, own_lengths, summarised
+from joulebench import units
+
+Rows = list[tuple[int, list[str]]]
+Columns = dict[int, tuple[Field, units.Unit | None]]
+
+MIN_REQUESTS = 5
+WINDOW_TOLERANCE = 0.02  # a window known within 2 % (one request's latency over the run's span) gives its rates
+_SUFFIX = r"[_ ]?(?:id|idx|index|no|num|number|uuid|key)"  # a bare 'prompt' or 'request' names setups as often
+_REQUEST = re.compile(r"(?:request|req|prompt|query|question|conversation|conv|call|completion)" + _SUFFIX)
+_WORKER = re.compile(r"(?:worker|client|user|thread|vu|virtual_user)(?:" + _SUFFIX + ")?")
+_SENT = re.compile(r"(?:start|started|start_time|started_at|send|sent|send_time|sent_at|request_start|t_start|"
+                   r"submit_time|submitted_at|issued_at|scheduled_at|begin|begin_time)(?:_(?:s|ms|ts|time))?")
+_ENDED = re.compile(r"(?:end|ended|end_time|ended_at|finish|finished|finish_time|finished_at|completed_at|done_at|"
+                    r"t_end|stop|stop_time|response_received_at)(?:_(?:s|ms|ts|time))?")
+_EITHER = re.compile(r"(?:timestamp|ts|time|elapsed|elapsed_s|wall_time|datetime|date_time|t)")
+_LATENCIES = ("e2e_latency_avg_ms", "latency_avg_ms")
+_PER_REQUEST = {"ttft_avg_ms", *_LATENCIES, "duration_s", "output_tokens", "energy_missing_reason",
+                "throughput_derivation"}
+_RATE_UNITS = ("tokens/s", "items/s", "requests/s")
+
+
+@dataclass(frozen=True)
+class RequestRows:
+    """What the rows of a table of requests say besides their figures: the column naming them, each run's request
+    lines in order, the failed ones with what their status says, and the times the rows give (s)."""
+
+    column: str
+    groups: tuple[tuple[int, ...], ...]
+    failed: dict[int, str]
+    times: dict[int, float]
+    times_are: str  # 'sent' | 'ended' | 'either' | '' (no times)
+    time_column: str
+
+    @property
+    def read(self) -> tuple[str, ...]:
+        """The columns read as the requests' names and times."""
+        return (self.column, self.time_column) if self.time_column else (self.column,)
+
+
+def _name(header: str) -> str:
+    return plain(header.strip()).replace(" ", "_").split(".")[-1]
+
+
+def _cue(header: list[str], rows: Rows, columns: Columns) -> tuple[int, str] | None:
+    for i, h in enumerate(header):
+        if i in columns and columns[i][0].key != "repeat":
+            continue
+        name, cells = _name(h), [cell(r, i) for _, r in rows]
+        if not all(cells):
+            continue
+        if _REQUEST.fullmatch(name):
+            return i, "request"
+        if _WORKER.fullmatch(name) and len(cells) >= 3 * len(set(cells)):
+            return i, "worker"
+    return None
+
+
+def _seconds(text: str, header: str) -> float | None:
+    """A time cell in seconds: a number (ms where the header says so), or an ISO date-time."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    if not math.isfinite(value):
+        return None
+    return value / 1e3 if _name(header).endswith("_ms") or value > 1e11 else value  # epoch ms: 13 digits
+
+
+def _times(header: list[str], rows: Rows, columns: Columns) -> tuple[str, int | None]:
+    for kind, pattern in (("sent", _SENT), ("ended", _ENDED), ("either", _EITHER)):
+        for i, h in enumerate(header):
+            if i not in columns and pattern.fullmatch(_name(h)) and all(
+                    _seconds(cell(r, i), h) is not None for _, r in rows if cell(r, i)):
+                return kind, i
+    return "", None
+
+
+def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Columns) -> tuple[Rows, RequestRows | None]:
+    """The rows without the failed requests (kept in the record), with the column naming the requests and their
+    times blanked (so no later step reads them as setups), and what they say; the rows as they are, and None, for
+    any other table."""
+    figures = {i: f for i, (f, _) in columns.items() if f.section == "metrics"}
+    latencies = [i for i, f in figures.items() if f.key in ("ttft_avg_ms", *_LATENCIES, "duration_s")]
+    found = _cue(header, rows, columns) if len(rows) >= MIN_REQUESTS and latencies else None
+    if found is None or summarised(header, columns):
+        return rows, None
+    cue, kind = found
+    labels = [i for i, (f, _) in columns.items() if f.section != "metrics" and f.key not in ("status", "repeat")]
+    own = own_lengths(rows, columns)
+    sweeps = [i for i in labels if i not in own]
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for n, row in rows:
+        groups.setdefault(tuple(cell(row, i) for i in sweeps), []).append(n)
+    by_line = dict(rows)
+    if kind == "request" and any(len({cell(by_line[n], cue) for n in g}) < len(g) for g in groups.values()):
+        return rows, None  # an id that repeats within a setup names no request
+    status = failures(header, rows, columns)
+    failed = dict(status[1]) if status is not None else {}
+    times_are, at = _times(header, rows, columns)
+    times = {n: t for n, row in rows if at is not None and (t := _seconds(cell(row, at), header[at])) is not None}
+    blanked = [cue] + ([at] if at is not None else [])
+    kept = [(n, [("" if i in blanked else c) for i, c in enumerate(row)]) for n, row in rows if n not in failed]
+    who = "each request" if kind == "request" else "the load generator's worker that sent each"
+    conv.warn(f"rows read as requests ({header[cue][:30]} names {who}): {len(groups)} run"
+              f"{'s' if len(groups) > 1 else ''} of {', '.join(str(len(g)) for g in list(groups.values())[:6])} "
+              f"requests, each run's {_kinds({figures[i].key for i in latencies})} its requests' (mean and "
+              "percentiles)")
+    return kept, RequestRows(header[cue], tuple(tuple(g) for g in groups.values()), failed, times, times_are,
+                             header[at] if at is not None else "")
+
+
+def _kinds(keys: set[str]) -> str:
+    """The latencies a table of requests gives, as a person reads them."""
+    e2e = bool(keys - {"ttft_avg_ms"})
+    if "ttft_avg_ms" in keys:
+        return "TTFT, end-to-end latency and TPOT" if e2e else "TTFT"
+    return "end-to-end latency (no TTFT: the answers were not streamed, or their first tokens not timed)"
+
+
+def _request(index: int, run: dict[str, Any] | None, why: str | None) -> jr.Request:
+    if run is None or why is not None:
+        return jr.Request(index, "failed", error_class=(why or "no latency in the row")[:200])
+    m, config = run["metrics"], run["config"]
+    e2e = next((m[k] for k in _LATENCIES if k in m), None)
+    if e2e is None and "duration_s" in m:
+        e2e = m["duration_s"] * 1e3
+    prompt = config.get("prompt_tokens_requested")
+    if e2e is None and m.get("ttft_avg_ms") is None:
+        return jr.Request(index, "failed", error_class="no latency in the row")
+    return jr.Request(index, "ok", ttft_ms=m.get("ttft_avg_ms"), e2e_ms=e2e,
+                      output_tokens_client=m.get("output_tokens"),
+                      prompt_tokens_client=int(prompt) if prompt is not None else None)
+
+
+def _window(found: RequestRows, lines: tuple[int, ...], requests: list[jr.Request]) -> tuple[float | None, str]:
+    """The run's window in s (first sent to last finished) from the rows' times, and how it was had."""
+    timed = [(found.times[n], r.e2e_ms / 1e3) for n, r in zip(lines, requests, strict=True)
+             if n in found.times and r.status == "ok" and r.e2e_ms is not None]
+    if len(timed) < 2:
+        return None, f"the rows give no times with their latencies ({found.time_column or 'no time column'})"
+    if found.times_are == "sent":
+        return max(t + e for t, e in timed) - min(t for t, _ in timed), f"{found.time_column} (sent) + latency"
+    if found.times_are == "ended":
+        return max(t for t, _ in timed) - min(t - e for t, e in timed), f"{found.time_column} (finished) - latency"
+    span, longest = max(t for t, _ in timed) - min(t for t, _ in timed), max(e for _, e in timed)
+    if span <= 0 or longest > WINDOW_TOLERANCE * span:
+        return None, (f"{found.time_column} does not say whether a request was sent or finished then, and one "
+                      f"request's latency ({longest:.3g} s) is more than {WINDOW_TOLERANCE:.0%} of the rows' span "
+                      f"({span:.4g} s)")
+    window = span + statistics.median(e for _, e in timed)
+    return window, (f"the span of {found.time_column} ({span:.4g} s) plus the median latency: {found.time_column} "
+                    f"does not say whether a request was sent or finished then, so the window is between {span:.4g} "
+                    f"and {span + longest:.4g} s")
+
+
+def as_runs(conv: Conversion, found: RequestRows, runs: list[dict[str, Any]], lines: list[int]) -> list[dict[str, Any]]:
+    """One run per group of request rows, its requests attached and its figures theirs."""
+    by_line = dict(zip(lines, runs, strict=True))
+    out: list[dict[str, Any]] = []
+    dropped: set[str] = set()
+    for group in found.groups:
+        first = next((by_line[n] for n in group if n in by_line), None)
+        if first is None:
+            continue  # every request of the setup failed: said by the rows' warning, no run to hold them
+        requests = [_request(i, by_line.get(n), found.failed.get(n)) for i, n in enumerate(group)]
+        for n in group:
+            dropped |= set(by_line.get(n, {}).get("metrics", {})) - _PER_REQUEST
+        config = {k: v for k, v in first["config"].items() if k not in LENGTHS
+                  or len({by_line[n]["config"].get(k) for n in group if n in by_line}) == 1}
+        window, how = _window(found, group, requests)
+        completed = sum(r.status in jr.COMPLETED for r in requests)
+        metrics: dict[str, Any] = {"energy_missing_reason": first["metrics"].get("energy_missing_reason")}
+        notes = [f"general table: {len(group)} rows, one per request ({found.column[:40]})"]
+        if window is not None and window > 0:
+            metrics.update(duration_s=window, requests_per_s=completed / window)
+            tokens = [r.output_tokens for r in requests if r.status == "ok"]
+            if tokens and all(t is not None for t in tokens):
+                metrics["tokens_per_s"] = sum(t for t in tokens if t is not None) / window
+                metrics["throughput_derivation"] = "output tokens of the completed requests / the run's window"
+            notes.append(f"window {window:.4g} s: {how}")
+        else:
+            notes.append(f"no request rate or token rate: {how}")
+        run = {**first, "run_id": conv.run_id(len(out)), "config": config,
+               "metrics": {k: v for k, v in metrics.items() if v is not None}, "notes": "; ".join(notes)}
+        attach(run, requests, "the table")
+        out.append(run)
+    if dropped:
+        conv.warn(f"{', '.join(sorted(dropped))[:200]}: each request's own figure (a rate over its own latency is not "
+                  "the run's): not stored; the run's rates are its requests and tokens over its window")
+    return out

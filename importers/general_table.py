@@ -90,7 +90,7 @@ from importers.table_records import (
     siblings,
     twice_encoded,
 )
-from importers.table_requests import as_runs, request_rows
+from importers.table_requests import as_runs, names_request_times, request_rows, timed_requests
 from importers.table_rows import (
     MISSING_CELLS,
     WHOLE,
@@ -150,7 +150,7 @@ class GeneralTableImporter(Importer):
             # line of figures ('step 0, loss: 10.8, time: 644.64 ms'), no header
             if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
-            if has_figure(cells) or cells_give_figure(head, delimiter_of(head)):
+            if has_figure(cells) or cells_give_figure(head, delimiter_of(head)) or names_request_times(cells):
                 return True
             if transposed_head(head, delimiter_of(head)) or head_proves_units(head, delimiter_of(head)):
                 return True
@@ -160,7 +160,8 @@ class GeneralTableImporter(Importer):
     def _csv_like(cls, head: str, delimiter: str) -> bool:
         """Whether the first line is a CSV/TSV header the wide or long reader takes (else a text's tables are read)."""
         cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
-        if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)):
+        if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)
+                                or names_request_times(cells)):
             return True
         return transposed_head(head, delimiter) or head_proves_units(head, delimiter) or cells_give_figure(head,
                                                                                                           delimiter)
@@ -223,6 +224,7 @@ class GeneralTableImporter(Importer):
         header, rows, twins = with_component_sums(conv, header, rows, columns, twins)
         header, rows, columns = devices_of_columns(conv, header, rows, columns, twins)
         header, rows, columns = devices_of_setups(conv, *split_setups(conv, header, rows, columns, twins))
+        header, rows, columns, timed = timed_requests(conv, header, rows, columns)  # 'start, first_token, end'
         figures = [f.key for f, _ in columns.values() if f.section == "metrics"]
         if not figures:
             raise conv.fail("line 1", "no column is a figure with a unit JouleBench reads (columns: "
@@ -236,7 +238,7 @@ class GeneralTableImporter(Importer):
                             "energy without a unit (W or mW, J or kWh cannot be told apart), so the runs would lack "
                             f"it (not read: {grouped_reasons(left)}); name the unit in the header, e.g. 'Power (W)', "
                             f"or {MAP_IT}")
-        rows, requests = request_rows(conv, header, rows, columns)  # a row a request of one run
+        rows, requests = request_rows(conv, header, rows, columns, timed=timed)  # a row a request of one run
         rows = without_summaries(conv, header, rows if requests else without_failed(conv, header, rows, columns,
                                                                                        where), columns, where)
         rows = rows if requests else merged_steps(conv, header, rows, columns)  # a row a frame or step of one run
@@ -417,9 +419,10 @@ class GeneralTableImporter(Importer):
             if field.section == "config":
                 config[field.key] = self._config_value(conv, at, field.key, raw)
                 continue
-            if units.is_range(raw) or units.is_ratio(raw):  # '70-85', '5.23×' (a comparison row's)
-                conv.warn(f"{at}: {raw[:40]!r} is a {'ratio' if units.is_ratio(raw) else 'range'}, not one figure: "
-                          "read as not stated")
+            if units.is_range(raw) or units.is_ratio(raw) or units.is_estimate(raw):  # '70-85', '5.23×', '~15'
+                said = "an estimate, not a measurement" if units.is_estimate(raw) else (
+                    f"a {'ratio' if units.is_ratio(raw) else 'range'}, not one figure")
+                conv.warn(f"{at}: {raw[:40]!r} is {said}: read as not stated")
                 continue
             try:
                 value = units.value_in(raw, unit.symbol if unit is not None and unit.kind != "tokens" else None)

@@ -127,8 +127,12 @@ def tag_phases(tag: str | None) -> set[str]:
     the pipeline's degree there)."""
     if _NOT_GENERATION.search(tag or ""):
         return set()
+    for part in (p.strip() for p in (tag or "").split(",")):  # a part that is a phase's name ('tg128') names the
+        # row's own, before a heading that names several ('RTX 3090: pp520 tg128')
+        if (m := _PHASE_SETUP.match(part)) is not None and m.end() == len(part):
+            return {_SETUP_PHASES[m.group("phase").lower()]}
     return {_SETUP_PHASES[m.group("phase").lower()] for term in (tag or "").split("+")
-            if (m := _PHASE_SETUP.search(term)) is not None}
+            for m in _PHASE_SETUP.finditer(term)}
 
 
 def of_phase(metrics: dict[str, Any], phase: str) -> None:

@@ -80,7 +80,7 @@ def words_of(name: str) -> set[str]:
 
 _ENERGY = {"energy", "energia", "energie", "consumption", "consumo", "verbrauch", "consommation", "joules"}
 _POWER = {"power", "potencia", "leistung", "puissance", "potenza", "watts", "draw", "pwr"}
-_LATENCY = {"latency", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "tbt", "e2e", "e2el",
+_LATENCY = {"latency", "lat", "latenz", "latencia", "latence", "latenza", "ttft", "tpot", "itl", "tbt", "e2e", "e2el",
             "response", "rtt", "delay", "gpu", "compute"}
 WINDOW_WORDS = {"steady", "measured", "measurement", "window", "active"}  # the timed window, not the wall around it
 _DURATION = {"steady", "duration", "time", "runtime", "elapsed", "wall", "dauer", "duracion", "duree", "durata",
@@ -444,7 +444,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     decode = "decode" in words or "generation" in words or "gen" in words or ("eval" in words and "prompt" not in words)
     prefill = "prefill" in words or "prompt" in words
     if kind in ("token_rate", "time"):  # llama.cpp's tests: pp (prompt processing) and tg (text generation)
-        decode, prefill = decode or "tg" in words, prefill or "pp" in words  # tokens/s, and the time of each
+        tests = {re.sub(r"\d+$", "", w) for w in words if re.fullmatch(r"(?:pp|tg)\d+", w)}  # 'pp520 (tok/s)'
+        decode, prefill = decode or "tg" in words | tests, prefill or "pp" in words | tests  # tokens/s, the time
     if kind == "time" and re.search(r"(?:^|[ _])token[ _](?:latency|time)", low) and not words & {
             "first", "inter", "between", "ttft", "itl"}:  # 'avg_token_latency_ms': a time per token
         per_token = True

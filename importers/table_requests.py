@@ -41,14 +41,18 @@ Columns = dict[int, tuple[Field, units.Unit | None]]
 MIN_REQUESTS = 5
 WINDOW_TOLERANCE = 0.02  # a window known within 2 % (one request's latency over the run's span) gives its rates
 _SUFFIX = r"[_ ]?(?:id|idx|index|no|num|number|uuid|key)"  # a bare 'prompt' or 'request' names setups as often
-_REQUEST = re.compile(r"(?:request|req|prompt|query|question|conversation|conv|call|completion)" + _SUFFIX)
+_REQUEST = re.compile(r"(?:request|req|prompt|query|question|conversation|conv|session|call|completion)" + _SUFFIX)
+_ID = re.compile(r"id|uuid|key|index|idx")  # a bare id names a request only in a table of request times
 _WORKER = re.compile(r"(?:worker|client|user|thread|vu|virtual_user)(?:" + _SUFFIX + ")?")
 _SENT = re.compile(r"(?:start|started|start_time|started_at|send|sent|send_time|sent_at|request_start|t_start|"
                    r"submit_time|submitted_at|issued_at|scheduled_at|begin|begin_time)(?:_(?:s|ms|ts|time))?")
 _ENDED = re.compile(r"(?:end|ended|end_time|ended_at|finish|finished|finish_time|finished_at|completed_at|done_at|"
                     r"t_end|stop|stop_time|response_received_at)(?:_(?:s|ms|ts|time))?")
+_FIRST = re.compile(r"(?:first_token|first_token_time|first_token_at|t_first_token|ttft_at|first_chunk|"
+                    r"first_chunk_time|first_byte|first_byte_time)(?:_(?:s|ms|ts))?")
 _EITHER = re.compile(r"(?:timestamp|ts|time|elapsed|elapsed_s|wall_time|datetime|date_time|t)")
 _LATENCIES = ("e2e_latency_avg_ms", "latency_avg_ms")
+_TIMED = ("ttft_avg_ms", *_LATENCIES)
 _PER_REQUEST = {"ttft_avg_ms", *_LATENCIES, "duration_s", "output_tokens", "energy_missing_reason",
                 "throughput_derivation"}
 _RATE_UNITS = ("tokens/s", "items/s", "requests/s")
@@ -66,24 +70,26 @@ class RequestRows:
     times_are: str  # 'sent' | 'ended' | 'either' | '' (no times)
     time_column: str
 
+    timed_from: tuple[str, ...] = ()  # the time columns a request's latencies were computed from
+
     @property
     def read(self) -> tuple[str, ...]:
         """The columns read as the requests' names and times."""
-        return (self.column, self.time_column) if self.time_column else (self.column,)
+        return (self.column, *((self.time_column,) if self.time_column else ()), *self.timed_from)
 
 
 def _name(header: str) -> str:
     return plain(header.strip()).replace(" ", "_").split(".")[-1]
 
 
-def _cue(header: list[str], rows: Rows, columns: Columns) -> tuple[int, str] | None:
+def _cue(header: list[str], rows: Rows, columns: Columns, timed: bool) -> tuple[int, str] | None:
     for i, h in enumerate(header):
         if i in columns and columns[i][0].key != "repeat":
             continue
         name, cells = _name(h), [cell(r, i) for _, r in rows]
         if not all(cells):
             continue
-        if _REQUEST.fullmatch(name):
+        if _REQUEST.fullmatch(name) or (timed and _ID.fullmatch(name)):
             return i, "request"
         if _WORKER.fullmatch(name) and len(cells) >= 3 * len(set(cells)):
             return i, "worker"
@@ -113,13 +119,55 @@ def _times(header: list[str], rows: Rows, columns: Columns) -> tuple[str, int | 
     return "", None
 
 
-def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Columns) -> tuple[Rows, RequestRows | None]:
+def names_request_times(cells: list[str]) -> bool:
+    """Whether a header names a request's send time and its first-token or end time (`id,start,first_token,end`):
+    a table of request times, whose latencies `timed_requests` computes."""
+    names = [_name(c) for c in cells[:200]]
+    return any(_SENT.fullmatch(n) for n in names) and any(_FIRST.fullmatch(n) or _ENDED.fullmatch(n) for n in names)
+
+
+def _time_column(header: list[str], rows: Rows, columns: Columns, pattern: re.Pattern[str]) -> int | None:
+    return next((i for i, h in enumerate(header) if i not in columns and pattern.fullmatch(_name(h)) and all(
+        _seconds(cell(r, i), h) is not None for _, r in rows if cell(r, i))), None)
+
+
+def timed_requests(conv: Conversion, header: list[str], rows: Rows, columns: Columns
+                   ) -> tuple[list[str], Rows, Columns, bool]:
+    """A table of request times only (`start, first_token, end`): each row's TTFT (first token - sent) and end-to-end
+    latency (end - sent) added as columns of their own, said, and True; any other table as it is, and False."""
+    if len(rows) < MIN_REQUESTS or any(f.key in (*_TIMED, "duration_s") for f, _ in columns.values()):
+        return header, rows, columns, False
+    sent = _time_column(header, rows, columns, _SENT)
+    derived = [(name, key, i) for name, key, pattern in (("TTFT (s)", "ttft_avg_ms", _FIRST),
+                                                          ("end-to-end latency (s)", "e2e_latency_avg_ms", _ENDED))
+               if (i := _time_column(header, rows, columns, pattern)) is not None]
+    if sent is None or not derived:
+        return header, rows, columns, False
+    header, columns = list(header), dict(columns)
+    out: Rows = [(n, list(row)) for n, row in rows]
+    for name, key, at in derived:
+        columns[len(header)] = (Field(key, "ms"), units.unit("s"))
+        header.append(name)
+        for n, row in out:
+            t0, t1 = _seconds(cell(row, sent), header[sent]), _seconds(cell(row, at), header[at])
+            if t0 is not None and t1 is not None and t1 < t0:
+                raise conv.fail(f"line {n}: {header[at][:40]}", f"{cell(row, at)[:30]} is before {header[sent][:40]} "
+                                f"{cell(row, sent)[:30]}: a request cannot answer before it is sent")
+            row.append(repr(t1 - t0) if t0 is not None and t1 is not None else "")
+    conv.warn(f"{', '.join(header[at][:30] for _, _, at in derived)} read with {header[sent][:30]} as each "
+              f"request's {' and '.join(name.split(' (')[0] for name, _, _ in derived)} (the time after it was sent)")
+    return header, out, columns, True
+
+
+def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Columns, *, timed: bool = False
+                 ) -> tuple[Rows, RequestRows | None]:
     """The rows without the failed requests (kept in the record), with the column naming the requests and their
     times blanked (so no later step reads them as setups), and what they say; the rows as they are, and None, for
-    any other table."""
+    any other table. `timed`: the table is one of request times (`timed_requests`), whose rows are requests even
+    when only a bare `id` names them."""
     figures = {i: f for i, (f, _) in columns.items() if f.section == "metrics"}
-    latencies = [i for i, f in figures.items() if f.key in ("ttft_avg_ms", *_LATENCIES, "duration_s")]
-    found = _cue(header, rows, columns) if len(rows) >= MIN_REQUESTS and latencies else None
+    latencies = [i for i, f in figures.items() if f.key in (*_TIMED, "duration_s")]
+    found = _cue(header, rows, columns, timed) if len(rows) >= MIN_REQUESTS and latencies else None
     if found is None or summarised(header, columns):
         return rows, None
     cue, kind = found
@@ -143,8 +191,10 @@ def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Colum
               f"{'s' if len(groups) > 1 else ''} of {', '.join(str(len(g)) for g in list(groups.values())[:6])} "
               f"requests, each run's {_kinds({figures[i].key for i in latencies})} its requests' (mean and "
               "percentiles)")
+    timed_from = tuple(h for i, h in enumerate(header) if timed and i not in columns and (
+        _FIRST.fullmatch(_name(h)) or _ENDED.fullmatch(_name(h))))
     return kept, RequestRows(header[cue], tuple(tuple(g) for g in groups.values()), failed, times, times_are,
-                             header[at] if at is not None else "")
+                             header[at] if at is not None else "", timed_from)
 
 
 def _kinds(keys: set[str]) -> str:
@@ -201,8 +251,8 @@ def as_runs(conv: Conversion, found: RequestRows, runs: list[dict[str, Any]], li
         if first is None:
             continue  # every request of the setup failed: said by the rows' warning, no run to hold them
         requests = [_request(i, by_line.get(n), found.failed.get(n)) for i, n in enumerate(group)]
-        for n in group:
-            dropped |= set(by_line.get(n, {}).get("metrics", {})) - _PER_REQUEST
+        own = {k for n in group for k in by_line.get(n, {}).get("metrics", {})} - _PER_REQUEST
+        dropped |= own
         config = {k: v for k, v in first["config"].items() if k not in LENGTHS
                   or len({by_line[n]["config"].get(k) for n in group if n in by_line}) == 1}
         window, how = _window(found, group, requests)
@@ -218,6 +268,12 @@ def as_runs(conv: Conversion, found: RequestRows, runs: list[dict[str, Any]], li
             notes.append(f"window {window:.4g} s: {how}")
         else:
             notes.append(f"no request rate or token rate: {how}")
+        for key in sorted(own):  # kept for the reader in the notes, never as the run's figure
+            values = [m[key] for n in group if isinstance(m := by_line.get(n, {}).get("metrics", {}), dict)
+                      and isinstance(m.get(key), (int, float))]
+            if values:
+                notes.append(f"{key} of each request, not the run's: median {statistics.median(values):.4g} over "
+                             f"{len(values)} requests")
         run = {**first, "run_id": conv.run_id(len(out)), "config": config,
                "metrics": {k: v for k, v in metrics.items() if v is not None}, "notes": "; ".join(notes)}
         attach(run, requests, "the table")

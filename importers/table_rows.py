@@ -134,7 +134,8 @@ def failures(header: list[str], rows: Rows, columns: Columns) -> tuple[int, dict
     failed = FAILED | (NOT_OK if plain(header[status].strip()).split(".")[-1] in OK_COLUMNS else set())
     out: dict[int, str] = {}
     for n, row in rows:
-        if _says_failed(plain(cell(row, status)).replace(" ", "_"), failed):
+        said = plain(cell(row, status)).replace(" ", "_")
+        if _says_failed(said, failed) or (re.fullmatch(r"[1-5]\d\d", said) and int(said) >= 400):  # HTTP 503
             why = " ".join(cell(row, error).split())
             why = f"{why[:60]} ... {why[-100:]}" if len(why) > 170 else why  # a log's last line says what went wrong
             out[n] = f"{cell(row, status)[:20]!r}" + (f" ({header[error][:30]}: {why})" if why and error is not None

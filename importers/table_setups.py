@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
+from importers.table_checks import tag_phases
 from importers.table_fields import Field, FieldError, label_field, measure_field
 from importers.table_rows import MISSING_CELLS, SETUP_TAG, Columns, Rows, cell, failure_named
 from joulebench import units
@@ -66,6 +67,9 @@ def _zero(cell_text: str) -> bool:
         return False
 
 
+_COMPARED = re.compile(r"(?i)Δ|delta|diff|difference|change|gain|speedup|improvement|uplift|vs\.?")
+
+
 def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, twins: list[tuple[int, int]]
                  ) -> tuple[list[str], Rows, Columns, list[str]]:
     """A table that gives one figure in a column per setup ('ar_tok_s', 'k5_tok_s'; 'vllm_ms', 'sglang_ms'): each row
@@ -92,6 +96,10 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
             wholes = [" ".join(t for t in w.split() if t not in shared) or w for w in wholes]  # Throughput': a setup
             named = [(other, (wholes[0], whole)) for (other, _), whole in zip(named, wholes[1:], strict=True)]
         for other, words in named:
+            if _COMPARED.fullmatch(words[1].strip()):  # 'Δ tok/s' beside 'AR tok/s', 'DFlash tok/s': a difference
+                conv.warn(f"{header[other][:80]} left out: a difference between setups ({words[1][:20]}), not a "
+                          "run's figure")
+                continue
             if group and group.get(words[0]) != first or words[1] in group:
                 loose.append((first, other))
                 continue
@@ -137,6 +145,9 @@ def split_setups(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     return header, split, columns, names
 
 
+_PHASE_WORDS = re.compile(r"(?i)\b(?:prefill|prompt|decode|decoding|generation)\b")
+
+
 def coalesced(conv: Conversion, header: list[str], rows: Rows) -> tuple[list[str], Rows]:
     """Columns of one label, or of one figure in one unit, that no row fills twice are one column, each row's value
     from whichever it fills: records of two shapes flattened into one table ('models.<name>.model' in one,
@@ -158,7 +169,9 @@ def coalesced(conv: Conversion, header: list[str], rows: Rows) -> tuple[list[str
     merged: dict[int, int] = {}  # a column -> the column it joins
     for key, cols in by_key.items():
         cols = [c for c in cols if isinstance(key, str) or c == cols[0]
-                or _differing(header[cols[0]], header[c]) is None]
+                or ((_differing(header[cols[0]], header[c]) is None  # 'Prefill pp520 (tok/s)' is 'pp520 (tok/s)'
+                     or _PHASE_WORDS.sub("", header[cols[0]]).split() == _PHASE_WORDS.sub("", header[c]).split())
+                    and tag_phases(header[cols[0]]) == tag_phases(header[c]))]  # never a bare 'tok/s
         if len(cols) > 1 and not any(sum(bool(cell(r, i)) for i in cols) > 1 for _, r in rows):
             merged.update({i: cols[0] for i in cols[1:]})
     if not merged:

@@ -376,7 +376,9 @@ def heading_device(title: str) -> str | None:
     word names a device ('RK3588 YOLO 性能与精度摘要'); None for any other ('jetson orion': no device JouleBench knows
     by that name, never guessed; 'A100 vs H100': two)."""
     parts = [title, *re.findall(r"[(\[]([^()\[\]]{2,60})[)\]]", title),
-             *re.findall(r"(?:\bon|@)\s+([^()\[\]=]{2,60}?)[\s=]*$", title)]  # '... Results on Jetson Orin Nano =='
+             *re.findall(r"(?:\bon|@)\s+([^()\[\]=]{2,60}?)[\s=]*$", title),  # '... Results on Jetson Orin Nano =='
+             *(re.split(r"\s*[:(\[]", title, maxsplit=1)[:1] if re.search(r"[:(\[]", title) else [])]  # 'RTX 3090:
+    # pp520 tg128', 'NVIDIA DGX Spark (GB10, sm_121a)': the name before what is said of it
     for part in parts:
         found = device_from_path((part.strip()[:100],))
         if found:

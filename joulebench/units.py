@@ -176,6 +176,15 @@ def is_range(text: str) -> bool:
     return m is not None and float(m.group(1)) < float(m.group(2))
 
 
+_ESTIMATE = re.compile(r"(?i)\s*(?:~|≈|～|ca\.|approx\.?|about\s)|.*(?:\(\s*est\b|\best\.|\bestimated?\b|\bapprox)")
+
+
+def is_estimate(text: str) -> bool:
+    """Whether a cell says its figure is an estimate ('~15', '≈ 2.1 GB', '~15-20 (est)', '120 (estimated)'): no
+    measurement."""
+    return _ESTIMATE.match(text[:80]) is not None
+
+
 _RATIO = re.compile(r"\s{0,4}[-+]?\d{1,12}(?:[.,]\d{1,12})?\s{0,2}[x×]\s{0,4}")
 
 

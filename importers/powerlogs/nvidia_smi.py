@@ -176,7 +176,7 @@ def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
     if b"\x00" in trimmed:
         raise PowerLogError("(whole file)", "NUL bytes inside the log (not only where a killed logger stopped): the "
                                             "file is damaged")
-    data = trimmed
+    data = trimmed.rstrip(b" \t\r\n") + b"\n"  # blank lines after the last sample are no sample
     named = noheader_columns(data[:16384].decode("utf-8-sig", errors="replace"))
     headed = 1
     if named is not None:
@@ -187,9 +187,11 @@ def parse_nvidia_smi(data: bytes, boundary: str | None = None) -> PowerLog:
         log.notes.append(f"{cut} NUL bytes at the end left out (the logger was stopped while writing its last line)")
     if named is not None:
         told = [f"{h} (column {i + 1})" for i, h in enumerate(named) if not h.startswith("column ")]
+        others = len(named) - len(told)
         log.notes.append(f"no header row (nvidia-smi --format=csv,noheader): columns told by their cells: "
-                         f"{', '.join(told)}; the {len(named) - len(told)} other columns (%, MiB, bare numbers) cannot "
-                         "be told apart and are not read" + ("" if "name" in named else "; the GPU's name is not in "
+                         f"{', '.join(told)}" + (f"; the {others} other column{'s' if others > 1 else ''} (%, MiB, "
+                                                 "bare numbers) cannot be told apart and are not read" if others
+                                                 else "") + ("" if "name" in named else "; the GPU's name is not in "
                                                              "the log"))
     return log
 

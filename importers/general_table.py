@@ -37,7 +37,7 @@ from importers.base import (
     energy_metrics,
     read_csv,
 )
-from importers.device_text import counted_device, device_from_path, gpu_of_system, kind_of_device
+from importers.device_text import counted_device, device_from_path, device_named, gpu_of_system, kind_of_device
 from importers.table_checks import (
     PHASES,
     all_tokens,
@@ -47,6 +47,7 @@ from importers.table_checks import (
     per_gpu_scaled,
     per_token_checked,
     row_mode,
+    says_training,
     shared_durations,
     states_a_mode,
     steps_of_generation,
@@ -56,6 +57,7 @@ from importers.table_checks import (
 from importers.table_document import COUNTS, cells_give_figure, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
+    HEADING_TAG,
     PRECISIONS,
     Field,
     FieldError,
@@ -63,6 +65,7 @@ from importers.table_fields import (
     measure_field,
     plain,
     setting_field,
+    thousands_field,
     unitless_energy,
     words_of,
 )
@@ -80,6 +83,7 @@ from importers.table_named import devices_of_columns, devices_of_setups, model_i
 from importers.table_order import distributions_of, gpu_device_first, grouped_reasons, total_first
 from importers.table_preamble import FIGURE_CELL
 from importers.table_records import (
+    LIST_KEY,
     MAX_KEYS,
     flatten,
     is_json,
@@ -288,6 +292,12 @@ class GeneralTableImporter(Importer):
             name = header[i]
             label = label_field(name)
             cells = [r[i] for _, r in rows[:200] if i < len(r) and r[i].strip()]
+            if name == LIST_KEY and cells and all(states_a_mode(c) for c in cells):  # lists 'inference', 'training'
+                label = label_field("mode")
+            if label is None and (kilo := thousands_field(name)) is not None and kilo.key not in taken:
+                out[i], taken[kilo.key] = (kilo, units.UNITS["k tokens"]), name  # 'context_length_k'
+                conv.warn(f"{name[:40]} read as {kilo.key} in thousands of tokens")
+                continue
             if label is not None and label.key in ("gpu_count", "device") and "device" not in taken and cells and all(
                     counted_device(c) for c in cells):
                 out[i] = (_COUNTED_DEVICE, None)  # '2 x NVIDIA RTX 6000 Ada Generation (49140 MiB)'
@@ -394,7 +404,8 @@ class GeneralTableImporter(Importer):
             left = [(n, why) for n, why in left if n not in names]
             conv.warn(f"{', '.join(sorted(names))[:120]} read by the units the rows prove ({proven[1]}): "
                       + ", ".join(f"{header[i][:30]} in {u.symbol}" for i, (_, u) in by_rows.items())[:200])
-        steps_of_generation(conv, header, out)
+        headings = {cell(r, header.index(HEADING_TAG)) for _, r in rows} if HEADING_TAG in header else set()
+        steps_of_generation(conv, header, out, trained=any(says_training(c) for c in headings))
         named = named_columns(conv, header, rows, out, taken)
         return out, [(n, why) for n, why in left if n not in named], twins
 
@@ -535,11 +546,15 @@ class GeneralTableImporter(Importer):
         placement = plain(labels.get(_PLACEMENT.key, "")).strip()
         placement = "cpu" if placement == "false" else placement or next(  # 'gpu_used': False; a 'CPU' setup
             (p for p in plain(config.get("tag") or "").split(", ") if p.strip() in ("cpu", "mps")), "")
-        if stated and placement and (placement.startswith("cpu") or placement == "mps") and kind_of_device(
-                stated) != "cpu":
+        card = bool(stated and device_named(stated) and kind_of_device(stated) == "gpu"
+                    and not stated.lower().startswith("apple"))  # a GPU card: a row on the CPU ran beside it
+        if card and stated and placement and (placement.startswith("cpu") or placement == "mps"):
             conv.warn(f"the rows run on {placement[:20]!r} did not run on the {stated[:40]} the file names: their "
                       "device is not stated")
             stated, elsewhere = None, True
+        elif not card and stated and labels.get(_PLACEMENT.key) and kind_of_device(stated) != "cpu":  # a phone's
+            # own CPU, GPU or NPU (SM-S947B): its device, the placement in the tag (a CPU row no repeat of an NPU's)
+            config["tag"] = ", ".join(p for p in (config.get("tag"), f"on {placement[:20]}") if p)[:200]
         if stated and is_backend(stated):  # kept in the tag: a row on the NPU is never a repeat of one on the GPU
             conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
                       "stated; the backend is kept in the tag")

@@ -22,12 +22,13 @@ GENERATION = frozenset({"tokens_per_s", "decode_tokens_per_s", "prompt_tokens_pe
                         "decode_j_per_token", "ttft_avg_ms", "ttft_p50_ms", "tpot_avg_ms", "itl_avg_ms"})
 
 
-def steps_of_generation(conv: Conversion, header: list[str], columns: dict[int, tuple[Field, units.Unit | None]]
-                         ) -> None:
+def steps_of_generation(conv: Conversion, header: list[str], columns: dict[int, tuple[Field, units.Unit | None]],
+                        trained: bool = False) -> None:
     """A step's latency in a table of generation ('per_step_latency_p50_ms' beside tokens/s) is the time of one decode
-    step, which makes one token of each sequence: the inter-token latency (ITL), never a request's or a batch's."""
+    step, which makes one token of each sequence: the inter-token latency (ITL), never a request's or a batch's.
+    `trained`: the table's headings say it trained, where a step is a training step."""
     keys = {f.key for f, _ in columns.values()}
-    if not keys & GENERATION:
+    if not keys & GENERATION or trained:
         return
     for i, (field, unit) in list(columns.items()):  # 'Input Size' beside a TTFT: the prompt's tokens, no image's
         if field.key == "image_size" and "input" in words_of(header[i]) and "prompt_tokens_requested" not in keys:
@@ -76,7 +77,7 @@ def all_tokens(header: list[str], row: list[str]) -> float | None:
 # its token rate is that phase's, and its time the phase's time, never the run's window
 _MODES = {"train": "train", "training": "train", "finetune": "train", "fine-tuning": "train", "infer": "infer",
           "inference": "infer", "serving": "infer", "generation": "infer", "idle": "idle"}
-_TRAINING = {"train", "training", "finetune", "finetuning"}
+_TRAINING = {"train", "training", "finetune", "finetuning", "pretraining", "pretrain", "sft"}
 # a table's columns that only a training run has (two of them say it: llm-foundry's GradAccum, MicroBatchSize, MFU;
 # a script's summary's optimizer_type and max_steps)
 _TRAINING_COLUMNS = {"gradaccum", "grad_accum", "gradient_accumulation", "gradient_accumulation_steps",
@@ -93,6 +94,13 @@ def states_a_mode(value: str) -> bool:
     return word in _MODES or word in PHASES
 
 
+def says_training(text: str | None) -> bool:
+    """Whether a setup's name or the headings above its table say it trained ('Pretraining', 'Full Fine-Tune');
+    post-training quantization is no training."""
+    words = words_of(re.sub(r"(?i)post[-\s]?training", "", text or ""))
+    return bool(words & _TRAINING) or {"fine", "tune"} <= words or {"fine", "tuning"} <= words
+
+
 def row_mode(said: str | None, tag: str | None, header: list[str], figures: list[str],
              metrics: dict[str, Any]) -> str | None:
     """A row's mode: its mode column's; else its setup's name ('infer' beside 'train'); else training where its
@@ -100,10 +108,10 @@ def row_mode(said: str | None, tag: str | None, header: list[str], figures: list
     where it measured text generation; None where nothing says."""
     mode = _MODES.get(plain(said or "").strip())
     tagged = words_of(re.sub(r"(?i)post[-\s]?training", "", tag or ""))  # post-training quantization is no training
-    if mode is None and tagged & {"infer", "inference"} and not tagged & _TRAINING:
+    if mode is None and tagged & {"infer", "inference"} and not says_training(tag):
         mode = "infer"  # a setup named 'infer' beside one named 'train' (split_setups)
     training = len({plain(h).strip().replace(" ", "_").split(".")[-1] for h in header} & _TRAINING_COLUMNS) >= 2
-    if mode is None and (tagged & _TRAINING or {f.lower()[:6] == "train_" for f in figures} == {True} or training):
+    if mode is None and (says_training(tag) or {f.lower()[:6] == "train_" for f in figures} == {True} or training):
         mode = "train"  # the row's own name says it ('training_benchmark'), or its figures' ('train_runtime')
     if mode is None and GENERATION & set(metrics):
         mode = "infer"  # a token rate or a time to first token is text generation

@@ -133,8 +133,8 @@ for _names, _field in (
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
       "hardware_gpu", "gpu_names", "system", "chip", "soc", HEADING_DEVICE),
      Field("device", None, "label")),
-    (("batch", "batch_size", "bs", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch", "tamano_del_lote",
-      "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
+    (("batch", "batch_size", "bs", "bsz", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch",
+      "tamano_del_lote", "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
      Field("batch_size", None, "config")),
     (("precision", "dtype", "data_type", "precisión", "compute_dtype"), Field("precision", None, "label")),
     (("quantization", "quant", "quantisation", "cuantizacion"), Field("quantization", None, "config")),
@@ -171,6 +171,17 @@ _LENGTH_ASKED = re.compile(r"(?<=_)(?:output|input)_len$")
 _MERGED = re.compile(r"_[xy]$")  # the suffix pandas' merge gives a column both tables had
 _NAMED = ("device", "model", "engine", "power_mode", "quantization", "precision")  # `<label>_name` names the label
 _PHASE = re.compile(r"^(?:infer|inference|train|training|eval)_(?=(?:batch|img|image)_size$)")
+
+
+_THOUSANDS = re.compile(r"(?i)(?P<name>.+?)[_\s]*(?:_k|\(k\)|\[k\]|_ktok|\(k tokens\))")
+_LENGTHS = ("seq_len", "prompt_tokens_requested", "output_tokens_requested")
+
+
+def thousands_field(name: str) -> Field | None:
+    """The token length a column gives in thousands ('context_length_k': 1, 2, 4 are 1,000, 2,000, 4,000 tokens)."""
+    m = _THOUSANDS.fullmatch(name.strip()[:100])
+    field = label_field(m.group("name")) if m is not None else None
+    return field if field is not None and field.key in _LENGTHS else None
 
 
 def label_field(name: str) -> Field | None:
@@ -337,11 +348,15 @@ _UNIT_EACH = re.compile(r"(?i)(?P<unit>ms|msec|s|sec|secs|us|µs)(?:[_\s]*/[_\s]
                         r"(?P<what>iters?|iterations?|its?|steps?|batch(?:es)?|images?|imgs?|samples?|items?|frames?)")
 
 
+_APPLE_CHIP = re.compile(r"\bM[1-9]\s*(?:Pro|Max|Ultra)\b")
+
+
 def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Field | None, units.Unit | None, str]:
     """(the field, the unit the column's values are in, why it is left out) for a measurement column.
     (None, None, reason) when the column is no measurement JouleBench stores; FieldError when its unit
     contradicts its name. `cell_unit` is the unit the column's cells carry when the header states none."""
     header = english_stats(uncamel(units.SPACED_SLASH.sub("/", header[:200])))  # 'Energy / token (J)': J/token
+    header = _APPLE_CHIP.sub("Apple chip", header)  # 'M3 Max GPU 40-core': a chip's name, no maximum
     if (each := _UNIT_EACH.fullmatch(header.strip())) is not None:  # 'ms_per_iter', 's/it': the time of one step
         header = f"time per {each.group('what')} ({each.group('unit')})"
     aggregated = repeat_stat(header)

@@ -432,7 +432,8 @@ def _counts_rows(values: set[str]) -> bool:
     return numbers[-1] - numbers[0] == len(numbers) - 1
 
 
-MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–", "--", "---")  # a cell that states no value
+MISSING_CELLS = ("", "nan", "n/a", "na", "none", "null", "-", "—", "–", "--", "---", "tbd", "tba", "todo", "pending",
+                 "?")  # a cell that states no value
 _SYSTEM_NAMES = frozenset({"linux", "windows", "darwin", "macos", "freebsd", "posix", "nt", "x86_64", "amd64",
                            "aarch64", "arm64", "i386", "i686",
                            "amd", "nvidia", "intel", "apple", "qualcomm", "rocm"})  # a vendor or a stack: no device

@@ -105,6 +105,7 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("frequency", 1.0, ("MHz",)), ("frequency", 1e3, ("GHz",)), ("frequency", 1e-3, ("kHz",)),
     ("percent", 1.0, ("%", "％", "pct", "percent")),
     ("tokens", 1.0, ("tokens", "token", "token(s)", "tok")),
+    ("tokens", 1e3, ("k tokens", "ktokens", "ktok", "K tokens")),  # a length in thousands ('context_length_k')
 )
 UNITS: dict[str, Unit] = {}
 for _kind, _factor, _symbols in _TABLE:

@@ -1,0 +1,103 @@
+"""Result files found by held-out sets 83 to 90 (counted unaided before they were added: tests/fixtures/formats/
+SOURCES.md), each with what it was read as before."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from pathlib import Path
+
+import pytest
+
+from importers.table_fields import measure_field
+from joulebench import units
+from tests.helpers import load_fixture, refusal
+
+HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout83_90"
+
+
+def test_a_table_of_request_times_is_one_run_whose_latencies_the_times_give() -> None:
+    runs, fmt, warnings = load_fixture(HELD / "results_mi300_c50.csv")
+    assert fmt == "general-table" and len(runs) == 1  # was refused: no column named a figure
+    m = runs[0]["metrics"]
+    rows = list(csv.DictReader((HELD / "results_mi300_c50.csv").open()))
+    ttfts = [(float(r["first_token"]) - float(r["start"])) * 1e3 for r in rows]
+    assert m["requests_completed"] == len(runs[0]["requests"]) == 500
+    assert m["ttft_p50_ms"] == pytest.approx(statistics.median(ttfts))  # 359 ms: the writer's own metadata file
+    window = max(float(r["end"]) for r in rows) - min(float(r["start"]) for r in rows)
+    assert m["duration_s"] == pytest.approx(window) and m["requests_per_s"] == pytest.approx(500 / window)
+    assert m["requests_per_s"] == pytest.approx(5.26, abs=0.01)  # the metadata file's throughput
+    assert any("first_token, end read with start" in w for w in warnings)
+
+
+def test_session_rows_are_requests_and_their_own_rates_are_not_the_runs() -> None:
+    runs, _, warnings = load_fixture(HELD / "stress_test_sess20.csv")
+    assert len(runs) == 1 and len(runs[0]["requests"]) == 20  # was 20 runs, each tagged by its session id
+    m = runs[0]["metrics"]
+    rows = list(csv.DictReader((HELD / "stress_test_sess20.csv").open()))
+    assert m["e2e_latency_avg_ms"] == pytest.approx(statistics.fmean(float(r["latency_s"]) for r in rows) * 1e3)
+    assert "tokens_per_s of each request, not the run's: median" in runs[0]["notes"]
+    assert m["tokens_per_s"] == pytest.approx(sum(int(r["completion_tokens"]) for r in rows) / m["duration_s"])
+
+
+def test_a_trailing_blank_line_is_no_sample_of_a_power_log() -> None:
+    runs, fmt, _ = load_fixture(HELD / "power_log.csv")
+    assert fmt == "nvidia-smi" and len(runs) == 1  # was refused: line 922, None is not a time
+    assert runs[0]["metrics"]["avg_power_w"] == pytest.approx(302.4, abs=0.05)  # the collector's own mean
+
+
+def test_phases_named_in_columns_and_devices_in_headings() -> None:
+    runs, _, warnings = load_fixture(HELD / "megakernel-RESULTS.md", "RESULTS.md")
+    assert len(runs) == 10  # 13 before, tg128 stored as prompt tokens/s
+    mega = next(r for r in runs if "Megakernel" in r["config"]["tag"] and r["device"]
+                and r["device"]["name"] == "RTX 3090")  # 'RTX 3090: pp520 tg128' names it before the colon
+    assert mega["metrics"]["prompt_tokens_per_s"] == 21347 and mega["metrics"]["decode_tokens_per_s"] == 413
+    spark = [r for r in runs if r["device"] and r["device"]["name"] == "NVIDIA DGX Spark"]
+    assert {r["metrics"]["decode_tokens_per_s"] for r in spark} == {181, 65}  # 'Decode tg128 (tok/s)' joined
+    dvfs = [r for r in runs if r["config"].get("power_limit_w")]
+    assert {r["metrics"]["tokens_per_s"] for r in dvfs} == {433, 432, 411, 194}  # a bare 'tok/s': no phase's
+    assert measure_field("pp520 (tok/s)")[0].key == "prompt_tokens_per_s"
+
+
+def test_an_estimated_cell_is_not_stated_and_a_delta_column_no_setup() -> None:
+    runs, _, warnings = load_fixture(HELD / "dflash-RESULTS.md", "RESULTS.md")
+    assert runs  # was refused: one '~15-20 (est)' cell
+    assert any("'~15-20 (est)' is an estimate, not a measurement" in w for w in warnings)
+    assert not any("Δ" in (r["config"].get("tag") or "") for r in runs)
+    assert units.is_estimate("~35 MB") and units.is_estimate("120 (estimated)") and not units.is_estimate("15 s")
+
+
+def test_lat_ms_mean_is_the_mean_latency() -> None:
+    runs, _, _ = load_fixture(HELD / "jetson_benchmark_results.csv")
+    y11s = next(r for r in runs if r["config"]["model"] == "y11s")
+    assert y11s["metrics"]["latency_avg_ms"] == pytest.approx(48.32, abs=0.01)  # was left out
+
+
+def test_a_chips_name_is_no_statistic_and_tbd_states_nothing() -> None:
+    message = refusal((HELD / "apple-silicon-bert-README.md").read_bytes(), "README.md")
+    assert "TBD" not in message  # 'TBD' had refused the file; its device columns hold times of an unsaid kind
+    assert measure_field("M3 Max GPU 40-core (64GB)", units.find_unit("s"))[0] is None  # never 'latency_max_ms'
+
+
+def test_training_named_by_headings_and_lists() -> None:
+    runs, _, _ = load_fixture(HELD / "performance_summary.md")
+    assert len(runs) == 18 and {r["config"]["mode"] for r in runs} == {"train"}  # was inference
+    runs, _, warnings = load_fixture(HELD / "gx10-finetuning-README.md", "README.md")
+    assert len(runs) == 3 and {r["config"]["mode"] for r in runs} == {"train"}
+    assert all("itl_avg_ms" not in r["metrics"] for r in runs)  # a training step is no decode step
+    runs, _, _ = load_fixture(HELD / "benchmark_results_mi350.json")
+    assert len(runs) == 36 and sorted(r["config"]["mode"] for r in runs) == ["infer"] * 18 + ["train"] * 18
+
+
+def test_settings_named_bsz_and_in_thousands_tell_runs_apart() -> None:
+    runs, _, warnings = load_fixture(HELD / "bench_llama3.2_3b_20260528.csv")
+    assert sorted(r["config"]["seq_len"] for r in runs) == [1000, 2000, 4000, 8000, 16000, 32000]  # were pooled
+    runs, _, _ = load_fixture(HELD / "mi300_batch_sweep_results.txt")
+    assert sorted(r["config"]["batch_size"] for r in runs) == [2, 4, 8, 16, 32, 64]
+
+
+def test_a_phones_own_cpu_rows_keep_the_phone_as_device() -> None:
+    runs, _, _ = load_fixture(HELD / "benchmark_20260618_exynos.csv")
+    assert len(runs) == 40 and {r["device"]["name"] for r in runs} == {"SM-S947B"}  # was not stated
+    tags = {r["config"]["tag"] for r in runs}
+    assert "runtime LiteRT, on cpu" in tags and "runtime LiteRT, on gpu" in tags  # never pooled

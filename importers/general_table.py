@@ -37,7 +37,7 @@ from importers.base import (
     energy_metrics,
     read_csv,
 )
-from importers.device_text import counted_device, device_from_path, device_named, gpu_of_system, kind_of_device
+from importers.device_text import counted_device, device_from_path, gpu_of_system
 from importers.table_checks import (
     PHASES,
     all_tokens,
@@ -54,6 +54,7 @@ from importers.table_checks import (
     tag_phases,
     with_component_sums,
 )
+from importers.table_device import COUNTED_DEVICE, PLACEMENT, counted_row, row_device
 from importers.table_document import COUNTS, cells_give_figure, figure_tables, has_figure, joined
 from importers.table_fields import (
     HEADING_DEVICE,
@@ -116,10 +117,6 @@ from importers.tool_columns import tool_units
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
 from joulebench.ranges import RangeError, check
-
-_COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
-_PLACEMENT = Field("placement", None, "label")  # where a row's code ran ('cuda', 'cpu') beside a named device
-
 
 MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
 # the JSON records' readers, importable from here
@@ -300,7 +297,7 @@ class GeneralTableImporter(Importer):
                 continue
             if label is not None and label.key in ("gpu_count", "device") and "device" not in taken and cells and all(
                     counted_device(c) for c in cells):
-                out[i] = (_COUNTED_DEVICE, None)  # '2 x NVIDIA RTX 6000 Ada Generation (49140 MiB)'
+                out[i] = (COUNTED_DEVICE, None)  # '2 x NVIDIA RTX 6000 Ada Generation (49140 MiB)'
                 taken["device"] = name
                 conv.warn(f"{name[:40]} read as the GPU count and the device ('2 x NVIDIA ...')")
                 continue
@@ -324,15 +321,15 @@ class GeneralTableImporter(Importer):
             if label is not None and label.key == "device" and label.key not in taken and backends_only(
                     [r[i] for _, r in rows if i < len(r)]) and any(
                     (other := label_field(h)) is not None and other.key == "device" for h in header[i + 1:]):
-                if not any(f is _PLACEMENT for f, _ in out.values()):  # the first (a record's own, not the file's)
-                    out[i] = (_PLACEMENT, None)  # each row's: a row run on the CPU is not the named GPU's
+                if not any(f is PLACEMENT for f, _ in out.values()):  # the first (a record's own, not the file's)
+                    out[i] = (PLACEMENT, None)  # each row's: a row run on the CPU is not the named GPU's
                     conv.warn(f"{name[:40]} says where the code ran ('cuda', 'cpu'); a column beside it names the "
                               "device")
                 continue
             if label is None and words_of(name) & {"gpu", "cuda"} and words_of(name) & {"used", "use", "on"} and \
                     cells and {c.strip().lower() for c in cells} <= {"true", "false"} and not any(
-                    f is _PLACEMENT for f, _ in out.values()):  # 'gpu_used': False is a run on the CPU
-                out[i] = (_PLACEMENT, None)
+                    f is PLACEMENT for f, _ in out.values()):  # 'gpu_used': False is a run on the CPU
+                out[i] = (PLACEMENT, None)
                 conv.warn(f"{name[:40]} says whether the GPU ran each row: a row where it is False ran on the CPU")
                 continue
             if label is not None and label.key == "mode" and not all(
@@ -473,9 +470,7 @@ class GeneralTableImporter(Importer):
                     continue
                 raise conv.fail(at, e.format_message() + "; check the unit") from e
             metrics[field.key] = checked
-        if (counted := counted_device(labels.get(_COUNTED_DEVICE.key, ""))) is not None:
-            config.setdefault("gpu_count", counted[0])
-            labels.setdefault("device", counted[1])
+        counted_row(labels, config)
         per_gpu_scaled(conv, header, columns, metrics, config.get("gpu_count"))
         phase = PHASES.get(plain(labels.get("mode", "")).strip())
         if phase is not None:  # a long table of phases: the row's rate and time are its phase's, never pooled
@@ -535,31 +530,7 @@ class GeneralTableImporter(Importer):
         if precision is None and (precision := PRECISIONS.get(plain(str(config.get("quantization", ""))).strip())):
             del config["quantization"]  # a 'Quantization' column's FP16: a precision, no quantization
         model = model_named(clean_str(labels.get("model"))) or model_in_tag(conv, config.get("tag"))
-        stated = clean_str(labels.get("device"))
-        stated = gpu_of_system(stated) or stated if stated else stated  # 'DGX-GB300': its GPUs, counted apart
-        if stated and "," in stated and device_from_path((head := stated.split(",")[0].strip(),)):
-            stated = head  # 'Apple M4, 16GB RAM, Metal': the device, then its memory and its API
-        # a row the file says ran on the CPU (beside a GPU it names, or in its setup's words): no file name's device
-        elsewhere = bool(re.search(r"\bcpu\b", plain(str(config.get("tag") or ""))))
-        if is_backend(str(config.get("engine") or "-")):  # 'backend': CPU names where it ran, no engine
-            labels.setdefault(_PLACEMENT.key, str(config.pop("engine")))
-        placement = plain(labels.get(_PLACEMENT.key, "")).strip()
-        placement = "cpu" if placement == "false" else placement or next(  # 'gpu_used': False; a 'CPU' setup
-            (p for p in plain(config.get("tag") or "").split(", ") if p.strip() in ("cpu", "mps")), "")
-        card = bool(stated and device_named(stated) and kind_of_device(stated) == "gpu"
-                    and not stated.lower().startswith("apple"))  # a GPU card: a row on the CPU ran beside it
-        if card and stated and placement and (placement.startswith("cpu") or placement == "mps"):
-            conv.warn(f"the rows run on {placement[:20]!r} did not run on the {stated[:40]} the file names: their "
-                      "device is not stated")
-            stated, elsewhere = None, True
-        elif not card and stated and labels.get(_PLACEMENT.key) and kind_of_device(stated) != "cpu":  # a phone's
-            # own CPU, GPU or NPU (SM-S947B): its device, the placement in the tag (a CPU row no repeat of an NPU's)
-            config["tag"] = ", ".join(p for p in (config.get("tag"), f"on {placement[:20]}") if p)[:200]
-        if stated and is_backend(stated):  # kept in the tag: a row on the NPU is never a repeat of one on the GPU
-            conv.warn(f"{stated[:40]!r} in the device column is a backend, not a device: the device is not "
-                      "stated; the backend is kept in the tag")
-            config["tag"] = ", ".join(p for p in (config.get("tag"), f"on {stated[:40]}") if p)[:200]
-            stated = None
+        stated, elsewhere = row_device(conv, labels, config)
         column = next((header[i] for i, (f, _) in columns.items() if f.key == "device"), None)
         device = conv.device(stated, None, where=f"({where}: " + (
             "the table has no device column)" if column is None else

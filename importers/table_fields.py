@@ -140,7 +140,7 @@ for _names, _field in (
     (("quantization", "quant", "quantisation", "cuantizacion"), Field("quantization", None, "config")),
     (("engine", "backend", "framework", "runtime_engine", "server"), Field("engine", None, "config")),
     (("mode", "phase", "type", "tipo", "kind", "task_type"), Field("mode", None, "label")),
-    (("concurrency", "conc", "max_concurrency", "num_concurrent", "users", "clients", "num_clients", "n_clients",
+    (("concurrency", "conc", "ccu", "max_concurrency", "num_concurrent", "users", "clients", "num_clients", "n_clients",
       "concurrent_clients", "concurrent_requests", "concurrent_users", "num_users", "n_users", "infstreams",
       "inf_streams", "request_concurrency", "max_request_concurrency", "maximum_request_concurrency"),
      Field("max_concurrency", None, "config")),
@@ -184,6 +184,10 @@ def thousands_field(name: str) -> Field | None:
     return field if field is not None and field.key in _LENGTHS else None
 
 
+_MODEL_NAMED = re.compile(r"(?:(?:full|display|short|long|hf|base)_)?model_(?:(?:full|display|short|long|hf|repo)_)?"
+                          r"(?:name|id)")
+
+
 def label_field(name: str) -> Field | None:
     """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
     (`engine_name`, `board.name`); a leading '_' (`_repeat`) and a merge's '_x' / '_y' are no part of the name."""
@@ -202,6 +206,8 @@ def label_field(name: str) -> Field | None:
             return LABELS[candidate]
     if stem != low.replace(" ", "_") and stem in LABELS and LABELS[stem].key in _NAMED:
         return LABELS[stem]
+    if _MODEL_NAMED.fullmatch(low.replace(" ", "_")):  # 'model_full_name', 'model_display_name', 'full_model_name'
+        return LABELS["model"]
     return None
 
 

@@ -422,7 +422,8 @@ def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
             continue
         m = _DEVICE_LINE.match(line[:200])
         if m is not None and (found := device_named(m.group("value"))) is not None:
-            out.append((n, found, MAX_LINES + 1))
+            count = re.match(r"\s*(\d{1,3})\s*[x×]\s", m.group("value"))  # '**GPU:** 2x RTX 3060 12GB': two of them
+            out.append((n, f"{count.group(1)}x {found}" if count else found, MAX_LINES + 1))
     return out
 
 

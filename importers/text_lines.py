@@ -66,6 +66,7 @@ _RUN_LINE = re.compile(r"(?P<name>[^:=|\s][^:=|]{0,99}?):\s{1,40}(?P<rest>[-+]?\
 _VALUE_FIRST = re.compile(rf"(?P<number>{NUM})\s{{0,5}}(?P<rest>[^\n]{{1,200}})")
 _QUALIFIER = re.compile(r"[A-Za-z][A-Za-z_-]{0,30}")  # one word: decode, prefill, avg
 _LLAMA_LOG = re.compile(r"\d{1,4}\.\d{2}\.\d{3}\.\d{3} [IWED] ")  # common_log: time and level
+_LLAMA_PREFIXES = ("llama_perf_context_print", "llama_print_timings", "common_perf_print", "llama_perf_sampler_print")
 _LLAMA_TIMING = re.compile(
     r"(?:llama_perf_context_print|llama_print_timings|common_perf_print|llama_perf_sampler_print):\s{0,40}"
     rf"(?P<phase>[a-z]{{1,12}}(?: [a-z]{{1,12}}){{0,2}}) time\s{{0,40}}=\s{{0,40}}{NUM}\s{{0,5}}ms"
@@ -274,6 +275,8 @@ def llama_cpp(line: int, raw: str) -> list[Figure] | None:
     text = raw.strip()
     if (lead := _LLAMA_LOG.match(text)) is not None:
         text = text[lead.end():]
+    if text.startswith(_LLAMA_PREFIXES):  # printf's '%.2f' in a decimal-comma locale: '149901,40 ms', '3,06 tokens'
+        text = re.sub(r"(?<=\d),(?=\d{2}\b)", ".", text)
     m = _LLAMA_SPEED.match(text)
     if m is not None:
         return [_rate(line, f"{m.group('phase')} speed", m.group("rate"), int(m.group("n")),

@@ -101,3 +101,29 @@ def test_a_phones_own_cpu_rows_keep_the_phone_as_device() -> None:
     assert len(runs) == 40 and {r["device"]["name"] for r in runs} == {"SM-S947B"}  # was not stated
     tags = {r["config"]["tag"] for r in runs}
     assert "runtime LiteRT, on cpu" in tags and "runtime LiteRT, on gpu" in tags  # never pooled
+
+
+def test_llama_cpp_timings_in_a_decimal_comma_locale() -> None:
+    runs, fmt, _ = load_fixture(HELD / "mk7.txt")
+    assert fmt == "text-figures" and len(runs) == 1  # was refused
+    assert runs[0]["metrics"]["decode_tokens_per_s"] == 3.06  # '3,06 tokens per second', never 306
+    assert runs[0]["metrics"]["prompt_tokens_per_s"] == 3.33
+
+
+def test_a_gpu_monitor_with_unix_ts_and_a_phase_column_is_a_trace() -> None:
+    runs, fmt, warnings = load_fixture(HELD / "gpu_monitor.csv")
+    assert fmt == "power-table" and len(runs) == 1  # was 40 runs, one per sample
+    rows = list(csv.DictReader((HELD / "gpu_monitor.csv").open()))
+    gpu0 = [float(r["power_w"]) for r in rows if r["index"] == "0"]
+    trace = next(t for t in runs[0]["power_traces"] if t["domain"] == "index 0")
+    assert trace["power_w"] == gpu0 and statistics.fmean(gpu0) == pytest.approx(198.707, abs=1e-3)  # its summary
+
+
+def test_model_name_columns_ccu_and_a_counted_device_line() -> None:
+    runs, _, _ = load_fixture(HELD / "benchmark_data.csv")
+    assert {r["config"]["workload"] for r in runs} >= {"MiniMax-M2.7"}  # was 'unknown'
+    assert {r["config"]["max_concurrency"] for r in runs} == {1, 10, 25, 50, 75, 100, 125, 150}  # 'ccu', no tag
+    assert not any(r["config"].get("tag") for r in runs)
+    runs, _, _ = load_fixture(HELD / "2026-06-11_kokkoro_gemma4-12b-qat.md")
+    mine = [r for r in runs if "Results" in r["config"]["tag"]]
+    assert len(mine) == 3 and all(r["config"]["gpu_count"] == 2 for r in mine)  # '2x RTX 3060 12GB'

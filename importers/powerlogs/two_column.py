@@ -21,11 +21,13 @@ import numpy as np
 
 from energy.trace import PowerTrace
 from importers.powerlogs.log import PowerLog, PowerLogError, csv_rows, csv_times, looks_like_power_table
+from importers.table_checks import states_a_mode
 from importers.table_fields import FieldError, label_field, measure_field
 from joulebench import units
 
 _TIME_WORDS = {"time", "timestamp", "t", "sec", "secs", "seconds", "s", "ms", "zeit", "tiempo", "temps", "tempo",
-               "elapsed", "datetime", "date_time", "epoch", "unix", "unix_s", "time_s", "time_ms", "t_s", "t_ms"}
+               "elapsed", "datetime", "date_time", "epoch", "unix", "unix_s", "time_s", "time_ms", "t_s", "t_ms",
+               "ts", "ts_s", "ts_ms", "unix_ts", "time_stamp"}
 _POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistung", "puissance", "potenza",
                 "potência", "vdd_in", "p"}
 _TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
@@ -125,6 +127,9 @@ def two_column_header(first_line: str, head: str = "") -> bool:
     for i, c in enumerate(cells):  # nothing else a result table has: labels, energies, rates, latencies
         if i == time[0] or i in powers:
             continue
+        if (label := label_field(c)) is not None and label.key == "mode" and not any(
+                states_a_mode(v) for v in _cells(head, i, delimiter)):
+            continue  # a 'phase' column naming what ran then ('pflash_load', 'niah_ctx16372'): no run's mode
         if (label := label_field(c)) is not None and not (label.key == "device" and _parts(c) & _ID_WORDS):
             return False  # a label other than the device each row is of ('device': card0 .. card7)
         if (unit := units.header_unit(c)[1]) is not None and unit.kind == "power":
@@ -139,6 +144,11 @@ def two_column_header(first_line: str, head: str = "") -> bool:
                                                    "mem_used_device_mb", "mem_peak_rss_mb"):
             return False  # a clock or the memory in use beside the power: a telemetry log's, no result table's
     return True
+
+
+def _cells(head: str, column: int, delimiter: str) -> list[str]:
+    """A column's cells in the first rows of a log."""
+    return [cells[column] for line in head.splitlines()[1:40] if len(cells := line.split(delimiter)) > column]
 
 
 def _rising(head: str, column: int, strictly: bool = True) -> bool:

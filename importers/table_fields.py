@@ -150,7 +150,8 @@ for _names, _field in (
      Field("prompt_tokens_requested", None, "config")),
     (("output_len", "max_new_tokens", "osl", "output_length", "gen_len", "max_tokens", "new_tok", "max_new"),
      Field("output_tokens_requested", None, "config")),
-    (("seq_len", "sequence_length", "seqlen", "context", "ctx", "context_tokens", "context_length", "context_len",
+    (("seq_len", "sequence_length", "seqlen", "context", "ctx", "context_tokens", "ctx_tokens", "context_length",
+      "context_len",
       "ctx_len", "ctx_size", "n_ctx"), Field("seq_len", None, "config")),
     (("img_size", "image_size", "input_size", "resolution", "img_res", "imgsz"), Field("image_size", None, "config")),
     (("gpu_count", "num_gpus", "n_gpus", "gpus", "gpu_num", "num_gpu", "n_gpu", "ngpus", "gpu_number",
@@ -188,6 +189,9 @@ _MODEL_NAMED = re.compile(r"(?:(?:full|display|short|long|hf|base)_)?model_(?:(?
                           r"(?:name|id)")
 
 
+_CARD = re.compile(r"(?:[a-z]+_)?(?:graphics_card|video_card|gpu_card|graphics_processor)")
+
+
 def label_field(name: str) -> Field | None:
     """The label a column names, by its whole name or its last dotted part (`config.batch_size`), or a label's name
     (`engine_name`, `board.name`); a leading '_' (`_repeat`) and a merge's '_x' / '_y' are no part of the name."""
@@ -208,6 +212,8 @@ def label_field(name: str) -> Field | None:
         return LABELS[stem]
     if _MODEL_NAMED.fullmatch(low.replace(" ", "_")):  # 'model_full_name', 'model_display_name', 'full_model_name'
         return LABELS["model"]
+    if _CARD.fullmatch(low.replace(" ", "_")):  # 'AMD Graphics Card', 'Nvidia Graphics Card'
+        return LABELS["device"]
     return None
 
 
@@ -217,6 +223,8 @@ _REPEAT_STATS = {"mean": "mean", "avg": "mean", "std": "spread", "stdev": "sprea
                  "sem": "spread", "var": "spread", "min": "spread", "max": "spread", "count": "count"}
 
 
+_COMPARISONS = {"ratio", "speedup", "improvement", "improve", "uplift", "slowdown", "diff", "difference", "vs",
+                "versus", "relative", "normalized", "normalised"}
 _NOT_MEASURED = {"cloud", "estimated", "estimate", "est", "predicted", "projected", "theoretical", "nominal", "rated",
                  "expected", "simulated", "modeled", "modelled"}
 _SCOPE_AFTER = re.compile(r"(?P<base>.+?)[_\s.-]+(?P<scope>decode|prefill|prompt|total|global|overall|output|generation"
@@ -354,6 +362,7 @@ _UNIT_EACH = re.compile(r"(?i)(?P<unit>ms|msec|s|sec|secs|us|µs)(?:[_\s]*/[_\s]
                         r"(?P<what>iters?|iterations?|its?|steps?|batch(?:es)?|images?|imgs?|samples?|items?|frames?)")
 
 
+_OVER_REPEATS = re.compile(r"(?i)(?:median|mean|avg|average)\.(?P<leaf>[^.]+)")
 _APPLE_CHIP = re.compile(r"\bM[1-9]\s*(?:Pro|Max|Ultra)\b")
 
 
@@ -363,6 +372,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     contradicts its name. `cell_unit` is the unit the column's cells carry when the header states none."""
     header = english_stats(uncamel(units.SPACED_SLASH.sub("/", header[:200])))  # 'Energy / token (J)': J/token
     header = _APPLE_CHIP.sub("Apple chip", header)  # 'M3 Max GPU 40-core': a chip's name, no maximum
+    if (over := _OVER_REPEATS.fullmatch(header.strip())) is not None:  # 'median.mean_ttft_ms': the median over the
+        return measure_field(over.group("leaf"), cell_unit)  # repeats of each figure, the figure as it is named
     if (each := _UNIT_EACH.fullmatch(header.strip())) is not None:  # 'ms_per_iter', 's/it': the time of one step
         header = f"time per {each.group('what')} ({each.group('unit')})"
     aggregated = repeat_stat(header)
@@ -400,6 +411,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     unit = unit or cell_unit
     words = words_of(name) | words_of(header.split("(")[0])
     low = plain(header)
+    if words & _COMPARISONS or "Δ" in header:  # 'tps_ratio', 'speedup_x': one setup's figure over another's
+        return None, None, "a comparison between setups (a ratio or a difference), not a run's figure"
     if words & _SCORES or "%" in header:
         return None, None, "a score or a percentage"
     counted = words & {"tokens", "token", "tok", "toks"} and words & _GENERATED and "/" not in header
@@ -563,9 +576,11 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a decode time (not a request's latency, nor a window)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
-        per_inference = bool(words & {"inference", "infer", "forward", "pipeline", "dt"} or "per" in words and words & {
-            "iter", "iters", "iteration", "it", "step", "batch", "image", "img", "sample", "item", "frame"}) and not \
-            words & {"total", "elapsed", "wall", "duration", "performance"}  # 'time per step (ms)': one step's
+        per_item = "per" in words and bool(words & {"iter", "iters", "iteration", "it", "step", "batch", "image",
+                                                     "img", "sample", "item", "frame"})  # 'total_per_image_ms'
+        per_inference = per_item and not words & {"elapsed", "wall", "duration"} or bool(words & {
+            "inference", "infer", "forward", "pipeline", "dt"}) and not words & {"total", "elapsed", "wall",
+                                                                                    "duration", "performance"}
         if words & (_LATENCY - {"gpu", "compute"}) or any(w in words for w, _ in _STATS[:6]) or (
                 words & {"max", "maximum"}) or averaged or per_inference:  # 'Average time (per image)': a mean
             latency = _latency_field(words)

@@ -360,6 +360,7 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
     out: list[int] = []
     # a repeat's or a run's id tells every row apart and no setup: it never stands for the columns that do
     labels = sorted(i for i, (f, _) in columns.items() if f.section != "metrics" and f.key != "repeat")
+    keys_read = {f.key for f, _ in columns.values()}
     # a column that names the setup ('config_name', 'variant') before the settings it stands for
     order = sorted(range(len(header)), key=lambda i: not _SETUP_NAMED.search(plain(header[i])))
     for i in order:
@@ -368,8 +369,9 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
         label = label_field(name)  # a settings column of names, not numbers ('ctx': tiny, small), is no label read
         unnamed_first = i == 0 and not name.strip()  # a pandas index or a table's row names: ',Accuracy (%),...'
         named_mode = label is not None and label.key == "mode"  # not read: its cells name no mode ('ane', 'mlx')
-        if i in columns or i in read or label is not None and label.section != "config" and not named_mode or not (
-                words or unnamed_first):
+        duplicate = label is not None and label.key in keys_read and label.section != "config"  # a second model
+        if i in columns or i in read or duplicate and not named_mode or not (  # column ('model_full_name'); a label
+                words or unnamed_first):  # column left out ('system': fullkv, headkv) still tells rows apart
             continue
         values = [cell(row, i) for _, row in rows]
         seen = {v for v in values if v}

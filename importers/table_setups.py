@@ -22,7 +22,8 @@ _NOT_A_SETUP = {"mean", "avg", "average", "median", "med", "min", "max", "std", 
 # what a column measures, never a setup: 'time_s' and 'energy_infer_duration_s' are two windows of one run
 _MEASURES = {"time", "duration", "elapsed", "runtime", "wall", "energy", "power", "latency", "throughput", "rate",
              "mask", "viz", "visualization", "preprocess", "postprocess", "pre", "post", "nms", "capture", "render",
-             "draw", "inference", "pipeline"}  # and the stages of one pipeline: 'inference_fps', 'mask_fps'
+             "draw", "inference", "pipeline",  # and the stages of one pipeline: 'inference_fps', 'mask_fps'
+             "exec", "execution", "workload", "job"}  # two windows of one run: 'exec_time_sec', 'workload_time_sec'
 
 _NUMBERED = re.compile(r"(?i)^(?:gpu|cuda|dev|device|node|rank|run|rep|repeat|trial|iter|socket|core|cpu)?\d+$")
 

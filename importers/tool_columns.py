@@ -34,9 +34,11 @@ VOCABULARIES = (
 
 def tool_units(header: list[str]) -> tuple[dict[str, str], str | None]:
     """({column name: unit} for a table carrying enough of one tool's own names, that tool), or ({}, None)."""
-    names = {h.strip().lower() for h in header}
+    def leaf(h: str) -> str:  # a flattened record's 'median.output_throughput': the tool's own name is the last part
+        return h.strip().lower().rsplit(".", 1)[-1]
+
+    names = {leaf(h) for h in header}
     for vocabulary in VOCABULARIES:
         if len(names & vocabulary.signature) >= vocabulary.enough:
-            return {h: vocabulary.units[h.strip().lower()] for h in header
-                    if h.strip().lower() in vocabulary.units}, vocabulary.tool
+            return {h: vocabulary.units[leaf(h)] for h in header if leaf(h) in vocabulary.units}, vocabulary.tool
     return {}, None

@@ -127,3 +127,41 @@ def test_model_name_columns_ccu_and_a_counted_device_line() -> None:
     runs, _, _ = load_fixture(HELD / "2026-06-11_kokkoro_gemma4-12b-qat.md")
     mine = [r for r in runs if "Results" in r["config"]["tag"]]
     assert len(mine) == 3 and all(r["config"]["gpu_count"] == 2 for r in mine)  # '2x RTX 3060 12GB'
+
+
+def test_context_tokens_graphics_card_columns_and_statistics_over_runs() -> None:
+    runs, _, _ = load_fixture(HELD / "gb10.csv")
+    assert len({r["config"]["seq_len"] for r in runs}) == 32  # 'ctx_tokens': 32 depths, were pooled as repeats
+    runs, _, _ = load_fixture(HELD / "ollama-README.md", "README.md")
+    assert sorted(r["device"]["name"] for r in runs) == ["RTX 4080"] * 4 + ["RX 7900 XTX"] * 4  # 4 had none
+    runs, _, _ = load_fixture(HELD / "maxq-summary.json", "summary.json")
+    first = next(r for r in runs if r["config"]["max_concurrency"] == 1 and r["config"]["output_tokens_requested"]
+                 == 128 and r["config"]["prompt_tokens_requested"] == 1024)
+    m = first["metrics"]
+    assert m["ttft_avg_ms"] == pytest.approx(112.1729, abs=1e-3)  # the median over runs of each run's mean TTFT
+    assert m["ttft_p50_ms"] == pytest.approx(112.6461, abs=1e-3)  # ... of its median: was the mean under p50
+    assert m["tokens_per_s"] == pytest.approx(59.4258, abs=1e-3)  # median.output_throughput: vLLM's tokens/s
+
+
+def test_a_ratio_is_no_figure_and_baseline_candidate_are_setups() -> None:
+    runs, _, warnings = load_fixture(HELD / "non_ort_tuning_summary.csv")
+    assert len(runs) == 48 and {r["config"]["tag"].split(",")[0] for r in runs} == {"baseline", "candidate"}
+    assert measure_field("tps_ratio")[0] is None  # was read as tokens/s, which made the candidates' left out
+
+
+def test_a_left_out_label_column_still_tells_rows_apart() -> None:
+    runs, _, _ = load_fixture(HELD / "exp2_context.csv")
+    assert {r["config"]["tag"] for r in runs} == {"system fullkv", "system headkv"}  # were pooled by context
+
+
+def test_a_power_trace_with_a_clock_and_elapsed_seconds() -> None:
+    runs, fmt, warnings = load_fixture(HELD / "power_trace.csv")
+    assert fmt == "power-table" and len(runs) == 1  # was 58 runs of the experiment-table reader
+    rows = list(csv.DictReader((HELD / "power_trace.csv").open()))
+    assert runs[0]["metrics"]["duration_s"] == pytest.approx(float(rows[-1]["elapsed_s"]))
+
+
+def test_two_windows_of_one_run_are_no_setups_and_a_per_image_total_is_a_latency() -> None:
+    runs, _, _ = load_fixture(HELD / "hpcdl_benchmark_report.csv")
+    assert len(runs) == 6 and not any(r["config"].get("tag") in ("exec", "workload") for r in runs)  # were 12
+    assert measure_field("total_per_image_ms")[0].key == "latency_avg_ms"  # was the run's duration

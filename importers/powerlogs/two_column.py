@@ -33,6 +33,8 @@ _POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistun
 _TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
 _LITERAL_TOTAL = {"total", "tot", "sum"}  # a column literally named the total is it, before sys/input/board
 _ID_WORDS = {"index", "idx", "id", "rank", "gpu", "device", "card", "dev"}  # gpu_index, device_id, rank
+_ABOUT_WORDS = {"source", "available", "availability", "supported", "type", "name", "method", "status"}  # text
+# about a power column ('gpu_power_source': rocm-smi --showpower), no power of its own
 _SETTING_WORDS = {"limit", "cap", "enforced", "default", "target"}  # a power limit set, not a power drawn
 MAX_POWER_COLUMNS = 32
 MAX_LOG_COLUMNS = 600  # a telemetry log's columns: a 64-core machine's clocks, usages and temperatures
@@ -59,7 +61,8 @@ def _time_column(header: list[str]) -> tuple[int, float | None] | None:
             found.append((i, unit.factor))
         elif unit is None and h.strip().lower() in _TIME_WORDS:
             found.append((i, None))
-    return found[0] if len(found) == 1 else None
+    timed = [f for f in found if f[1] is not None]  # 'timestamp' beside 'elapsed_s': the elapsed seconds, exact
+    return found[0] if len(found) == 1 else timed[0] if len(timed) == 1 and len(found) == 2 else None
 
 
 def power_columns(header: list[str]) -> dict[int, float | None]:
@@ -69,7 +72,7 @@ def power_columns(header: list[str]) -> dict[int, float | None]:
         name, unit, _ = units.header_unit(h)
         if unit is not None and unit.kind == "power" and not _parts(h) & _SETTING_WORDS:  # never 'power_cap_watts'
             out[i] = unit.factor
-        elif unit is None and _words(h) & _POWER_WORDS and not _words(h) & (_SETTING_WORDS | {
+        elif unit is None and _words(h) & _POWER_WORDS and not _words(h) & (_SETTING_WORDS | _ABOUT_WORDS | {
                 "max", "min", "peak", "avg", "average", "mean"}):
             out[i] = None
     return out
@@ -226,8 +229,10 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
             t_raw = np.array([float(c) for c in cells]) * t_factor
         except ValueError as e:
             raise PowerLogError(header[t_index], f"a time that is not a number ({e})") from e
+        clock = next((h for i, h in enumerate(header) if i != t_index and h.strip().lower() in _TIME_WORDS), None)
         t, started, start_wall, notes = t_raw - t_raw[0], None, None, [
-            f"'{header[t_index]}' is time from the start; the wall-clock time is not in the file"]
+            f"'{header[t_index]}' is time from the start" + (f"; '{clock[:40]}' beside it, the clock, is not read"
+                                                            if clock else "; the wall-clock time is not in the file")]
     else:
         t, started, start_wall, notes = csv_times(cells, header[t_index])
     device = _device_column(header, body, t, {t_index, *powers}) if len(np.unique(t)) < len(t) else None

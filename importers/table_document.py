@@ -66,12 +66,37 @@ def any_figure(cells: list[str]) -> bool:
     return False
 
 
+_KEY_VALUE = re.compile(r"(?i)(?:field|metric|key|parameter|param|name|property|setting|item|measure)s?\s*\|\s*"
+                        r"(?:value|values|result)s?")
+
+
+def key_value_tables(tables: list[TextTable]) -> list[TextTable]:
+    """A text's tables of keys and values ('| field | value |', '| metric | value |': a run card) as one row whose
+    columns are their keys, all such tables of the text one run's; the other tables as they are."""
+    pairs = [t for t in tables if len(t.header) == 2 and _KEY_VALUE.fullmatch(" | ".join(h.strip() for h in t.header))]
+    if not pairs or len(pairs) < len(tables):  # beside a text's other tables, a key's table is one of its setups'
+        return tables
+    keys: dict[str, str] = {}
+    for table in pairs:
+        for _, row in table.rows:
+            value = row[1].strip().strip("`*_ ") if len(row) >= 2 else ""
+            if not (key := row[0].strip().strip("`*_ ")) or not (re.search(r"\d", value) or label_field(key)):
+                continue  # 'TPS kind': aggregate_output, a note
+            if keys.setdefault(key, value) != value:
+                return tables  # a key given twice: the cards of several runs, not one's
+    first = pairs[0]
+    one = TextTable(first.line, list(keys)[:MAX_KEYS], [(first.line + 2, list(keys.values())[:MAX_KEYS])],
+                    first.headings, first.kind)
+    return [one, *(t for t in tables if t not in pairs)]
+
+
 def figure_tables(text: str) -> list[TextTable]:
     """The tables of a text (`importers.table_text`) that hold a figure, when its figures are all in tables (none
     stated on a line of its own, which is the reader of figures in text's); [] otherwise."""
     if not text or "  " not in text and "|" not in text and "\t" not in text:
         return []
     tables, used = text_tables(text)
+    tables = key_value_tables(tables)
     found = []
     for table in tables:
         stats = stat_columns(table.header)

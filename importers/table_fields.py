@@ -161,7 +161,9 @@ for _names, _field in (
     (("status", "run_status", "state", "outcome", "execution_status", "exec_status", "result_status", "job_status")
      + OK_COLUMNS, Field("status", None, "label")),
     (("workload", "workload_name", "task_name"), Field("workload", None, "label")),
-    (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition"), Field("repeat", None, "label")),
+    (("run", "run_id", "repeat", "iteration", "trial", "rep", "repetition", "run_number", "run_no", "run_num",
+      "run_idx", "run_index", "repeat_index", "repeat_idx", "trial_number", "trial_idx", "repetition_number"),
+     Field("repeat", None, "label")),
     (("tag", HEADING_TAG), Field("tag", None, "config")),
 ):
     for _n in _names:

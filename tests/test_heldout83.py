@@ -165,3 +165,15 @@ def test_two_windows_of_one_run_are_no_setups_and_a_per_image_total_is_a_latency
     runs, _, _ = load_fixture(HELD / "hpcdl_benchmark_report.csv")
     assert len(runs) == 6 and not any(r["config"].get("tag") in ("exec", "workload") for r in runs)  # were 12
     assert measure_field("total_per_image_ms")[0].key == "latency_avg_ms"  # was the run's duration
+
+
+def test_run_numbers_are_repeats_and_a_run_card_of_key_value_tables_is_one_run() -> None:
+    runs, _, _ = load_fixture(HELD / "production_benchmarks.csv")
+    assert len(runs) == 150 and not any(r["config"].get("tag") for r in runs)  # 'run_number' was a setup each
+    assert runs[0]["notes"].endswith("run 1") and runs[9]["notes"].endswith("run 10")  # which repeat each is
+    runs, _, _ = load_fixture(HELD / "laguna-dflash-run-card.md", "laguna.md")
+    assert len(runs) == 1  # was refused: two tables of keys and values
+    run = runs[0]
+    assert run["config"]["model"] == "Laguna-S-2.1" and run["config"]["max_concurrency"] == 24
+    assert run["metrics"]["tokens_per_s"] == pytest.approx(359.908, abs=1e-3)
+    assert run["metrics"]["ttft_p50_ms"] == pytest.approx(2931.70, abs=0.01)

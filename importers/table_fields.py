@@ -364,6 +364,9 @@ _UNIT_EACH = re.compile(r"(?i)(?P<unit>ms|msec|s|sec|secs|us|µs)(?:[_\s]*/[_\s]
                         r"(?P<what>iters?|iterations?|its?|steps?|batch(?:es)?|images?|imgs?|samples?|items?|frames?)")
 
 
+_UNIT_FIRST = re.compile(r"(?i)(?P<base>[a-z][a-z_]{1,40}?)_(?P<unit>ms|s|us|sec|w|mw|j)\.(?P<part>[a-z][a-z_]{0,30})"
+                         r"\.(?P<stat>mean|avg|median|p\d{1,2}|max|min|std)")
+_WHOLE_PARTS = {"total", "e2e", "end_to_end", "overall", "all", "whole"}
 _OVER_REPEATS = re.compile(r"(?i)(?:median|mean|avg|average)\.(?P<leaf>[^.]+)")
 _APPLE_CHIP = re.compile(r"\bM[1-9]\s*(?:Pro|Max|Ultra)\b")
 
@@ -376,6 +379,11 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
     header = _APPLE_CHIP.sub("Apple chip", header)  # 'M3 Max GPU 40-core': a chip's name, no maximum
     if (over := _OVER_REPEATS.fullmatch(header.strip())) is not None:  # 'median.mean_ttft_ms': the median over the
         return measure_field(over.group("leaf"), cell_unit)  # repeats of each figure, the figure as it is named
+    if (nested := _UNIT_FIRST.fullmatch(header.strip())) is not None:  # 'latency_ms.total.mean': a figure's unit,
+        if nested.group("part").lower() not in _WHOLE_PARTS:  # then its part: the whole, or one stage of it
+            part, base = nested.group("part")[:20], nested.group("base")[:30]
+            return None, None, f"one part ({part}) of the {base}, not the whole"
+        return measure_field("{base}_{unit}.{stat}".format(**nested.groupdict()), cell_unit)
     if (each := _UNIT_EACH.fullmatch(header.strip())) is not None:  # 'ms_per_iter', 's/it': the time of one step
         header = f"time per {each.group('what')} ({each.group('unit')})"
     aggregated = repeat_stat(header)
@@ -385,7 +393,7 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, ("a count of repeats" if stat == "count" else
                                 f"the {header.strip()[len(base):].strip(' _.-')[:8]} over repeats (a spread)")
         field, unit, why = measure_field(base, cell_unit)
-        return field, unit, (why if field is None else "the mean over repeats of an aggregated table")
+        return field, unit, (why if field is None else "the mean its name ends in (over repeats, frames or requests)")
     after = stat_after_unit(header)
     if after is not None:
         base, stat, stated = after

@@ -111,11 +111,10 @@ def _seconds(text: str, header: str) -> float | None:
 
 
 def _times(header: list[str], rows: Rows, columns: Columns) -> tuple[str, int | None]:
+    """Which times the rows give (sent, ended, either: not said) and their column."""
     for kind, pattern in (("sent", _SENT), ("ended", _ENDED), ("either", _EITHER)):
-        for i, h in enumerate(header):
-            if i not in columns and pattern.fullmatch(_name(h)) and all(
-                    _seconds(cell(r, i), h) is not None for _, r in rows if cell(r, i)):
-                return kind, i
+        if (i := _time_column(header, rows, columns, pattern)) is not None:
+            return kind, i
     return "", None
 
 

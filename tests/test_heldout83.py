@@ -177,3 +177,11 @@ def test_run_numbers_are_repeats_and_a_run_card_of_key_value_tables_is_one_run()
     assert run["config"]["model"] == "Laguna-S-2.1" and run["config"]["max_concurrency"] == 24
     assert run["metrics"]["tokens_per_s"] == pytest.approx(359.908, abs=1e-3)
     assert run["metrics"]["ttft_p50_ms"] == pytest.approx(2931.70, abs=0.01)
+
+
+def test_a_units_object_of_parts_gives_its_totals() -> None:
+    runs, _, warnings = load_fixture(HELD / "d4_e2e_metrics_trt.json")
+    m = runs[0]["metrics"]  # 'latency_ms': {'total': {'mean': ...}, 'infer': {...}}: the total was left out
+    assert m["latency_avg_ms"] == pytest.approx(9.068, abs=1e-3) and m["latency_p95_ms"] == pytest.approx(11.173,
+                                                                                                          abs=1e-3)
+    assert measure_field("latency_ms.infer.mean")[0] is None  # one part of the whole, never a second latency

@@ -113,7 +113,7 @@ from importers.table_setups import coalesced, split_setups
 from importers.table_steps import merged_steps
 from importers.table_text import side_by_side
 from importers.table_units import data_row, decimal_marks, delimiter_of
-from importers.tool_columns import tool_units
+from importers.tool_columns import tool_names, tool_units
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
 from joulebench.ranges import RangeError, check
@@ -140,7 +140,7 @@ class GeneralTableImporter(Importer):
                 doc = source.json
                 return (isinstance(doc, dict) and nested_ambiguity(doc) is not None
                         and has_figure(list(flatten(doc))))
-            return any(has_figure(list(flatten(r))) for r in records[:5])  # a first record may be a note
+            return any(has_figure(tool_names(list(flatten(r)))[0]) for r in records[:5])  # the first may be a note
         if (kv := key_value_object(source)) is not None:  # 'Parameter,Value' rows: the object they flatten
             records = json_records(source, doc=kv)
             return records is not None and has_figure(list(flatten(records[0])))
@@ -151,7 +151,8 @@ class GeneralTableImporter(Importer):
             # line of figures ('step 0, loss: 10.8, time: 644.64 ms'), no header
             if long_columns(cells) is not None or data_row(cells):
                 return True  # a table without its header row: read, to be refused saying so
-            if has_figure(cells) or cells_give_figure(head, delimiter_of(head)) or names_request_times(cells):
+            if has_figure(tool_names(cells)[0]) or cells_give_figure(head, delimiter_of(head)) or names_request_times(
+                    cells):
                 return True
             if transposed_head(head, delimiter_of(head)) or head_proves_units(head, delimiter_of(head)):
                 return True
@@ -216,6 +217,10 @@ class GeneralTableImporter(Importer):
         check_run_count(conv, len(rows), "its rows")
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
+        if (named := tool_names(header))[1] is not None:  # llama.cpp's 'predicted_per_second': the decode rate
+            meant = [f"{h[:40]} as {n}" for n, h in zip(named[0], header, strict=True) if n != h]
+            conv.warn(f"{named[1]}: its names read as what they mean ({', '.join(meant)[:300]})")
+            header = named[0]
         if (layer := layer_profile(header, rows)) is not None:
             raise conv.fail("(whole file)", f"a per-layer profile: each row is one layer or operator of one pass "
                             f"(named in {layer[:40]}), not a run; JouleBench compares whole runs: import the tool's "

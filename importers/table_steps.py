@@ -20,8 +20,9 @@ from importers.table_fields import Field
 from joulebench import units
 
 MIN_STEPS = 5
-_COUNTER = re.compile(r"(?:global_)?(?:step|steps|iter|iters|iteration|iter_idx|iter_id|iteration_idx|frame|frame_idx|"
-                      r"frame_num|frame_no|frame_id|frame_number|frame_index|image_idx|img_idx|batch_idx|sample_idx|"
+_COUNTER = re.compile(r"(?:global_)?(?:step|steps|iter|iters|iteration|iter_idx|iter_id|iteration_idx|epoch|frame|"
+                      r"frame_idx|frame_num|frame_no|frame_id|frame_number|frame_index|image_idx|img_idx|batch_idx|"
+                      r"sample_idx|"
                       r"image_index|img_index|sample_index|image_no|image_num)")
 _SUMMARY = {"avg", "average", "mean", "median", "total", "sum", "summary", "all"}
 # an input file's name: audio, image, video or text the model was given

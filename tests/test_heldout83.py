@@ -185,3 +185,19 @@ def test_a_units_object_of_parts_gives_its_totals() -> None:
     assert m["latency_avg_ms"] == pytest.approx(9.068, abs=1e-3) and m["latency_p95_ms"] == pytest.approx(11.173,
                                                                                                           abs=1e-3)
     assert measure_field("latency_ms.infer.mean")[0] is None  # one part of the whole, never a second latency
+
+
+def test_llama_servers_timings_names_epochs_of_one_run_and_a_power_gadget_summary() -> None:
+    runs, _, warnings = load_fixture(HELD / "llama_server_completion_timings.json", "retest.json")
+    m = runs[0]["metrics"]  # was refused: 'predicted_per_second' read as an estimate
+    assert m["decode_tokens_per_s"] == pytest.approx(47.635, abs=1e-3) and m["output_tokens"] == 502
+    assert m["prompt_tokens_per_s"] == pytest.approx(95.35, abs=1e-2) and "duration_s" not in m  # no decode window
+    runs, _, _ = load_fixture(HELD / "training_benchmark_8_threads.csv")
+    rows = list(csv.DictReader((HELD / "training_benchmark_8_threads.csv").open()))
+    assert len(runs) == 1  # was 100 runs, one per epoch
+    assert runs[0]["metrics"]["duration_s"] == pytest.approx(sum(float(r["epoch_time_ms"]) for r in rows[1:]) / 1e3)
+    runs, fmt, warnings = load_fixture(HELD / "log_python.csv", "PowerLog.csv")
+    assert fmt == "power-table" and len(runs) == 1  # was refused: its closing summary lines were read as samples
+    assert runs[0]["metrics"]["energy_j"] == pytest.approx(233.71, rel=0.02)  # the tool's own cumulative energy
+    assert not any(t["domain"].startswith("Package PL") for t in runs[0]["power_traces"])  # limits, not power
+    assert units.header_unit("energy_uj")[1] == units.find_unit("µJ")

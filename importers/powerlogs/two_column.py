@@ -30,12 +30,14 @@ _TIME_WORDS = {"time", "timestamp", "t", "sec", "secs", "seconds", "s", "ms", "z
                "ts", "ts_s", "ts_ms", "unix_ts", "time_stamp"}
 _POWER_WORDS = {"power", "pwr", "watts", "watt", "mw", "w", "potencia", "leistung", "puissance", "potenza",
                 "potência", "vdd_in", "p"}
-_TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node"}
+_TOTAL_WORDS = {"total", "tot", "sys", "system", "input", "in", "board", "wall", "vdd_in", "node", "processor",
+                "package", "pkg"}  # a CPU's package (Intel Power Gadget's 'Processor Power'): its cores among it
 _LITERAL_TOTAL = {"total", "tot", "sum"}  # a column literally named the total is it, before sys/input/board
 _ID_WORDS = {"index", "idx", "id", "rank", "gpu", "device", "card", "dev"}  # gpu_index, device_id, rank
 _ABOUT_WORDS = {"source", "available", "availability", "supported", "type", "name", "method", "status"}  # text
 # about a power column ('gpu_power_source': rocm-smi --showpower), no power of its own
-_SETTING_WORDS = {"limit", "cap", "enforced", "default", "target"}  # a power limit set, not a power drawn
+_SETTING_WORDS = {"limit", "cap", "enforced", "default", "target",  # a power limit set, not a power drawn
+                  "pl1", "pl2", "pl4", "psyspl1", "psyspl2"}  # Intel's package and platform limits
 MAX_POWER_COLUMNS = 32
 MAX_LOG_COLUMNS = 600  # a telemetry log's columns: a 64-core machine's clocks, usages and temperatures
 MAX_DEVICES = 64  # devices one log tells apart by an index column
@@ -216,6 +218,9 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
         raise PowerLogError(unstated[0], "the header states no unit, so mW and W cannot be told apart: write it "
                                          "as 'Power (mW)' or 'Power (W)', or pass --unit COLUMN=mW")
     body = [r for r in rows[1:] if "".join(r[:time[0]] + r[time[0] + 1:]).strip()]  # not a time alone: a separator
+    summary = next((k for k, r in enumerate(body) if len(r) == 1 and "=" in r[0]), None)
+    if summary is not None and all(len(r) == 1 for r in body[summary:]):  # Intel Power Gadget's closing lines
+        body = body[:summary]  # ('Total Elapsed Time (sec) = 7.39'): the tool's summary of the samples above
     decimal_comma = _decimal_comma(header, body, powers)
     if decimal_comma:
         body = [[*r[:-2], f"{r[-2].strip()}.{r[-1].strip()}"] if len(r) == len(header) + 1 else r for r in body]

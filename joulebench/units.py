@@ -65,7 +65,7 @@ BASE = {"energy": "J", "power": "W", "time": "s", "token_rate": "tokens/s", "ite
 _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     # kind, factor to base, symbols (case matters: mW is not MW; lower-case spellings are added below)
     ("energy", 1.0, ("J", "joule", "joules", "Joule")),
-    ("energy", 1e3, ("kJ",)), ("energy", 1e6, ("MJ",)), ("energy", 1e-3, ("mJ",)), ("energy", 1e-6, ("µJ", "uJ", "μJ")),
+    ("energy", 1e3, ("kJ",)), ("energy", 1e6, ("MJ",)), ("energy", 1e-3, ("mJ",)),
     ("energy", 3600.0, ("Wh",)), ("energy", 3.6e6, ("kWh",)), ("energy", 3.6, ("mWh",)),
     ("power", 1.0, ("W", "watt", "watts", "Watt", "Watts")), ("power", 1e-3, ("mW", "milliwatt", "milliwatts")),
     ("power", 1e3, ("kW",)), ("power", 1e-6, ("µW", "uW")),
@@ -316,7 +316,7 @@ _BRACKET = re.compile(r"^(?P<name>[^()\[\]]*?)\s*[\(\[](?P<unit>[^()\[\]]{1,24})
 _LAST_BRACKET = re.compile(r"^(?P<name>[^()\[\]]{1,80}\([^()\[\]]{1,24}\))\s*\((?P<unit>[^()\[\]]{1,24})\)\s*$")
 # a unit written as the last word of a snake_case or spaced name: prefill_gpu_median_ms, decode_tps, power_mw
 _SUFFIXES: dict[str, str] = {
-    "j": "J", "joules": "J", "kj": "kJ", "wh": "Wh", "kwh": "kWh", "mwh": "mWh", "mj": "mJ", "uj": "uJ",
+    "j": "J", "joules": "J", "kj": "kJ", "wh": "Wh", "kwh": "kWh", "mwh": "mWh", "mj": "mJ",
     "w": "W", "watts": "W", "watt": "W", "mw": "mW", "kw": "kW",
     "s": "s", "sec": "s", "secs": "s", "seconds": "s", "ms": "ms", "us": "us", "ns": "ns", "min": "min",
     "tps": "tokens/s", "mb": "MB", "mib": "MiB", "gb": "GB", "gib": "GiB", "mhz": "MHz", "ghz": "GHz",

@@ -200,4 +200,3 @@ def test_llama_servers_timings_names_epochs_of_one_run_and_a_power_gadget_summar
     assert fmt == "power-table" and len(runs) == 1  # was refused: its closing summary lines were read as samples
     assert runs[0]["metrics"]["energy_j"] == pytest.approx(233.71, rel=0.02)  # the tool's own cumulative energy
     assert not any(t["domain"].startswith("Package PL") for t in runs[0]["power_traces"])  # limits, not power
-    assert units.header_unit("energy_uj")[1] == units.find_unit("µJ")

@@ -40,6 +40,8 @@ from joulebench.metrics import AGGREGATED
 STAT_METRICS = AGGREGATED
 # what a grade reads besides the configuration's fields (joulebench.configuration: mode, origin and boundary are among
 # them)
+# the columns a configuration's key reads: every field of joulebench.configuration's key, and the origin file
+_KEY_COLUMNS = (*KEY_ALWAYS, *KEY_WHERE_STATED, "origin_sha256")
 _FACT_COLUMNS = ("status", "origin_format", "origin_tool", "duration_s", "energy_j",
                  "energy_method", "sample_period_s", "sensor_update_period_s",
                  "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags",
@@ -161,8 +163,7 @@ def duckdb_numbers(con: duckdb.DuckDBPyConnection) -> NumberText:
 
 def _config_keys(rows: pl.DataFrame) -> pl.DataFrame:
     """run_id -> config_key, computed once per distinct set of key fields (repeats share it)."""
-    fields = [c for c in (*KEY_ALWAYS, *KEY_WHERE_STATED, "origin_sha256")
-              if c in rows.columns]
+    fields = [c for c in _KEY_COLUMNS if c in rows.columns]
     distinct = rows.select(fields).unique(maintain_order=True)
     keyed = distinct.with_columns(pl.Series("config_key", [config_key(r) for r in distinct.iter_rows(named=True)],
                                             pl.String()))
@@ -202,7 +203,7 @@ def config_key_sql(con: duckdb.DuckDBPyConnection) -> str:
     items += [f"CASE WHEN \"{extra}\" IS NOT NULL THEN '[\"{extra}\", ' || {_json_sql(extra, kinds[extra])} || ']' END"
               for extra in KEY_WHERE_STATED]
     items.append(f"CASE WHEN origin_kind IS DISTINCT FROM 'local' THEN {_json_sql('origin_sha256', 'VARCHAR')} END")
-    texts = [f for f in (*KEY_ALWAYS, *KEY_WHERE_STATED, "origin_sha256") if kinds[f] == "VARCHAR"]
+    texts = [f for f in _KEY_COLUMNS if kinds[f] == "VARCHAR"]
     plain = " AND ".join(f"coalesce(regexp_full_match(\"{f}\", '{_PLAIN_TEXT}'), TRUE)" for f in texts)
     return (f"CASE WHEN {plain} THEN left(sha256('[' || concat_ws(', ', {', '.join(items)}) || ']'), 24) END")
 
@@ -235,8 +236,7 @@ class Regrading:
 def inputs_fingerprint(con: duckdb.DuckDBPyConnection) -> tuple[Any, ...]:
     """What the grades are computed from, summed up: changes when a run is added or removed or a field that a
     grade, a configuration or an aggregate reads changes (a label). The power samples of a run never change."""
-    columns = sorted({"run_id", "origin_sha256", *KEY_WHERE_STATED, *KEY_ALWAYS, *_FACT_COLUMNS,
-                      *STAT_METRICS})
+    columns = sorted({"run_id", *_KEY_COLUMNS, *_FACT_COLUMNS, *STAT_METRICS})
     row = first_row(con, f"SELECT count(*), sum(hash({', '.join(columns)})) FROM runs")
     return tuple(row) if row else ()
 
@@ -245,8 +245,7 @@ def _graded_rows(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None,
                  extra: Sequence[str] = ()) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Each run's trust_grade, trust_reasons and config_key (and the `extra` columns of runs); and the drifts
     computed from samples for it (known_drifts), to store."""
-    columns = sorted({"run_id", "origin_sha256", *KEY_WHERE_STATED, *KEY_ALWAYS, *_FACT_COLUMNS}
-                     | set(extra))
+    columns = sorted({"run_id", *_KEY_COLUMNS, *_FACT_COLUMNS} | set(extra))
     try:
         key = config_key_sql(con)
     except (KeyError, RuntimeError):  # a runs table whose types this cannot write (never in a migrated store)

@@ -15,7 +15,7 @@ from typing import Any
 
 from importers.base import Source
 from importers.general_table import MAP_IT, flatten, nested_records, twice_encoded
-from importers.table_fields import label_field
+from importers.table_labels import label_field
 from importers.table_text import approximate_column, text_tables
 from joulebench.errors import ResultFileError
 

@@ -62,15 +62,14 @@ from importers.table_fields import (
     PRECISIONS,
     Field,
     FieldError,
-    label_field,
     measure_field,
     plain,
     setting_field,
-    thousands_field,
     unitless_energy,
     words_of,
 )
 from importers.table_identities import NO_UNIT, head_proves_units, proven_units
+from importers.table_labels import label_field, thousands_field
 from importers.table_long import (
     long_columns,
     multi_header,

@@ -34,7 +34,8 @@ from importers.general_table import (
     json_records,
     states_a_mode,
 )
-from importers.table_fields import SPREAD, FieldError, label_field, measure_field, plain, words_of
+from importers.table_fields import SPREAD, FieldError, measure_field, plain, words_of
+from importers.table_labels import label_field
 from importers.table_long import long_columns, pivot
 from importers.table_text import text_tables
 from importers.table_units import delimiter_of

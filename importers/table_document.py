@@ -10,7 +10,8 @@ import re
 
 from importers.base import Conversion
 from importers.table_console import MAX_LINES
-from importers.table_fields import HEADING_DEVICE, HEADING_TAG, Field, FieldError, label_field, measure_field
+from importers.table_fields import HEADING_DEVICE, HEADING_TAG, Field, FieldError, measure_field
+from importers.table_labels import label_field
 from importers.table_long import head_rows, stat_columns, transposed
 from importers.table_records import MAX_KEYS
 from importers.table_text import TextTable, device_lines, figures_outside, heading_device, text_tables, title_device

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from importers.table_fields import Field, FieldError, label_field, measure_field, words_of
+from importers.table_fields import Field, FieldError, measure_field, words_of
+from importers.table_labels import label_field
 from importers.table_long import head_rows
 from joulebench import units
 

@@ -10,7 +10,8 @@ import io
 import re
 
 from importers.base import MAX_CSV_CELLS, Conversion
-from importers.table_fields import FieldError, label_field, measure_field, plain
+from importers.table_fields import FieldError, measure_field, plain
+from importers.table_labels import label_field
 from importers.table_rows import MISSING_CELLS
 from joulebench import units
 

@@ -12,7 +12,8 @@ import re
 
 from importers.base import Conversion, check_run_count
 from importers.device_text import device_named
-from importers.table_fields import LABELS, words_of
+from importers.table_fields import words_of
+from importers.table_labels import LABELS
 from importers.table_rows import NOT_TAG_WORDS, Columns, Rows, cell
 
 # the files a model is saved or compiled to: TensorRT, ONNX, PyTorch, Hailo, TFLite, RKNN, GGUF, Core ML, OpenVINO

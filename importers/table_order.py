@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from importers.table_fields import WINDOW_WORDS, FieldError, label_field, measure_field, per_gpu, words_of
+from importers.table_fields import WINDOW_WORDS, FieldError, measure_field, per_gpu, words_of
+from importers.table_labels import label_field
 from importers.table_rows import backends_only
 
 _STAT_WORD = re.compile(r"(?i)(?:^|(?<=[_\s.-]))(?:mean|avg|average|median|p50|p90|p95|p99|p999|std|stdev|min|max)"

@@ -5,7 +5,7 @@ to every row as columns, so the table's readers take them as any column of label
 A preamble is one to 100 lines that start with '#' (blank lines between them allowed) above a header of three or more
 cells split by a comma, a tab or a semicolon, whose next line splits into as many. A Markdown text ('# Title' over
 prose, whose commas split clauses of many words, or a '|' table) is none. A label is a '# key: value' (or 'key =
-value') line whose key names a label (`table_fields.label_field`); a device only where the value names a GPU or Jetson
+value') line whose key names a label (`table_labels.label_field`); a device only where the value names a GPU or Jetson
 (`device_text.device_named`).
 """
 
@@ -17,7 +17,7 @@ import re
 
 from importers.base import Source
 from importers.device_text import device_named
-from importers.table_fields import label_field
+from importers.table_labels import label_field
 from importers.table_records import Unwrapped
 
 MAX_PREAMBLE = 100

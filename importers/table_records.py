@@ -18,7 +18,8 @@ from typing import Any
 
 from importers.base import Source
 from importers.table_columns import column_records
-from importers.table_fields import PRECISIONS, FieldError, label_field, measure_field
+from importers.table_fields import PRECISIONS, FieldError, measure_field
+from importers.table_labels import label_field
 from importers.table_rows import DATE_CELL, NOT_TAG_WORDS, system_names
 from joulebench.resultfile import MAX_RUNS_PER_FILE
 

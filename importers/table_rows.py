@@ -18,15 +18,8 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
-from importers.table_fields import (
-    HEADING_TAG,
-    INPUT_MEDIA,
-    OK_COLUMNS,
-    SET_ON,
-    Field,
-    label_field,
-    plain,
-)
+from importers.table_fields import HEADING_TAG, INPUT_MEDIA, OK_COLUMNS, SET_ON, Field, plain
+from importers.table_labels import label_field
 from joulebench import units
 
 Rows = list[tuple[int, list[str]]]

@@ -11,7 +11,8 @@ import re
 
 from importers.base import Conversion
 from importers.table_checks import tag_phases
-from importers.table_fields import Field, FieldError, label_field, measure_field
+from importers.table_fields import Field, FieldError, measure_field
+from importers.table_labels import label_field
 from importers.table_rows import MISSING_CELLS, SETUP_TAG, Columns, Rows, cell, failure_named
 from joulebench import units
 

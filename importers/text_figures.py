@@ -73,7 +73,8 @@ from typing import Any
 from importers.base import Conversion, Importer, Source, check_run_count
 from importers.general_table import GeneralTableImporter, is_json
 from importers.table_checks import with_component_sums
-from importers.table_fields import LABELS, Field, plain, words_of
+from importers.table_fields import Field, plain, words_of
+from importers.table_labels import LABELS
 from importers.text_lines import MIN_FIGURES, Figure
 from importers.text_scan import MAX_LINE_CHARS, Candidate, Label, candidates, scan
 from importers.text_steps import merged_steps

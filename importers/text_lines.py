@@ -68,7 +68,7 @@ _QUALIFIER = re.compile(r"[A-Za-z][A-Za-z_-]{0,30}")  # one word: decode, prefil
 _LLAMA_LOG = re.compile(r"\d{1,4}\.\d{2}\.\d{3}\.\d{3} [IWED] ")  # common_log: time and level
 _LLAMA_PREFIXES = ("llama_perf_context_print", "llama_print_timings", "common_perf_print", "llama_perf_sampler_print")
 _LLAMA_TIMING = re.compile(
-    r"(?:llama_perf_context_print|llama_print_timings|common_perf_print|llama_perf_sampler_print):\s{0,40}"
+    rf"(?:{'|'.join(_LLAMA_PREFIXES)}):\s{{0,40}}"
     rf"(?P<phase>[a-z]{{1,12}}(?: [a-z]{{1,12}}){{0,2}}) time\s{{0,40}}=\s{{0,40}}{NUM}\s{{0,5}}ms"
     r"(?P<rest>[^\n]{0,200})")
 _LLAMA_RATE = re.compile(

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from importers.device_text import device_from_path
 from importers.go_bench import GoContext
 from importers.go_bench import result as go_result
-from importers.table_fields import PRECISIONS, label_field, plain, uncamel, words_of
+from importers.table_fields import PRECISIONS, plain, uncamel, words_of
+from importers.table_labels import label_field
 from importers.text_lines import (
     KNOWN_MODEL,
     MAX_CELLS,

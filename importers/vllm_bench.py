@@ -36,7 +36,7 @@ from importers.base import (
 )
 from importers.request_detail import attach, vllm_requests
 from importers.sglang_bench import read_jsonl
-from importers.table_fields import label_field
+from importers.table_labels import label_field
 from joulebench.metrics import E2E, ITL, LATENCY, TPOT, TTFT
 
 # energy keys that name their unit -> factor to J (the GPUs' energy over the benchmark's duration)

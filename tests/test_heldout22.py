@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from importers import load
-from importers.table_fields import PER_GPU, label_field, measure_field
+from importers.table_fields import PER_GPU, measure_field
+from importers.table_labels import label_field
 from tests.helpers import load_fixture, refusal
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"

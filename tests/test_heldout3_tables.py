@@ -16,7 +16,8 @@ import pytest
 from importers import Hints, detect, load
 from importers.base import Source
 from importers.powerlogs.detect import read_power_log
-from importers.table_fields import label_field, measure_field
+from importers.table_fields import measure_field
+from importers.table_labels import label_field
 from importers.table_units import data_row
 from joulebench import units
 from joulebench.errors import ResultFileError

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from importers.table_fields import label_field, measure_field
+from importers.table_fields import measure_field
+from importers.table_labels import label_field
 from tests.helpers import load_fixture
 
 HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout47_52"

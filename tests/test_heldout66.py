@@ -10,7 +10,8 @@ import pytest
 
 from importers import load
 from importers.device_text import counted_device, device_named
-from importers.table_fields import label_field, measure_field
+from importers.table_fields import measure_field
+from importers.table_labels import label_field
 from joulebench import units
 from joulebench.errors import ResultFileError
 from tests.helpers import load_fixture, runs_or_refusal

@@ -17,7 +17,8 @@ from importers.base import Source
 from importers.describe import looks_like
 from importers.general_table import is_backend
 from importers.mapping import guess, read_table
-from importers.table_fields import label_field, measure_field
+from importers.table_fields import measure_field
+from importers.table_labels import label_field
 from joulebench import units
 from joulebench.errors import ResultFileError
 

@@ -30,7 +30,8 @@ from importers.mapping import (
     recipe_from,
     units_for,
 )
-from importers.table_fields import label_field, measure_field
+from importers.table_fields import measure_field
+from importers.table_labels import label_field
 from ingest.service import import_source
 from joulebench.errors import InvalidEditError, NothingToImportError, ResultFileError
 

@@ -22,7 +22,8 @@ import numpy as np
 from energy.trace import PowerTrace
 from importers.powerlogs.log import PowerLog, PowerLogError, csv_rows, csv_times, looks_like_power_table
 from importers.table_checks import states_a_mode
-from importers.table_fields import FieldError, label_field, measure_field
+from importers.table_fields import FieldError, measure_field
+from importers.table_labels import label_field
 from joulebench import units
 
 _TIME_WORDS = {"time", "timestamp", "t", "sec", "secs", "seconds", "s", "ms", "zeit", "tiempo", "temps", "tempo",

@@ -56,6 +56,7 @@ from importers.perseus import PerseusImporter
 from importers.powerlogs.standalone import (
     GpuPowerCsvImporter,
     JtopImporter,
+    NvidiaSmiDmonImporter,
     NvidiaSmiImporter,
     NvidiaSmiQueryImporter,
     PowermetricsImporter,
@@ -150,6 +151,7 @@ IMPORTERS: tuple[Importer, ...] = (
     DlloggerImporter(),
     DcgmImporter(),
     NvidiaSmiImporter(),
+    NvidiaSmiDmonImporter(),  # '# gpu pwr ...' monitor rounds
     NvidiaSmiQueryImporter(),  # 'NVSMI LOG' reports of nvidia-smi -q: a power log, before the figures in text
     TegrastatsImporter(),
     JtopImporter(),
@@ -168,7 +170,7 @@ IMPORTERS: tuple[Importer, ...] = (
 
 POWER_LOG_FORMATS = frozenset({NvidiaSmiImporter.NAME, TegrastatsImporter.NAME, JtopImporter.NAME, DcgmImporter.NAME,
                                GpuPowerCsvImporter.NAME, TegrastatsJsonImporter.NAME, NvidiaSmiQueryImporter.NAME,
-                               UprofImporter.NAME, PowermetricsImporter.NAME})
+                               UprofImporter.NAME, PowermetricsImporter.NAME, NvidiaSmiDmonImporter.NAME})
 
 __all__ = [
     "IMPORTERS",

@@ -10,6 +10,7 @@ from importers.powerlogs.jtop import jetson_csv_header, parse_jtop
 from importers.powerlogs.log import PowerLog, head_text
 from importers.powerlogs.meter import parse_meter_csv
 from importers.powerlogs.nvidia_smi import noheader_columns, parse_nvidia_smi
+from importers.powerlogs.nvidia_smi_dmon import is_dmon, parse_nvidia_smi_dmon
 from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_query
 from importers.powerlogs.powermetrics import is_powermetrics, parse_powermetrics
 from importers.powerlogs.tegrastats import is_tegrastats_line, parse_tegrastats
@@ -21,6 +22,8 @@ def sniff(head: str) -> str | None:
     """The log format of a file from its first lines, or None."""
     if dcgm_kind(head):
         return "dcgm"
+    if is_dmon(head):
+        return "nvidia-smi-dmon"
     if is_uprof(head):
         return "amd-uprof"
     if is_powermetrics(head):
@@ -44,7 +47,7 @@ def sniff(head: str) -> str | None:
 
 
 def read_power_log(data: bytes, boundary: str | None = None, device: str | None = None) -> PowerLog:
-    """Any supported log: nvidia-smi (CSV, -q reports), tegrastats, jtop / Jetson CSV, DCGM, else a meter's CSV.
+    """Any supported log: nvidia-smi (CSV, -q reports, dmon), tegrastats, jtop / Jetson CSV, DCGM, else a meter's CSV.
     `device` (the device the runs used) names a Jetson board whose rails a hand-rolled log does not."""
     head = head_text(data)
     fmt = sniff(head)
@@ -55,6 +58,7 @@ def read_power_log(data: bytes, boundary: str | None = None, device: str | None 
 
 
 PARSERS: dict[str, Any] = {"amd-uprof": parse_uprof, "powermetrics": parse_powermetrics, "nvidia-smi": parse_nvidia_smi,
+                           "nvidia-smi-dmon": parse_nvidia_smi_dmon,
                            "nvidia-smi-q": parse_nvidia_smi_query, "tegrastats": parse_tegrastats, "jtop": parse_jtop,
                            "dcgm": parse_dcgm, "gpu-power-csv": parse_gpu_power_csv,
                            "tegrastats-json": parse_tegrastats_json}

@@ -23,6 +23,7 @@ from importers.powerlogs.gpu_power_csv import parse_gpu_power_csv
 from importers.powerlogs.jtop import parse_jtop
 from importers.powerlogs.log import PowerLog, PowerLogError
 from importers.powerlogs.nvidia_smi import parse_nvidia_smi
+from importers.powerlogs.nvidia_smi_dmon import parse_nvidia_smi_dmon
 from importers.powerlogs.nvidia_smi_query import is_query_log, parse_nvidia_smi_query
 from importers.powerlogs.powermetrics import machine_model, parse_powermetrics
 from importers.powerlogs.recordings import MIN_GAP_S, recordings
@@ -170,6 +171,21 @@ class NvidiaSmiImporter(Importer):
         device = conv.device(log.device_name, "gpu", where="name column", memory_gb=log.memory_gb)
         log.flags.extend(flags)
         return _standalone(conv, log, device, metrics, {k: v for k, v in config.items() if v is not None})
+
+
+class NvidiaSmiDmonImporter(Importer):
+    NAME = "nvidia-smi-dmon"
+    TOOL = "nvidia-smi dmon"
+    DESCRIPTION = "nvidia-smi dmon output: each GPU's pwr per round, under its '# gpu pwr ...' and units lines"
+
+    def sniff(self, source: Source) -> bool:
+        return sniff(source.head) == self.NAME
+
+    def convert(self, conv: Conversion) -> dict[str, Any]:
+        log = _parse(conv, parse_nvidia_smi_dmon)
+        metrics = _metrics(log, log.flags, "no GPU power samples")
+        device = conv.device(None, "gpu", where="(whole file; dmon numbers the GPUs, it does not name them)")
+        return _standalone(conv, log, device, metrics, {"gpu_count": log.gpu_count})
 
 
 class NvidiaSmiQueryImporter(Importer):

@@ -35,7 +35,6 @@ from importers.base import (
     check_run_count,
     clean_str,
     energy_metrics,
-    read_csv,
 )
 from importers.device_text import counted_device, device_from_path, gpu_of_system
 from importers.table_checks import (
@@ -55,7 +54,7 @@ from importers.table_checks import (
     with_component_sums,
 )
 from importers.table_device import COUNTED_DEVICE, PLACEMENT, counted_row, row_device
-from importers.table_document import COUNTS, cells_give_figure, figure_tables, has_figure, joined
+from importers.table_document import COUNTS, cells_give_figure, figure_tables, has_figure
 from importers.table_fields import (
     HEADING_DEVICE,
     HEADING_TAG,
@@ -72,11 +71,6 @@ from importers.table_identities import NO_UNIT, head_proves_units, proven_units
 from importers.table_labels import label_field, thousands_field
 from importers.table_long import (
     long_columns,
-    multi_header,
-    pivot,
-    stat_columns,
-    stats_long,
-    transposed,
     transposed_head,
 )
 from importers.table_named import devices_of_columns, devices_of_setups, model_in_tag, model_named, named_columns
@@ -94,7 +88,13 @@ from importers.table_records import (
     siblings,
     twice_encoded,
 )
-from importers.table_requests import as_runs, names_request_times, request_rows, timed_requests
+from importers.table_requests import (
+    RequestRows,
+    as_runs,
+    names_request_times,
+    request_rows,
+    timed_requests,
+)
 from importers.table_rows import (
     MISSING_CELLS,
     WHOLE,
@@ -109,15 +109,15 @@ from importers.table_rows import (
     without_summaries,
 )
 from importers.table_setups import coalesced, split_setups
+from importers.table_source import MAP_IT, Rows, file_table
 from importers.table_steps import merged_steps
-from importers.table_text import side_by_side
-from importers.table_units import data_row, decimal_marks, delimiter_of
+from importers.table_units import data_row, delimiter_of
 from importers.tool_columns import tool_names, tool_units
 from joulebench import units
 from joulebench.configuration import TEXT_FIELDS
+from joulebench.errors import ResultFileError
 from joulebench.ranges import RangeError, check
 
-MAP_IT = "map its columns on the Upload page, or joulebench import --mapping RECIPE FILE"
 # the JSON records' readers, importable from here
 __all__ = ["MAP_IT", "MAX_KEYS", "GeneralTableImporter", "flatten", "is_backend", "is_json", "json_records",
            "nested_ambiguity", "nested_records", "states_a_mode", "twice_encoded"]
@@ -157,62 +157,28 @@ class GeneralTableImporter(Importer):
                 return True
         return bool(figure_tables(source.text or ""))
 
-    @classmethod
-    def _csv_like(cls, head: str, delimiter: str) -> bool:
-        """Whether the first line is a CSV/TSV header the wide or long reader takes (else a text's tables are read)."""
-        cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
-        if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)
-                                or names_request_times(cells)):
-            return True
-        return transposed_head(head, delimiter) or head_proves_units(head, delimiter) or cells_give_figure(head,
-                                                                                                          delimiter)
-
     def convert(self, conv: Conversion) -> dict[str, Any]:
-        source = conv.source
-        kv = None if is_json(source) else key_value_object(source)
-        if is_json(source) or kv is not None:
-            said: list[str] = [] if kv is None else ["a table of keys and values: read as the object its dotted keys "
-                                                     "flatten"]
-            records = json_records(source, said, kv)
-            if not records:
-                doc = kv or (source.json if source.json is not None else twice_encoded(source.text))
-                why = nested_ambiguity(doc) if isinstance(doc, dict) else None
-                if why is not None:
-                    raise conv.fail("(whole file)", f"a JSON object nesting records: {why}; {MAP_IT}")
-                raise conv.fail("(whole file)", "neither JSON Lines nor a list of JSON records")
-            for note in said:
-                conv.warn(note)
-            check_run_count(conv, len(records), "its records")
-            flat = [flatten(r) for r in records]
-            header = list(dict.fromkeys(k for r in flat for k in r))[:MAX_KEYS]
-            rows = [(i + 1, ["" if r.get(k) is None else str(r.get(k)) for k in header]) for i, r in enumerate(flat)]
-            where = "record"
-            if (long := long_columns(header)) is not None:  # records of one figure each: metric_name, _value, _unit
-                header, rows = pivot(conv, header, rows, long)
-                where = "records of"
-        else:
-            delimiter = delimiter_of(source.head)
-            tables = side_by_side(figure_tables(source.text or "")) if not self._csv_like(source.head, delimiter) \
-                else []
-            text = source.text or ""
-            header, rows = joined(conv, tables, text) if tables else read_csv(conv, text, delimiter=delimiter)
-            if data_row(header):
-                shown = ", ".join(repr(c[:30]) for c in header[:4])
-                raise conv.fail("line 1", f"the first row is data, not a header ({shown}, ...: values with units or a "
-                                "date-time): the table has no header row, so its columns are not named; write the "
-                                f"header as the first line (nvidia-smi: --format=csv without noheader), or {MAP_IT}")
-            header, rows = multi_header(conv, header, decimal_marks(rows, delimiter))  # '1,5'; '23,197'; pandas'
-            where = "line"  # aggregate: its names over its statistics
-            long = long_columns(header)
-            stats = stat_columns(header) if long is None else None
-            if stats is not None:
-                header, rows, long = stats_long(conv, header, rows, stats)
-            elif long is None and (flipped := transposed(header, rows)) is not None:
-                header, rows, said_flipped = flipped
-                conv.warn(said_flipped)
-            if long is not None:
-                header, rows = pivot(conv, header, rows, long)
-                where = "rows of"
+        header, rows, where, listed = file_table(conv)
+        runs, lines, requests = self._runs(conv, header, rows, where, listed[0] if listed else None)
+        if not requests:
+            return conv.document(runs)
+        stated = self._stated(conv, listed[1]) if listed is not None and len(requests.groups) == 1 else None
+        return conv.document(as_runs(conv, requests, runs, lines, stated))
+
+    def _stated(self, conv: Conversion, wrapper: dict[str, Any]) -> dict[str, Any] | None:
+        """The figures a JSON object states of the run whose requests it lists, read as a one-record table."""
+        flat = flatten(wrapper)
+        header = list(flat)[:MAX_KEYS]
+        try:
+            runs = self._runs(conv, header, [(1, ["" if flat[k] is None else str(flat[k]) for k in header])],
+                              "the object's", None)[0]
+        except ResultFileError:
+            return None  # no figure of its own the reader knows: the requests' figures alone
+        return runs[0]["metrics"] if len(runs) == 1 else None
+
+    def _runs(self, conv: Conversion, header: list[str], rows: Rows, where: str, listed: str | None
+              ) -> tuple[list[dict[str, Any]], list[int], RequestRows | None]:
+        """A table's runs, the line each came from, and its requests when its rows are one run's requests."""
         check_run_count(conv, len(rows), "its rows")
         if not rows:
             raise conv.fail("line 2", "no rows after the header")
@@ -243,7 +209,7 @@ class GeneralTableImporter(Importer):
                             "energy without a unit (W or mW, J or kWh cannot be told apart), so the runs would lack "
                             f"it (not read: {grouped_reasons(left)}); name the unit in the header, e.g. 'Power (W)', "
                             f"or {MAP_IT}")
-        rows, requests = request_rows(conv, header, rows, columns, timed=timed)  # a row a request of one run
+        rows, requests = request_rows(conv, header, rows, columns, timed=timed, listed=listed)  # one run's requests
         rows = without_summaries(conv, header, rows if requests else without_failed(conv, header, rows, columns,
                                                                                        where), columns, where)
         rows = rows if requests else merged_steps(conv, header, rows, columns)  # a row a frame or step of one run
@@ -272,7 +238,7 @@ class GeneralTableImporter(Importer):
         if empty:
             conv.warn(f"{where} {', '.join(empty[:10])}{' ...' if len(empty) > 10 else ''} left out: no figure in "
                       "the row (its figure cells are blank or '-')")
-        return conv.document(as_runs(conv, requests, runs, lines) if requests else runs)
+        return runs, lines, requests
 
     @staticmethod
     def _columns(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]

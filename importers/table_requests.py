@@ -30,7 +30,9 @@ from typing import Any
 import joulebench.requests as jr
 from importers.base import Conversion
 from importers.request_detail import attach
+from importers.table_document import has_figure
 from importers.table_fields import Field, plain
+from importers.table_records import flatten
 from importers.table_rows import cell, failures
 from importers.table_steps import LENGTHS, own_lengths, summarised
 from joulebench import units
@@ -51,7 +53,11 @@ _ENDED = re.compile(r"(?:end|ended|end_time|ended_at|finish|finished|finish_time
 _FIRST = re.compile(r"(?:first_token|first_token_time|first_token_at|t_first_token|ttft_at|first_chunk|"
                     r"first_chunk_time|first_byte|first_byte_time)(?:_(?:s|ms|ts))?")
 _EITHER = re.compile(r"(?:timestamp|ts|time|elapsed|elapsed_s|wall_time|datetime|date_time|t)")
+# a list of one run's requests, named so inside the object that states the run's figures
+_LISTED = re.compile(r"(?i)(?:raw|raw_?results|requests|request_?(?:results|records|log|details)|per_?requests?|"
+                     r"individual(?:_?(?:requests|results|responses))?|responses|calls|details)")
 _LATENCIES = ("e2e_latency_avg_ms", "latency_avg_ms")
+_E2E = re.compile(r"^latency_(?=(?:avg|p\d+)_ms$)")  # a run of requests: its stated latency is their end-to-end
 _TIMED = ("ttft_avg_ms", *_LATENCIES)
 _PER_REQUEST = {"ttft_avg_ms", *_LATENCIES, "duration_s", "output_tokens", "energy_missing_reason",
                 "throughput_derivation"}
@@ -80,6 +86,18 @@ class RequestRows:
 
 def _name(header: str) -> str:
     return plain(header.strip()).replace(" ", "_").split(".")[-1]
+
+
+def listed_requests(doc: dict[str, Any], records: int) -> tuple[str, dict[str, Any]] | None:
+    """(the list's key, the object's other members) when a JSON object states a run's figures beside the list of
+    that run's requests (`{"cell": {...}, "p50_s": 0.85, "output_tps": 2010, "raw": [{latency_s, ttft_s, ...}]}`):
+    the list's name says requests (`raw`, `requests`, `per_request`, `responses`), it holds at least MIN_REQUESTS
+    records and the object has a figure of its own. None for any other object."""
+    lists = [str(k) for k, v in doc.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v[:50])]
+    if len(lists) != 1 or records < MIN_REQUESTS or not _LISTED.fullmatch(lists[0]):
+        return None
+    rest = {str(k): v for k, v in doc.items() if k != lists[0]}
+    return (lists[0], rest) if has_figure(list(flatten(rest))) else None
 
 
 def _cue(header: list[str], rows: Rows, columns: Columns, timed: bool) -> tuple[int, str] | None:
@@ -158,41 +176,47 @@ def timed_requests(conv: Conversion, header: list[str], rows: Rows, columns: Col
     return header, out, columns, True
 
 
-def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Columns, *, timed: bool = False
-                 ) -> tuple[Rows, RequestRows | None]:
+def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Columns, *, timed: bool = False,
+                 listed: str | None = None) -> tuple[Rows, RequestRows | None]:
     """The rows without the failed requests (kept in the record), with the column naming the requests and their
     times blanked (so no later step reads them as setups), and what they say; the rows as they are, and None, for
     any other table. `timed`: the table is one of request times (`timed_requests`), whose rows are requests even
-    when only a bare `id` names them."""
+    when only a bare `id` names them; `listed`: the key of the list of requests the rows came from
+    (`listed_requests`), which names them requests when no column does."""
     figures = {i: f for i, (f, _) in columns.items() if f.section == "metrics"}
     latencies = [i for i, f in figures.items() if f.key in (*_TIMED, "duration_s")]
     found = _cue(header, rows, columns, timed) if len(rows) >= MIN_REQUESTS and latencies else None
+    if found is None and listed is not None and len(rows) >= MIN_REQUESTS and latencies:
+        found = (-1, "list")
     if found is None or summarised(header, columns):
         return rows, None
     cue, kind = found
     labels = [i for i, (f, _) in columns.items() if f.section != "metrics" and f.key not in ("status", "repeat")]
     own = own_lengths(rows, columns)
-    sweeps = [i for i in labels if i not in own]
+    sweeps = [] if kind == "list" else [i for i in labels if i not in own]  # one object's list: one run's
     groups: dict[tuple[str, ...], list[int]] = {}
     for n, row in rows:
         groups.setdefault(tuple(cell(row, i) for i in sweeps), []).append(n)
     by_line = dict(rows)
+    name = f"{listed}[]" if cue < 0 else header[cue]
     if kind == "request" and any(len({cell(by_line[n], cue) for n in g}) < len(g) for g in groups.values()):
         return rows, None  # an id that repeats within a setup names no request
     status = failures(header, rows, columns)
     failed = dict(status[1]) if status is not None else {}
     times_are, at = _times(header, rows, columns)
     times = {n: t for n, row in rows if at is not None and (t := _seconds(cell(row, at), header[at])) is not None}
-    blanked = [cue] + ([at] if at is not None else [])
+    blanked = [cue] + ([at] if at is not None else [])  # the list's cue (-1) blanks no column
     kept = [(n, [("" if i in blanked else c) for i, c in enumerate(row)]) for n, row in rows if n not in failed]
-    who = "each request" if kind == "request" else "the load generator's worker that sent each"
-    conv.warn(f"rows read as requests ({header[cue][:30]} names {who}): {len(groups)} run"
+    who = {"request": f"{name[:30]} names each request", "list": f"{name[:30]}: the object's list of the requests "
+           "of the run whose figures it states"}.get(kind, f"{name[:30]} names the load generator's worker that sent "
+                                                            "each")
+    conv.warn(f"rows read as requests ({who}): {len(groups)} run"
               f"{'s' if len(groups) > 1 else ''} of {', '.join(str(len(g)) for g in list(groups.values())[:6])} "
               f"requests, each run's {_kinds({figures[i].key for i in latencies})} its requests' (mean and "
               "percentiles)")
     timed_from = tuple(h for i, h in enumerate(header) if timed and i not in columns and (
         _FIRST.fullmatch(_name(h)) or _ENDED.fullmatch(_name(h))))
-    return kept, RequestRows(header[cue], tuple(tuple(g) for g in groups.values()), failed, times, times_are,
+    return kept, RequestRows(name, tuple(tuple(g) for g in groups.values()), failed, times, times_are,
                              header[at] if at is not None else "", timed_from)
 
 
@@ -240,8 +264,11 @@ def _window(found: RequestRows, lines: tuple[int, ...], requests: list[jr.Reques
                     f"and {span + longest:.4g} s")
 
 
-def as_runs(conv: Conversion, found: RequestRows, runs: list[dict[str, Any]], lines: list[int]) -> list[dict[str, Any]]:
-    """One run per group of request rows, its requests attached and its figures theirs."""
+def as_runs(conv: Conversion, found: RequestRows, runs: list[dict[str, Any]], lines: list[int],
+            stated: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One run per group of request rows, its requests attached and its figures theirs. `stated`: the figures the
+    file states of the one run (an object's own, beside its list of requests): kept where the requests give none
+    (a rate over a window the requests do not record), replaced and named where they disagree."""
     by_line = dict(zip(lines, runs, strict=True))
     out: list[dict[str, Any]] = []
     dropped: set[str] = set()
@@ -256,7 +283,8 @@ def as_runs(conv: Conversion, found: RequestRows, runs: list[dict[str, Any]], li
                   or len({by_line[n]["config"].get(k) for n in group if n in by_line}) == 1}
         window, how = _window(found, group, requests)
         completed = sum(r.status in jr.COMPLETED for r in requests)
-        metrics: dict[str, Any] = {"energy_missing_reason": first["metrics"].get("energy_missing_reason")}
+        metrics: dict[str, Any] = {"energy_missing_reason": first["metrics"].get("energy_missing_reason"),
+                                   **{_E2E.sub("e2e_latency_", k): v for k, v in (stated or {}).items()}}
         notes = [f"general table: {len(group)} rows, one per request ({found.column[:40]})"]
         if window is not None and window > 0:
             metrics.update(duration_s=window, requests_per_s=completed / window)

@@ -60,15 +60,30 @@ def _counter(header: list[str], columns: Columns) -> int | None:
                  and (i not in columns or columns[i][0].key == "repeat")), None)
 
 
+def _setups(rows: Rows, columns: Columns) -> list[Rows]:
+    """The rows grouped by the labels a reader reads (an item's own length none), in order of first appearance."""
+    own = own_lengths(rows, columns)
+    labels = [i for i, (f, _) in columns.items() if f.section != "metrics" and i not in own]
+    groups: dict[tuple[str, ...], Rows] = {}
+    for n, row in rows:
+        groups.setdefault(tuple(_cell(row, i) for i in labels), []).append((n, row))
+    return list(groups.values())
+
+
 def _items(header: list[str], rows: Rows, columns: Columns) -> int | None:
-    """A column no field reads whose cells are each a different input file (`file`: clip_001.wav, img_02.jpg):
-    the rows are the items one run processed."""
+    """A column no field reads whose cells are each a different input file (`file`: clip_001.wav, img_02.jpg)
+    within each setup: the rows are the items each setup's run processed (`model, image, wall_s`: 9 models run on
+    the same 20 images are 9 runs of 20 items)."""
+    groups = _setups(rows, columns)
+    if any(len(g) < 2 for g in groups):
+        return None
     for i in range(len(header)):
         if i in columns:
             continue
         cells = [_cell(r, i) for _, r in rows]
         named = _ITEM_ID.fullmatch(header[i].strip().lower().replace(" ", "_")) and all(cells)
-        if (named or all(_INPUT_FILE.fullmatch(c) for c in cells)) and len(set(cells)) == len(cells):
+        if (named or all(_INPUT_FILE.fullmatch(c) for c in cells)) and all(
+                len({_cell(r, i) for _, r in g}) == len(g) for g in groups):
             return i
     return None
 
@@ -118,23 +133,28 @@ def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Colum
 
 
 def _merged_items(conv: Conversion, header: list[str], rows: Rows, columns: Columns, item: int) -> Rows:
-    """A table of the items one run processed, one row each, as that run: when every label the reader reads is the
-    same along the rows and every figure a plain number (else the rows as they are)."""
+    """Each setup's items, one row each, as that setup's run: when every figure is a plain number (else the rows
+    as they are)."""
     own = own_lengths(rows, columns)
-    labels = [i for i, (f, _) in columns.items() if f.section != "metrics" and i not in own]
-    if summarised(header, columns) or any(_cell(r, i) != _cell(rows[0][1], i) for _, r in rows for i in labels):
+    if summarised(header, columns):
         return rows
     figures = [i for i, (f, _) in columns.items() if f.section == "metrics"]
-    merged = _merged(rows, figures, columns, item, warm_up=False)  # each item a different input: none a warm-up
-    if merged is None:
-        return rows
-    for i in own:  # each item's own length: the run states none of its own
-        merged[1][i] = ""
-    conv.warn(f"rows read as the items of one run (lines {rows[0][0]}-{rows[-1][0]}: each a different "
-              f"{header[item][:30] or 'input'}): each mean latency the mean over them, each rate their median and a "
-              "duration their sum" + (f"; {', '.join(header[i][:30] for i in sorted(own))} each item's own, not a "
-                                      "setting of the run" if own else ""))
-    return [(rows[0][0], merged[1])]
+    out: Rows = []
+    for group in _setups(rows, columns):
+        merged = _merged(group, figures, columns, item, warm_up=False)  # each item a different input: no warm-up
+        if merged is None:
+            return rows
+        for i in own:  # each item's own length: the run states none of its own
+            merged[1][i] = ""
+        out.append((group[0][0], merged[1]))
+    sizes = [str(len(g)) for g in _setups(rows, columns)]
+    runs = f"the items of {len(out)} runs ({', '.join(sizes[:6])}{' ...' if len(sizes) > 6 else ''} rows" if len(
+        out) > 1 else f"the items of one run (lines {rows[0][0]}-{rows[-1][0]}"
+    conv.warn(f"rows read as {runs}: each a different {header[item][:30] or 'input'}): each mean latency the mean "
+              "over them, each rate their median and a duration their sum" + (
+                  f"; {', '.join(header[i][:30] for i in sorted(own))} each item's own, not a setting of the run"
+                  if own else ""))
+    return out
 
 
 def run_value(values: list[float], key: str) -> float:

@@ -71,6 +71,10 @@ def tools_line(importers: list[tuple[str, str]]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
 
 
+_TIME_COLUMN = re.compile(r"(?:[a-z]+[ _])?(?:time|timestamp|ts|date|datetime|elapsed|sec|secs|seconds|t)"
+                          r"(?:[ _]?\((?:s|ms|sec)\)|[ _](?:s|ms|sec))?")
+
+
 def what_is(source: Source) -> str | None:
     """A short description of a file without benchmark figures, e.g. 'a temperature log without power'."""
     if source.is_folder:
@@ -144,8 +148,9 @@ def _log_kind(head: str) -> str | None:
     power = [c for c in columns if _POWER_COLUMN.search(c)]
     if power:
         return None
-    if temps and not any(_RESULT_COLUMN.search(c) for c in columns):  # an LLM's sampling 'Temperature' beside
-        # its latencies is a setting of a results table, no sensor
+    timed = any(_TIME_COLUMN.fullmatch(plain_name) for c in columns if (plain_name := c.strip().lower()))
+    if temps and timed and not any(_RESULT_COLUMN.search(c) for c in columns):  # an LLM's sampling 'Temperature'
+        # beside its latencies is a setting of a results table, no sensor; a sensor's log has times
         return f"a temperature log without power (columns {', '.join(columns[:8])}; no power column)"
     if any(_UTIL_COLUMN.search(c) for c in columns) and any(_CLOCK_COLUMN.fullmatch(c) for c in columns):
         return f"a utilisation log without power (columns {', '.join(columns[:8])}; no power column)"

@@ -51,6 +51,7 @@ from importers.table_checks import (
     states_a_mode,
     steps_of_generation,
     tag_phases,
+    whole_of_parts,
     with_component_sums,
 )
 from importers.table_device import COUNTED_DEVICE, PLACEMENT, counted_row, row_device
@@ -110,7 +111,7 @@ from importers.table_rows import (
 )
 from importers.table_setups import coalesced, split_setups
 from importers.table_source import MAP_IT, Rows, file_table
-from importers.table_steps import merged_steps
+from importers.table_steps import merged_steps, one_figure_column
 from importers.table_units import data_row, delimiter_of
 from importers.tool_columns import tool_names, tool_units
 from joulebench import units
@@ -145,6 +146,8 @@ class GeneralTableImporter(Importer):
             return records is not None and has_figure(list(flatten(records[0])))
         first = head.split("\n", 1)[0]
         cells = [c.strip().strip('"') for c in first.split(delimiter_of(head))]
+        if len(cells) == 1 and has_figure(cells) and one_figure_column(head):  # 'latency_ms' over 500 numbers
+            return True
         figured = sum(FIGURE_CELL.match(c) is not None for c in cells)  # 'loss: 10.8', 'time: 644 ms': figures
         if len(cells) >= 2 and not (figured and first.startswith("#") or figured >= 2):  # a comment's words or a
             # line of figures ('step 0, loss: 10.8, time: 644.64 ms'), no header
@@ -190,6 +193,7 @@ class GeneralTableImporter(Importer):
             raise conv.fail("(whole file)", f"a per-layer profile: each row is one layer or operator of one pass "
                             f"(named in {layer[:40]}), not a run; JouleBench compares whole runs: import the tool's "
                             "own summary of the run (its mean latency or throughput, e.g. the log beside this profile)")
+        rows = whole_of_parts(conv, header, rows)  # 'total' beside 'embedding', 'mlp' ... with their shares
         header, rows = coalesced(conv, media_lengths(conv, header), rows)
         columns, left, twins = self._columns(conv, header, rows)
         header, rows, twins = with_component_sums(conv, header, rows, columns, twins)
@@ -281,8 +285,8 @@ class GeneralTableImporter(Importer):
                 continue
             if label is not None and label.key in ("device", "model") and system_names(
                     [r[i] for _, r in rows if i < len(r)]):  # 'arch': Darwin/arm64 is no model, nor a device
-                left.append((name[:40], "an operating system, CPU architecture or software stack ('Linux', 'x86_64', "
-                                        f"'macos_mlx'), not a {label.key}"))
+                left.append((name[:40], "an operating system, CPU architecture, software stack or host ('Linux', "
+                                        f"'x86_64', 'macos_mlx', 'aws'), not a {label.key}"))
                 continue
             if label is not None and label.key == "device" and cells and all(
                     WHOLE.fullmatch(c.strip()) or re.fullmatch(r"[0-9a-f]{16,128}", c.strip()) for c in cells):
@@ -306,6 +310,10 @@ class GeneralTableImporter(Importer):
                     states_a_mode(c) for c in cells if c.strip().lower() not in MISSING_CELLS):  # 'task_type':
                 # generation, question_answering, summarization: tasks, a mode for one of them at most
                 left.append((name[:40], "names tasks, not a mode (train, infer) or a phase"))
+                continue
+            if label is not None and label.key == "gpu_count" and plain(name).strip() == "tp" and {"fp", "fn"} <= {
+                    plain(h).strip() for h in header}:  # a detector's true positives beside fp, fn
+                left.append((name[:40], "a detector's true positives (beside fp and fn), not a tensor-parallel size"))
                 continue
             if label is not None and label.key in ("precision", "quantization") and not_number(cells) is None and \
                     any("." in c for c in cells):  # 0.8174, never 16 (bits)

@@ -281,6 +281,28 @@ def layer_profile(header: list[str], rows: list[tuple[int, list[str]]]) -> str |
     return None
 
 
+_OF_TOTAL = re.compile(r"(?:pct|percent|percentage|share|fraction|frac|ratio)[ _]?(?:of[ _]?)?(?:the[ _]?)?total|"
+                       r"%[ _]?(?:of[ _]?)?total|(?:pct|percent|share)[ _]of[ _](?:time|step|pass)")
+_WHOLE_ROW = {"total", "overall", "all", "sum", "whole", "end_to_end", "e2e"}
+
+
+def whole_of_parts(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
+                   ) -> list[tuple[int, list[str]]]:
+    """A breakdown of one run into parts (`embedding`, `qkv_proj`, `mlp`, ... each with its `pct_of_total`) holding
+    the whole as a row of its own (`total`): that row alone, the parts said and left out; any other table as it is."""
+    if not any(_OF_TOTAL.fullmatch(plain(h).strip().replace(" ", "_")) for h in header):
+        return rows
+    for i in range(len(header)):
+        names = [plain(r[i]).strip().replace(" ", "_") if i < len(r) else "" for _, r in rows]
+        whole = [n for n, name in zip(rows, names, strict=True) if name in _WHOLE_ROW]
+        if len(whole) == 1 and len(set(names)) == len(names) >= 3:
+            conv.warn(f"the rows are parts of one run, each with its share of the total ({', '.join(names[:6])[:120]}"
+                      f"{' ...' if len(names) > 6 else ''}): the {whole[0][1][i][:20]!r} row read as the run, the "
+                      "parts left out")
+            return whole
+    return rows
+
+
 # the columns of a table of audio clips (speech: an RTF is the time over the audio's length)
 _AUDIO_COLUMNS = {"sample_rate", "sr", "sampling_rate", "wav_file", "wav", "audio_file", "audio_path", "audio",
                   "num_samples", "samples", "clip", "rtf", "rtfx", "real_time_factor", "wer"}

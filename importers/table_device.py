@@ -35,9 +35,15 @@ def _tagged(config: dict[str, Any], part: str) -> None:
     config["tag"] = ", ".join(p for p in (config.get("tag"), part) if p)[:200]
 
 
+_UNKNOWN = re.compile(r"(?i)(?:unknown|not available|unavailable|unspecified|n/?a|none)(?:[ _-]?(?:gpu|device|cpu|"
+                      r"accelerator|hardware))?")
+
+
 def row_device(conv: Conversion, labels: dict[str, str], config: dict[str, Any]) -> tuple[str | None, bool]:
     """(the device the row states, or None; whether the row says it ran elsewhere than a device a file name gives)."""
     stated = clean_str(labels.get("device"))
+    if stated and _UNKNOWN.fullmatch(stated.strip()):  # a writer's fallback ('Unknown GPU'): no device stated
+        stated = None
     stated = gpu_of_system(stated) or stated if stated else stated  # 'DGX-GB300': its GPUs, counted apart
     if stated and "," in stated and device_from_path((head := stated.split(",")[0].strip(),)):
         stated = head  # 'Apple M4, 16GB RAM, Metal': the device, then its memory and its API

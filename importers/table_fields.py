@@ -317,6 +317,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         return measure_field(f"{scope.group('scope')} {scope.group('base')}", cell_unit)
     if words_of(header) & _NOT_MEASURED:  # 'cloud_energy_J' = time x a 1500 W rating: a figure no one measured
         return None, None, "an estimate or a rating (cloud, estimated, predicted, theoretical), not a measurement"
+    if words_of(header) & {"ttst", "ttsc"} or "second token" in plain(header):  # time to the second token
+        return None, None, "the time to the second token (TTST), a figure JouleBench does not store"
     if "goodput" in words_of(header):
         return None, None, "the requests per second that met a latency target (a goodput), not the throughput"
     if _PER_WATT.search(plain(header)[:200]):  # 'fps_per_watt', 'tok/s/W': a rate over a power, an efficiency

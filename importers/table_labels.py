@@ -78,6 +78,14 @@ _MODEL_NAMED = re.compile(r"(?:(?:full|display|short|long|hf|base)_)?model_(?:(?
                           r"(?:name|id)")
 
 
+# a parent object describing the device (`gpu_info.model`: the GPU's model, never the ML model) or the settings of
+# the run (`test_config.output_tokens`: the output length asked for, never a count of what was generated)
+_DEVICE_PARENT = re.compile(r"(?:gpu|gpus|device|hardware|accelerator|hw|chip|soc)(?:_info|_spec|_specs|_details)?")
+_SETTINGS_PARENT = re.compile(r"(?:[a-z]+_)?(?:config|configuration|settings|params|parameters|args|arguments|options)")
+_ASKED = {"output_tokens": "output_tokens_requested", "completion_tokens": "output_tokens_requested",
+          "num_output_tokens": "output_tokens_requested", "new_tokens": "output_tokens_requested"}
+
+
 _CARD = re.compile(r"(?:[a-z]+_)?(?:graphics_card|video_card|gpu_card|graphics_processor)")
 
 
@@ -89,6 +97,13 @@ def label_field(name: str) -> Field | None:
     if _MERGED.search(low) and _MERGED.sub("", low) in LABELS:  # pandas' merge: 'request_rate_x' beside '_y'
         low = _MERGED.sub("", low)
     parts = low.split(".")
+    if len(parts) > 1 and _DEVICE_PARENT.fullmatch(parts[-2]):
+        if parts[-1] in ("model", "name", "model_name", "type", "product_name"):
+            return LABELS["device"]
+        if parts[-1] in ("count", "num", "number") and parts[-2].startswith("gpu"):
+            return LABELS["gpu_count"]
+    if len(parts) > 1 and _SETTINGS_PARENT.fullmatch(parts[-2]) and parts[-1] in _ASKED:
+        return Field(_ASKED[parts[-1]], None, "config")
     parent = parts[-2] if len(parts) > 1 and parts[-1] in ("name", "id", "model", "type", "path", "file") else ""
     stem = low.replace(" ", "_").removesuffix("_name")
     phase = _PHASE.sub("", low.replace(" ", "_"))  # timm's 'infer_batch_size', 'train_img_size': the phase's setting

@@ -435,7 +435,10 @@ _SYSTEM_NAMES = frozenset({"linux", "windows", "darwin", "macos", "freebsd", "po
 # an operating system's or a framework's name in a 'platform' key ('ubuntu_pytorch', 'macos_mlx'): where, not on what
 _STACKS = frozenset({"ubuntu", "debian", "fedora", "centos", "win", "win32", "win64", "mac", "osx", "wsl", "wsl2",
                      "pytorch", "torch", "mlx", "tensorflow", "tf", "jax", "onnx", "onnxruntime", "metal", "coreml",
-                     "openvino", "tensorrt", "llamacpp", "ollama"})  # 'cuda', 'mps': backends (is_backend)
+                     "openvino", "tensorrt", "llamacpp", "ollama",
+                     # where it was hosted ('local', 'aws', 'azure'): no device either
+                     "local", "localhost", "aws", "azure", "gcp", "gcloud", "cloud", "onprem", "sagemaker", "runpod",
+                     "colab", "kaggle"})  # 'cuda', 'mps': backends (is_backend)
 
 
 def system_names(cells: list[str]) -> bool:

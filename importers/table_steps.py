@@ -95,8 +95,21 @@ def _number(text: str) -> float | None:
         return None
 
 
+def one_figure_column(head: str) -> bool:
+    """Whether a text is one column: a figure's name over at least MIN_STEPS plain numbers (a run's samples)."""
+    lines = [line.strip() for line in head.splitlines()[1:200] if line.strip()]
+    if len(head) >= 16000:
+        lines = lines[:-1]  # a cut head's last line may be cut
+    return len(lines) >= MIN_STEPS and all(_number(line) is not None for line in lines)
+
+
 def merged_steps(conv: Conversion, header: list[str], rows: Rows, columns: Columns) -> Rows:
     """The rows with each block of one run's steps or frames merged into one row (said); any other table as it is."""
+    if len(header) == 1 and len(rows) >= MIN_STEPS and columns.get(0, (None,))[0] is not None and (
+            merged := _merged(rows, [0], columns, -1, warm_up=False)) is not None:
+        conv.warn(f"the {len(rows)} values of {header[0][:40]}, the table's one column, read as the samples of one "
+                  "run: a mean latency their mean, a rate their median and a duration their sum")
+        return [merged]
     if len(rows) >= MIN_STEPS and (item := _items(header, rows, columns)) is not None:
         return _merged_items(conv, header, rows, columns, item)
     counter = _counter(header, columns)
@@ -197,5 +210,6 @@ def _merged(block: Rows, figures: list[int], columns: Columns, counter: int, *, 
         while len(row) <= i:
             row.append("")
         row[i] = repr(value)
-    row[counter] = ""
+    if counter >= 0:
+        row[counter] = ""
     return block[0][0], row

@@ -25,6 +25,10 @@ _TEXT = re.compile(r"^(?P<name>Requests|Duration|Latencies|Success)\s+\[(?P<keys
 _LATENCY_KEYS = {"mean": "avg", "50": "p50", "90": "p90", "95": "p95", "99": "p99"}
 _JSON_LATENCY = {"mean": "avg", "50th": "p50", "90th": "p90", "95th": "p95", "99th": "p99"}
 NS_PER_MS = 1e6
+_REPORT_LINE = re.compile(r"(?m)^[ \t>`]*Requests\s+\[total, rate, throughput\]")
+# the lines a person writes above a report to say what it was ('Rate: 5', '### 10 req/s'): its setup, in the tag
+_SAID = re.compile(r"^(?:#{1,6}\s*(?P<heading>[^#].{0,60})|(?P<key>[A-Za-z][\w ]{0,20}):\s*(?P<value>\S.{0,30}))$")
+MAX_REPORTS = 500
 
 
 
@@ -41,12 +45,20 @@ class VegetaImporter(Importer):
     DESCRIPTION = "vegeta report (text or -type=json): one attack at a constant rate"
 
     def sniff(self, source: Source) -> bool:
-        head = source.head.lstrip()
-        return head.startswith("Requests") and "[total, rate, throughput]" in head or _json_report(source) is not None
+        return _REPORT_LINE.search(source.head) is not None or _json_report(source) is not None
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         doc = _json_report(conv.source)
-        figures = self._json(conv, doc) if doc is not None else self._text(conv)
+        reports = [(self._json(conv, doc), "")] if doc is not None else self._text(conv)
+        if len(reports) > 1:
+            conv.warn(f"{len(reports)} vegeta reports in one file: a run each, told apart by the lines above each "
+                      "(its rate, duration, timeout) in the tag")
+        conv.warn("vegeta names neither the model nor the device (it measures an endpoint): give them with --workload "
+                  "and --device, or label the run")
+        return conv.document([self._run(conv, i, figures, said) for i, (figures, said) in enumerate(reports)])
+
+    @staticmethod
+    def _run(conv: Conversion, index: int, figures: dict[str, Any], said: str) -> dict[str, Any]:
         requests, rate, throughput = figures["requests"], figures["rate"], figures["throughput"]
         success = figures.get("success")
         metrics: dict[str, Any] = {"energy_missing_reason": "vegeta measures no power"}
@@ -63,14 +75,13 @@ class VegetaImporter(Importer):
         config = conv.endpoint_config()
         if (offered := positive(rate)) is not None:
             config.update(load_kind="rate", request_rate_per_s=offered, arrival="constant")
-        conv.warn("vegeta names neither the model nor the device (it measures an endpoint): give them with --workload "
-                  "and --device, or label the run")
-        run = {"run_id": conv.run_id(0), "status": "ok",
+        if said:
+            config["tag"] = said
+        return {"run_id": conv.run_id(index), "status": "ok",
                "device": conv.device(None, "gpu", where="(whole file; vegeta measures an endpoint and names no GPU)"),
                "config": config, "metrics": metrics,
                "notes": "vegeta attack: requests/s = its throughput (successful requests over the attack and the wait "
                         "for the last answer); the rate offered in the config; latencies end to end"}
-        return conv.document([run])
 
     @staticmethod
     def _json(conv: Conversion, doc: dict[str, Any]) -> dict[str, Any]:
@@ -88,16 +99,33 @@ class VegetaImporter(Importer):
         }
 
     @staticmethod
-    def _text(conv: Conversion) -> dict[str, Any]:
-        lines: dict[str, tuple[int, list[str], list[str]]] = {}
-        for n, line in enumerate((conv.source.text or "").splitlines()[:200], 1):
-            if (m := _TEXT.match(line.strip())) is not None:
+    def _text(conv: Conversion) -> list[tuple[dict[str, Any], str]]:
+        """Each report in the text (a person may paste several, each under a few lines saying its rate) with the
+        words above it."""
+        reports: list[tuple[dict[str, tuple[int, list[str], list[str]]], str]] = []
+        said: list[str] = []
+        for n, raw in enumerate((conv.source.text or "").splitlines(), 1):
+            line = raw.strip().strip("`>").strip()
+            if (m := _TEXT.match(line)) is not None:
                 keys = [k.strip() for k in m.group("keys").split(",")]
                 values = [v.strip() for v in m.group("values").split(",")]
-                lines[m.group("name")] = (n, keys, values)
-        if "Requests" not in lines:
+                if m.group("name") == "Requests":
+                    if len(reports) >= MAX_REPORTS:
+                        raise conv.fail(f"line {n}", f"more than {MAX_REPORTS} vegeta reports in one file")
+                    reports.append(({}, ", ".join(dict.fromkeys(said))[:120]))
+                    said = []
+                if reports:
+                    reports[-1][0].setdefault(m.group("name"), (n, keys, values))
+            elif (w := _SAID.match(line)) is not None and w.group("heading"):
+                said = [w.group("heading").strip()]  # a heading starts what the next report is said to be
+            elif w is not None and not line.startswith(("Bytes", "Status", "Error")):
+                said.append(f"{w.group('key').strip()} {w.group('value').strip()}")
+        if not reports:
             raise conv.fail("line 1", "no 'Requests [total, rate, throughput]' line: import vegeta's report")
+        return [(VegetaImporter._figures(conv, lines), words) for lines, words in reports]
 
+    @staticmethod
+    def _figures(conv: Conversion, lines: dict[str, tuple[int, list[str], list[str]]]) -> dict[str, Any]:
         def figure(name: str, key: str) -> str | None:
             n, keys, values = lines.get(name, (0, [], []))
             return values[keys.index(key)] if key in keys and keys.index(key) < len(values) else None

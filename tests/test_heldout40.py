@@ -124,7 +124,7 @@ def test_a_platform_key_naming_a_stack_is_no_device_and_the_gpu_key_is() -> None
     runs, _, warnings = load_fixture(HELD / "finetune-bench-ubuntu-4070tisuper-platform-key.json")
     assert runs[0]["device"]["name"] == "NVIDIA GeForce RTX 4070 Ti SUPER"
     assert runs[0]["metrics"]["throughput_sps"] == 14.33
-    assert any("platform (an operating system, CPU architecture or software stack" in w for w in warnings)
+    assert any("platform (an operating system, CPU architecture, software stack or host" in w for w in warnings)
     runs, _, _ = load_fixture(HELD / "finetune-bench-macbook-m4-mlx-platform-key.json")
     assert runs[0]["device"]["name"] == "Apple M4 Pro"  # never 'macos_mlx', nor the API 'Metal 3'
 

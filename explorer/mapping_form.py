@@ -1,5 +1,5 @@
 """The Upload page's "Map it" section: for a table no reader is sure of, its first rows and, per column, the field
-it becomes and its unit (pre-filled from the header: importers.mapping.guess), the labels still needed (device,
+it becomes and its unit (pre-filled from the header: importers.mapping_guess.guess), the labels still needed (device,
 mode), and the runs it would make with their converted values (read through the one import path in a bounded
 child: explorer.mapping_read). "Import with this mapping" saves the recipe under its name and queues the file as
 every upload is queued (explorer.upload_queue: imported whole or not at all, by the server, in a bounded child);

@@ -22,10 +22,10 @@ from importers.mapping import (
     Recipe,
     apply,
     find,
-    guess,
     parse,
     read_table,
 )
+from importers.mapping_guess import guess
 from joulebench.errors import DatabaseBusyError, JouleBenchError, ResultFileError
 from joulebench.labels import NOT_STATED
 from joulebench.metrics import label as metric_label

@@ -15,6 +15,7 @@ from typing import Any
 
 from importers.base import Source
 from importers.general_table import MAP_IT, flatten, nested_records, twice_encoded
+from importers.powerlogs.log import METER_TIME_COLUMNS, TIME_COLUMNS
 from importers.table_labels import label_field
 from importers.table_text import approximate_column, text_tables
 from joulebench.errors import ResultFileError
@@ -69,10 +70,6 @@ def tools_line(importers: list[tuple[str, str]]) -> str:
             members.append(short)
     items = [f"{family} ({', '.join(members)})" if members else family for family, members in groups.items()]
     return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
-
-
-_TIME_COLUMN = re.compile(r"(?:[a-z]+[ _])?(?:time|timestamp|ts|date|datetime|elapsed|sec|secs|seconds|t)"
-                          r"(?:[ _]?\((?:s|ms|sec)\)|[ _](?:s|ms|sec))?")
 
 
 def what_is(source: Source) -> str | None:
@@ -148,7 +145,7 @@ def _log_kind(head: str) -> str | None:
     power = [c for c in columns if _POWER_COLUMN.search(c)]
     if power:
         return None
-    timed = any(_TIME_COLUMN.fullmatch(plain_name) for c in columns if (plain_name := c.strip().lower()))
+    timed = any(c.strip().lower() in (*TIME_COLUMNS, *METER_TIME_COLUMNS) for c in columns)
     if temps and timed and not any(_RESULT_COLUMN.search(c) for c in columns):  # an LLM's sampling 'Temperature'
         # beside its latencies is a setting of a results table, no sensor; a sensor's log has times
         return f"a temperature log without power (columns {', '.join(columns[:8])}; no power column)"

@@ -35,8 +35,8 @@ def _tagged(config: dict[str, Any], part: str) -> None:
     config["tag"] = ", ".join(p for p in (config.get("tag"), part) if p)[:200]
 
 
-_UNKNOWN = re.compile(r"(?i)(?:unknown|not available|unavailable|unspecified|n/?a|none)(?:[ _-]?(?:gpu|device|cpu|"
-                      r"accelerator|hardware))?")
+_UNKNOWN = re.compile(r"(?i)(?:unknown|not available|unavailable|unspecified)(?:[ _-]?(?:gpu|device|cpu|accelerator|"
+                      r"hardware))?")  # 'n/a', 'none': missing marks, never read as a label at all
 
 
 def row_device(conv: Conversion, labels: dict[str, str], config: dict[str, Any]) -> tuple[str | None, bool]:

@@ -32,7 +32,7 @@ from importers.base import Conversion
 from importers.request_detail import attach
 from importers.table_document import has_figure
 from importers.table_fields import Field, plain
-from importers.table_records import flatten
+from importers.table_records import flatten, record_list
 from importers.table_rows import cell, failures
 from importers.table_steps import LENGTHS, own_lengths, summarised
 from joulebench import units
@@ -88,16 +88,17 @@ def _name(header: str) -> str:
     return plain(header.strip()).replace(" ", "_").split(".")[-1]
 
 
-def listed_requests(doc: dict[str, Any], records: int) -> tuple[str, dict[str, Any]] | None:
+def listed_requests(doc: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """(the list's key, the object's other members) when a JSON object states a run's figures beside the list of
     that run's requests (`{"cell": {...}, "p50_s": 0.85, "output_tps": 2010, "raw": [{latency_s, ttft_s, ...}]}`):
-    the list's name says requests (`raw`, `requests`, `per_request`, `responses`), it holds at least MIN_REQUESTS
-    records and the object has a figure of its own. None for any other object."""
-    lists = [str(k) for k, v in doc.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v[:50])]
-    if len(lists) != 1 or records < MIN_REQUESTS or not _LISTED.fullmatch(lists[0]):
+    the object's one list of records (`table_records.record_list`) is named for requests (`raw`, `requests`,
+    `per_request`, `responses`), holds at least MIN_REQUESTS records, and the object has a figure of its own. None
+    for any other object."""
+    found = record_list(doc)
+    if found is None or len(found[1]) < MIN_REQUESTS or not _LISTED.fullmatch(found[0]):
         return None
-    rest = {str(k): v for k, v in doc.items() if k != lists[0]}
-    return (lists[0], rest) if has_figure(list(flatten(rest))) else None
+    rest = {str(k): v for k, v in doc.items() if k != found[0]}
+    return (found[0], rest) if has_figure(list(flatten(rest))) else None
 
 
 def _cue(header: list[str], rows: Rows, columns: Columns, timed: bool) -> tuple[int, str] | None:

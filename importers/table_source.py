@@ -68,7 +68,7 @@ def file_table(conv: Conversion) -> tuple[list[str], Rows, str, tuple[str, dict[
         for note in said:
             conv.warn(note)
         if kv is None and isinstance(source.json, dict):
-            listed = listed_requests(source.json, len(records))
+            listed = listed_requests(source.json)
         check_run_count(conv, len(records), "its records")
         flat = [flatten(r) for r in records]
         header = list(dict.fromkeys(k for r in flat for k in r))[:MAX_KEYS]

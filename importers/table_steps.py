@@ -153,14 +153,15 @@ def _merged_items(conv: Conversion, header: list[str], rows: Rows, columns: Colu
         return rows
     figures = [i for i, (f, _) in columns.items() if f.section == "metrics"]
     out: Rows = []
-    for group in _setups(rows, columns):
+    groups = _setups(rows, columns)
+    for group in groups:
         merged = _merged(group, figures, columns, item, warm_up=False)  # each item a different input: no warm-up
         if merged is None:
             return rows
         for i in own:  # each item's own length: the run states none of its own
             merged[1][i] = ""
         out.append((group[0][0], merged[1]))
-    sizes = [str(len(g)) for g in _setups(rows, columns)]
+    sizes = [str(len(g)) for g in groups]
     runs = f"the items of {len(out)} runs ({', '.join(sizes[:6])}{' ...' if len(sizes) > 6 else ''} rows" if len(
         out) > 1 else f"the items of one run (lines {rows[0][0]}-{rows[-1][0]}"
     conv.warn(f"rows read as {runs}: each a different {header[item][:30] or 'input'}): each mean latency the mean "

@@ -16,7 +16,8 @@ from importers import load
 from importers.base import Source
 from importers.describe import looks_like
 from importers.general_table import is_backend
-from importers.mapping import guess, read_table
+from importers.mapping import read_table
+from importers.mapping_guess import guess
 from importers.table_fields import measure_field
 from importers.table_labels import label_field
 from joulebench import units

@@ -14,7 +14,8 @@ import pytest
 from importers import load, load_source
 from importers.base import Source
 from importers.general_table import twice_encoded
-from importers.mapping import apply, guess, read_table, recipe_from
+from importers.mapping import apply, read_table, recipe_from
+from importers.mapping_guess import guess
 from joulebench.errors import NothingToImportError, ResultFileError
 
 REFUSED = Path(__file__).parent / "fixtures" / "general_table_refused"  # refused unaided: no number states its unit

@@ -23,13 +23,13 @@ from importers.mapping import (
     apply,
     check,
     find,
-    guess,
     header_of,
     parse,
     read_table,
     recipe_from,
     units_for,
 )
+from importers.mapping_guess import guess
 from importers.table_fields import measure_field
 from importers.table_labels import label_field
 from ingest.service import import_source

@@ -15,7 +15,8 @@ from db import Store
 from db.lake import LakeUrl, connect
 from db.push import push
 from importers.base import Source
-from importers.mapping import guess, read_table, recipe_from
+from importers.mapping import read_table, recipe_from
+from importers.mapping_guess import guess
 
 HEADER = "gpu_label,tok_rate,joules_per_tok,lat_first\n"
 FIRST = HEADER + "Jetson AGX Orin 64GB,21.5,0.42,180\nJetson AGX Orin 64GB,23.0,0.40,175\n"

@@ -51,7 +51,8 @@ def test_a_markdown_table_is_offered_to_the_mapping_step() -> None:
     """A text whose one table no reader can read (figures without units) is mapped like a CSV: its columns are the
     table's, not one column of the whole line."""
     from importers.base import Source
-    from importers.mapping import guess, read_table
+    from importers.mapping import read_table
+    from importers.mapping_guess import guess
 
     text = "| model | 1 | 2 |\n|---|---:|---:|\n| phi-2 | 171.5 | 90.2 |\n| starcoder | 32.5 | 44.1 |\n"
     table = read_table(Source.single(text.encode(), "pivot.md"))

@@ -108,6 +108,7 @@ from importers.table_rows import (
     system_names,
     without_failed,
     without_summaries,
+    without_warm_ups,
 )
 from importers.table_setups import coalesced, split_setups
 from importers.table_source import MAP_IT, Rows, file_table
@@ -213,6 +214,7 @@ class GeneralTableImporter(Importer):
                             "energy without a unit (W or mW, J or kWh cannot be told apart), so the runs would lack "
                             f"it (not read: {grouped_reasons(left)}); name the unit in the header, e.g. 'Power (W)', "
                             f"or {MAP_IT}")
+        rows = without_warm_ups(conv, header, rows, columns, where)
         rows, requests = request_rows(conv, header, rows, columns, timed=timed, listed=listed)  # one run's requests
         rows = without_summaries(conv, header, rows if requests else without_failed(conv, header, rows, columns,
                                                                                        where), columns, where)

@@ -15,6 +15,7 @@ from typing import Any
 from importers.base import Conversion, clean_str
 from importers.device_text import counted_device, device_from_path, device_named, gpu_of_system, kind_of_device
 from importers.table_fields import Field, plain
+from importers.table_labels import TPU
 from importers.table_rows import is_backend
 
 COUNTED_DEVICE = Field("counted_device", None, "label")  # '2 x NVIDIA A100': the GPU count and the device
@@ -42,6 +43,8 @@ _UNKNOWN = re.compile(r"(?i)(?:unknown|not available|unavailable|unspecified)(?:
 def row_device(conv: Conversion, labels: dict[str, str], config: dict[str, Any]) -> tuple[str | None, bool]:
     """(the device the row states, or None; whether the row says it ran elsewhere than a device a file name gives)."""
     stated = clean_str(labels.get("device"))
+    if not stated and (tpu := clean_str(labels.get(TPU.key))):  # 'v6e' under 'tpu_type': the TPU v6e
+        stated = tpu if "tpu" in tpu.lower() else f"TPU {tpu}"
     if stated and _UNKNOWN.fullmatch(stated.strip()):  # a writer's fallback ('Unknown GPU'): no device stated
         stated = None
     stated = gpu_of_system(stated) or stated if stated else stated  # 'DGX-GB300': its GPUs, counted apart

@@ -10,6 +10,7 @@ import re
 
 from importers.table_fields import HEADING_DEVICE, HEADING_TAG, OK_COLUMNS, Field, plain, uncamel
 
+TPU = Field("tpu", None, "label")  # a TPU column's generation ('v6e'): the device, named as Google names it
 LABELS: dict[str, Field] = {}
 for _names, _field in (
     (("model", "model_name", "modelo", "modell", "modele", "modello", "llm", "network", "arch", "model_id",
@@ -20,6 +21,7 @@ for _names, _field in (
       "device_name", "board", "platform", "plataforma", "hw", "hardware_model", "device_model", "board_model",
       "hardware_gpu", "gpu_names", "system", "chip", "soc", HEADING_DEVICE),
      Field("device", None, "label")),
+    (("tpu", "tpu_type", "tpu_version", "tpu_generation", "tpu_name"), TPU),  # 'v6e': Google's TPU v6e
     (("batch", "batch_size", "bs", "bsz", "batchsize", "tamano_lote", "tamano_batch", "tamano_de_batch",
       "tamano_del_lote", "lote", "batchgroße", "batchgrosse", "batch_groesse", "taille_batch", "taille_du_lot"),
      Field("batch_size", None, "config")),

@@ -31,7 +31,7 @@ import joulebench.requests as jr
 from importers.base import Conversion
 from importers.request_detail import attach
 from importers.table_document import has_figure
-from importers.table_fields import Field, plain
+from importers.table_fields import OK_COLUMNS, Field, plain
 from importers.table_records import flatten, record_list
 from importers.table_rows import cell, failures
 from importers.table_steps import LENGTHS, own_lengths, summarised
@@ -62,6 +62,10 @@ _TIMED = ("ttft_avg_ms", *_LATENCIES)
 _PER_REQUEST = {"ttft_avg_ms", *_LATENCIES, "duration_s", "output_tokens", "energy_missing_reason",
                 "throughput_derivation"}
 _RATE_UNITS = ("tokens/s", "items/s", "requests/s")
+# what one request's row states: its latencies and its lengths, never a rate or an energy
+_REQUEST_FIGURES = {"ttft_avg_ms", *_LATENCIES, "duration_s", "output_tokens", "prompt_tokens_mean", "tpot_avg_ms",
+                    "itl_avg_ms"}
+_BOOLEAN = {"true", "false"}
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,21 @@ def _cue(header: list[str], rows: Rows, columns: Columns, timed: bool) -> tuple[
             return i, "request"
         if _WORKER.fullmatch(name) and len(cells) >= 3 * len(set(cells)):
             return i, "worker"
-    return None
+    return _succeeded(header, rows, columns)
+
+
+def _succeeded(header: list[str], rows: Rows, columns: Columns) -> tuple[int, str] | None:
+    """A table of one request per row that no column names: an `ok` / `success` column of True / False on every row
+    beside nothing but a request's own figures (`ok, ttft_s, total_s, output_tokens, tpot_s`), with no label, rate or
+    energy that a table of runs states."""
+    status = next((i for i, (f, _) in columns.items() if f.key == "status"), None)
+    if status is None or _name(header[status]).lower() not in OK_COLUMNS:
+        return None
+    if any(f.section != "metrics" and i != status for i, (f, _) in columns.items()) or any(
+            f.key not in _REQUEST_FIGURES for f, _ in columns.values() if f.section == "metrics"):
+        return None
+    said = {cell(r, status).strip().lower() for _, r in rows}
+    return (status, "succeeded") if said <= _BOOLEAN else None
 
 
 def _seconds(text: str, header: str) -> float | None:
@@ -208,7 +226,10 @@ def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     times = {n: t for n, row in rows if at is not None and (t := _seconds(cell(row, at), header[at])) is not None}
     blanked = [cue] + ([at] if at is not None else [])  # the list's cue (-1) blanks no column
     kept = [(n, [("" if i in blanked else c) for i, c in enumerate(row)]) for n, row in rows if n not in failed]
-    who = {"request": f"{name[:30]} names each request", "list": f"{name[:30]}: the object's list of the requests "
+    who = {"request": f"{name[:30]} names each request",
+           "succeeded": f"each row says whether one request succeeded ({name[:30]}) and gives its own latencies and "
+                        "lengths, nothing that sets runs apart",
+           "list": f"{name[:30]}: the object's list of the requests "
            "of the run whose figures it states"}.get(kind, f"{name[:30]} names the load generator's worker that sent "
                                                             "each")
     conv.warn(f"rows read as requests ({who}): {len(groups)} run"

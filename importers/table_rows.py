@@ -161,6 +161,31 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
     return kept
 
 
+_WARM_UP = re.compile(r"(?:is_)?warm_?ups?(?:_(?:run|iter|iteration|step|phase|round))?")
+
+
+def without_warm_ups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, where: str) -> Rows:
+    """The rows less the warm-ups: rows a column no field reads calls `warmup` (`phase: warmup` beside `benchmark`),
+    or marks True in a `warmup` / `is_warmup` column. A warm-up runs before the measurement (a compile, a cache
+    fill) and is no run's figure; each row left out is said. A table whose every row says warm-up is kept."""
+    for i, name in enumerate(header):
+        if i in columns:
+            continue
+        said = [plain(cell(row, i)).replace(" ", "_").replace("-", "_") for _, row in rows]
+        if _WARM_UP.fullmatch(plain(name.strip()).replace(" ", "_").replace("-", "_")):
+            warm = [s in ("true", "yes", "1") for s in said] if set(said) <= {"true", "false", "yes", "no", "1",
+                                                                               "0"} else []
+        else:
+            warm = [bool(_WARM_UP.fullmatch(s)) for s in said]
+        if any(warm) and not all(warm):
+            left = [str(n) for (n, _), w in zip(rows, warm) if w]
+            conv.warn(f"{where} {', '.join(left[:10])}{' ...' if len(left) > 10 else ''} left out: its "
+                      f"{header[i][:30]} says warm-up, run before the measurement (a compile, a cache fill) and no "
+                      "run's figure")
+            return [r for r, w in zip(rows, warm) if not w]
+    return rows
+
+
 # a run column's word for a row that summarises the repeats beside it ('r3_mean_stdev', 'average', 'summary')
 _SUMMARY_WORDS = {"mean", "avg", "average", "median", "stdev", "std", "sd", "summary", "aggregate", "overall", "all"}
 
@@ -396,7 +421,8 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
         # a number set on the device or the load ('clock_target_mhz': 3105, 3045) tells rows apart, as a name does
         setting = not set(words) & (_STATISTIC_WORDS | _MONEY | _SNAPSHOT) and (
             bool(set(words) & (SET_ON | INPUT_MEDIA | _COUNTS_SET))
-            or bool(set(words) & _SWEPT) and len(seen) <= len(rows) // 2)  # a mix's ratio, a load level swept
+            or bool(set(words) & _SWEPT) and len(seen) <= len(rows) // 2  # a mix's ratio, a load level swept
+            or _round_sweep(values))  # 'Token Count': 128, 256, 512, 1024, each on several rows: lengths set
         if numbers and not setting and not (labels and all(WHOLE.fullmatch(v) for v in seen)
                                             and not set(words) & _MEASURED):
             continue
@@ -417,6 +443,18 @@ _BIT_WIDTH = re.compile(r"(?i)\d{1,2}[- ]?bits?\b")
 _SETUP_NAMED = re.compile(r"(?:^|[_\s.])(?:config|configuration|setup|variant|experiment|scenario)(?:_name)?$")
 _STATISTIC_WORDS = {"avg", "mean", "average", "median", "peak", "max", "min", "std", "p50", "p90", "p95", "p99"}
 _ROW_NUMBER = re.compile(r"id|idx|index|no|nr|num|number|row|#|unnamed: ?0|")
+
+
+def _round_sweep(values: list[str]) -> bool:
+    """Whether a column's whole numbers are the round values a sweep sets (powers of two from 16, or hundreds), each
+    on two rows or more: a length or a size chosen, not a count that came out of the run."""
+    if not values or not all(WHOLE.fullmatch(v) for v in values):
+        return False
+    counts: dict[int, int] = {}
+    for v in values:
+        counts[int(v)] = counts.get(int(v), 0) + 1
+    return 2 <= len(counts) and min(counts.values()) >= 2 and all(
+        (n >= 16 and n & (n - 1) == 0) or (n and n % 100 == 0) for n in counts)
 
 
 def _counts_rows(values: set[str]) -> bool:

@@ -80,3 +80,38 @@ def test_a_hosting_platform_is_no_device() -> None:
     f = imp("comprehensive_report.csv")
     assert len(f.runs) == 8 and all(r["device"] is None for r in f.runs)  # had been 'local', 'aws', ...
     assert {r["config"]["tag"] for r in f.runs} >= {"Platform local, Mode streaming", "Platform aws, Mode streaming"}
+
+
+def test_rows_saying_only_whether_each_request_succeeded_are_one_runs_requests() -> None:
+    rows = list(csv.DictReader((HELD / "tp2_c8.csv").open()))
+    (run,) = imp("tp2_c8.csv").runs  # had been 48 runs, one per request
+    m = run["metrics"]
+    assert m["requests_completed"] == len(rows) == 48 and m["requests_failed"] == 0
+    assert m["ttft_p50_ms"] == pytest.approx(statistics.median(float(r["ttft_s"]) for r in rows) * 1e3)
+    assert m["e2e_latency_avg_ms"] == pytest.approx(statistics.fmean(float(r["total_s"]) for r in rows) * 1e3)
+    assert "tokens_per_s" not in m  # a request's own rate is not the run's, and the rows give no window
+
+
+def test_a_failed_request_row_is_counted_and_a_table_with_settings_stays_a_table_of_runs() -> None:
+    text = (HELD / "tp2_c8.csv").read_text().splitlines()
+    failed = "\n".join([text[0], "False,,,0,", *text[1:]]) + "\n"
+    (run,) = imp("tp2_c8.csv", failed.encode()).runs
+    assert run["metrics"]["requests_completed"] == 48 and run["metrics"]["requests_failed"] == 1
+    # a column that sets the rows apart (a batch size) makes them runs, whatever their `ok` says
+    runs_table = "\n".join(["batch_size," + text[0]] + [f"{1 + i % 2}," + line for i, line in enumerate(text[1:])])
+    assert len(imp("tp2_c8.csv", runs_table.encode()).runs) == 48
+
+
+@pytest.mark.parametrize("name", ["metrics.json", "hfax-README.md"])
+def test_warm_up_rows_are_left_out_and_a_tpu_column_is_the_device(name: str) -> None:
+    f = imp(name)  # had been 19 runs with the 8 warm-ups (a JIT compile, 20 to 70 s) among them, no device
+    assert len(f.runs) == 11  # 8 benchmark setups and 3 final generations
+    assert not any("warmup" in (r["config"].get("tag") or "") for r in f.runs)
+    assert {r["device"]["name"] for r in f.runs} == {"TPU v6e"}
+    assert any("says warm-up" in w for w in f.warnings)
+    tags = [r["config"]["tag"] for r in f.runs]
+    assert len(set(tags)) == 9  # 8 benchmark setups (token-count buckets 128 to 1024) and the final, run 3 times
+    assert sum("final" in t for t in tags) == 3
+    text = next(r for r in f.runs if "benchmark, mode text-only, token" in (t := r["config"]["tag"].lower())
+                and t.endswith(" 128"))
+    assert text["metrics"]["tokens_per_s"] == pytest.approx(63.34, rel=1e-4)

@@ -34,6 +34,12 @@ _DEVICE_DIR = re.compile(
     r"|r[kv][ _-]?(1808|1106|1103|1126b?|35(88s?|76|68|66|62))"
     r"|hailo[ _-]?(8l?|10h?|15[hlm]?)|(google[ _-]?)?coral([ _-]?(usb|dev[ _-]?board|edge[ _-]?tpu))?"
     r"|edge[ _-]?tpu"
+    r"|(google[ _-]?)?(cloud[ _-]?)?tpu[ _-]?v[2-9][a-z]?([ _-]?(pod|lite))?"  # Google's TPUs: 'TPU v6e', 'tpu-v5e'
+    # the phones people run on-device models on, by their marketing names; their chips by Qualcomm's
+    r"|(samsung[ _-]?)?galaxy[ _-]?(s|a|z[ _-]?fold|z[ _-]?flip|tab[ _-]?s)\d{1,2}([ _-]?(ultra|plus|\+|fe|edge))?"
+    r"|(google[ _-]?)?pixel[ _-]?([3-9]|10)a?([ _-]?(pro|xl|pro[ _-]?xl|fold))?"
+    r"|(apple[ _-]?)?iphone[ _-]?(1[1-7]|[89]|x[rs]?|se)([ _-]?(pro([ _-]?max)?|plus|mini|max|e))?"
+    r"|(qualcomm[ _-]?)?snapdragon[ _-]?(8[ _-]?(s[ _-]?)?gen[ _-]?[1-5]|8[ _-]?elite|x[ _-]?(elite|plus)|\d{3})"
     r")$",
     re.IGNORECASE,
 )

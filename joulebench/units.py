@@ -129,7 +129,7 @@ def unit(symbol: str) -> Unit:
 
 def find_unit(symbol: str) -> Unit | None:
     text = symbol.strip()[:40]
-    text = re.sub(r"\s*/\s*", "/", text)
+    text = re.sub(r"\s*/\s*|\s+per\s+(?=[A-Za-z])", "/", text)  # 'ms per frame' is 'ms/frame'
     if text in UNITS:
         return UNITS[text]
     for variant in (text.replace("/second", "/s").replace("/sec", "/s"),
@@ -180,6 +180,9 @@ def is_range(text: str) -> bool:
 _ESTIMATE = re.compile(r"(?i)\s*(?:~|≈|～|ca\.|approx\.?|about\s)|.*(?:\(\s*est\b|\best\.|\bestimated?\b|\bapprox)")
 
 
+_ABOUT = re.compile(r"\s*(?:~|≈|～)\s*(?=\d)")
+
+
 def is_estimate(text: str) -> bool:
     """Whether a cell says its figure is an estimate ('~15', '≈ 2.1 GB', '~15-20 (est)', '120 (estimated)'): no
     measurement."""
@@ -194,6 +197,8 @@ def unit_of_cells(values: list[str]) -> Unit | None:
     when they carry none, several, or a unit none converts."""
     found = set()
     for v in values[:200]:
+        if isinstance(v, str) and (m := _ABOUT.match(v)) is not None:
+            v = v[m.end():]  # '~27.96 tokens/sec': an estimate's unit is still the column's (its value is not read)
         try:
             q = parse(v) if isinstance(v, str) else None
         except UnitError:

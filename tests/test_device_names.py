@@ -229,3 +229,17 @@ def test_cards_beyond_nvidia_and_a_ti_are_named_in_a_line(line: str, named: str 
     assert device_named(line) == named
     if named:
         assert kind_of_device(named) == "gpu"  # an Intel Arc or Gaudi is no CPU for all its maker's name
+
+
+@pytest.mark.parametrize(("line", "named", "kind"), [
+    ("**Device:** Samsung Galaxy S24 Ultra (SM-S938B)", "Samsung Galaxy S24 Ultra", "cpu"),
+    ("measured on a Pixel 8 Pro", "Pixel 8 Pro", "cpu"),
+    ("iPhone 15 Pro Max, Core ML", "iPhone 15 Pro Max", "cpu"),
+    ("Snapdragon 8 Gen 3 (Hexagon NPU)", "Snapdragon 8 Gen 3", "cpu"),
+    ("Cloud TPU v5e", "Cloud TPU v5e", "gpu"),
+    ("the pixel 0 row", None, None),  # a pixel's index is no phone
+])
+def test_phones_their_chips_and_tpus_are_named_in_a_line(line: str, named: str | None, kind: str | None) -> None:
+    assert device_named(line) == named
+    if named:
+        assert kind_of_device(named) == kind  # a phone runs on its own SoC: the cpu kind, as a board does

@@ -115,3 +115,12 @@ def test_warm_up_rows_are_left_out_and_a_tpu_column_is_the_device(name: str) -> 
     text = next(r for r in f.runs if "benchmark, mode text-only, token" in (t := r["config"]["tag"].lower())
                 and t.endswith(" 128"))
     assert text["metrics"]["tokens_per_s"] == pytest.approx(63.34, rel=1e-4)
+
+
+def test_a_reports_table_on_its_side_with_units_in_its_cells_and_the_phone_on_a_line_above() -> None:
+    f = imp("litertlm-report.md")  # had been refused
+    assert len(f.runs) == 2
+    assert {r["device"]["name"] for r in f.runs} == {"Samsung Galaxy S24 Ultra"}  # '**Device:** ... (SM-S938B)'
+    assert [r["metrics"]["ttft_avg_ms"] for r in f.runs] == [690.0, 630.0]  # '690 ms', '**630 ms**'
+    assert not any("decode_tokens_per_s" in r["metrics"] for r in f.runs)  # '~27.96 tokens/sec': an estimate
+    assert sum("is an estimate" in w for w in f.warnings) == 2

@@ -94,3 +94,17 @@ def test_hostile_cells_are_read_in_bounded_time() -> None:
         assert units.header_unit(cell)[0] is not None
         assert num(cell) is None
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize(("cell", "symbol", "value"), [
+    ("1020 ms per frame", "ms", 1020.0), ("3 J per image", "J/item", 3.0), ("5 ms per token", "ms/token", 5.0),
+    ("28 tokens per second", "tokens/s", 28.0),
+])
+def test_a_unit_written_with_per_is_the_unit_written_with_a_slash(cell: str, symbol: str, value: float) -> None:
+    q = units.parse(cell)
+    assert q is not None and q.unit is not None and (q.unit.symbol, q.value) == (symbol, value)
+
+
+def test_an_estimates_unit_is_its_columns_but_its_value_is_no_measurement() -> None:
+    assert units.unit_of_cells(["~27.96 tokens/sec", "16.35 tokens/sec"]) == units.unit("tokens/s")
+    assert units.is_estimate("~27.96 tokens/sec") and units.parse("~27.96 tokens/sec") is None

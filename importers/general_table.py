@@ -44,6 +44,7 @@ from importers.table_checks import (
     media_lengths,
     of_phase,
     per_gpu_scaled,
+    per_part_durations,
     per_token_checked,
     row_mode,
     says_training,
@@ -218,11 +219,14 @@ class GeneralTableImporter(Importer):
         rows, requests = request_rows(conv, header, rows, columns, timed=timed, listed=listed)  # one run's requests
         rows = without_summaries(conv, header, rows if requests else without_failed(conv, header, rows, columns,
                                                                                        where), columns, where)
+        unmerged = rows
         rows = rows if requests else merged_steps(conv, header, rows, columns)  # a row a frame or step of one run
+        columns = per_part_durations(conv, header, columns) if rows is unmerged and not requests else columns
         columns = shared_durations(conv, header, rows, columns)
         if not any(f.section == "metrics" for f, _ in columns.values()):
-            raise conv.fail("line 1", "its one figure, a duration, is a total written on some rows, not each row's "
-                            f"(said above); no other column is a figure with a unit JouleBench reads; {MAP_IT}")
+            raise conv.fail("line 1", "its one figure, a duration, is no run's own (" + "; ".join(
+                w for w in conv.warnings if " left out: " in w)[-300:] + "); no other column is a figure with a unit "
+                f"JouleBench reads; {MAP_IT}")
         header, rows, columns, tagged = relabelled(conv, header, rows, columns)
         left = [(name, why) for name, why in left if name not in tagged and name not in (requests.read if requests
                                                                                         else ())]

@@ -389,3 +389,31 @@ def per_gpu_scaled(conv: Conversion, header: list[str], columns: dict[int, tuple
             continue
         metrics[field.key] = each * gpu_count
         metrics["throughput_derivation"] = f"{header[i][:60]} ({each:g}) x the row's GPU count ({gpu_count:g})"
+
+
+_PART_WORDS = {"epoch": "one epoch's", "step": "one step's", "iter": "one iteration's", "iteration": "one iteration's",
+               "batch": "one batch's"}
+
+
+def per_part_durations(conv: Conversion, header: list[str], columns: dict[int, tuple[Field, units.Unit | None]]
+                       ) -> dict[int, tuple[Field, units.Unit | None]]:
+    """The columns read, where each row is a run (its steps not rows of their own), less a duration named for one
+    part of the run: a step's, an iteration's or a batch's time (`step_time_ms`) is the run's mean step time, read
+    as its latency; an epoch's (`epoch_time_sec`, a W&B summary's last epoch) is no figure of the whole run and is
+    left out. A total (`total_step_time`) stays the run's duration."""
+    at = next((i for i, (f, _) in columns.items() if f.key == "duration_s"), None)
+    if at is None:
+        return columns
+    words = words_of(header[at])
+    part = next((w for w in _PART_WORDS if w in words), None)
+    if part is None or words & {"total", "sum", "all", "whole", "full"}:
+        return columns
+    out = {i: fu for i, fu in columns.items() if i != at}
+    if part == "epoch":
+        conv.warn(f"{header[at][:40]} left out: {_PART_WORDS[part]} time, not the run's duration")
+    elif not any(f.key == "latency_avg_ms" for f, _ in columns.values()):
+        out[at] = (Field("latency_avg_ms", "ms", "metrics"), columns[at][1])
+        conv.warn(f"{header[at][:40]} read as latency_avg_ms: {_PART_WORDS[part]} time (the run's mean step), not the "
+                  "run's duration")
+    return out
+

@@ -423,7 +423,11 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
             bool(set(words) & (SET_ON | INPUT_MEDIA | _COUNTS_SET))
             or bool(set(words) & _SWEPT) and len(seen) <= len(rows) // 2  # a mix's ratio, a load level swept
             or _round_sweep(values))  # 'Token Count': 128, 256, 512, 1024, each on several rows: lengths set
-        if numbers and not setting and not (labels and all(WHOLE.fullmatch(v) for v in seen)
+        # with no label read, whole numbers in a column before any figure are the key a person set ('R': a LoRA
+        # rank, 8, 16, 32), never a row's number counted 0, 1, 2, ...
+        leading = not labels and all(columns[j][0].section != "metrics" for j in columns if j < i) and not (
+            _counts_rows(seen))
+        if numbers and not setting and not ((labels or leading) and all(WHOLE.fullmatch(v) for v in seen)
                                             and not set(words) & _MEASURED):
             continue
         if numbers and not setting and units.header_unit(name)[1] is not None:  # 'min_us': a figure, its unit named

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 
 from importers.device_text import device_from_path, device_named
+from importers.table_checks import says_training
 from importers.table_console import _RULE, MAX_COLUMNS, MAX_LINE, MAX_LINES, fixed_table, gap_table, tab_table, unboxed
 from importers.table_html import html_tables
 from importers.table_long import UNIT_AT_END, with_stat
@@ -478,8 +479,9 @@ def _unit_of(text: str) -> bool:
 def side_by_side(tables: list[TextTable]) -> list[TextTable]:
     """Tables that give other figures of the same rows, one table per quantity ('2.1 TTFT', then '2.2 Latency', each
     row 'spark-test | low-load'), joined row by row into one table under their common headings. Tables are joined
-    when they have as many rows, the columns they share hold the same cells row by row, and no other column is in
-    both: two tables of the same figures are two setups (one per heading), never joined."""
+    when their headings do not set a training apart from an inference, they have as many rows, the columns they
+    share hold the same cells row by row, and no other column is in both: two tables of the same figures are two
+    setups (one per heading), never joined."""
     out: list[TextTable] = []
     for table in tables:
         last = out[-1] if out else None
@@ -497,6 +499,8 @@ def side_by_side(tables: list[TextTable]) -> list[TextTable]:
 
 
 def _parallel(a: TextTable, b: TextTable) -> bool:
+    if says_training(" ".join(a.headings)) != says_training(" ".join(b.headings)):
+        return False  # 'A. Training Benchmark' above one, 'B. Inference Benchmark' above the other: two workloads
     shared = [h for h in a.header if h in b.header and h.strip()]
     if not shared or len(a.rows) != len(b.rows) or len(shared) == min(len(a.header), len(b.header)):
         return False

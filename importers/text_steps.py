@@ -46,13 +46,31 @@ def _shape(cand: Candidate) -> tuple[object, ...]:
             tuple(f.name for f in cand.figures if f.field is not None))
 
 
+_RUNNING = re.compile(r"(?i)avg|mean|average|running")
+
+
+def _clocked(first: Candidate, measured: list[Candidate]) -> bool:
+    """Whether the step lines carry a clock: a duration that rises at every step (`train_time:40.6s`, 42.7s, ...)."""
+    for fig in first.figures:
+        if fig.field is not None and fig.field.key == "duration_s":
+            values = [next(f.value for f in c.figures if f.name == fig.name) for c in measured]
+            if len(values) >= 3 and all(b > a for a, b in zip(values, values[1:], strict=False)):
+                return True
+    return False
+
+
 def _merged(block: list[Candidate], steps: list[int]) -> Candidate:
     measured = block[1:]  # the first step is the warm-up
     figures: list[Figure] = []
+    running = False
     for first in block[0].figures:
         if first.field is None:
             continue
         values = [next(f.value for f in c.figures if f.name == first.name) for c in measured]
+        if first.field.key.endswith("_avg_ms") and _RUNNING.search(first.name) and _clocked(block[0], measured):
+            running = True  # 'step_avg' beside a clock ('train_time' rising): the mean so far; the last is the run's
+            figures.append(dataclasses.replace(first, value=values[-1], decimals=None))
+            continue
         figures.append(dataclasses.replace(first, value=run_value(values, first.field.key), decimals=None))
     labels = dict(block[0].labels)
     labels.setdefault("tag", Label(block[0].figures[0].line, "tag", "steps", f"steps from {block[0].where}"))
@@ -62,7 +80,8 @@ def _merged(block: list[Candidate], steps: list[int]) -> Candidate:
     lines = f"lines {block[0].where[5:]}-{block[-1].where[5:]}"
     note = (f"{len(block)} training steps ({steps[0]} to {steps[-1]}) read as one run: step {steps[0]} left out as "
             f"the warm-up, then mean latencies the mean over the other {len(measured)} steps, rates their median and "
-            "the duration the sum of their step times")
+            "the duration the sum of their step times" + (
+                "; a running average written beside a clock (its mean so far) is the last step's" if running else ""))
     return Candidate(lines, figures, labels, block[0].heading, note)
 
 

@@ -82,6 +82,7 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("item_rate", 1.0, ("items/s", "samples/s", "sample/s", "qps", "QPS", "it/s", "img/s", "images/s", "image/s",
                         "fps", "FPS", "req/s", "requests/s", "inferences/s", "inf/s", "sps", "queries/s", "infer/s",
                         "infer/sec", "inferences/sec", "docs/s", "doc/s", "documents/s", "sentences/s", "texts/s",
+                        "examples/s", "example/s",
                         "seq/s", "seqs/s", "sequences/s",
                         "frames/s", "predictions/s", "embeddings/s")),  # Triton Model Analyzer's 'infer/sec'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
@@ -162,6 +163,8 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
 
 _NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _GROUPED = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # 1,234.5 / 12,345,678
+# thousands set apart by a space, as SI and most of Europe write them ('2 486', '12 345.6'), a cell's whole number
+_SPACED = re.compile(r"[-+]?\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+(?:[.,]\d+)?(?=\s*[^\d\s.,]|\s*$)")
 _COUNTED = re.compile(r"\s?(?:tokens?|tok)\s*$")  # '1,024 tokens': a count has no decimal comma
 # a spread written after a mean ('127.73±0.21', '5.1 +- 0.3', '14.8 ± 0.0 ms'): the cell's value is the mean
 _SPREAD_AFTER = re.compile(r"^\s*(?:±|\+/-|\+-)\s*(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -254,6 +257,8 @@ def parse(text: str) -> Quantity | None:
         first = terms[0]
         assert first is not None
         return Quantity(sum(t.value for t in terms if t is not None), first.unit, first.written)
+    if (spaced := _SPACED.match(cell)) is not None:  # '2 486 tokens/s': 2486
+        cell = re.sub(r"[ \u00a0\u202f\u2009](?=\d{3})", "", spaced.group(0)).replace(",", ".") + cell[spaced.end():]
     m = _GROUPED.match(cell)
     if m and ("." in m.group(0) or m.group(0).count(",") > 1 or _COUNTED.match(cell[m.end():])):
         number = m.group(0).replace(",", "")
@@ -309,6 +314,8 @@ def value_in(text: str, expected: str | None) -> float | None:
     target = unit(expected)
     if q.unit.kind == "tokens" and target.kind == "tokens":
         return q.value
+    if q.unit.kind == "time" and target.kind == "time_per_token":  # 'Latency per Token' over '65.06 ms': the
+        return q.value * q.unit.factor / target.factor  # column says per token, the cell its unit of time
     try:
         return q.unit.to(target, q.value)
     except UnitError as e:
@@ -362,8 +369,8 @@ _PER_TOKEN_END = re.compile(r"(?:^|_)(?P<unit>joules?|j|mj|wh)_per_(?:[a-z]{1,20
 _TOKEN_PHASES = {"pp", "tg", "pg", "gen", "generation", "prompt", "prefill", "decode", "eval", "output", "input"}
 # a count of items per second spelled out at the end of a name ('throughput_samples_per_sec', 'frames_per_s',
 # 'throughput_samples_sec'): a rate, never a time in seconds
-_PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|images?|imgs?|frames?|items?|inferences?|predictions?|"
-                             r"requests?|reqs?|queries|query|sentences?|sent|docs?|documents?|texts?|embeddings?|"
+_PER_SECOND_END = re.compile(r"(?:^|_)(?P<what>samples?|examples?|images?|imgs?|frames?|items?|inferences?|"
+                             r"predictions?|requests?|reqs?|queries|query|sentences?|sent|docs?|documents?|texts?|embeddings?|"
                              r"utterances?|steps?|iters?|iterations?)_(?:per_(?:second|sec|s)|sec|second)$")
 _QUANTITY_WORDS = {"time", "duration", "latency", "runtime", "elapsed", "power", "energy", "avg power", "t", "p", "e"}
 _DATA_UNITS = {"b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "bytes", "byte", "mbit", "gbit"}

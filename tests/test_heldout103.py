@@ -1,0 +1,77 @@
+"""Issue 39, held-out sets 103 to 106: files read wrong or refused unaided, each a fixture after it was counted
+(tests/fixtures/formats/heldout103_106, SOURCES.md), with what it had been read as.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from importers import Hints, ImportedFile, load
+from joulebench.errors import ResultFileError
+
+HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout103_106"
+
+
+def imp(name: str, data: bytes | None = None) -> ImportedFile:
+    return load((HELD / name).read_bytes() if data is None else data, name, hints=Hints())[0]
+
+
+def test_thousands_set_apart_by_a_space_are_one_number() -> None:
+    f = imp("aidaptiv-README.md")  # had been refused: '2 486' is not a number
+    assert len(f.runs) == 24  # 7 GPUs x 4 columns, less the 4 '—' cells
+    first = f.runs[0]
+    assert first["device"]["name"] == "RTX 5090" and first["metrics"]["tokens_per_s"] == 2486.0
+    assert first["config"]["mode"] == "train"  # 'Fine-Tuning Performance Summary'
+    last = f.runs[-1]
+    assert last["metrics"]["tokens_per_s"] == 718.0 and "70B (2×)" in last["config"]["tag"]
+
+
+def test_examples_per_second_is_the_runs_throughput() -> None:
+    doc = json.loads((HELD / "benchmark_training_results.json").read_text())
+    f = imp("benchmark_training_results.json")
+    records = doc if isinstance(doc, list) else next(v for v in doc.values() if isinstance(v, list))
+    assert len(f.runs) == len(records) == 12
+    assert [r["metrics"]["throughput_sps"] for r in f.runs] == pytest.approx(
+        [rec["examples_per_second"] for rec in records])
+
+
+def test_a_training_table_and_an_inference_table_of_the_same_setups_stay_apart() -> None:
+    f = imp("Result_Zenith_v0.3.0_RealWorld_Benchmark.md")  # had been refused ('65.06 ms' under a per-token name)
+    assert [r["config"]["mode"] for r in f.runs] == ["train", "train", "infer", "infer"]
+    train, _, infer, _ = f.runs
+    assert train["metrics"]["duration_s"] == 20.97 and "tokens_per_s" not in train["metrics"]
+    assert infer["metrics"]["tpot_avg_ms"] == 65.06 and infer["metrics"]["tokens_per_s"] == 15.37
+    assert "duration_s" not in infer["metrics"]
+    assert {r["device"]["name"] for r in f.runs} == {"Tesla T4"}
+
+
+def test_one_epochs_time_is_not_the_runs_duration() -> None:
+    # had been: the last epoch's 44.0 s stored as the duration of a five-epoch run
+    with pytest.raises(ResultFileError, match="epoch_time_sec left out: one epoch's time"):
+        imp("wandb-summary.json")
+
+
+def test_a_step_time_in_a_table_of_runs_is_each_runs_mean_step() -> None:
+    data = b"model,batch_size,step_time_ms,samples_per_s\nresnet50,32,43.58,734.2\nvit_b_16,32,61.2,522.9\n"
+    f = imp("runs.csv", data)
+    assert [r["metrics"]["latency_avg_ms"] for r in f.runs] == [43.58, 61.2]
+    assert not any("duration_s" in r["metrics"] for r in f.runs)
+
+
+def test_a_leading_column_of_whole_numbers_tells_the_runs_apart() -> None:
+    rows = [r for r in csv.DictReader((HELD / "benchmark_summary.csv").open()) if r["Time (s)"]]
+    f = imp("benchmark_summary.csv")  # had been 5 runs of one configuration: the LoRA ranks pooled as repeats
+    assert [r["config"]["tag"] for r in f.runs] == [f"R {r['R']}" for r in rows]
+
+
+def test_a_running_average_beside_a_clock_is_the_last_steps() -> None:
+    text = (HELD / "regular_ce_1060_run.txt").read_text()
+    last = [m for m in re.finditer(r"step:(\d+)/1060, train_time:(\d+)ms, step_avg:([\d.]+)ms", text)][-1]
+    (run,) = imp("regular_ce_1060_run.txt").runs  # had been 315.6 ms: the mean of the running means
+    assert run["metrics"]["latency_avg_ms"] == pytest.approx(float(last.group(3)))
+    assert run["metrics"]["latency_avg_ms"] == pytest.approx(int(last.group(2)) / int(last.group(1)), rel=1e-3)

@@ -4,7 +4,9 @@ load generator's `worker, elapsed, latency_ms` rows) is one run whose requests a
 
 The rows are requests when a column no field reads names them so: a request's id (`request_id`, `req_idx`,
 `prompt_id`, `query_id`, `conversation_id`, ...) different on every row of a setup, or a load generator's worker
-(`worker`, `client_id`, `thread`, `vu`) that each repeats on at least three rows; at least MIN_REQUESTS rows; a
+(`worker`, `client_id`, `thread`, `vu`) that each repeats on at least three rows; with nothing read but each
+request's own latencies and lengths, an `ok` of True / False on every row, or a time rising row after row over
+MIN_STAMPED rows (`timestamp`: a per-frame log); at least MIN_REQUESTS rows; a
 latency of each request read (TTFT, end-to-end latency, or a duration); and no figure named as a statistic (`mean`,
 `p99`, `avg`): those are a run's summaries. The label columns a reader reads (device, model, concurrency ...) group
 the rows into runs; a request's own prompt or output length never does, unless its values repeat as a sweep's do.
@@ -41,6 +43,7 @@ Rows = list[tuple[int, list[str]]]
 Columns = dict[int, tuple[Field, units.Unit | None]]
 
 MIN_REQUESTS = 5
+MIN_STAMPED = 20  # a log of items told only by their times: more rows than any table of runs a person writes
 WINDOW_TOLERANCE = 0.02  # a window known within 2 % (one request's latency over the run's span) gives its rates
 _SUFFIX = r"[_ ]?(?:id|idx|index|no|num|number|uuid|key)"  # a bare 'prompt' or 'request' names setups as often
 _REQUEST = re.compile(r"(?:request|req|prompt|query|question|conversation|conv|session|call|completion)" + _SUFFIX)
@@ -99,10 +102,22 @@ def listed_requests(doc: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     `per_request`, `responses`), holds at least MIN_REQUESTS records, and the object has a figure of its own. None
     for any other object."""
     found = record_list(doc)
-    if found is None or len(found[1]) < MIN_REQUESTS or not _LISTED.fullmatch(found[0]):
+    if found is None or len(found[1]) < MIN_REQUESTS:
         return None
     rest = {str(k): v for k, v in doc.items() if k != found[0]}
+    if not _LISTED.fullmatch(found[0]) and not _summarises(rest, found[1]):
+        return None
     return (found[0], rest) if has_figure(list(flatten(rest))) else None
+
+
+_STAT = re.compile(r"(?i)^(?:avg|mean|average|median|p50|p9[059]|total|sum)_|_(?:avg|mean|average|median|p50|p9[059])$")
+
+
+def _summarises(rest: dict[str, Any], records: list[Any]) -> bool:
+    """Whether an object states a statistic of a figure its records each give (`avg_ttft_seconds` beside records of
+    `ttft_seconds`): the records are the items of the one run the object sums up, whatever its list is named."""
+    keys = {str(k) for r in records[:50] if isinstance(r, dict) for k in r}
+    return any(_STAT.sub("", k) in keys for k in rest if _STAT.search(k))
 
 
 def _cue(header: list[str], rows: Rows, columns: Columns, timed: bool) -> tuple[int, str] | None:
@@ -116,7 +131,7 @@ def _cue(header: list[str], rows: Rows, columns: Columns, timed: bool) -> tuple[
             return i, "request"
         if _WORKER.fullmatch(name) and len(cells) >= 3 * len(set(cells)):
             return i, "worker"
-    return _succeeded(header, rows, columns)
+    return _succeeded(header, rows, columns) or _stamped(header, rows, columns)
 
 
 def _succeeded(header: list[str], rows: Rows, columns: Columns) -> tuple[int, str] | None:
@@ -124,13 +139,30 @@ def _succeeded(header: list[str], rows: Rows, columns: Columns) -> tuple[int, st
     beside nothing but a request's own figures (`ok, ttft_s, total_s, output_tokens, tpot_s`), with no label, rate or
     energy that a table of runs states."""
     status = next((i for i, (f, _) in columns.items() if f.key == "status"), None)
-    if status is None or _name(header[status]).lower() not in OK_COLUMNS:
-        return None
-    if any(f.section != "metrics" and i != status for i, (f, _) in columns.items()) or any(
-            f.key not in _REQUEST_FIGURES for f, _ in columns.values() if f.section == "metrics"):
+    if status is None or _name(header[status]).lower() not in OK_COLUMNS or not _own_figures_only(columns, status):
         return None
     said = {cell(r, status).strip().lower() for _, r in rows}
     return (status, "succeeded") if said <= _BOOLEAN else None
+
+
+def _own_figures_only(columns: Columns, but: int | None = None) -> bool:
+    """Whether a table reads nothing but a request's own figures (its latencies and lengths): no label, rate or
+    energy that a table of runs states."""
+    return not any(f.section != "metrics" and i != but for i, (f, _) in columns.items()) and all(
+        f.key in _REQUEST_FIGURES for f, _ in columns.values() if f.section == "metrics")
+
+
+def _stamped(header: list[str], rows: Rows, columns: Columns) -> tuple[int, str] | None:
+    """A log of one run's items that no column names: a time on every row, rising row after row (`timestamp`,
+    epoch seconds), beside nothing but each item's own figures (`latency_ms`), over MIN_STAMPED rows or more."""
+    if len(rows) < MIN_STAMPED or not _own_figures_only(columns):
+        return None
+    at = _times(header, rows, columns)[1]
+    if at is None:
+        return None
+    times = [t for _, r in rows if (t := _seconds(cell(r, at), header[at])) is not None]
+    rising = len(times) == len(rows) and all(b >= a for a, b in zip(times, times[1:], strict=False))
+    return (at, "stamped") if rising and times[-1] > times[0] else None
 
 
 def _seconds(text: str, header: str) -> float | None:
@@ -225,10 +257,14 @@ def request_rows(conv: Conversion, header: list[str], rows: Rows, columns: Colum
     times_are, at = _times(header, rows, columns)
     times = {n: t for n, row in rows if at is not None and (t := _seconds(cell(row, at), header[at])) is not None}
     blanked = [cue] + ([at] if at is not None else [])  # the list's cue (-1) blanks no column
+    if kind in ("list", "succeeded", "stamped"):  # one run's requests: a column no field reads (a question, its
+        blanked += [i for i in range(len(header)) if i not in columns]  # answer) is the request's, never a setup
     kept = [(n, [("" if i in blanked else c) for i, c in enumerate(row)]) for n, row in rows if n not in failed]
     who = {"request": f"{name[:30]} names each request",
            "succeeded": f"each row says whether one request succeeded ({name[:30]}) and gives its own latencies and "
                         "lengths, nothing that sets runs apart",
+           "stamped": f"each row is one item, timed by {name[:30]} rising row after row, with its own latencies and "
+                      "nothing that sets runs apart",
            "list": f"{name[:30]}: the object's list of the requests "
            "of the run whose figures it states"}.get(kind, f"{name[:30]} names the load generator's worker that sent "
                                                             "each")

@@ -31,7 +31,8 @@ _BACKENDS = re.compile(r"(?:cuda|cpu|gpu|mps|rocm|hip|xpu|npu|tpu|auto|cuda\s*:\
 
 NOT_OK = {"no", "false", "n", "0", "x", "✗", "✘"}  # in an 'ok' / 'success' column: the run failed
 FAILED = {"failed", "fail", "failure", "error", "errored", "oom", "crashed", "crash", "timeout", "timed_out",
-          "timedout", "killed", "aborted", "cancelled", "canceled", "skipped"}
+          "timedout", "killed", "aborted", "cancelled", "canceled", "skipped",
+          "invalid", "unreliable", "discarded", "rejected"}  # a measurement its writer marked void: no run's figure
 _FAILURE_WHY = {"oom": "out of memory", "out_of_memory": "out of memory", "cuda_oom": "out of memory",
                 "timeout": "the run timed out", "timed_out": "the run timed out", "timedout": "the run timed out",
                 "killed": "the run was killed"}  # what FAILED's words say, where more than 'the run failed'
@@ -154,7 +155,7 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
             continue
         who = cell(row, name)
         conv.warn(f"{where} {n}{f' ({who[:60]})' if who else ''} left out: its {header[status][:40]} is "
-                  f"{failed[n]}; a failed run holds no measurement")
+                  f"{failed[n]}; a failed or voided run holds no measurement")
     if rows and not kept:
         raise conv.fail(f"{where} {rows[0][0]}", f"every row's {header[status][:40]} says it failed: no measurement to "
                    "import")

@@ -75,3 +75,32 @@ def test_a_running_average_beside_a_clock_is_the_last_steps() -> None:
     (run,) = imp("regular_ce_1060_run.txt").runs  # had been 315.6 ms: the mean of the running means
     assert run["metrics"]["latency_avg_ms"] == pytest.approx(float(last.group(3)))
     assert run["metrics"]["latency_avg_ms"] == pytest.approx(int(last.group(2)) / int(last.group(1)), rel=1e-3)
+
+
+def test_an_objects_average_of_its_records_figure_makes_them_one_runs_items() -> None:
+    doc = json.loads((HELD / "hybrid2_results.json").read_text())
+    (run,) = imp("hybrid2_results.json").runs  # had been 50 runs, tagged by each question's answer
+    assert run["metrics"]["requests_completed"] == len(doc["results"]) == 50
+    assert run["metrics"]["ttft_avg_ms"] == pytest.approx(doc["avg_ttft_seconds"] * 1e3, rel=1e-3)
+    assert not run["config"].get("tag")  # a question's answer type is no setup of the run
+
+
+def test_a_log_of_items_told_only_by_a_rising_timestamp_is_one_run() -> None:
+    rows = list(csv.DictReader((HELD / "edge_results_ml_xgb.csv").open()))
+    (run,) = imp("edge_results_ml_xgb.csv").runs  # had been 1020 runs
+    latencies = [float(r["latency_ms"]) for r in rows]
+    assert run["metrics"]["requests_completed"] == len(rows) == 1020
+    assert run["metrics"]["e2e_latency_avg_ms"] == pytest.approx(sum(latencies) / len(latencies))
+    assert not run["config"].get("tag")
+    # a table of a few runs with a timestamp stays a table of runs
+    few = "timestamp,latency_ms\n" + "".join(f"{1758113103 + i},{20 + i}\n" for i in range(6))
+    assert len(imp("edge_results_ml_xgb.csv", few.encode()).runs) == 6
+
+
+def test_records_their_writer_marked_void_are_left_out() -> None:
+    records = [json.loads(line) for line in (HELD / "index.jsonl").read_text().splitlines() if line.strip()]
+    f = imp("index.jsonl")
+    void = [r for r in records if r.get("status", "").startswith(("invalid", "unreliable"))]
+    assert len(void) == 5
+    assert sum("left out: its status is" in w for w in f.warnings) == len(void)
+    assert len(f.runs) <= len(records) - len(void)

@@ -105,11 +105,12 @@ def listed_requests(doc: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     if found is None or len(found[1]) < MIN_REQUESTS:
         return None
     rest = {str(k): v for k, v in doc.items() if k != found[0]}
-    if not _LISTED.fullmatch(found[0]) and not _summarises(rest, found[1]):
-        return None
+    if not _LISTED.fullmatch(found[0]) and (_REPEATS.fullmatch(found[0]) or not _summarises(rest, found[1])):
+        return None  # a list named 'runs' or 'trials' holds repeats of the setup, each a run of its own
     return (found[0], rest) if has_figure(list(flatten(rest))) else None
 
 
+_REPEATS = re.compile(r"(?i)(?:runs?|trials?|repeats?|repetitions?|reps?|iterations?|iters?|rounds?)")
 _STAT = re.compile(r"(?i)^(?:avg|mean|average|median|p50|p9[059]|total|sum)_|_(?:avg|mean|average|median|p50|p9[059])$")
 
 

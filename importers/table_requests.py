@@ -35,7 +35,7 @@ from importers.request_detail import attach
 from importers.table_document import has_figure
 from importers.table_fields import OK_COLUMNS, Field, plain
 from importers.table_records import flatten, record_list
-from importers.table_rows import cell, failures
+from importers.table_rows import cell, failures, status_column
 from importers.table_steps import LENGTHS, own_lengths, summarised
 from joulebench import units
 
@@ -139,7 +139,7 @@ def _succeeded(header: list[str], rows: Rows, columns: Columns) -> tuple[int, st
     """A table of one request per row that no column names: an `ok` / `success` column of True / False on every row
     beside nothing but a request's own figures (`ok, ttft_s, total_s, output_tokens, tpot_s`), with no label, rate or
     energy that a table of runs states."""
-    status = next((i for i, (f, _) in columns.items() if f.key == "status"), None)
+    status = status_column(columns)
     if status is None or _name(header[status]).lower() not in OK_COLUMNS or not _own_figures_only(columns, status):
         return None
     said = {cell(r, status).strip().lower() for _, r in rows}

@@ -109,7 +109,7 @@ def _says_failed(said: str, failed: set[str]) -> bool:
     return words[0] in FAILED or any(w in FAILED or w.endswith(("error", "exception")) for w in words[:40])
 
 
-def _status_column(columns: Columns) -> int | None:
+def status_column(columns: Columns) -> int | None:
     return next((i for i, (f, _) in columns.items() if f.key == "status"), None)
 
 
@@ -121,7 +121,7 @@ def failures(header: list[str], rows: Rows, columns: Columns) -> tuple[int, dict
     """The status column and, for each row it says failed, what it says (its error column's text beside, where
     there is one), by line; None when there is no status column or it gives verdicts (PASS / FAIL against a
     target), not failures."""
-    status = _status_column(columns)
+    status = status_column(columns)
     if status is None or _verdicts(rows, status):
         return None
     error = _find(header, _ERROR_COLS)
@@ -141,7 +141,7 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
     """The rows whose status column does not say they failed; each failed row said in a warning."""
     found = failures(header, rows, columns)
     if found is None:
-        if (status := _status_column(columns)) is not None:
+        if (status := status_column(columns)) is not None:
             conv.warn(f"{header[status][:40]} gives verdicts (PASS / FAIL against a target), not failed runs: every "
                       "row's figures are kept")
         return rows

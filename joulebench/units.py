@@ -180,10 +180,12 @@ def is_range(text: str) -> bool:
     return m is not None and float(m.group(1)) < float(m.group(2))
 
 
-_ESTIMATE = re.compile(r"(?i)\s*(?:~|≈|～|ca\.|approx\.?|about\s)|.*(?:\(\s*est\b|\best\.|\bestimated?\b|\bapprox)")
+_APPROX_MARKS = "~≈～"  # a figure written as about so much
+_ESTIMATE = re.compile(rf"(?i)\s*(?:[{_APPROX_MARKS}]|ca\.|approx\.?|about\s)|"
+                       r".*(?:\(\s*est\b|\best\.|\bestimated?\b|\bapprox)")
 
 
-_ABOUT = re.compile(r"\s*(?:~|≈|～)\s*(?=\d)")
+_ABOUT = re.compile(rf"\s*[{_APPROX_MARKS}]\s*(?=\d)")  # the marks alone, before the figure
 
 
 def is_estimate(text: str) -> bool:

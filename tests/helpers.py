@@ -341,3 +341,11 @@ def field_key(header: str) -> str | None:
 
     field = measure_field(header)[0]
     return None if field is None else field.key
+
+
+def unaided(folder: Path, name: str, data: bytes | None = None) -> Any:
+    """A held-out fixture imported as its user uploads it: no hints, under its writer's file name; `data` in place of
+    the file's bytes where a test alters it."""
+    from importers import Hints, load
+    return load((folder / name).read_bytes() if data is None else data, name, hints=Hints())[0]
+

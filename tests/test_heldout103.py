@@ -7,18 +7,17 @@ from __future__ import annotations
 import csv
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from importers import Hints, ImportedFile, load
 from joulebench.errors import ResultFileError
+from tests.helpers import unaided
 
 HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout103_106"
 
-
-def imp(name: str, data: bytes | None = None) -> ImportedFile:
-    return load((HELD / name).read_bytes() if data is None else data, name, hints=Hints())[0]
+imp = partial(unaided, HELD)
 
 
 def test_thousands_set_apart_by_a_space_are_one_number() -> None:

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import json
 import statistics
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from importers import Hints, ImportedFile, load
+from tests.helpers import unaided
 
 HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout95_98"
 
-
-def imp(name: str, data: bytes | None = None) -> ImportedFile:
-    return load((HELD / name).read_bytes() if data is None else data, name, hints=Hints())[0]
+imp = partial(unaided, HELD)
 
 
 def test_an_object_stating_a_runs_figures_beside_its_raw_requests_is_that_run() -> None:

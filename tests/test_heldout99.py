@@ -7,17 +7,17 @@ from __future__ import annotations
 import csv
 import json
 import statistics
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from importers import Hints, ImportedFile, load
+from importers import Hints, load
+from tests.helpers import unaided
 
 HELD = Path(__file__).parent / "fixtures" / "formats" / "heldout99_102"
 
-
-def imp(name: str, data: bytes | None = None) -> ImportedFile:
-    return load((HELD / name).read_bytes() if data is None else data, name, hints=Hints())[0]
+imp = partial(unaided, HELD)
 
 
 def test_a_settings_objects_output_length_is_asked_not_generated_and_a_gpu_objects_model_is_the_device() -> None:

@@ -64,7 +64,7 @@ BASE = {"energy": "J", "power": "W", "time": "s", "token_rate": "tokens/s", "ite
 
 _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     # kind, factor to base, symbols (case matters: mW is not MW; lower-case spellings are added below)
-    ("energy", 1.0, ("J", "joule", "joules", "Joule")),
+    ("energy", 1.0, ("J", "joule", "joules", "Joule", "Joules")),
     ("energy", 1e3, ("kJ",)), ("energy", 1e6, ("MJ",)), ("energy", 1e-3, ("mJ",)),
     ("energy", 3600.0, ("Wh",)), ("energy", 3.6e6, ("kWh",)), ("energy", 3.6, ("mWh",)),
     ("power", 1.0, ("W", "watt", "watts", "Watt", "Watts")), ("power", 1e-3, ("mW", "milliwatt", "milliwatts")),

@@ -103,3 +103,17 @@ def test_records_their_writer_marked_void_are_left_out() -> None:
     assert len(void) == 5
     assert sum("left out: its status is" in w for w in f.warnings) == len(void)
     assert len(f.runs) <= len(records) - len(void)
+
+
+def test_a_power_gadget_log_is_one_trace_whose_energy_is_its_own_counter() -> None:
+    f = imp("intel_power_gadget_log.csv")  # had been read as 23 rows of a table of experiments
+    rows = list(csv.reader((HELD / "intel_power_gadget_log.csv").read_text().split("\n\n")[0].splitlines()))
+    counter = [float(r[6]) for r in rows[1:]]  # 'Cumulative Processor Energy_0(Joules)'
+    elapsed = [float(r[2]) for r in rows[1:]]
+    assert len(f.runs) == 1 and "standalone_power_trace" in f.runs[0]["flags"]
+    m = f.runs[0]["metrics"]
+    assert m["energy_method"] == "counter" and m["energy_j"] == pytest.approx(counter[-1] - counter[0])
+    assert m["duration_s"] == pytest.approx(elapsed[-1] - elapsed[0])
+    assert m["energy_sampled_j"] < m["energy_j"]  # the trapezoid over 9 samples, kept beside the counter
+    domains = [t["domain"] for t in f.runs[0]["power_traces"]]
+    assert domains[0] == "Processor Power_0" and not any("PL" in d for d in domains)  # limits are no draws

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from energy import energy_figures
+from energy.figures import compare_counter_and_sampled
 from energy.rails import board_for_device, modules_for
 from importers.base import Conversion, Importer, Source, iso_utc
 from importers.powerlogs.detect import sniff
@@ -332,6 +333,10 @@ class PowerTableImporter(Importer):
             if total is None or duration is None:
                 metrics["energy_missing_reason"] = (log.notes[-1] if total is None else
                                                     "fewer than 2 samples over a positive time span")
+            elif log.counter_j is not None:  # the meter's own running energy: a counter before a sampled integral
+                metrics.update(energy_figures(log.counter_j, boundary=conv.boundary(total.boundary), method="counter",
+                                              duration_s=duration, what="the log's energy counter", flags=flags))
+                metrics.update(compare_counter_and_sampled(log.counter_j, log.total_j() or 0.0, flags))
             else:
                 metrics.update(energy_figures(log.total_j(), boundary=conv.boundary(total.boundary), method="sampled",
                                               duration_s=duration, what="the log's power", flags=flags))

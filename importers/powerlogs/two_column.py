@@ -159,9 +159,11 @@ def _cells(head: str, column: int, delimiter: str) -> list[str]:
 
 def _rising(head: str, column: int, strictly: bool = True) -> bool:
     """Whether the first rows' values in a column rise (a clock's; a counter's, never falling, where not
-    `strictly`), over five rows at least."""
+    `strictly`), over five rows at least; the table ends at a blank line (Intel Power Gadget's summary after it)."""
     values = []
     for line in head.splitlines()[1:40]:
+        if not line.strip():
+            break
         cells = line.split(",")
         try:
             values.append(float(cells[column]))
@@ -191,6 +193,31 @@ def _by_device(body: list[list[str]], column: int, t: np.ndarray, time_name: str
         if np.any(np.diff(t[rows]) < 0):
             raise PowerLogError(time_name, f"time goes backwards for device {k[:20]}; is the log from several runs?")
     return out
+
+
+_COUNTER_WORDS = {"cumulative", "energy", "total", "accumulated", "power", "0"}  # words that do not name a domain
+
+
+def _counter_j(header: list[str], body: list[list[str]], total: str) -> tuple[float, str] | None:
+    """(J, column) of the total's running energy counter beside its power ('Cumulative Processor Energy_0(Joules)'
+    beside 'Processor Power_0(Watt)', Intel Power Gadget's; 'energy1_mWh' beside the one power column of a meter):
+    an energy column whose values never fall, naming the total's domain (or the only one); its rise over the log.
+    The first of its units the header states (Joules before mWh)."""
+    domain = _parts(total) - _COUNTER_WORDS
+    found: list[tuple[int, float, set[str]]] = []
+    for i, h in enumerate(header):
+        name, unit, _ = units.header_unit(h)
+        if unit is None or unit.kind != "energy":
+            continue
+        try:
+            values = [float(r[i]) * unit.factor for r in body if i < len(r) and r[i].strip()]
+        except ValueError:
+            continue
+        if len(values) == len(body) >= 2 and all(b >= a for a, b in zip(values, values[1:], strict=False)):
+            found.append((i, values[-1] - values[0], _parts(name) - _COUNTER_WORDS))
+    named = [f for f in found if f[2] == domain] if domain else found
+    pick = named[0] if len(named) == 1 or domain and named else None  # Joules before mWh of one domain
+    return (pick[1], header[pick[0]]) if pick is not None and pick[1] > 0 else None
 
 
 def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str, str] | None = None) -> PowerLog:
@@ -305,10 +332,15 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
             notes.append(f"{len(traces)} power columns, none named the total ({', '.join(tr.domain for tr in traces)})"
                          ": no energy is taken from them (rails need not add up)")
     chosen = next((tr for tr in traces if tr.domain in totals), None)
+    counted = _counter_j(header, body, chosen.domain) if chosen is not None and device is None and rail is None \
+        else None
+    if counted is not None:
+        notes.append(f"'{counted[1]}' is the meter's own running energy: the energy is its rise over the log "
+                     f"({counted[0]:.4g} J), the trace's integral kept beside it")
     log = PowerLog("power-table", traces, totals, (chosen.boundary if chosen else None) or "",
                    started, samples=len(body), start_wall_s=start_wall,
                    total_column=chosen.domain if chosen else None, gpu_count=len(traces) if device is not None
-                   and "gpu" in _parts(header[device]) else None)
+                   and "gpu" in _parts(header[device]) else None, counter_j=counted[0] if counted else None)
     log.notes = [f"power log, {len(body)} samples of " + (f"{len(traces)} devices" if device is not None else
                                                           f"{len(traces)} power column(s)"), *notes]
     return log

@@ -505,6 +505,8 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a decode time (not a window)"
         if words & _DURATION or name.strip().lower() in ("s", "sec", "seconds"):
             return Field("duration_s", "s"), unit, ""
+        if words and words <= {"step", "iter", "iteration", "batch"}:  # 'Step(ms)': a step's time, as 'step_time_ms'
+            return Field("duration_s", "s"), unit, ""  # (table_checks.per_part_durations reads it per row)
         return None, None, "a time that is neither a latency nor the run's duration"
     if kind == "frequency" and words & SET_ON:
         return None, None, "a clock set (a setting, not a measured clock)"

@@ -404,6 +404,8 @@ def header_unit(header: str) -> tuple[str, Unit | None, str]:
         if found is not None:  # 'J/token gen': the first unit token is the unit, the rest says of what
             return m.group("name").strip(), found, written
         name = m.group("name").strip()
+        if written.lower() == "s/s" and re.search(r"(?i)^(?:thru|throughput|tput)\b", name):  # 'Thru(s/s)': samples
+            return name, UNITS["samples/s"], written  # per second (a second per second is no throughput)
         if name and (before := find_unit(name)) is not None and before.kind in ("token_rate", "item_rate"):
             if written.lower() in ("total", "all", "sum", "aggregate", "system"):  # 't/s (total)': over all streams
                 return name, before, name

@@ -117,3 +117,21 @@ def test_a_power_gadget_log_is_one_trace_whose_energy_is_its_own_counter() -> No
     assert m["energy_sampled_j"] < m["energy_j"]  # the trapezoid over 9 samples, kept beside the counter
     domains = [t["domain"] for t in f.runs[0]["power_traces"]]
     assert domains[0] == "Processor Power_0" and not any("PL" in d for d in domains)  # limits are no draws
+
+
+def test_abbreviated_step_and_throughput_headers_of_a_console_table() -> None:
+    f = imp("summary_table.txt")  # had been refused: 'Step(ms)' neither a latency nor a duration, 's/s' no unit
+    lines = (HELD / "summary_table.txt").read_text().splitlines()[2:]
+    real = [line.split() for line in lines if not line.startswith("unknown")]
+    assert len(f.runs) == len(real) == 20  # the two rows of zeros are no runs
+    first = f.runs[0]
+    assert first["metrics"]["latency_avg_ms"] == 136.70 and first["metrics"]["throughput_sps"] == 468.19
+    assert first["config"]["gpu_count"] == 2 and first["config"]["model"] == "resnet50"
+    assert "FSDP-Full+MP+AC (2GPU)" in first["config"]["tag"]
+
+
+def test_seconds_per_second_is_samples_only_under_a_throughput_name() -> None:
+    from joulebench import units
+    assert units.header_unit("Thru(s/s)")[1] == units.UNITS["samples/s"]
+    assert units.header_unit("Throughput (s/s)")[1] == units.UNITS["samples/s"]
+    assert units.header_unit("Ratio (s/s)")[1] is None  # a time over a time is no rate of samples

@@ -21,6 +21,7 @@ from importers.table_long import (
     transposed,
     transposed_head,
 )
+from importers.table_pairs import split_statistics
 from importers.table_records import (
     MAX_KEYS,
     flatten,
@@ -89,7 +90,8 @@ def file_table(conv: Conversion) -> tuple[list[str], Rows, str, tuple[str, dict[
                             "date-time): the table has no header row, so its columns are not named; write the "
                             f"header as the first line (nvidia-smi: --format=csv without noheader), or {MAP_IT}")
         header, rows = multi_header(conv, header, decimal_marks(rows, delimiter))  # '1,5'; '23,197'; pandas'
-        where = "line"  # aggregate: its names over its statistics
+        header, rows = split_statistics(conv, header, rows)  # aggregate; 'TTFT p50 / p90 (ms)' over '199 / 221'
+        where = "line"
         long = long_columns(header)
         stats = stat_columns(header) if long is None else None
         if stats is not None:

@@ -371,6 +371,11 @@ def _keyed(title: str) -> str | None:
     return key.strip().lower() if colon and value.strip() and 0 < len(key.strip()) <= 40 else None
 
 
+# a heading that is a device's name and then what was measured on it
+_BEFORE_RESULTS = re.compile(r"(?i)^(.{2,60}?)\s+(?:eval(?:uation)?\s+|benchmark\s+|inference\s+|training\s+)?"
+                             r"(?:results?|benchmarks?|performance|measurements?|numbers|report)\b")
+
+
 def heading_device(title: str) -> str | None:
     """The GPU or Jetson a heading names: the whole heading, a part in brackets, the end after 'on' ('GeForce RTX
     2070', 'Results (RTX 3090)', 'Benchmark Results on Jetson Orin Nano Super') or its first word where no other
@@ -378,6 +383,7 @@ def heading_device(title: str) -> str | None:
     by that name, never guessed; 'A100 vs H100': two)."""
     parts = [title, *re.findall(r"[(\[]([^()\[\]]{2,60})[)\]]", title),
              *re.findall(r"(?:\bon|@)\s+([^()\[\]=]{2,60}?)[\s=]*$", title),  # '... Results on Jetson Orin Nano =='
+             *re.findall(_BEFORE_RESULTS, title)[:1],  # 'NVIDIA Jetson AGX Thor Developer Kit eval results'
              *(re.split(r"\s*[:(\[]", title, maxsplit=1)[:1] if re.search(r"[:(\[]", title) else [])]  # 'RTX 3090:
     # pp520 tg128', 'NVIDIA DGX Spark (GB10, sm_121a)': the name before what is said of it
     for part in parts:

@@ -73,6 +73,7 @@ from importers.table_identities import NO_UNIT, head_proves_units, proven_units
 from importers.table_labels import label_field, thousands_field
 from importers.table_long import (
     long_columns,
+    stat_columns,
     transposed_head,
 )
 from importers.table_named import devices_of_columns, devices_of_setups, model_in_tag, model_named, named_columns
@@ -153,8 +154,9 @@ class GeneralTableImporter(Importer):
         figured = sum(FIGURE_CELL.match(c) is not None for c in cells)  # 'loss: 10.8', 'time: 644 ms': figures
         if len(cells) >= 2 and not (figured and first.startswith("#") or figured >= 2):  # a comment's words or a
             # line of figures ('step 0, loss: 10.8, time: 644.64 ms'), no header
-            if long_columns(cells) is not None or data_row(cells):
-                return True  # a table without its header row: read, to be refused saying so
+            if long_columns(cells) is not None or data_row(cells) or stat_columns(cells) is not None:
+                return True  # a table without its header row: read, to be refused saying so; figures named in a
+                # metric column with their statistics in columns ('metric, unit, median, p90')
             if has_figure(tool_names(cells)[0]) or cells_give_figure(head, delimiter_of(head)) or names_request_times(
                     cells):
                 return True

@@ -491,6 +491,9 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
         if "tg" in words:  # 'final_p50_tg_s': the time generating after the first token, never a request's latency
             return None, None, "a decode time (not a request's latency, nor a window)"
         averaged = bool(words & {"average", "avg", "mean"}) and not words & (_DURATION - _TIME - {"total"} | {"epoch"})
+        done = words - {"average", "avg", "mean", "seconds", "secs", "sec", "s", "ms"}  # 'mean_transcribe_seconds':
+        averaged = averaged or bool(words & {"average", "avg", "mean"}) and bool(done) and not done & (
+            _DURATION | {"epoch", "run", "job", "total", "wall"})  # a mean of what each item took, in seconds
         # 'inference_ms', 'infer_ms_mean': the time of one inference (never a whole run's: 'total_inference_time_s')
         per_item = "per" in words and bool(words & {"iter", "iters", "iteration", "it", "step", "batch", "image",
                                                      "img", "sample", "item", "frame"})  # 'total_per_image_ms'

@@ -20,6 +20,10 @@ _METRIC_COLS = ("metric", "metric_name", "measure", "measurement", "metrica", "m
                 "quantity")
 _VALUE_COLS = ("value", "val", "valor", "wert", "valeur", "result", "measurement_value", "amount", "metric_value")
 _UNIT_COLS = ("unit", "units", "unidad", "einheit", "unité", "unite", "metric_unit")
+_COUNT_COLS = ("n", "n_valid", "count", "n_samples", "samples", "repeats", "n_runs")  # beside statistics: over how many
+# a note written beside each figure ('22 prompt tokens; 128 output tokens'), or where it came from: no run's identity
+_NOTE_COLS = ("note", "notes", "comment", "comments", "remark", "remarks", "telemetry_source", "metric_source",
+              "source_of_metric")
 
 
 def long_columns(header: list[str]) -> tuple[int, int, int | None] | None:
@@ -54,17 +58,23 @@ def with_stat(name: str, stat: str) -> str:
     """The figure's name with its statistic before the unit it ends in: 'Time to First Token min (ms)', never
     '... (ms) min', whose last word reads as minutes."""
     m = UNIT_AT_END.fullmatch(name)
-    return f"{m.group('name')} {stat} {m.group('unit')}" if m else f"{name} {stat}"
+    if m:
+        return f"{m.group('name')} {stat} {m.group('unit')}"
+    return f"{stat} {name}" if stat in ("min", "max") else f"{name} {stat}"  # 'min ttft_ms': never 'ttft_ms min'
+    # (its last word a unit, minutes)
 
 
 def stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], stats: tuple[int, list[int]]
-                ) -> tuple[list[str], list[tuple[int, list[str]]], tuple[int, int, None]]:
+                ) -> tuple[list[str], list[tuple[int, list[str]]], tuple[int, int, int | None]]:
     """The table written long, one figure a row named by its metric and statistic ('prompt tok/s median'), so that
     each statistic is read as the field its name gives (a rate's median or mean, never its percentiles as a
     latency). A setup named on the first of its rows only (a console table's 'Test' column) holds for the rows below
     it."""
     metric, columns = stats
-    keys = [i for i in range(len(header)) if i != metric and i not in columns]
+    low = [plain(h.strip()).replace(" ", "_") for h in header]
+    unit = next((low.index(c) for c in _UNIT_COLS if c in low), None)  # 'metric, unit, median, p90': each row's unit
+    counts = [i for i, h in enumerate(low) if h in _COUNT_COLS]  # how many repeats each statistic is over
+    keys = [i for i in range(len(header)) if i != metric and i not in columns and i != unit and i not in counts]
     long: list[tuple[int, list[str]]] = []
     above = ["" for _ in keys]
     for n, row in rows:
@@ -75,10 +85,14 @@ def stats_long(conv: Conversion, header: list[str], rows: list[tuple[int, list[s
         name = row[metric].strip() if metric < len(row) else ""
         for i in columns:
             if name and i < len(row) and row[i].strip().lower() not in MISSING_CELLS:  # 'N/A': no statistic of it
-                long.append((n, [*cells, with_stat(name, header[i].strip().lower()), row[i].strip()]))
+                given = [row[unit].strip() if unit < len(row) else ""] if unit is not None else []
+                long.append((n, [*cells, with_stat(name, header[i].strip().lower()), row[i].strip(), *given]))
     conv.warn(f"{header[metric][:40]} names the figures and {', '.join(header[i][:20] for i in columns)} give their "
-              "statistics: read as one column per figure and statistic")
-    return [header[i] for i in keys] + ["metric", "value"], long, (len(keys), len(keys) + 1, None)
+              "statistics: read as one column per figure and statistic"
+              + (f" ({', '.join(header[i][:20] for i in counts)}: the repeats each is over, not read)"
+                 if counts else ""))
+    names = [header[i] for i in keys] + ["metric", "value"] + (["unit"] if unit is not None else [])
+    return names, long, (len(keys), len(keys) + 1, len(keys) + 2 if unit is not None else None)
 
 
 def pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]], long: tuple[int, int, int | None]
@@ -87,6 +101,11 @@ def pivot(conv: Conversion, header: list[str], rows: list[tuple[int, list[str]]]
     in brackets when a unit column gives it). The same metric twice for one combination is refused."""
     m_i, v_i, u_i = long
     keys = [i for i in range(len(header)) if i not in (m_i, v_i, u_i)]
+    notes = [i for i in keys if plain(header[i].strip()).replace(" ", "_") in _NOTE_COLS]
+    if notes:  # a note beside each figure would make each figure a run of its own
+        keys = [i for i in keys if i not in notes]
+        conv.warn(f"{', '.join(header[i][:30] for i in notes)}: a note beside each figure, not read (no run's "
+                  "identity)")
     groups: dict[tuple[str, ...], dict[str, str]] = {}
     first_line: dict[tuple[str, ...], int] = {}
     names: dict[str, None] = {}

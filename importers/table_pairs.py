@@ -49,9 +49,9 @@ def split_statistics(conv: Conversion, header: list[str], rows: Rows) -> tuple[l
         return header, rows
     out_rows: Rows = []
     for line, row in rows:
-        cells: list[str] = []
+        split: list[str] = []
         for c, n in plans:
             cell = row[c] if c < len(row) else ""
-            cells.extend([cell] if n == 1 else (_parts(cell, n) or [""] * n))
-        out_rows.append((line, cells))
+            split.extend([cell] if n == 1 else (_parts(cell, n) or [""] * n))
+        out_rows.append((line, split))
     return out_header, out_rows

@@ -42,8 +42,8 @@ MAP_IT = "map its columns on the Upload page, or joulebench import --mapping REC
 def csv_like(head: str, delimiter: str) -> bool:
     """Whether the first line is a CSV/TSV header the wide or long reader takes (else a text's tables are read)."""
     cells = [c.strip().strip('"') for c in head.split("\n", 1)[0].split(delimiter)]
-    if len(cells) >= 2 and (long_columns(cells) is not None or data_row(cells) or has_figure(cells)
-                            or names_request_times(cells)):
+    if len(cells) >= 2 and (long_columns(cells) is not None or stat_columns(cells) is not None or data_row(cells)
+                            or has_figure(cells) or names_request_times(cells)):
         return True
     return transposed_head(head, delimiter) or head_proves_units(head, delimiter) or cells_give_figure(head,
                                                                                                       delimiter)

@@ -74,6 +74,9 @@ OWN_TEXT_KEYS = frozenset({"date", "backend", "endpoint_type", "label", "model_i
 _COUNTED = re.compile(r"(\d{1,3})\s*[xX×]\s*(\S.*)")  # '4xNVIDIA_L40S', '2 x H100'
 
 
+WARM_UP = ("warmup", "warm-up", "warm_up")  # a line's 'type' that marks it a warm-up, no measured run
+
+
 @dataclass
 class Metadata:
     """The labels `--metadata` added to a result: a device (with how many), settings, and the rest for the tag."""
@@ -131,6 +134,10 @@ class VllmBenchImporter(Importer):
         doc = conv.source.json
         if doc is None:  # JSON Lines: each line a benchmark of its own (appended run after run)
             lines = read_jsonl(conv.source.text or "", conv)
+            warm = [n for n, r in lines if isinstance(r, dict) and str(r.get("type", "")).lower() in WARM_UP]
+            if warm and len(warm) < len(lines):  # a warm-up appended before the measured lines ('type': 'warmup')
+                conv.warn(f"line {', '.join(str(n) for n in warm[:5])}: a warm-up ('type': 'warmup'), left out")
+                lines = [(n, r) for n, r in lines if n not in warm]
             check_run_count(conv, len(lines), "the lines")
             runs = [self._run(conv, r, i, f"line {n}") for i, (n, r) in enumerate(lines)]
         else:

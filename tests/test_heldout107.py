@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import re
 from functools import partial
 from pathlib import Path
@@ -45,3 +47,38 @@ def test_the_device_a_title_names_before_what_was_measured() -> None:
     f = imp("SUMMARY.md")  # '# NVIDIA Jetson AGX Thor Developer Kit eval results'
     assert {r["device"]["name"] for r in f.runs} == {"NVIDIA Jetson AGX Thor Developer Kit"}
     assert {r["device"]["kind"] for r in f.runs} == {"jetson"}
+
+
+def test_figures_named_down_a_metric_column_with_a_unit_column_and_statistics_beside() -> None:
+    f = imp("results-reviewed.csv")  # had been refused: no column of the header names a figure
+    with (HELD / "results-reviewed.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    runs = {(r["status"], r["quantization"], r["timestamp_utc"]) for r in rows}
+    assert len(f.runs) == len(runs) == 7  # the per-figure notes ('Flash Attention enabled') split no run
+    first = [r for r in rows if r["status"] == rows[0]["status"] and r["timestamp_utc"] == rows[0]["timestamp_utc"]]
+    ttft = next(r for r in first if r["metric"] == "ttft_ms")
+    total = next(r for r in first if r["metric"] == "runtime_total_ms")
+    m = f.runs[0]["metrics"]
+    assert (m["ttft_p50_ms"], m["ttft_p90_ms"]) == (float(ttft["median"]), float(ttft["p90"]))
+    assert m["latency_max_ms"] == float(total["max"]) and "duration_s" not in m  # 'min' is no unit of minutes
+    assert f.runs[0]["device"]["name"] == "NVIDIA Jetson AGX Orin Developer Kit"
+
+
+def test_a_warm_up_line_of_appended_vllm_results_is_left_out() -> None:
+    f = imp("ds-0822-cpu.json")  # had kept the warm-up (5 prompts of 1 output token) as a 16th run
+    lines = [json.loads(x) for x in (HELD / "ds-0822-cpu.json").read_text().splitlines() if x.strip()]
+    measured = [r for r in lines if r.get("type") != "warmup"]
+    assert len(lines) == 16 and len(f.runs) == len(measured) == 15
+    assert [r["metrics"]["duration_s"] for r in f.runs] == pytest.approx([r["duration"] for r in measured])
+    assert any("warm-up" in w and "left out" in w for w in f.warnings)
+
+
+def test_a_mean_of_what_each_item_took_is_a_latency_not_the_runs_duration() -> None:
+    f = imp("summary_by_model_split.csv")  # 'mean_transcribe_seconds' had been stored as the run's duration
+    with (HELD / "summary_by_model_split.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(f.runs) == len(rows) == 6
+    for run, row in zip(f.runs, rows, strict=True):
+        assert run["metrics"]["latency_avg_ms"] == pytest.approx(float(row["mean_transcribe_seconds"]) * 1000)
+        assert "duration_s" not in run["metrics"]
+        assert f"model_size {row['model_size']}, split {row['split']}" == run["config"]["tag"]

@@ -508,7 +508,10 @@ def measure_field(header: str, cell_unit: units.Unit | None = None) -> tuple[Fie
             return None, None, "a decode time (not a window)"
         if words & _DURATION or name.strip().lower() in ("s", "sec", "seconds"):
             return Field("duration_s", "s"), unit, ""
-        if words and words <= {"step", "iter", "iteration", "batch"}:  # 'Step(ms)': a step's time, as 'step_time_ms'
+        bare = words - {"ms", "us", "ns", "s", "sec", "secs", "seconds"}  # the name without its unit's word
+        if bare and bare <= {"npu", "gpu", "cpu", "tpu", "dsp", "accelerator"} and unit.factor <= 1e-3:
+            return Field("latency_avg_ms", "ms"), unit, ""  # 'npu_ms': the time on the chip of one inference, in ms
+        if bare and bare <= {"step", "iter", "iteration", "batch"}:  # 'Step(ms)': a step's time, as 'step_time_ms'
             return Field("duration_s", "s"), unit, ""  # (table_checks.per_part_durations reads it per row)
         return None, None, "a time that is neither a latency nor the run's duration"
     if kind == "frequency" and words & SET_ON:

@@ -82,3 +82,19 @@ def test_a_mean_of_what_each_item_took_is_a_latency_not_the_runs_duration() -> N
         assert run["metrics"]["latency_avg_ms"] == pytest.approx(float(row["mean_transcribe_seconds"]) * 1000)
         assert "duration_s" not in run["metrics"]
         assert f"model_size {row['model_size']}, split {row['split']}" == run["config"]["tag"]
+
+
+def test_a_chips_time_in_ms_over_rows_named_by_their_input_file_is_one_runs_latency() -> None:
+    f = imp("evaluation_results.csv")  # had been refused: 'npu_ms' neither a latency nor a duration
+    with (HELD / "evaluation_results.csv").open() as fh:
+        times = [float(r["npu_ms"]) for r in csv.DictReader(fh)]
+    assert len(f.runs) == 1 and len(times) == 1897  # a row per clip: the items of one run
+    assert f.runs[0]["metrics"]["latency_avg_ms"] == pytest.approx(sum(times) / len(times))
+
+
+def test_a_chips_time_in_ms_is_one_inferences_and_a_bare_step_a_steps() -> None:
+    from importers.table_fields import measure_field
+    assert measure_field("npu_ms")[0].key == "latency_avg_ms"  # type: ignore[union-attr]
+    assert measure_field("gpu_ms")[0].key == "latency_avg_ms"  # type: ignore[union-attr]
+    assert measure_field("cpu_s")[0] is None  # seconds on a CPU: a run's as often as an inference's
+    assert measure_field("Step(ms)")[0].key == "duration_s"  # type: ignore[union-attr]  # per_part_durations' step

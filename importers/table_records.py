@@ -321,7 +321,33 @@ def record_list(doc: dict[str, Any]) -> tuple[str, list[dict[str, Any]]] | None:
     if named:
         return named[0] if len(named) == 1 else None
     figured = _figured(lists)
+    if len(figured) == 1 and _counts_only(figured[0][1]) and _states_results(doc):
+        return None  # a breakdown of the object's counts ('endpoint_summaries': completed, tokens), no runs of its own
     return figured[0] if len(figured) == 1 else None
+
+
+_COUNT_KEYS = frozenset({"output_tokens", "output_tokens_mean", "prompt_tokens_mean", "examples"})  # no result alone
+
+
+def _counts_only(records: list[dict[str, Any]]) -> bool:
+    """Whether a list's records give nothing but counts (requests, tokens): no latency, rate, energy or time."""
+    keys = {str(k)[:100] for r in records[:20] for k in flatten(r)}
+    found = [f for k in keys if (f := _field(k)) is not None]
+    return bool(found) and all(f in _COUNT_KEYS for f in found)
+
+
+def _states_results(doc: dict[str, Any]) -> bool:
+    """Whether an object's own members (its lists aside) give a result: a latency, a rate or an energy."""
+    own = flatten({k: v for k, v in doc.items() if not isinstance(v, list)})
+    return any((f := _field(str(k)[:100])) is not None and f not in _COUNT_KEYS and f != "duration_s" for k in own)
+
+
+def _field(key: str) -> str | None:
+    try:
+        found = measure_field(key)[0]
+    except FieldError:
+        return None
+    return found.key if found is not None and found.section == "metrics" else None
 
 
 def _figured(lists: list[tuple[str, list[Any]]]) -> list[tuple[str, list[dict[str, Any]]]]:

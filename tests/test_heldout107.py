@@ -98,3 +98,14 @@ def test_a_chips_time_in_ms_is_one_inferences_and_a_bare_step_a_steps() -> None:
     assert measure_field("gpu_ms")[0].key == "latency_avg_ms"  # type: ignore[union-attr]
     assert measure_field("cpu_s")[0] is None  # seconds on a CPU: a run's as often as an inference's
     assert measure_field("Step(ms)")[0].key == "duration_s"  # type: ignore[union-attr]  # per_part_durations' step
+
+
+def test_an_objects_own_figures_beside_a_list_of_counts_are_the_run() -> None:
+    doc = json.loads((HELD / "single_node_results.json").read_text())
+    f = imp("single_node_results.json")  # had been refused: its list of per-endpoint counts taken for the records
+    assert len(f.runs) == 1
+    m = f.runs[0]["metrics"]
+    assert m["latency_p50_ms"] == pytest.approx(doc["latency_seconds"]["p50"] * 1000)
+    assert m["requests_per_s"] == pytest.approx(doc["throughput"]["requests_per_second"])
+    assert m["tokens_per_s"] == pytest.approx(doc["throughput"]["completion_tokens_per_second"])
+    assert m["duration_s"] == pytest.approx(doc["wall_clock_seconds"])

@@ -42,6 +42,7 @@ from importers.table_checks import (
     all_tokens,
     layer_profile,
     media_lengths,
+    of_a_part,
     of_phase,
     per_gpu_scaled,
     per_part_durations,
@@ -52,6 +53,7 @@ from importers.table_checks import (
     states_a_mode,
     steps_of_generation,
     tag_phases,
+    trains,
     whole_of_parts,
     with_component_sums,
 )
@@ -353,6 +355,12 @@ class GeneralTableImporter(Importer):
                                         "output tokens/s of the whole run: that is output tokens / duration where "
                                         "both are given"))
                 continue
+            if len(rows) == 1 and field.key in taken and field.key == "duration_s" and of_a_part(
+                    taken[field.key]) and not of_a_part(name):  # one run's summary: 'micro_step_time_ms' then
+                # 'actual_total_wall_s' is the run's window, not a step's (rows of steps or epochs are merged later)
+                first = next(j for j, (f, _) in out.items() if f.key == field.key)
+                conv.warn(f"{taken[field.key][:80]} left out as duration_s: a part's time; {name[:80]} is the run's")
+                del out[first], taken[field.key]
             if field.key in taken:
                 first = next(j for j, (f, _) in out.items() if f.key == field.key)
                 same = all(cell(r, i) == cell(r, first) for _, r in rows)
@@ -388,7 +396,7 @@ class GeneralTableImporter(Importer):
             conv.warn(f"{', '.join(sorted(names))[:120]} read by the units the rows prove ({proven[1]}): "
                       + ", ".join(f"{header[i][:30]} in {u.symbol}" for i, (_, u) in by_rows.items())[:200])
         headings = {cell(r, header.index(HEADING_TAG)) for _, r in rows} if HEADING_TAG in header else set()
-        steps_of_generation(conv, header, out, trained=any(says_training(c) for c in headings))
+        steps_of_generation(conv, header, out, trained=any(says_training(c) for c in headings) or trains(header))
         named = named_columns(conv, header, rows, out, taken)
         return out, [(n, why) for n, why in left if n not in named], twins
 

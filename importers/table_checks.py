@@ -88,6 +88,17 @@ _TRAINING_COLUMNS = {"gradaccum", "grad_accum", "gradient_accumulation", "gradie
                      "local_batch_size", "global_bs", "local_bs", "sec_per_epoch", "s/ep"}
 
 
+_TRAINING_WORDS = {"loss", "mfu", "hfu", "grad", "gradient", "optimizer", "trainable", "epoch", "epochs", "gbs"}
+
+
+def trains(header: list[str]) -> bool:
+    """Whether a table's columns are a training run's: two of the columns only training has (GradAccum, MFU,
+    optimizer_type, max_steps), or two named for a loss, an MFU, gradients, an optimizer or epochs
+    ('loss_first_step', 'mfu_pct', 'steps_per_epoch_for_dataset')."""
+    names = {plain(h).strip().replace(" ", "_").split(".")[-1] for h in header}
+    return len(names & _TRAINING_COLUMNS) >= 2 or sum(bool(words_of(h) & _TRAINING_WORDS) for h in names) >= 2
+
+
 def states_a_mode(value: str) -> bool:
     """Whether a cell names a mode (training, inference) or a phase of generation, as a mode column's cells do."""
     word = plain(value).strip()
@@ -110,8 +121,8 @@ def row_mode(said: str | None, tag: str | None, header: list[str], figures: list
     tagged = words_of(re.sub(r"(?i)post[-\s]?training", "", tag or ""))  # post-training quantization is no training
     if mode is None and tagged & {"infer", "inference"} and not says_training(tag):
         mode = "infer"  # a setup named 'infer' beside one named 'train' (split_setups)
-    training = len({plain(h).strip().replace(" ", "_").split(".")[-1] for h in header} & _TRAINING_COLUMNS) >= 2
-    if mode is None and (says_training(tag) or {f.lower()[:6] == "train_" for f in figures} == {True} or training):
+    if mode is None and (says_training(tag) or {f.lower()[:6] == "train_" for f in figures} == {True}
+                         or trains(header)):
         mode = "train"  # the row's own name says it ('training_benchmark'), or its figures' ('train_runtime')
     if mode is None and GENERATION & set(metrics):
         mode = "infer"  # a token rate or a time to first token is text generation
@@ -395,6 +406,12 @@ _PART_WORDS = {"epoch": "one epoch's", "step": "one step's", "iter": "one iterat
                "batch": "one batch's"}
 
 
+def of_a_part(name: str) -> bool:
+    """Whether a time's name is of one part of a run (a step's, an iteration's, a batch's, an epoch's), not a total."""
+    words = words_of(name)
+    return any(w in words for w in _PART_WORDS) and not words & {"total", "sum", "all", "whole", "full"}
+
+
 def per_part_durations(conv: Conversion, header: list[str], columns: dict[int, tuple[Field, units.Unit | None]]
                        ) -> dict[int, tuple[Field, units.Unit | None]]:
     """The columns read, where each row is a run (its steps not rows of their own), less a duration named for one
@@ -406,7 +423,7 @@ def per_part_durations(conv: Conversion, header: list[str], columns: dict[int, t
         return columns
     words = words_of(header[at])
     part = next((w for w in _PART_WORDS if w in words), None)
-    if part is None or words & {"total", "sum", "all", "whole", "full"}:
+    if part is None or not of_a_part(header[at]):
         return columns
     out = {i: fu for i, fu in columns.items() if i != at}
     if part == "epoch":

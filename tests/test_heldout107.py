@@ -109,3 +109,23 @@ def test_an_objects_own_figures_beside_a_list_of_counts_are_the_run() -> None:
     assert m["requests_per_s"] == pytest.approx(doc["throughput"]["requests_per_second"])
     assert m["tokens_per_s"] == pytest.approx(doc["throughput"]["completion_tokens_per_second"])
     assert m["duration_s"] == pytest.approx(doc["wall_clock_seconds"])
+
+
+def test_a_training_summary_keeps_its_step_times_and_its_wall_time() -> None:
+    doc = json.loads((HELD / "report.json").read_text())
+    f = imp("report.json")  # had been read as inference, its step times as inter-token latencies
+    assert len(f.runs) == 1
+    run = f.runs[0]
+    assert run["config"]["mode"] == "train"  # losses, MFU, grad_accum, steps per epoch: a training run's columns
+    m = run["metrics"]
+    assert not any(k.startswith("itl_") for k in m)
+    assert m["latency_p50_ms"] == doc["median_step_time_ms"] and m["latency_avg_ms"] == doc["mean_step_time_ms"]
+    assert m["duration_s"] == doc["actual_total_wall_s"]  # never the micro step's 1.88 s
+
+
+def test_a_tables_columns_say_it_trained() -> None:
+    from importers.table_checks import trains
+    assert trains(["mfu_pct", "loss_last_step", "tokens_per_sec"])
+    assert trains(["GradAccum", "MFU", "tokens/s"])
+    assert not trains(["ttft_ms", "tokens_per_sec", "batch_size"])
+    assert not trains(["loss", "tokens_per_sec"])  # one such column says nothing alone

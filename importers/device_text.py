@@ -13,7 +13,8 @@ _DEVICE_DIR = re.compile(
     r"(tesla[ _-]?)?(a(2|10|16|30|40|100|800)|b(100|200|300)|h(20|100|200|800)|l(4|20|40)|k(10|20|40|80)"
     r"|p(4|40|100)|t4|v100)[a-z]?([ _-]?(sxm\d?|pcie|nvl|\d{2,3}gb?))*"
     r"|(rtx[ _-]?)?a(2000|4000|4500|5000|5500|6000)([ _-]?ada)?([ _-]?\d{2}gb?)?"  # the workstation cards
-    r"|apple[ _-]?m[1-5]([ _-]?(pro|max|ultra))?"
+    r"|(apple[ _-]?|mac[ _-]?(studio|mini|book[ _-]?(pro|air)?|pro)[ _-]?)m[1-5]([ _-]?(pro|max|ultra))?"  # 'Mac
+    # Studio M3 Ultra'
     r"|(raspberry[ _-]?pi|rpi)[ _-]?(3|4|5|400|500)([ _-]?model)?([ _-]?b\+?)?([ _-]?\d{1,2}[ _-]?gb)?"  # a board
     r"|rock[ _-]?5[ab]?|orange[ _-]?pi[ _-]?5([ _-]?(plus|pro|max))?"  # people run LLMs on; the RK3588 boards
     r"|(geforce[ _-]?)?(rtx|gtx)[ _-]?\d{3,4}([ _-]?(ti|super))?([ _-]?\d{1,2}gb?)?"
@@ -79,6 +80,11 @@ _SPAN_TRIM = "`*_,;:()[]\"'"
 _MARKS = re.compile(r"\((?:R|TM|r|tm)\)|[®™]")
 
 
+# an Apple chip by its variant alone, in a line ('Hardware: M4 Max'); never in a file's name, where 'm4-max' is as
+# often a label of the writer's; a bare 'M3' names none
+_APPLE_CHIP = re.compile(r"M[1-5] (?:Pro|Max|Ultra)")
+
+
 def device_named(text: str) -> str | None:
     """The one GPU or Jetson a line names (`device_from_path`'s names), the longest run of its words that is one:
     'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'; None for none, or for two different ones."""
@@ -89,7 +95,7 @@ def device_named(text: str) -> str | None:
             span = " ".join(words[i:i + k]).strip()
             if k == 1 and len(span) <= 3 and span == span.lower():
                 continue  # 't4' in running text is a label ('(t1)' .. '(t4)'); the GPU is written 'T4'
-            if span and device_from_path((span[:100],)):
+            if span and (device_from_path((span[:100],)) or _APPLE_CHIP.fullmatch(span[:20])):
                 found.append(span)
                 break
     if not found:

@@ -140,11 +140,15 @@ _PHASE_SETUP = re.compile(rf"(?:^|[\s,])(?P<phase>{'|'.join(_SETUP_PHASES)})[\s_
 _NOT_GENERATION = re.compile(r"(?i)\b(?:train|training|fine-?tun\w*|pretrain\w*)\b|\b(?:tp|dp|ep|cp|vpp)[\s=_-]?\d")
 
 
+# a request's shape: its prompt's length and its output's ('prompt-8192-output-300', 'in512_out128'), no phase
+_SHAPE = re.compile(r"(?i)(?:prompt|input|in|isl)[\s_-]*\d+[\s_/,-]*(?:output|out|completion|osl)[\s_-]*\d+")
+
+
 def tag_phases(tag: str | None) -> set[str]:
     """The phases of generation a row's setup names with its token count ('Prompt 512', 'Decode 128', 'pp512',
     'Prompt 512 + Decode 128': both). None in a training setup, nor beside a parallelism's ('tp2, ep8, pp32': pp is
     the pipeline's degree there)."""
-    if _NOT_GENERATION.search(tag or ""):
+    if _NOT_GENERATION.search(tag or "") or _SHAPE.search(tag or ""):
         return set()
     for part in (p.strip() for p in (tag or "").split(",")):  # a part that is a phase's name ('tg128') names the
         # row's own, before a heading that names several ('RTX 3090: pp520 tg128')

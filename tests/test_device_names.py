@@ -243,3 +243,14 @@ def test_phones_their_chips_and_tpus_are_named_in_a_line(line: str, named: str |
     assert device_named(line) == named
     if named:
         assert kind_of_device(named) == kind  # a phone runs on its own SoC: the cpu kind, as a board does
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ("**Hardware**: Mac Studio M3 Ultra (28 cores, 26 threads)", "Mac Studio M3 Ultra"),
+    ("MacBook Pro M4 Max, 128 GB", "MacBook Pro M4 Max"),
+    ("chip: M2 Pro", "M2 Pro"),
+    ("Apple M1", "Apple M1"),
+    ("step M3 of the plan", None),  # a bare 'M3' names no chip
+])
+def test_apple_chips_are_named_by_their_macs_or_their_variant(line: str, named: str | None) -> None:
+    assert device_named(line) == named

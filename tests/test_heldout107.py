@@ -129,3 +129,18 @@ def test_a_tables_columns_say_it_trained() -> None:
     assert trains(["GradAccum", "MFU", "tokens/s"])
     assert not trains(["ttft_ms", "tokens_per_sec", "batch_size"])
     assert not trains(["loss", "tokens_per_sec"])  # one such column says nothing alone
+
+
+def test_a_cases_prompt_and_output_lengths_name_no_phase() -> None:
+    f = imp("results.md")  # 'Generated tokens/sec' had been stored as a prefill rate: 'prompt-8192' read as a phase
+    rows = [r for r in _first_table("results.md")[1:] if r[0].startswith("`prompt-8192")]
+    assert len(f.runs) == len(rows) == 10
+    for run, row in zip(f.runs, rows, strict=True):
+        assert run["metrics"]["tokens_per_s"] == float(row[8]) and "prompt_tokens_per_s" not in run["metrics"]
+        assert row[0].strip("`") in run["config"]["tag"]
+
+
+def test_a_setup_naming_one_phase_still_names_it() -> None:
+    from importers.table_checks import tag_phases
+    assert tag_phases("Prompt 512") == {"prefill"} and tag_phases("tg128") == {"decode"}
+    assert tag_phases("prompt-8192-output-300-rate-010") == set() and tag_phases("in512_out128") == set()

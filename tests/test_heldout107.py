@@ -144,3 +144,22 @@ def test_a_setup_naming_one_phase_still_names_it() -> None:
     from importers.table_checks import tag_phases
     assert tag_phases("Prompt 512") == {"prefill"} and tag_phases("tg128") == {"decode"}
     assert tag_phases("prompt-8192-output-300-rate-010") == set() and tag_phases("in512_out128") == set()
+
+
+def test_a_json_lines_trace_of_each_gpus_power_is_one_power_log() -> None:
+    records = [json.loads(x) for x in (HELD / "gpu_metrics.jsonl").read_text().splitlines() if x.strip()]
+    f = imp("gpu_metrics.jsonl")  # had been refused: no figure among its records' keys
+    assert f.format == "power-table" and len(f.runs) == 1
+    run = f.runs[0]
+    assert run["config"]["gpu_count"] == len(records[0]["gpus"]) == 8
+    assert run["metrics"]["duration_s"] == pytest.approx(records[-1]["timestamp"] - records[0]["timestamp"])
+    first = next(t for t in run["power_traces"] if t["domain"] == "gpu_id 0")
+    assert first["power_w"][:3] == [r["gpus"][0]["power_w"] for r in records[:3]]
+    assert "standalone_power_trace" in run["flags"]
+
+
+def test_json_lines_of_runs_with_a_time_and_a_power_stay_runs() -> None:
+    from importers.powerlogs.json_log import is_json_power_log
+    runs = "\n".join(json.dumps({"timestamp": 1700000000 + i, "model": f"m{i}", "avg_power_w": 200 + i,
+                                 "tokens_per_s": 50.0 + i}) for i in range(6))
+    assert not is_json_power_log(runs)  # a model and a token rate on each line: a table of runs

@@ -21,6 +21,7 @@ from energy.rails import board_for_device, modules_for
 from importers.base import Conversion, Importer, Source, iso_utc
 from importers.powerlogs.detect import sniff
 from importers.powerlogs.gpu_power_csv import parse_gpu_power_csv
+from importers.powerlogs.json_log import as_csv, is_json_power_log
 from importers.powerlogs.jtop import parse_jtop
 from importers.powerlogs.log import PowerLog, PowerLogError
 from importers.powerlogs.nvidia_smi import parse_nvidia_smi
@@ -311,12 +312,21 @@ class PowerTableImporter(Importer):
 
     def sniff(self, source: Source) -> bool:
         head = source.head
-        return bool(head) and head.lstrip()[:1] not in ("{", "[") and two_column_header(head.split("\n", 1)[0], head)
+        if head.lstrip()[:1] == "{":  # a JSON Lines log: a time and power readings, or each device's, per line
+            return is_json_power_log(head)
+        return bool(head) and head.lstrip()[:1] != "[" and two_column_header(head.split("\n", 1)[0], head)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         stated = {c.strip().lower(): u for c, u in conv.hints.units}
+        data = conv.source.data
+        if conv.source.head.lstrip()[:1] == "{":
+            try:
+                data = as_csv(conv.source.text or "")
+            except ValueError as e:
+                raise conv.fail("(whole file)", f"a JSON Lines power log: {e}") from e
+            conv.warn("a JSON Lines power log: each line a sample, read as the rows of a power table")
         try:
-            whole = parse_two_column(conv.source.data, conv.hints.boundary, stated)
+            whole = parse_two_column(data, conv.hints.boundary, stated)
         except PowerLogError as e:
             raise conv.fail(e.where, e.reason) from e
         device = conv.device(None, "gpu", where="(whole file; a power log does not name the device)")

@@ -54,7 +54,7 @@ def _parts(name: str) -> set[str]:
     return {w for w in re.split(r"[^a-z0-9]+", name.lower()) if w}
 
 
-def _time_column(header: list[str]) -> tuple[int, float | None] | None:
+def time_column(header: list[str]) -> tuple[int, float | None] | None:
     """(index, seconds per unit; None for a clock time or bare number) of the one time column."""
     found: list[tuple[int, float | None]] = []
     for i, h in enumerate(header):
@@ -124,7 +124,7 @@ def two_column_header(first_line: str, head: str = "") -> bool:
     powers = power_columns(cells)
     if len(powers) > MAX_POWER_COLUMNS:
         return False
-    time = _time_column(cells)
+    time = time_column(cells)
     if time is None or not powers or time[0] in powers:
         return False
     if not looks_like_power_table(cells) and not (
@@ -230,7 +230,7 @@ def parse_two_column(data: bytes, boundary: str | None = None, stated: dict[str,
     if len(rows) < 3:
         raise PowerLogError("(whole file)", "fewer than 2 samples after the header")
     header = [c.strip() for c in rows[0]]
-    time = _time_column(header)
+    time = time_column(header)
     powers = power_columns(header)
     if time is None or not powers:
         raise PowerLogError("line 1", "expected one time column and power columns")

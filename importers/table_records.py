@@ -188,12 +188,17 @@ def _scalars(node: dict[str, Any]) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1024)
-def _is_figure(key: str) -> bool:
+def _figure_key(key: str) -> str | None:
+    """The metric a key is read as ('refused' for one whose unit contradicts its name: read, to refuse it), or None."""
     try:
         field = measure_field(key)[0]
     except FieldError:
-        return True
-    return field is not None and field.section == "metrics"
+        return "refused"
+    return field.key if field is not None and field.section == "metrics" else None
+
+
+def _is_figure(key: str) -> bool:
+    return _figure_key(key) is not None
 
 
 # a record named for what it samples besides time ('CPU Statistics', 'RAM Stats', 'Confidence Statistics')
@@ -332,22 +337,14 @@ _COUNT_KEYS = frozenset({"output_tokens", "output_tokens_mean", "prompt_tokens_m
 def _counts_only(records: list[dict[str, Any]]) -> bool:
     """Whether a list's records give nothing but counts (requests, tokens): no latency, rate, energy or time."""
     keys = {str(k)[:100] for r in records[:20] for k in flatten(r)}
-    found = [f for k in keys if (f := _field(k)) is not None]
+    found = [f for k in keys if (f := _figure_key(k)) is not None]
     return bool(found) and all(f in _COUNT_KEYS for f in found)
 
 
 def _states_results(doc: dict[str, Any]) -> bool:
     """Whether an object's own members (its lists aside) give a result: a latency, a rate or an energy."""
     own = flatten({k: v for k, v in doc.items() if not isinstance(v, list)})
-    return any((f := _field(str(k)[:100])) is not None and f not in _COUNT_KEYS and f != "duration_s" for k in own)
-
-
-def _field(key: str) -> str | None:
-    try:
-        found = measure_field(key)[0]
-    except FieldError:
-        return None
-    return found.key if found is not None and found.section == "metrics" else None
+    return any(_figure_key(str(k)[:100]) not in (None, "duration_s", *_COUNT_KEYS) for k in own)
 
 
 def _figured(lists: list[tuple[str, list[Any]]]) -> list[tuple[str, list[dict[str, Any]]]]:

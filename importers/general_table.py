@@ -37,6 +37,7 @@ from importers.base import (
     energy_metrics,
 )
 from importers.device_text import counted_device, device_from_path, gpu_of_system
+from importers.json_text import is_json, key_value_object, twice_encoded
 from importers.table_checks import (
     PHASES,
     all_tokens,
@@ -85,13 +86,10 @@ from importers.table_records import (
     LIST_KEY,
     MAX_KEYS,
     flatten,
-    is_json,
     json_records,
-    key_value_object,
     nested_ambiguity,
     nested_records,
     siblings,
-    twice_encoded,
 )
 from importers.table_requests import (
     RequestRows,

@@ -165,6 +165,11 @@ def without_failed(conv: Conversion, header: list[str], rows: Rows, columns: Col
 _WARM_UP = re.compile(r"(?:is_)?warm_?ups?(?:_(?:run|iter|iteration|step|phase|round))?")
 
 
+def says_warm_up(text: str) -> bool:
+    """Whether a name or a cell says warm-up ('warmup', 'Warm-up', 'is_warmup', 'warmup_iters')."""
+    return _WARM_UP.fullmatch(plain(text.strip()).replace(" ", "_").replace("-", "_")) is not None
+
+
 def without_warm_ups(conv: Conversion, header: list[str], rows: Rows, columns: Columns, where: str) -> Rows:
     """The rows less the warm-ups: rows a column no field reads calls `warmup` (`phase: warmup` beside `benchmark`),
     or marks True in a `warmup` / `is_warmup` column. A warm-up runs before the measurement (a compile, a cache
@@ -172,12 +177,12 @@ def without_warm_ups(conv: Conversion, header: list[str], rows: Rows, columns: C
     for i, name in enumerate(header):
         if i in columns:
             continue
-        said = [plain(cell(row, i)).replace(" ", "_").replace("-", "_") for _, row in rows]
-        if _WARM_UP.fullmatch(plain(name.strip()).replace(" ", "_").replace("-", "_")):
+        if says_warm_up(name):
+            said = [plain(cell(row, i)).strip() for _, row in rows]
             warm = [s in ("true", "yes", "1") for s in said] if set(said) <= {"true", "false", "yes", "no", "1",
                                                                                "0"} else []
         else:
-            warm = [bool(_WARM_UP.fullmatch(s)) for s in said]
+            warm = [says_warm_up(cell(row, i)) for _, row in rows]
         if any(warm) and not all(warm):
             left = [str(n) for (n, _), w in zip(rows, warm) if w]
             conv.warn(f"{where} {', '.join(left[:10])}{' ...' if len(left) > 10 else ''} left out: its "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from importers.base import Conversion, check_run_count, read_csv
+from importers.json_text import is_json, key_value_object, twice_encoded
 from importers.table_document import cells_give_figure, figure_tables, has_figure, joined
 from importers.table_identities import head_proves_units
 from importers.table_long import (
@@ -25,11 +26,8 @@ from importers.table_pairs import split_statistics
 from importers.table_records import (
     MAX_KEYS,
     flatten,
-    is_json,
     json_records,
-    key_value_object,
     nested_ambiguity,
-    twice_encoded,
 )
 from importers.table_requests import listed_requests, names_request_times
 from importers.table_text import side_by_side

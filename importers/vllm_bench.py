@@ -37,6 +37,7 @@ from importers.base import (
 from importers.request_detail import attach, vllm_requests
 from importers.sglang_bench import read_jsonl
 from importers.table_labels import label_field
+from importers.table_rows import says_warm_up
 from joulebench.metrics import E2E, ITL, LATENCY, TPOT, TTFT
 
 # energy keys that name their unit -> factor to J (the GPUs' energy over the benchmark's duration)
@@ -72,9 +73,6 @@ ENGINE_OF_BACKEND = {"vllm": "vllm", "tgi": "tgi", "lmdeploy": "lmdeploy", "sgla
 OWN_TEXT_KEYS = frozenset({"date", "backend", "endpoint_type", "label", "model_id", "tokenizer_id", "request_rate",
                            "mode", "dataset_name", "percentile_metrics", "model", "request_goodput:"})
 _COUNTED = re.compile(r"(\d{1,3})\s*[xX×]\s*(\S.*)")  # '4xNVIDIA_L40S', '2 x H100'
-
-
-WARM_UP = ("warmup", "warm-up", "warm_up")  # a line's 'type' that marks it a warm-up, no measured run
 
 
 @dataclass
@@ -134,7 +132,7 @@ class VllmBenchImporter(Importer):
         doc = conv.source.json
         if doc is None:  # JSON Lines: each line a benchmark of its own (appended run after run)
             lines = read_jsonl(conv.source.text or "", conv)
-            warm = [n for n, r in lines if isinstance(r, dict) and str(r.get("type", "")).lower() in WARM_UP]
+            warm = [n for n, r in lines if isinstance(r, dict) and says_warm_up(str(r.get("type", ""))[:40])]
             if warm and len(warm) < len(lines):  # a warm-up appended before the measured lines ('type': 'warmup')
                 conv.warn(f"line {', '.join(str(n) for n in warm[:5])}: a warm-up ('type': 'warmup'), left out")
                 lines = [(n, r) for n, r in lines if n not in warm]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from importers.base import Source
-from importers.table_records import key_value_object
+from importers.json_text import key_value_object
 from joulebench import units
 from tests.helpers import load_fixture as _load
 from tests.helpers import refusal

@@ -33,7 +33,7 @@ from importers.guidellm import GuideLlmImporter
 from importers.hailortcli import HailortcliImporter
 from importers.hf_trainer import HfTrainerImporter
 from importers.joulebench_file import JouleBenchImporter
-from importers.json_tail import json_at_end
+from importers.json_tail import json_at_end, json_documents
 from importers.lambda_tables import LambdaImporter
 from importers.llama_bench import LlamaBenchImporter
 from importers.llmperf import LlmPerfImporter
@@ -262,10 +262,12 @@ def detect_source(source: Source) -> tuple[Importer, Source, Unwrapped | None]:
     """(the importer, the source it reads, a note): the first importer, in the fixed order, that recognises the
     content; before the general readers take a JSON object that wraps one list of records (`{"cmd": ..., "rows":
     [...]}`), the tool readers are offered that list (`table_records.unwrapped`, one level), and a CSV under comment
-    lines is offered as its table (`table_preamble.uncommented`); first of all, a console log that ends in a JSON
-    document is offered that document (`json_tail`); each with a note saying so."""
+    lines is offered as its table (`table_preamble.uncommented`); first of all, a text's several JSON documents of one
+    kind are offered as their JSON Lines, and a console log that ends in a JSON document that document (`json_tail`);
+    each with a note saying so."""
     general = next(n for n, imp in enumerate(IMPORTERS) if isinstance(imp, GeneralTableImporter))
-    tail = json_at_end(source)  # a console log ending in its script's JSON results: read where no tool's reader
+    # a report's JSON documents, or a console log ending in its script's JSON results: read where no tool's reader
+    tail = json_documents(source) or json_at_end(source)
     for n, importer in enumerate(IMPORTERS):  # but the generic ones claims the log
         if tail is not None and (n == general or importer.NAME in _GENERIC_TEXT) and _sniffs(importer, source) and (
                 reader := next((imp for imp in IMPORTERS if _sniffs(imp, tail.source)), None)) is not None:

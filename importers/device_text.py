@@ -27,7 +27,7 @@ _DEVICE_DIR = re.compile(
     # AMD's cards and its laptop GPUs ('Radeon 8060S', 'Radeon 780M')
     r"|(amd[ _-]?)?radeon[ _-]?(rx[ _-]?)?\d{3,4}([ _-]?(xtx?|gre)|[sm])?|rx[ _-]?\d{4}([ _-]?(xtx?|gre))?"
     r"|(amd[ _-]?)?(radeon[ _-]?)?(ai[ _-]?pro[ _-]?)?r9[67]00d?"  # the Radeon AI PRO workstation cards
-    r"|(intel[ _-]?)?(arc[ _-]?[ab]\d{3}|gaudi[ _-]?\d?|data[ _-]?center[ _-]?gpu[ _-]?max[ _-]?\d{4})"
+    r"|(intel[ _-]?)?(arc[ _-]?(pro[ _-]?)?[ab]\d{2,3}|gaudi[ _-]?\d?|data[ _-]?center[ _-]?gpu[ _-]?max[ _-]?\d{4})"
     r"|((jetson[ _-]?)?(agx[ _-]?)?(orin|xavier)|(jetson[ _-]?(agx[ _-]?)?|agx[ _-]?)thor)([ _-]?(nx|nano|agx))?"
     r"([ _-]?super)?([ _-]?\d{1,3}gb?)?([ _-]?dev(eloper)?[ _-]?kit)?"
     r"|jetson[ _-]?(nano|tx1|tx2)([ _-]?\d{1,2}gb?)?"
@@ -85,11 +85,24 @@ _MARKS = re.compile(r"\((?:R|TM|r|tm)\)|[®™]")
 _APPLE_CHIP = re.compile(r"M[1-5] (?:Pro|Max|Ultra)")
 
 
+# a CPU by its model name: 'AMD Ryzen 9 7900', 'Intel Core i7-12700K', 'Core Ultra 7 155H', 'Xeon Platinum 8480+',
+# 'EPYC 9654', 'Threadripper PRO 7995WX', 'Graviton3'; a family alone ('Xeon', 'Ryzen') names none
+_CPU_NAME = re.compile(
+    r"(?i)(amd[ _-]?)?(ryzen[ _-]?[3579][ _-]?(pro[ _-]?)?\d{4}[a-z]{0,3}(3d)?"
+    r"|ryzen[ _-]?ai[ _-]?(max\+?[ _-]?)?(pro[ _-]?)?([3579][ _-]?)?(hx[ _-]?)?\d{3}"
+    r"|(ryzen[ _-]?)?threadripper[ _-]?(pro[ _-]?)?\d{4}[a-z]{0,2}|epyc[ _-]?\d[a-z\d]{2,3}[a-z]?)"
+    r"|(intel[ _-]?)?((core[ _-]?)?i[3579][ _-]\d{4,5}[a-z]{0,3}\d?|core[ _-]?ultra[ _-]?[3579][ _-]?\d{3}[a-z]{0,2}"
+    r"|xeon[ _-]?((platinum|gold|silver|bronze|max|cpu[ _-]?max)[ _-]?)?(\d{4}[a-z]{0,2}\+?|e[357][ _-]?\d{4}"
+    r"([ _-]?v\d)?|w[3579][ _-]?\d{4}[a-z]?))|(aws[ _-]?)?graviton[ _-]?[2-4]e?|ampere[ _-]?altra([ _-]?max)?")
+
+
 def device_named(text: str) -> str | None:
     """The one GPU or Jetson a line names (`device_from_path`'s names), the longest run of its words that is one:
-    'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'; None for none, or for two different ones."""
+    'desktop18 NVIDIA A30 GPU' -> 'NVIDIA A30'; None for none, or for two different ones. Where it names none, the
+    one CPU it names by model ('Platform: AMD Ryzen 9 7900 12-Core Processor'): beside a GPU, the CPU is the host."""
     words = [w.strip(_SPAN_TRIM) for w in _MARKS.sub("", text).split()[:60]]  # 'Intel(R) Arc(TM) B390'
     found: list[str] = []
+    cpus: list[str] = []
     for i in range(len(words)):
         for k in range(min(5, len(words) - i), 0, -1):
             span = " ".join(words[i:i + k]).strip()
@@ -98,23 +111,33 @@ def device_named(text: str) -> str | None:
             if span and (device_from_path((span[:100],)) or _APPLE_CHIP.fullmatch(span[:20])):
                 found.append(span)
                 break
+            if span and _CPU_NAME.fullmatch(span[:60]):
+                cpus.append(span)
+                break
+    found = found or cpus
     if not found:
         return None
     longest = max(found, key=len)
     return longest if all(f in longest for f in found) else None
 
 
+def names_a_cpu(name: str) -> bool:
+    """Whether a device's name is a CPU's model ('AMD Ryzen 9 7900'), the host beside any GPU a text names."""
+    return _CPU_NAME.search(name[:100]) is not None
+
+
 def kind_of_device(name: str) -> str:
-    low = name.lower()
+    low = re.sub(r"[-_]+", " ", name.lower())  # 'intel-arc-pro-b70'
     if any(k in low for k in ("jetson", "orin", "xavier", "tegra", "thor")) or re.search(r"\bnano\b", low):
         return "jetson"
-    if any(k in low for k in ("intel", "amd epyc", "xeon", "ryzen", "core(tm)", "arm", "cpu", "graviton",
+    if any(k in low for k in ("intel", "epyc", "xeon", "ryzen", "threadripper", "core(tm)", "core ultra", "core i",
+                              "arm", "cpu", "graviton", "ampere altra",
                               "raspberry", "rpi", "rock", "orange", "rk3", "rk1", "rv1", "hailo", "coral", "edge tpu",
                               "edgetpu", "pixel", "galaxy", "iphone", "snapdragon", "dimensity", "exynos", "kirin",
                               "helio")) and not any(
         k in low for k in ("nvidia", "radeon", "instinct", "gpu", "arc a", "arc b", "arc pro", "gaudi")
-    ) and not re.search(r"\barc(?:\(tm\))?\b.{0,40}\bgraphics\b", low):  # 'Intel(R) Arc(tm) B580 Graphics'
-        return "cpu"
+    ) and not re.search(r"\barc(?:\(tm\))?\b.{0,40}\bgraphics\b", low) or _CPU_NAME.fullmatch(low.strip()):
+        return "cpu"  # 'Intel(R) Arc(tm) B580 Graphics' is a GPU; 'coreultra7 155h' a CPU
     return "gpu"
 
 
@@ -130,4 +153,4 @@ def counted_device(cell: str) -> tuple[int, str] | None:
     return int(m.group(1)), named
 
 
-__all__ = ["counted_device", "device_from_path", "device_named", "kind_of_device"]
+__all__ = ["counted_device", "device_from_path", "device_named", "kind_of_device", "names_a_cpu"]

@@ -85,10 +85,16 @@ def fixed_table(lines: list[str], i: int) -> tuple[list[str], list[tuple[int, li
     right = None if ruled else _right_aligned(header, lines, end)  # pandas: every column right-aligned
     if right is not None:
         rows, end = right
-    while right is None and end < len(lines) and lines[end].strip():
+    while right is None and end < len(lines):
+        if not lines[end].strip():  # under a rule, a blank line between groups of rows, when a row follows
+            if not ruled or not rows or end + 1 >= len(lines) or _aligned(header, lines[end + 1]) is None:
+                break
+            end += 1
         cells = _aligned(header, lines[end])
         if cells is None:
             break
+        if ruled and rows and not cells[0] and len(header) >= 3:
+            cells[0] = rows[-1][1][0]  # a group's name written once, on its first row ('Single Long Doc (49w)')
         rows.append((end + 1, cells))
         end += 1
     if not rows or (not ruled and (len(rows) < 2 or len(header) < 3)):

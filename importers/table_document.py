@@ -9,12 +9,21 @@ from __future__ import annotations
 import re
 
 from importers.base import Conversion
+from importers.table_cards import key_value_tables
 from importers.table_console import MAX_LINES
 from importers.table_fields import HEADING_DEVICE, HEADING_TAG, Field, FieldError, measure_field
 from importers.table_labels import label_field
-from importers.table_long import head_rows, stat_columns, transposed
+from importers.table_long import head_rows, long_columns, stat_columns, transposed
 from importers.table_records import MAX_KEYS
-from importers.table_text import TextTable, device_lines, figures_outside, heading_device, text_tables, title_device
+from importers.table_text import (
+    TextTable,
+    device_lines,
+    figures_outside,
+    heading_device,
+    numbers_in,
+    text_tables,
+    title_device,
+)
 from importers.text_scan import candidates
 from joulebench import units
 
@@ -67,30 +76,6 @@ def any_figure(cells: list[str]) -> bool:
     return False
 
 
-_KEY_VALUE = re.compile(r"(?i)(?:field|metric|key|parameter|param|name|property|setting|item|measure)s?\s*\|\s*"
-                        r"(?:value|values|result)s?")
-
-
-def key_value_tables(tables: list[TextTable]) -> list[TextTable]:
-    """A text's tables of keys and values ('| field | value |', '| metric | value |': a run card) as one row whose
-    columns are their keys, all such tables of the text one run's; the other tables as they are."""
-    pairs = [t for t in tables if len(t.header) == 2 and _KEY_VALUE.fullmatch(" | ".join(h.strip() for h in t.header))]
-    if not pairs or len(pairs) < len(tables):  # beside a text's other tables, a key's table is one of its setups'
-        return tables
-    keys: dict[str, str] = {}
-    for table in pairs:
-        for _, row in table.rows:
-            value = row[1].strip().strip("`*_ ") if len(row) >= 2 else ""
-            if not (key := row[0].strip().strip("`*_ ")) or not (re.search(r"\d", value) or label_field(key)):
-                continue  # 'TPS kind': aggregate_output, a note
-            if keys.setdefault(key, value) != value:
-                return tables  # a key given twice: the cards of several runs, not one's
-    first = pairs[0]
-    one = TextTable(first.line, list(keys)[:MAX_KEYS], [(first.line + 2, list(keys.values())[:MAX_KEYS])],
-                    first.headings, first.kind)
-    return [one, *(t for t in tables if t not in pairs)]
-
-
 def figure_tables(text: str) -> list[TextTable]:
     """The tables of a text (`importers.table_text`) that hold a figure, when its figures are all in tables (none
     stated on a line of its own, which is the reader of figures in text's); [] otherwise."""
@@ -100,6 +85,10 @@ def figure_tables(text: str) -> list[TextTable]:
     tables = key_value_tables(tables)
     found = []
     for table in tables:
+        long = long_columns(table.header) if len(table.header) >= 3 else None
+        if long is not None and (long[2] is not None or units.unit_of_cells([r[long[1]] for _, r in table.rows])):
+            found.append(table)  # one figure a row named in a metric column, with its unit: pivoted later
+            continue  # ('Metric | Value' alone is a card, `key_value_tables`)
         stats = stat_columns(table.header)
         if stats is not None and has_named_figure([row[stats[0]] for _, row in table.rows]):
             found.append(table)
@@ -119,7 +108,8 @@ def figure_tables(text: str) -> list[TextTable]:
                     continue  # a text's table of words ('Speed (TPS)': Moderate, High): not one of its figures
                 found.append(table)
                 break
-    if found and figures_outside(text, used):
+    held = frozenset(x for t in found for _, row in t.rows for cell in row for x in numbers_in(cell))
+    if found and figures_outside(text, used, held):
         return [] if candidates(text) else found  # figures outside that make no run of their own: the tables'
     return found
 

@@ -29,7 +29,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from importers.device_text import device_from_path, device_named
+from importers.device_text import device_from_path, device_named, names_a_cpu
 from importers.table_checks import says_training
 from importers.table_console import _RULE, MAX_COLUMNS, MAX_LINE, MAX_LINES, fixed_table, gap_table, tab_table, unboxed
 from importers.table_html import html_tables
@@ -403,14 +403,16 @@ def title_device(text: str) -> str | None:
 
 
 _DEVICE_LINE = re.compile(r"^[\s>*_`-]*(?:gpu|gpu[ _]name|device|device[ _]name|hardware|accelerator|board|environment"
-                          r"|platform|machine|system|testbed|test[ _]bed|config|configuration|setup)"
+                          r"|platform|machine|system|testbed|test[ _]bed|config|configuration|setup|stack|gpus|cards|hw"
+                          r"|node|server)"
                           r"[\s*_`]*[:=][\s*_`]*(?P<value>[^|,;]{2,120}?)[\s*_`]*(?:[,;][^|]{0,400})?$", re.IGNORECASE)
 
 
 def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
     """(line number, device, the line it holds until) of the lines outside tables that name the device a report ran
     on: 'GPU: A6000-24GB', 'device_name: NVIDIA GeForce RTX 3090', '- **Hardware:** Jetson AGX Orin' (until the end),
-    or a line that is a device's name alone, '> **NVIDIA A800*8**' (until the next heading). A known device only."""
+    or a line that is a device's name alone, '> **NVIDIA A800*8**' (until the next heading). A known device only; a
+    CPU only on a line that says it is the device ('Platform: AMD Ryzen 9 7900') and no GPU named on another."""
     taken = set(used)
     out: list[tuple[int, str, int]] = []
     lines = text.splitlines()[:MAX_LINES]
@@ -423,7 +425,7 @@ def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
             alone = None if MARKDOWN_HEADING.match(line) else _DEVICE_ALONE.match(line[:120])
             name = alone.group("name") if alone is not None else ""
             found = device_named(name) if name else None
-            if found is not None and len(name.split()) - len(found.split()) <= 1:
+            if found is not None and len(name.split()) - len(found.split()) <= 1 and not names_a_cpu(found):
                 at = bisect.bisect_right(headings, n)  # the next heading: one search, on any text
                 out.append((n, found, headings[at] if at < len(headings) else MAX_LINES + 1))
             continue
@@ -431,6 +433,8 @@ def device_lines(text: str, used: list[int]) -> list[tuple[int, str, int]]:
         if m is not None and (found := device_named(m.group("value"))) is not None:
             count = re.match(r"\s*(\d{1,3})\s*[x×]\s", m.group("value"))  # '**GPU:** 2x RTX 3060 12GB': two of them
             out.append((n, f"{count.group(1)}x {found}" if count else found, MAX_LINES + 1))
+    if any(not names_a_cpu(d) for _, d, _ in out):  # 'Platform: Xeon 8480' beside 'GPU: H100': the CPU is the host
+        out = [line for line in out if not names_a_cpu(line[1])]
     return out
 
 
@@ -439,12 +443,14 @@ _DEVICE_ALONE = re.compile(r"^\s{0,3}(?:>\s{0,3})?(?:[-*+]\s{1,3})?(?:\*\*|__)?(
                            r"(?:\s{0,2}[*x×]\s{0,2}\d{1,3})?(?:\*\*|__)?\s*$")
 
 
-def figures_outside(text: str, used: list[int]) -> bool:
+def figures_outside(text: str, used: list[int], repeated: frozenset[str] = frozenset()) -> bool:
     """Whether lines outside the tables state two figures or more with their units (`name: value unit`) under two
     names or more: a run of figures in text (one alone, or one name under each table, is no run there, and leaves
-    the tables to be read)."""
+    the tables to be read). Where most of the figures outside are numbers the tables hold (`repeated`: a log's
+    progress lines above its summary table), the lines repeat the tables and are no run of their own."""
     taken = set(used)
     names: set[str] = set()
+    repeats = 0
     for n, line in enumerate(text.splitlines()[:MAX_LINES], start=1):
         if n in taken or ":" not in line and "=" not in line:
             continue
@@ -453,11 +459,20 @@ def figures_outside(text: str, used: list[int]) -> bool:
                 q = units.parse(m.group(1))
             except units.UnitError:
                 continue
-            if q is not None and q.unit is not None and q.unit.kind != "percent":
+            if q is None or q.unit is None or q.unit.kind == "percent":
+                continue
+            if numbers_in(m.group(1)) <= repeated:
+                repeats += 1
+            else:
                 names.add(line[:m.start()].strip(" -*#|").lower()[-60:])  # 'Total duration' under each table: one
-                if len(names) >= 2:
+                if len(names) >= 2 and len(names) > repeats:
                     return True
-    return False
+    return len(names) >= 2 and len(names) > repeats
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers a text writes, as written without thousands' commas ('1,234.5 ms' -> {'1234.5'})."""
+    return frozenset(m.group().replace(",", "") for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", text[:MAX_LINE]))
 
 
 def approximate_column(tables: list[TextTable]) -> tuple[str, str, str] | None:

@@ -84,7 +84,7 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "infer/sec", "inferences/sec", "docs/s", "doc/s", "documents/s", "sentences/s", "texts/s",
                         "examples/s", "example/s",
                         "seq/s", "seqs/s", "sequences/s",
-                        "frames/s", "predictions/s", "embeddings/s")),  # Triton Model Analyzer's 'infer/sec'
+                        "frames/s", "predictions/s", "embeddings/s", "embedding/s", "emb/s")),  # Triton Model Analyzer's 'infer/sec'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),
     ("energy_per_token", 1e-3, ("J/1k tokens", "J/1k tok", "J/1000 tokens")),

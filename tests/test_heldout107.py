@@ -163,3 +163,64 @@ def test_json_lines_of_runs_with_a_time_and_a_power_stay_runs() -> None:
     runs = "\n".join(json.dumps({"timestamp": 1700000000 + i, "model": f"m{i}", "avg_power_w": 200 + i,
                                  "tokens_per_s": 50.0 + i}) for i in range(6))
     assert not is_json_power_log(runs)  # a model and a token rate on each line: a table of runs
+
+
+def test_a_run_card_of_key_value_tables_and_tables_of_one_figures_statistics_is_one_run() -> None:
+    f = imp("benchmark_Qwen3_5-27B_2026-03-24_11-23-55.md")  # had been one run of the throughput alone
+    assert len(f.runs) == 1
+    run = f.runs[0]
+    assert run["device"]["name"] == "RTX 3090 24GB"  # '| **GPU Type** | RTX 3090 24GB |'
+    assert run["config"]["model"] == "Qwen3.5-27B"
+    m = run["metrics"]
+    assert m["duration_s"] == 453.85 and m["tokens_per_s"] == 102.39
+    # each statistic row under the heading that names its figure, in the column's unit (thousands' commas read)
+    assert (m["ttft_avg_ms"], m["ttft_p50_ms"], m["ttft_p99_ms"]) == (203458.5, 210676.23, 396877.17)
+    assert (m["tpot_avg_ms"], m["tpot_p50_ms"], m["tpot_p99_ms"]) == (84.26, 80.61, 194.43)
+    assert (m["itl_avg_ms"], m["itl_p95_ms"]) == (80.52, 286.26)
+    assert not any(k.endswith("p80_ms") for k in m)  # a percentile JouleBench does not store
+
+
+def test_a_statistics_table_beside_a_table_of_setups_is_a_run_of_its_own() -> None:
+    text = ("## Setups\n\n| model | TTFT (ms) |\n|---|---|\n| a | 10 |\n| b | 20 |\n\n"
+            "## Time to First Token (TTFT)\n\n| Percentile | Time (ms) |\n|---|---|\n| Mean | 15 |\n| p99 | 20 |\n")
+    f = imp("setups.md", text.encode())  # its rows had been two runs of a 'Time (ms)' duration
+    assert [r["metrics"].get("ttft_avg_ms") for r in f.runs] == [10.0, 20.0, 15.0]
+    assert f.runs[2]["metrics"]["ttft_p99_ms"] == 20.0 and f.runs[2]["config"]["tag"] == "Time to First Token (TTFT)"
+    assert not any("duration_s" in r["metrics"] for r in f.runs)
+
+
+def test_several_json_documents_pasted_under_headings_are_a_run_each() -> None:
+    text = (HELD / "BASELINE_REPORT.md").read_text()
+    docs = [json.loads(m) for m in re.findall(r"(?ms)^\{$.*?^\}$", text)]
+    f = imp("BASELINE_REPORT.md")  # only the last document had been read
+    assert len(f.runs) == len(docs) == 3
+    for run, doc, heading in zip(f.runs, docs, ("Concurrency = 1", "Concurrency = 4", "Concurrency = 16"),
+                                 strict=True):
+        assert run["config"]["max_concurrency"] == doc["concurrency"] and run["config"]["tag"] == heading
+        assert run["metrics"]["duration_s"] == pytest.approx(doc["wall_time_s"])
+        assert run["metrics"]["latency_p95_ms"] == pytest.approx(doc["latency"]["p95_s"] * 1000)
+        assert run["metrics"]["tokens_per_s"] == pytest.approx(doc["tokens"]["tokens_per_second"])
+    assert run["device"] is None  # 'GPU: (5090 )': a bare number names no GPU
+    assert any("3 JSON documents read from the text" in w for w in f.warnings)
+    # documents of different kinds (a config, then results) are no runs of one kind: the last is read, as before
+    mixed = '# r\n{\n  "model": "m",\n  "seed": 1\n}\n\n## out\n{\n  "tokens_per_s": 5.0,\n  "duration_s": 2.0\n}\n'
+    assert len(imp("mixed.md", mixed.encode()).runs) == 1
+
+
+def test_a_stack_line_names_the_cards_and_an_arc_pro_card_is_known() -> None:
+    f = imp("06-benchmarks.md")  # 'Stack: 4× Intel Arc Pro B70 32 GB, kernel ...'
+    assert {(r["device"]["name"], r["device"]["kind"]) for r in f.runs} == {("Intel Arc Pro B70", "gpu")}
+    assert [r["config"]["gpu_count"] for r in f.runs] == [1, 2]  # each row's TP column
+    assert [r["metrics"]["decode_tokens_per_s"] for r in f.runs] == [16.54, 12.16]
+
+
+def test_a_console_table_of_groups_and_the_log_lines_that_repeat_it() -> None:
+    f = imp("benchmark_comprehensive.txt")  # had been 2 runs of the log lines' P95/P99 alone
+    by_tag = {r["config"]["tag"].removeprefix("Scenario "): r for r in f.runs}
+    assert set(by_tag) == {"Single Short Doc (9w)", "Single Long Doc (49w)", "Batch Short Docs (96x)",
+                           "Batch Long Docs (96x)"}  # the idle row holds only a heap size: no run
+    short = by_tag["Single Short Doc (9w)"]["metrics"]
+    assert (short["latency_p50_ms"], short["latency_p95_ms"], short["latency_p99_ms"]) == (51.1, 54.2, 54.2)
+    assert by_tag["Batch Long Docs (96x)"]["metrics"]["throughput_sps"] == 30.6  # 'emb/sec'
+    assert "latency_avg_ms" not in by_tag["Batch Long Docs (96x)"]["metrics"]  # 'ms/emb': 1000 / throughput
+    assert {(r["device"]["name"], r["device"]["kind"]) for r in f.runs} == {("AMD Ryzen 9 7900", "cpu")}

@@ -118,7 +118,8 @@ def test_a_model_named_once_per_group_backends_and_captions_keep_rows_apart() ->
     assert [r["config"]["tag"] for r in npu] == [f"benchmark_openvino.py / text to text, on {b}"
                                                  for b in ("NPU", "CPU", "GPU")]
     assert npu[2]["metrics"]["ttft_avg_ms"] == pytest.approx(221.8) and npu[2]["metrics"]["tokens_per_s"] == 27.5077
-    assert all(r["device"] is None for r in runs)  # NPU/CPU/GPU name backends, not a device
+    # NPU/CPU/GPU name backends, not a device: the device is the one chip (its CPU line, its file's name)
+    assert {(r["device"]["name"], r["device"]["kind"]) for r in runs} == {("coreultra7 155h", "cpu")}
     # a first column of numbers is never filled down: a blank there is a blank
     text = b"| batch | tok/s |\n|---|---|\n| 1 | 10 |\n|  | 12 |\n| 4 | 30 |\n"
     assert [r["config"].get("batch_size") for r in load(text, "t.md")[0].runs] == [1, None, 4]

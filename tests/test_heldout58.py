@@ -192,7 +192,8 @@ def test_amds_laptop_gpus_are_known_by_name() -> None:
     from importers.device_text import device_named
     assert device_named("GPU: AMD Radeon 8060S Graphics") == "AMD Radeon 8060S"  # a Strix Halo's GPU (set 63)
     assert device_named("Radeon 780M iGPU") == "Radeon 780M"
-    assert device_named("Ryzen AI Max 395") is None  # the CPU's name names no GPU
+    assert device_named("Ryzen AI Max 395") == "Ryzen AI Max 395"  # the CPU's name names no GPU, but the CPU
+    assert device_named("Ryzen AI Max+ 395 with Radeon 8060S") == "Radeon 8060S"  # beside a GPU, the CPU is the host
 
 
 def test_records_holding_a_member_per_backend_are_a_run_per_member() -> None:

@@ -39,7 +39,12 @@ _CJK = {"吞吐量": "throughput", "吞吐": "throughput", "输出": "output", "
         "電力": "power", "トークン": "token", "合計": "total", "처리량": "throughput", "토큰": "token",
         "지연": "latency", "총": "total", "평균": "mean", "전력": "power", "에너지": "energy", "동시성": "concurrency",
         "모델": "model", "응답": "response", "시간": "time", "响应": "response", "时间": "time", "応答": "response",
-        "時間": "time"}
+        "時間": "time",
+        # Traditional Chinese ('總 Token 吞吐量', '平均首字延遲 TTFT (ms)', '併發數 16', '測試指標')
+        "輸出": "output", "輸入": "input", "總": "total", "併發數": "concurrency", "並發數": "concurrency",
+        "併發": "concurrency", "並發": "concurrency", "延遲": "latency", "時延": "latency", "請求": "request",
+        "設備": "device", "裝置": "device", "響應": "response", "測試": "test", "测试": "test", "指標": "metric",
+        "指标": "metric", "提升": "improvement", "比例": "ratio", "中位": "median"}
 _CJK_WORD = re.compile("|".join(sorted(map(re.escape, _CJK), key=len, reverse=True)))
 
 

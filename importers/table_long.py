@@ -170,7 +170,8 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
     what was done) of the table with a row per setup; None for any other table. Setups named by a number and one
     word ('1 concurrency', 'batch 8') give that word's column; others are kept as the setup's name. Rows that mark a
     section ('[[Time to First Token]]') or give no value are left out."""
-    if len(header) < 3 or plain(header[0].strip()) not in (*_METRIC_COLS, "") or stat_columns(header) is not None:
+    if len(header) < 3 or stat_columns(header) is not None or plain(header[0].strip()) not in (*_METRIC_COLS, "") and (
+            plain(header[0].strip()).rsplit(" ", 1)[-1] not in _METRIC_COLS):  # 'Test metric' ('測試指標') too
         return None
     if any(_figure_name(h) or label_field(h) is not None for h in header[1:]):
         return None  # a column of figures, or of a setting ('Batch Size' beside 'ND H200 V5'): no setup's column
@@ -178,12 +179,16 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
     compared = [h.strip() for h in header[1:] if set(re.split(r"[^a-z]+", plain(h))) & _COMPARISON
                 or h.strip() in ("Δ", "δ", "±", "+/-")]
     kept = [j for j, h in enumerate(header) if j and h.strip() not in compared]  # a 'Δ' column's '+0.27%' is no unit
+    if not any(2 * sum(bool(re.search(r"\d", r[j])) for _, r in named if j < len(r)) >= len(named) for j in kept):
+        return None  # no setup's column of numbers: a glossary ('Metric | Unit | Meaning': 'TTFT | ms | ...')
     figures = [(n, r) for n, r in named if _figure_name(r[0].strip(), [r[j] for j in kept if j < len(r)])]
     if len(figures) < 2:
         return None
     setups = [_SETUP.match(h) for h in header[1:]]
     words = {plain((m.group("word") or m.group("word2")).strip()) for m in setups if m is not None}
-    by_number = all(setups) and len(words) == 1
+    by_number = all(m is not None for m, h in zip(setups, header[1:], strict=True) if h.strip() not in compared
+                    ) and len(words) == 1 and label_field(next(iter(words))) is not None  # '1 concurrency'; a word
+    # no label reads ('580 驅動程式': a driver) keeps the whole title as the setup's name
     first = words.pop() if by_number else "setup"
     metrics = list(dict.fromkeys(r[0].strip() for _, r in named))
     at = {name: r for _, r in reversed(named) for name in [r[0].strip()]}  # the first row of each name

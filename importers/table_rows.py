@@ -417,8 +417,8 @@ def telling_columns(header: list[str], rows: Rows, columns: Columns, read: set[i
             try:  # '8-bit', '4-bit (G=32)': a quantization's name, whatever its number reads as
                 numbers = any(units.parse(v) is not None for v in sorted(seen) if not _BIT_WIDTH.match(v))
             except units.UnitError:  # a number in a unit none converts: a figure, unless other cells are names
-                if all(v[:1].isdigit() for v in seen):  # ('LOP7 off, CPU' beside '24× single patch, CPU')
-                    continue
+                if all(v[:1].isdigit() for v in seen) and not _SETUP_NAMED.search(plain(name)):  # ('LOP7 off,
+                    continue  # CPU' beside '24× single patch, CPU'); a setup's names ('580 驅動程式') are names
                 numbers = False
         # a column of whole numbers with a setting's name ('infer_img_size': 160, 224) tells rows apart as a text
         # column does; a column of other numbers is a figure without its unit, never a setting

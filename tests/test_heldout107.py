@@ -224,3 +224,14 @@ def test_a_console_table_of_groups_and_the_log_lines_that_repeat_it() -> None:
     assert by_tag["Batch Long Docs (96x)"]["metrics"]["throughput_sps"] == 30.6  # 'emb/sec'
     assert "latency_avg_ms" not in by_tag["Batch Long Docs (96x)"]["metrics"]  # 'ms/emb': 1000 / throughput
     assert {(r["device"]["name"], r["device"]["kind"]) for r in f.runs} == {("AMD Ryzen 9 7900", "cpu")}
+
+
+def test_a_traditional_chinese_table_on_its_side_a_run_per_driver() -> None:
+    f = imp("driver_update_comparison.md")  # had been refused: no figure named in English or simplified Chinese
+    assert len(f.runs) == 4  # two concurrencies x two drivers; the improvement column is no setup
+    tags = [r["config"]["tag"] for r in f.runs]
+    assert len(set(tags)) == 4 and all(("580" in t) != ("595" in t) for t in tags)  # the driver in each run's tag
+    first = f.runs[0]["metrics"]
+    assert (first["duration_s"], first["tokens_per_s"], first["ttft_avg_ms"]) == (130.98, 58.64, 15462.13)
+    assert (first["tpot_avg_ms"], first["itl_avg_ms"]) == (204.53, 203.86)
+    assert all("prompt_tokens_per_s" not in r["metrics"] for r in f.runs)  # '總 Token 吞吐量': all tokens, unread

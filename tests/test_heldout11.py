@@ -68,6 +68,9 @@ def test_chinese_headers_read_as_their_english_words() -> None:
     # '总Token吞吐量' is the total (prompt and output) rate: never the output tokens/s
     assert any("总Token吞吐量 (tok/s) (prompt and output tokens together" in w for w in warnings)
     assert [r["config"]["max_concurrency"] for r in runs] == [1, 2, 4, 8, 10, 16, 32, 64, 80, 128]
+    # the detail tables on their side ('指标 | 1 并发 | 2 并发', '平均 TTFT (ms)', '中位 TTFT (ms)'), joined to the rows
+    assert (first["metrics"]["ttft_avg_ms"], first["metrics"]["ttft_p50_ms"]) == (898.33, 901.43)
+    assert first["metrics"]["duration_s"] == 2115.85 and runs[-1]["metrics"]["itl_p50_ms"] == 65.31
 
 
 def test_a_table_on_its_side_is_read_as_a_row_per_setup() -> None:

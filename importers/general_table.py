@@ -425,7 +425,7 @@ class GeneralTableImporter(Importer):
                 conv.warn(f"{at}: {raw[:40]!r} is {said}: read as not stated")
                 continue
             try:
-                value = units.value_in(raw, unit.symbol if unit is not None and unit.kind != "tokens" else None)
+                value = units.value_in(raw, None if unit is None else unit.symbol)  # '188 tokens': a count
             except units.UnitError as e:
                 raise conv.fail(at, str(e)) from e
             if value is None and (failed := failure_named(raw)) is not None:

@@ -19,6 +19,8 @@ import re
 from typing import Any
 
 from importers.base import Conversion, Importer, Source, check_run_count, num, positive, read_csv
+from importers.table_labels import label_field
+from importers.table_rows import PRECISION_WORDS
 from joulebench.metrics import LATENCY
 
 _LOAD = {"Concurrency": "max_concurrency", "Request Rate": "request_rate_per_s"}
@@ -37,13 +39,19 @@ class PerfAnalyzerImporter(Importer):
 
     def sniff(self, source: Source) -> bool:
         first = [c.strip() for c in source.head.split("\n", 1)[0].split(",")]
-        return bool(first) and first[0] in _LOAD and all(n in first for n in _NEEDED)
+        return _load_at(first) is not None and all(n in first for n in _NEEDED)
 
     def convert(self, conv: Conversion) -> dict[str, Any]:
         header, rows = read_csv(conv, conv.source.text or "")
         check_run_count(conv, len(rows), "its rows")
-        at = {name: i for i, name in enumerate(header)}
-        runs = [self._run(conv, index, lineno, header[0], row, at) for index, (lineno, row) in enumerate(rows)]
+        k = _load_at(header) or 0
+        at = {name: i for i, name in enumerate(header) if i >= k}
+        if k:
+            conv.warn(f"{', '.join(header[:k])[:120]}: columns put before perf_analyzer's own, read as each row's "
+                      "labels (a model, batch size or precision by its name, the others in the tag)")
+        runs = [self._run(conv, index, lineno, header[k], row, at) for index, (lineno, row) in enumerate(rows)]
+        for run, (_, row) in zip(runs, rows, strict=True):
+            _labelled(run["config"], header[:k], row[:k])
         if not runs:
             raise conv.fail("line 2", "no row under the header: perf_analyzer measured no load level")
         return conv.document(runs)
@@ -108,6 +116,36 @@ class PerfAnalyzerImporter(Importer):
             "flags": [],
             "notes": "; ".join(notes),
         }
+
+
+def _load_at(header: list[str]) -> int | None:
+    """Where perf_analyzer's own columns start: its load column before `Inferences/Second`, first, or after the
+    labels a script put before them (`test,model,batch_size,...,Concurrency,Inferences/Second,...`)."""
+    return next((i for i, name in enumerate(header[:40]) if name in _LOAD and header[i + 1:i + 2] == [
+        "Inferences/Second"]), None)
+
+
+def _labelled(config: dict[str, Any], names: list[str], cells: list[str]) -> None:
+    """A row's labels from the columns a script put before perf_analyzer's: the model, batch size and precision
+    by their names, a precision by its value ('floating_point': fp16), where no flag gave them; the others, and a
+    load set as a range ('1:64:16'), in the tag."""
+    tag = []
+    for name, value in zip(names, cells, strict=False):
+        value = value.strip()[:80]
+        field = label_field(name)
+        key = field.key if field is not None else None
+        if not value:
+            continue
+        if key == "model" and config.get("workload") == "perf_analyzer":
+            config["workload"] = config["model"] = value
+        elif key == "batch_size" and config.get("batch_size") is None and value.isdigit() and int(value) > 0:
+            config["batch_size"] = int(value)
+        elif (key == "precision" or value.lower() in PRECISION_WORDS) and config.get("precision") is None:
+            config["precision"] = value
+        else:
+            tag.append(f"{name.strip()[:30]} {value}")
+    if tag:
+        config["tag"] = ", ".join(tag)[:200]
 
 
 def _per_gpu(conv: Conversion, where: str, column: str, row: list[str], at: dict[str, int]) -> dict[str, float]:

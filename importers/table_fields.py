@@ -44,7 +44,8 @@ _CJK = {"吞吐量": "throughput", "吞吐": "throughput", "输出": "output", "
         "輸出": "output", "輸入": "input", "總": "total", "併發數": "concurrency", "並發數": "concurrency",
         "併發": "concurrency", "並發": "concurrency", "延遲": "latency", "時延": "latency", "請求": "request",
         "設備": "device", "裝置": "device", "響應": "response", "測試": "test", "测试": "test", "指標": "metric",
-        "指标": "metric", "提升": "improvement", "比例": "ratio", "中位": "median"}
+        "指标": "metric", "提升": "improvement", "比例": "ratio", "中位": "median",
+        "耗时": "time", "耗時": "time", "用时": "time", "用時": "time"}
 _CJK_WORD = re.compile("|".join(sorted(map(re.escape, _CJK), key=len, reverse=True)))
 
 

@@ -190,6 +190,8 @@ def transposed(header: list[str], rows: list[tuple[int, list[str]]]
                     ) and len(words) == 1 and label_field(next(iter(words))) is not None  # '1 concurrency'; a word
     # no label reads ('580 驅動程式': a driver) keeps the whole title as the setup's name
     first = words.pop() if by_number else "setup"
+    if (word_field := label_field(first)) is not None and word_field.key == "device":
+        first = "gpu_count"  # '2 GPU', '8 GPU': how many
     metrics = list(dict.fromkeys(r[0].strip() for _, r in named))
     at = {name: r for _, r in reversed(named) for name in [r[0].strip()]}  # the first row of each name
     out = []

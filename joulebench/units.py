@@ -70,10 +70,10 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("power", 1.0, ("W", "watt", "watts", "Watt", "Watts")), ("power", 1e-3, ("mW", "milliwatt", "milliwatts")),
     ("power", 1e3, ("kW",)), ("power", 1e-6, ("µW", "uW")),
     # the time of one item or step ('198.3 ms/doc', 's/it') is a time: its name says of what
-    ("time", 1.0, ("s", "sec", "secs", "second", "seconds", "seg", "Sek", "s/img", "s/image", "s/it", "s/iter",
+    ("time", 1.0, ("s", "sec", "secs", "second", "seconds", "seg", "Sek", "秒", "s/img", "s/image", "s/it", "s/iter",
                    "s/batch", "s/step", "s/sample")),
-    ("time", 1e-3, ("ms", "msec", "millis", "ms/img", "ms/image", "ms/doc", "ms/sample", "ms/item", "ms/iter", "ms/it",
-                    "ms/batch", "ms/step", "ms/frame")),
+    ("time", 1e-3, ("ms", "msec", "millis", "毫秒", "ms/img", "ms/image", "ms/doc", "ms/sample", "ms/item", "ms/iter",
+                    "ms/it", "ms/batch", "ms/step", "ms/frame")),
     ("time", 1e-6, ("us", "µs", "μs", "usec")), ("time", 1e-9, ("ns", "nsec")),
     ("time", 60.0, ("min", "mins", "minutes")), ("time", 3600.0, ("h", "hr", "hrs", "hours")),
     ("token_rate", 1.0, ("tokens/s", "token/s", "tok/s", "t/s", "T/s", "tps", "tokens/sec", "tok/sec",
@@ -84,7 +84,8 @@ _TABLE: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "infer/sec", "inferences/sec", "docs/s", "doc/s", "documents/s", "sentences/s", "texts/s",
                         "examples/s", "example/s",
                         "seq/s", "seqs/s", "sequences/s",
-                        "frames/s", "predictions/s", "embeddings/s", "embedding/s", "emb/s")),  # Triton Model Analyzer's 'infer/sec'
+                        "frames/s", "predictions/s", "embeddings/s", "embedding/s",
+                        "emb/s")),  # Triton Model Analyzer's 'infer/sec'
     ("energy_per_token", 1.0, ("J/token", "J/tok", "J/tokens")), ("energy_per_token", 1e-3, ("mJ/token", "mJ/tok")),
     ("energy_per_token", 3600.0, ("Wh/token",)),
     ("energy_per_token", 1e-3, ("J/1k tokens", "J/1k tok", "J/1000 tokens")),

@@ -80,13 +80,15 @@ def key_value_tables(tables: list[TextTable]) -> list[TextTable]:
                 continue  # 'TPS kind': aggregate_output, a note
             if keys.setdefault(key, value) != value:
                 return tables  # a key given twice: the cards of several runs, not one's
-    first = tables[0]
-    return [TextTable(first.line, list(keys)[:MAX_KEYS], [(first.line + 2, list(keys.values())[:MAX_KEYS])],
-                      first.headings, first.kind)]
+    return [_as_row(keys, tables[0])]
 
 
 def _one_row(pairs: TextTable) -> TextTable:
     """A table of keys and values as one row under its keys."""
-    keys = [row[0] for _, row in pairs.rows][:MAX_KEYS]
-    return TextTable(pairs.line, keys, [(pairs.line + 2, [row[1] for _, row in pairs.rows][:MAX_KEYS])],
-                     pairs.headings, pairs.kind)
+    return _as_row({row[0]: row[1] for _, row in pairs.rows}, pairs)
+
+
+def _as_row(keys: dict[str, str], like: TextTable) -> TextTable:
+    """Keys and their values as a table of one row, where `like` stands in the text."""
+    return TextTable(like.line, list(keys)[:MAX_KEYS], [(like.line + 2, list(keys.values())[:MAX_KEYS])],
+                     like.headings, like.kind)

@@ -38,10 +38,10 @@ from joulebench.metrics import AGGREGATED
 
 # the figures aggregated per configuration (runs columns), as the metric catalogue marks them
 STAT_METRICS = AGGREGATED
-# what a grade reads besides the configuration's fields (joulebench.configuration: mode, origin and boundary are among
-# them)
 # the columns a configuration's key reads: every field of joulebench.configuration's key, and the origin file
 _KEY_COLUMNS = (*KEY_ALWAYS, *KEY_WHERE_STATED, "origin_sha256")
+# what a grade reads besides the configuration's fields (joulebench.configuration: mode, origin and boundary are among
+# them)
 _FACT_COLUMNS = ("status", "origin_format", "origin_tool", "duration_s", "energy_j",
                  "energy_method", "sample_period_s", "sensor_update_period_s",
                  "energy_disagreement_pct", "throttle_reasons", "gpu_clock_avg_mhz", "warmup_steady", "flags",

@@ -14,7 +14,7 @@ import polars as pl
 from decision.aggregates import worst_grade
 from decision.figures import ESTIMATE, STATED, DeviceAnswer, Figure
 from decision.scope import Job, job_rows
-from decision.text import basis_of, batch_label, count, precision_name, ratio, sig
+from decision.text import basis_of, count, precision_name, ratio, setting_text, sig
 from energy.stats import ratio_interval
 from joulebench.configuration import LIKE_FOR_LIKE, OWN_COLUMNS, POWER_SETTING, SETTINGS_OF_A_DEVICE, label_parts
 
@@ -160,11 +160,7 @@ KNOB_FIELDS = tuple(dict.fromkeys("power_setting" if f in POWER_SETTING else f f
 
 def knob_label(row: dict) -> str:
     """The settings a configuration was run at, for a sentence: 'batch 8 · PL 100 W · max_num_seqs 2048'."""
-    parts = []
-    if row.get("batch_size") is not None:
-        parts.append(batch_label(row["batch_size"], row.get("grad_accum_steps")))
-    if row.get("compile"):
-        parts.append("compiled")
+    parts = [setting_text(f, row) for f in ("batch_size", "compile") if row.get(f)]
     if row.get("power_setting") and row["power_setting"] != "default":
         parts.append(str(row["power_setting"]))
     if row.get("tag"):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from functools import cache
+from typing import Any
 
 import polars as pl
 
+from joulebench.configuration import BY_NAME
 from joulebench.paths import SAMPLE_DATA_DIR
 
 NOT_MEASURED = "not measured"
@@ -93,6 +96,21 @@ def as_fields(message: str) -> str:
 
 def precision_name(precision: str | None) -> str:
     return PRECISION_NAMES.get(precision or "", precision or "precision not stated")
+
+
+def setting_text(col: str, row: Mapping[str, Any]) -> str:
+    """A configuration field's value in `row` as a person reads it ('FP16', 'training', 'batch 2x8', 'rate 2/s'):
+    the words of the work and the batch here, every other field as `joulebench.configuration` writes it."""
+    value = row[col]
+    if col == "mode":
+        return MODE_NAMES.get(value, value)
+    if col == "precision":
+        return precision_name(value)
+    if col == "batch_size":
+        return batch_label(value, row.get("grad_accum_steps"))
+    if col == "workload":
+        return str(value)
+    return BY_NAME[col].text(value)
 
 
 # The same, for a run whose energy the tool modelled rather than measured (energy_method 'estimated': CPU

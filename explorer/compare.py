@@ -22,11 +22,11 @@ from decision.text import (
     MODE_NAMES,
     basis_expr,
     basis_of,
-    batch_label,
     count,
     energy_estimate_expr,
     in_sentence,
     precision_name,
+    setting_text,
 )
 from energy.stats import aggregate
 from explorer import memo
@@ -263,7 +263,7 @@ def with_labels(runs: pl.DataFrame) -> tuple[pl.DataFrame, str]:
         if varies:
             parts.append(_field_expr(col))
         elif first.get(col) is not None:
-            shared.append(_shared_text(col, first))
+            shared.append(setting_text(col, first))
     labelled = runs.with_columns(
         pl.concat_str(series, separator=" · ", ignore_nulls=True).alias("series"),
         (pl.concat_str(parts, separator=" · ", ignore_nulls=True) if parts else pl.lit("all runs")).alias("config"))
@@ -311,19 +311,6 @@ def _field_expr(col: str) -> pl.Expr:
     if field.suffix.startswith(" ") and field.suffix.endswith("s"):  # '1 GPU', '1 token'
         suffix = pl.when(text == "1").then(pl.lit(field.suffix[:-1])).otherwise(suffix)
     return pl.concat_str([pl.lit(field.prefix), text, suffix])
-
-
-def _shared_text(col: str, row: dict) -> str:
-    value = row[col]
-    if col == "mode":
-        return MODE_NAMES.get(value, value)
-    if col == "precision":
-        return precision_name(value)
-    if col == "batch_size":
-        return batch_label(value, row.get("grad_accum_steps"))
-    if col == "workload":
-        return str(value)
-    return BY_NAME[col].text(value)
 
 
 @memo.shared(max_entries=8)  # a frame of up to one row per run: kept for a few selections

@@ -161,6 +161,13 @@ class Source:
     def single(cls, data: bytes, name: str, dirs: tuple[str, ...] = ()) -> Source:
         return cls(name=name, files={name.rsplit("/", 1)[-1]: data}, dirs=dirs)
 
+    def part(self, data: bytes) -> Source:
+        """What this file holds (a wrapper's records, a log's JSON document, a table under comments) as a source of
+        its own, under the file's name and with the file's content hash: its runs are the file's."""
+        inner = Source.single(data, self.name, self.dirs)
+        inner.__dict__["content_sha256"] = self.content_sha256  # a cached property: the file's own hash
+        return inner
+
     @cached_property
     def data(self) -> bytes:
         """The (decompressed) bytes of a single-file source, as UTF-8 where the file was UTF-16 or Windows-1252."""

@@ -29,7 +29,8 @@ def json_documents(source: Source) -> Unwrapped | None:
     """A text's several JSON objects of one kind, each on lines of its own ('{' alone on its first line) between
     headings or words, as a source of their JSON Lines, each one's heading (the last Markdown heading above it) its
     run's tag; None where the text holds fewer than two, or objects that share less than half their keys."""
-    if source.is_folder or not source.text or source.json is not None or len(source.text) > MAX_TAIL:
+    if source.is_folder or not source.text or "\n{" not in source.text or len(source.text) > MAX_TAIL or (
+            source.json is not None):  # the cheap tests first: every file imported passes here
         return None
     text = source.text
     decoder = json.JSONDecoder()
@@ -53,8 +54,7 @@ def json_documents(source: Source) -> Unwrapped | None:
                 zip([0, *(e for _, e, _ in found)], found, strict=False)]
     lines = ", ".join(str(text.count("\n", 0, start) + 1) for start, _, _ in found)
     flat = all(not isinstance(v, list) or not any(isinstance(x, dict) for x in v) for d in docs for v in d.values())
-    inner = Source.single("\n".join(json.dumps(d) for d in docs).encode(), source.name, source.dirs)
-    inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
+    inner = source.part("\n".join(json.dumps(d) for d in docs).encode())
     tags = tuple(headings) if flat and all(headings) and len(set(headings)) == len(headings) else None
     return Unwrapped(inner, f"{len(docs)} JSON documents read from the text (lines {lines[:200]})"
                             + (", each heading above one its run's tag" if tags else "")
@@ -86,8 +86,7 @@ def json_at_end(source: Source) -> Unwrapped | None:
         if not isinstance(doc, (dict, list)) or not doc:
             return None
         line = text.count("\n", 0, at) + 2
-        inner = Source.single(text[at + 1:].encode(), source.name, source.dirs)
-        inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
+        inner = source.part(text[at + 1:].encode())
         return Unwrapped(inner, f"the JSON document the log ends in (line {line} on) read; the {line - 1} lines "
                                 "above it (the console's output) not read")
     return None

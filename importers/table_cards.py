@@ -10,7 +10,7 @@ from importers.table_fields import plain
 from importers.table_labels import label_field
 from importers.table_long import UNIT_AT_END
 from importers.table_records import MAX_KEYS
-from importers.table_text import TextTable
+from importers.table_text import TextTable, is_unit
 from joulebench import units
 
 _KEY_VALUE = re.compile(r"(?i)(?:field|metric|key|parameter|param|name|property|setting|item|measure)s?\s*\|\s*"
@@ -30,13 +30,8 @@ def _unit_of(name: str, cells: list[str]) -> str | None:
     """The unit a column's header brackets ('Time (ms)' -> '(ms)') or, failing that, its cells carry ('' for the cells
     as they are); None where the column has no unit."""
     m = UNIT_AT_END.fullmatch(name.strip())
-    if m is not None:
-        try:
-            q = units.parse(f"1 {m.group('unit').strip('()[]')}")
-        except units.UnitError:
-            q = None
-        if q is not None and q.unit is not None:
-            return m.group("unit")
+    if m is not None and is_unit(m.group("unit").strip("()[]")):
+        return m.group("unit")
     return "" if units.unit_of_cells(cells) is not None else None
 
 

@@ -108,8 +108,8 @@ def figure_tables(text: str) -> list[TextTable]:
                     continue  # a text's table of words ('Speed (TPS)': Moderate, High): not one of its figures
                 found.append(table)
                 break
-    held = frozenset(x for t in found for _, row in t.rows for cell in row for x in numbers_in(cell))
-    if found and figures_outside(text, used, held):
+    if found and figures_outside(text, used, frozenset(x for t in found for _, row in t.rows for cell in row
+                                                       for x in numbers_in(cell))):
         return [] if candidates(text) else found  # figures outside that make no run of their own: the tables'
     return found
 

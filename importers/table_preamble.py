@@ -77,8 +77,7 @@ def uncommented(source: Source) -> Unwrapped | None:
             if any(c.strip() for c in row):
                 writer.writerow([*row, *(added if n == 0 else (v for _, v in added.values()))])
         table = out.getvalue()
-    inner = Source.single(table.encode(), source.name, source.dirs)
-    inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
+    inner = source.part(table.encode())
     said = "; ".join(f"{k} {v!r} read as every row's {f}" for k, (f, v) in labels.items())
     note = (f"{len(comments)} comment line(s) above the table read as its preamble"
             + (f" ({said[:300]})" if said else " (none of them names a label JouleBench reads)"))

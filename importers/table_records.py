@@ -405,8 +405,7 @@ def unwrapped(source: Source) -> Unwrapped | None:
         if telling:
             tags = tuple(", ".join(f"{k} {r[k]}" for k in telling if isinstance(r.get(k), str) and r[k].strip())
                          for r in lines)
-    inner = Source.single(json.dumps(records).encode(), source.name, source.dirs)
-    inner.__dict__["content_sha256"] = source.content_sha256  # a cached property: the file's own hash
+    inner = source.part(json.dumps(records).encode())
     return Unwrapped(inner, note, tags)
 
 

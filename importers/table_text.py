@@ -484,12 +484,13 @@ def approximate_column(tables: list[TextTable]) -> tuple[str, str, str] | None:
             if not cells:
                 continue
             found = [_APPROXIMATE.match(cell) for cell in cells]
-            if all(m is not None and _unit_of(m.group("u") or m.group("v")) for m in found):
+            if all(m is not None and is_unit(m.group("u") or m.group("v")) for m in found):
                 return name, cells[0], "Markdown table" if table.kind == "pipe" else "table"
     return None
 
 
-def _unit_of(text: str) -> bool:
+def is_unit(text: str) -> bool:
+    """Whether a text is a unit JouleBench converts ('tok/s', 'ms')."""
     try:
         q = units.parse(f"1 {text.strip()}")
     except units.UnitError:
